@@ -1,0 +1,24 @@
+/* Atomic file replacement: write to a temporary file in the destination's
+ * folder, then rename over it, so an existing file is never left truncated. */
+#ifndef LM_ATOMIC_H
+#define LM_ATOMIC_H
+
+#include <stdio.h>
+
+#include "lm_error.h"
+
+typedef struct lm_atomic {
+    FILE *f;          /* open for writing (NULL if the writer uses tmp_path itself) */
+    char *tmp_path;   /* temporary name, same folder and same extension */
+    char *final_path;
+} lm_atomic;
+
+/* Opens tmp file; with open_stream == 0 only reserves the name (for
+ * libraries that open by name, such as libniftiio). */
+lm_code lm_atomic_begin(lm_atomic *a, const char *path, int open_stream, lm_error *err);
+/* Flushes, fsyncs and renames. On failure removes the temporary file. */
+lm_code lm_atomic_commit(lm_atomic *a, lm_error *err);
+/* Removes the temporary file; the destination is untouched. */
+void lm_atomic_abort(lm_atomic *a);
+
+#endif

@@ -1,0 +1,64 @@
+/* File I/O: BART cfl/hdr, NIfTI-1 (libniftiio), Parboil mri-q/mri-fhd, and
+ * loaders that pick the format by extension (GUIDE.md section 6). Every
+ * write is atomic (temporary file in the same folder, then rename). Every
+ * error message names the file and the problem in one line. */
+#ifndef LM_IO_H
+#define LM_IO_H
+
+#include <stdint.h>
+
+#include "lm_types.h"
+
+#define LM_CFL_MAX_DIMS 16
+
+/* path may name x.cfl, x.hdr or the base x. dims[] gets ndim sizes
+ * (trailing 1s trimmed, at least 1). Checks size against the header. */
+lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS],
+                    lm_cfloat **data, lm_error *err);
+lm_code lm_cfl_write(const char *path, int ndim, const int64_t *dims,
+                     const lm_cfloat *data, lm_error *err);
+
+/* Trajectory as BART writes it: 3 x readout x spokes (real part used). */
+lm_code lm_cfl_read_traj(const char *path, lm_traj **out, lm_error *err);
+lm_code lm_cfl_write_traj(const char *path, const lm_traj *t, lm_error *err);
+/* k-space as 1 x readout x spokes x ... x coils (BART dim 3 = coils);
+ * any shape whose product is m x coils is accepted on read. */
+lm_code lm_cfl_read_kdata(const char *path, lm_kdata **out, lm_error *err);
+lm_code lm_cfl_write_kdata(const char *path, const lm_kdata *k, int64_t readout, lm_error *err);
+/* Images as x y z. */
+lm_code lm_cfl_read_volume(const char *path, lm_volume **out, lm_error *err);
+lm_code lm_cfl_write_volume(const char *path, const lm_volume *v, lm_error *err);
+
+/* NIfTI-1 .nii / .nii.gz. Complex64 when as_complex, else float32 magnitude.
+ * dim/pixdim in mm, qform and sform from v->affine, xyzt_units mm. */
+lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_error *err);
+/* Any real or complex datatype; scaled by scl_slope/inter; 3D (4th dim 1). */
+lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err);
+
+/* Parboil mri-q / mri-fhd. */
+typedef struct lm_parboil {
+    int32_t num_k, num_x;
+    float *kx, *ky, *kz;     /* num_k */
+    float *x, *y, *z;        /* num_x */
+    float *phi_r, *phi_i;    /* num_k */
+    float *d_r, *d_i;        /* num_k, mri-fhd only (NULL for mri-q) */
+} lm_parboil;
+lm_code lm_parboil_read(const char *path, lm_parboil **out, lm_error *err);
+void lm_parboil_free(lm_parboil *p);
+/* Output file: uint32 numX, float real[numX], float imag[numX]. */
+lm_code lm_parboil_write_output(const char *path, int64_t n, const float *re, const float *im,
+                                lm_error *err);
+lm_code lm_parboil_read_output(const char *path, int64_t *n, float **re, float **im, lm_error *err);
+
+/* Loaders by extension: .cfl/.hdr, .nii/.nii.gz (volumes), .h5 (ISMRMRD,
+ * when built with it), .bin (Parboil: its k points). */
+lm_code lm_load_traj(const char *path, lm_traj **out, lm_error *err);
+lm_code lm_load_kdata(const char *path, lm_kdata **out, lm_error *err);
+lm_code lm_load_volume(const char *path, lm_volume **out, lm_error *err);
+/* Human-readable, multi-line summary of what a file holds (caller frees). */
+lm_code lm_file_info(const char *path, char **text, lm_error *err);
+
+/* Checks data for NaN/Inf; names the first bad element. */
+lm_code lm_check_finite(const char *what, const float *v, size_t count, lm_error *err);
+
+#endif

@@ -1,0 +1,25 @@
+/* Image quality metrics exactly as GUIDE.md section 3 defines them. */
+#ifndef LM_METRICS_H
+#define LM_METRICS_H
+
+#include <stdint.h>
+
+#include "lm_types.h"
+
+typedef struct lm_metrics {
+    double psnr_db;        /* 20 log10(max|I0| / sqrt(MSE)) */
+    double percent_error;  /* 100 RMS(I - I0) / RMS(I0) */
+    double rmse;
+    double scale_re, scale_im; /* alpha applied (1, 0 when not scale-matched) */
+    int64_t count;         /* voxels compared */
+} lm_metrics;
+
+/* image and truth: n complex values; mask (may be NULL) selects voxels.
+ * scale_match: least-squares complex alpha = argmin ||alpha I - I0||. */
+lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64_t n,
+                           const uint8_t *mask, int scale_match, lm_metrics *out, lm_error *err);
+/* ||a - b||_2 / ||b||_2 in double. */
+double lm_rel_error(const float *a_re, const float *a_im, const float *b_re, const float *b_im, int64_t n);
+double lm_rel_error_c(const lm_cfloat *a, const lm_cfloat *b, int64_t n);
+
+#endif

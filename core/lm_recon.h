@@ -1,0 +1,78 @@
+/* The whole reconstruction as one call, shared by the CLI and the GUI:
+ * Q (cached on disk), F^H d, CG; or a gridding baseline. Reports stages and
+ * iterations through one progress callback that can cancel. */
+#ifndef LM_RECON_H
+#define LM_RECON_H
+
+#include "lm_kernels.h"
+#include "lm_solver.h"
+#include "lm_types.h"
+
+typedef enum lm_method {
+    LM_METHOD_CG = 0,
+    LM_METHOD_GRID_LINEAR, /* trilinear gridding + inverse FFT (the paper's baseline) */
+    LM_METHOD_GRID_KB      /* Kaiser-Bessel gridding, Pipe-Menon density compensation */
+} lm_method;
+
+const char *lm_method_name(lm_method m);
+lm_code lm_method_parse(const char *s, lm_method *out, lm_error *err);
+const char *lm_reg_name(lm_reg_kind r);
+lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err);
+
+typedef enum lm_stage { LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE } lm_stage;
+const char *lm_stage_name(lm_stage s);
+
+typedef struct lm_progress {
+    lm_stage stage;
+    double fraction;   /* of the stage */
+    int iter, iters;   /* CG */
+    double rel_resid;  /* CG */
+    double cost;       /* CG */
+    double elapsed_s;  /* since the run started */
+} lm_progress;
+
+/* Return non-zero to cancel. May be called from a worker thread. */
+typedef int (*lm_progress_fn)(void *user, const lm_progress *p);
+
+typedef struct lm_recon_opts {
+    lm_method method;
+    const char *variant;       /* kernel variant name (default "cpu-simd") */
+    double lambda;
+    lm_reg_kind reg;
+    const lm_volume *ref;      /* anatomical reference (LM_REG_ANATOMICAL) */
+    int iters;                 /* default 60 */
+    double tol;
+    int use_cache;             /* Q cache under $XDG_CACHE_HOME/larmor */
+    int threads;
+    lm_progress_fn progress;
+    void *progress_user;
+} lm_recon_opts;
+
+void lm_recon_opts_init(lm_recon_opts *o);
+
+typedef struct lm_recon_result {
+    lm_volume *image;          /* N complex, truth's units */
+    double time_q_s, time_fhd_s, time_cg_s, time_total_s;
+    int q_from_cache;
+    int iters_done;
+    double *resid_history;     /* iters_done + 1 entries */
+    double fhd_pairs;          /* M x N, for Gpairs/s */
+} lm_recon_result;
+
+void lm_recon_result_clear(lm_recon_result *r);
+
+/* Multi-coil k-space is reconstructed per channel and combined by
+ * root-sum-of-squares. */
+lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                     const lm_recon_opts *o, lm_recon_result *res, lm_error *err);
+
+/* Building blocks (used by recon, bench and tests). Both return the raw
+ * kernel sums of lm_kernels.h (no 1/N factors), allocated for the caller.
+ * Q on the 2x grid (8N values), looked up in / stored to the disk cache when
+ * use_cache; F^H d on the N voxels for one channel of k-space. */
+lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, int use_cache,
+                     const lm_ctl *ctl, lm_cfloat **q, int *from_cache, lm_error *err);
+lm_code lm_compute_fhd(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const char *variant,
+                       const lm_ctl *ctl, lm_cfloat **fhd, lm_error *err);
+
+#endif

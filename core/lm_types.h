@@ -1,0 +1,73 @@
+/* Larmor's data model: complex volumes, trajectories, k-space data and the
+ * reconstruction geometry. Units and layout follow GUIDE.md section 2:
+ * k in cycles per FOV, positions in FOV fractions, x fastest. */
+#ifndef LM_TYPES_H
+#define LM_TYPES_H
+
+#include <complex.h>
+#include <stdint.h>
+
+#include "lm_error.h"
+
+/* Interleaved single-precision (re, im): the layout of BART cfl and CUDA float2. */
+typedef float _Complex lm_cfloat;
+
+typedef struct lm_volume {
+    int64_t dims[3];     /* x fastest, then y, then z; 2D volumes have dims[2] == 1 */
+    double voxel_mm[3];  /* voxel size */
+    double affine[4][4]; /* index (i,j,k,1) -> scanner mm (RAS), NIfTI's sform */
+    lm_cfloat *data;
+} lm_volume;
+
+/* Zero-filled volume, centred so that voxel n/2 sits at 0 mm. */
+lm_volume *lm_volume_new(const int64_t dims[3], const double voxel_mm[3], lm_error *err);
+lm_volume *lm_volume_copy(const lm_volume *v, lm_error *err);
+void lm_volume_free(lm_volume *v);
+int64_t lm_volume_count(const lm_volume *v);
+/* Sets a centred, axis-aligned affine from voxel_mm. */
+void lm_volume_set_centered_affine(lm_volume *v);
+
+typedef struct lm_traj {
+    int64_t m;          /* number of samples */
+    int ndim;           /* 2 (kz == 0) or 3 */
+    float *k;           /* m x 3, (kx, ky, kz) per sample, cycles/FOV */
+    float *w;           /* optional density weights, m entries, or NULL */
+    int64_t readout;    /* samples per readout/spoke, 0 if unknown (display, cfl shape) */
+} lm_traj;
+
+lm_traj *lm_traj_new(int64_t m, int ndim, lm_error *err);
+void lm_traj_free(lm_traj *t);
+/* Largest |k| along each axis (for checking against the matrix). */
+void lm_traj_extent(const lm_traj *t, double kmax[3]);
+
+typedef struct lm_kdata {
+    int64_t m;          /* samples per channel */
+    int64_t ncoils;     /* receive channels */
+    lm_cfloat *d;       /* m x ncoils, samples fastest */
+} lm_kdata;
+
+lm_kdata *lm_kdata_new(int64_t m, int64_t ncoils, lm_error *err);
+void lm_kdata_free(lm_kdata *k);
+
+typedef enum lm_basis {
+    LM_BASIS_BOX = 0,   /* phi(k) = sinc(kx/nx) sinc(ky/ny) sinc(kz/nz) */
+    LM_BASIS_DIRAC      /* phi = 1 */
+} lm_basis;
+
+typedef struct lm_geom {
+    int64_t n[3];       /* image matrix; n[2] == 1 for 2D */
+    double fov_mm[3];   /* field of view */
+    lm_basis basis;
+} lm_geom;
+
+void lm_geom_init(lm_geom *g, int64_t nx, int64_t ny, int64_t nz, double fov_mm);
+int64_t lm_geom_voxels(const lm_geom *g);
+/* Fourier transform of the voxel basis function at k (cycles/FOV). */
+double lm_geom_phi(const lm_geom *g, double kx, double ky, double kz);
+/* Checks sizes and that every sample lies inside the matrix's k-space. */
+lm_code lm_geom_check(const lm_geom *g, const lm_traj *t, lm_error *err);
+
+/* Positions in FOV fractions of voxel i along an axis of n: (i - n/2)/n. */
+static inline double lm_voxel_pos(int64_t i, int64_t n) { return (double)(i - n / 2) / (double)n; }
+
+#endif

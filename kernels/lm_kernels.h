@@ -1,0 +1,88 @@
+/* The one table of kernel variants (GUIDE.md section 1) behind a plain C
+ * interface. Q and F^H d are the same sum with different weights:
+ *
+ *     out(x_j) = sum_m w_m exp(+i 2 pi k_m . x_j)
+ *
+ *   F^H d:  w_m = conj(phi(k_m)) d_m, evaluated on the N image voxels;
+ *   Q:      w_m = |phi(k_m)|^2 (real), evaluated on the 2x grid (8N points).
+ * The solver applies the 1/N scale factors; kernels compute the raw sum. */
+#ifndef LM_KERNELS_H
+#define LM_KERNELS_H
+
+#include <stdint.h>
+
+#include "lm_error.h"
+
+/* k-space samples and their weights, structure of arrays (coalescing-friendly). */
+typedef struct lm_ksum_in {
+    int64_t m;
+    const float *kx, *ky, *kz; /* cycles/FOV */
+    const float *wr, *wi;      /* weights; wi == NULL means real weights (Q) */
+} lm_ksum_in;
+
+/* Where to evaluate: either explicit points (x != NULL) or a regular grid
+ * x_i = (i - c) / s per axis, x fastest (lets NUFFT and phasor-rotation
+ * kernels exploit the structure). */
+typedef struct lm_points {
+    int64_t n;                 /* number of points */
+    const float *x, *y, *z;    /* explicit positions in FOV fractions, or NULL */
+    int64_t g[3];              /* grid size per axis (n == g0*g1*g2) */
+    int64_t c[3];              /* index of position 0 */
+    int64_t s[3];              /* spacing is 1/s */
+} lm_points;
+
+/* The image grid of an n0 x n1 x n2 matrix: g = n, c = n/2, s = n. */
+void lm_points_image_grid(lm_points *p, const int64_t n[3]);
+/* The 2x-oversampled grid on which Q lives: g = 2n, c = n, s = n
+ * (covers every difference x_i - x_j; 2D keeps g[2] = 1). */
+void lm_points_q_grid(lm_points *p, const int64_t n[3]);
+/* Position of point j along each axis (explicit or grid). */
+void lm_points_get(const lm_points *p, int64_t j, double x[3]);
+
+/* Progress and cancellation. progress() gets a fraction in [0, 1] and
+ * returns non-zero to cancel; a kernel then returns LM_ERR_CANCELLED. */
+typedef struct lm_ctl {
+    int (*progress)(void *user, double fraction);
+    void *user;
+    int threads;               /* 0: all cores */
+} lm_ctl;
+
+/* True when the caller asked to stop. ctl may be NULL. */
+int lm_ctl_report(const lm_ctl *ctl, double fraction);
+
+typedef lm_code (*lm_ksum_fn)(const lm_ksum_in *in, const lm_points *pts,
+                              float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err);
+
+typedef enum lm_device_kind { LM_DEVICE_CPU = 0, LM_DEVICE_GPU } lm_device_kind;
+
+struct lm_cg_opts;
+struct lm_cg_monitor;
+
+typedef struct lm_variant {
+    const char *name;          /* cpu-dp, gpu-tuned, ... */
+    const char *description;   /* one line, paper section */
+    lm_device_kind device;
+    int approximate;           /* NUFFT: accuracy set by tolerance, not float rounding */
+    int grid_only;             /* needs lm_points as a grid */
+    /* LM_OK when it can run here; otherwise why not (no GPU, no AVX, ...). */
+    lm_code (*available)(lm_error *why);
+    lm_ksum_fn ksum;
+} lm_variant;
+
+size_t lm_variant_count(void);
+const lm_variant *lm_variant_at(size_t i);
+/* NULL and an error naming the known variants when name is unknown. */
+const lm_variant *lm_variant_find(const char *name, lm_error *err);
+/* Finds and checks availability; the error says why not. */
+const lm_variant *lm_variant_get_available(const char *name, lm_error *err);
+
+/* Paper's FLOP accounting per sample-voxel pair of the F^H d sum
+ * (3 mul-add for the phase, sin + cos counted as 13 flops together... see
+ * lm_kernels.c); used by bench for GFLOPS. */
+double lm_ksum_flops_per_pair(int real_weights);
+
+/* Convenience: run a variant, checking availability and arguments. */
+lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *pts,
+                    float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err);
+
+#endif

@@ -1,0 +1,40 @@
+/* Analytic phantoms: the modified 3D Shepp-Logan of ten ellipsoids (Koay,
+ * Sarlls & Ozarslan, MRM 58:430, 2007) and its 2D counterpart, with exact
+ * Fourier transforms so k-space at any trajectory point has no inverse crime.
+ * Coordinates: the phantom's [-1, 1] box fills the FOV, i.e. position in FOV
+ * fractions is half the phantom coordinate. */
+#ifndef LM_PHANTOM_H
+#define LM_PHANTOM_H
+
+#include <stdint.h>
+
+#include "lm_types.h"
+
+typedef struct lm_ellipsoid {
+    double rho;             /* additive intensity */
+    double a, b, c;         /* semi-axes (phantom units, [-1,1] box) */
+    double x0, y0, z0;      /* centre */
+    double phi, theta, psi; /* rotation angles in degrees (Euler z-x-z, as Koay) */
+} lm_ellipsoid;
+
+typedef struct lm_phantom {
+    const char *name;
+    int dim;                /* 2 (ellipses, c/z0 unused) or 3 */
+    int count;
+    lm_ellipsoid e[16];
+} lm_phantom;
+
+const lm_phantom *lm_phantom_shepp_logan_3d(void);
+const lm_phantom *lm_phantom_shepp_logan_2d(void);
+const lm_phantom *lm_phantom_by_name(const char *name, lm_error *err); /* "shepp-logan", "shepp-logan-2d" */
+
+/* Value at a position in FOV fractions. */
+double lm_phantom_value(const lm_phantom *p, double x, double y, double z);
+/* Exact k-space d(k) = integral over the FOV of rho(x) exp(-i 2 pi k.x) dx,
+ * x in FOV fractions (FOV volume 1), for every sample of t. */
+lm_code lm_phantom_kspace(const lm_phantom *p, const lm_traj *t, lm_cfloat *d, lm_error *err);
+/* The truth on the n grid, each voxel the mean of sub^3 (sub^2 in 2D)
+ * sub-voxel samples. voxel_mm = fov_mm / n. */
+lm_code lm_phantom_truth(const lm_phantom *p, const lm_geom *g, int sub, lm_volume **out, lm_error *err);
+
+#endif

@@ -1,0 +1,50 @@
+/* Trajectory generators, noise and the named benchmark problems (GUIDE.md
+ * section 4). Units: cycles per FOV. */
+#ifndef LM_TRAJGEN_H
+#define LM_TRAJGEN_H
+
+#include <stdint.h>
+
+#include "lm_phantom.h"
+#include "lm_types.h"
+
+typedef enum lm_traj_kind {
+    LM_TRAJ_RADIAL3D = 0,     /* centre-out spokes, 2D golden-means ordering */
+    LM_TRAJ_RADIAL3D_FULL,    /* full diameter spokes through the centre */
+    LM_TRAJ_STACK_OF_SPIRALS, /* 3D: Archimedean spirals on Cartesian kz planes */
+    LM_TRAJ_SPIRAL2D,
+    LM_TRAJ_RADIAL2D,         /* full spokes, golden angle */
+    LM_TRAJ_CARTESIAN         /* fully sampled grid (2D or 3D by n[2]) */
+} lm_traj_kind;
+
+const char *lm_traj_kind_name(lm_traj_kind k);
+lm_code lm_traj_kind_parse(const char *s, lm_traj_kind *out, lm_error *err);
+
+/* n: image matrix (kmax = n/2 per axis); m: exact sample count (0: the
+ * kind's natural count); readout: samples per spoke/interleaf (0: default). */
+lm_code lm_traj_generate(lm_traj_kind kind, const int64_t n[3], int64_t m, int64_t readout,
+                         lm_traj **out, lm_error *err);
+
+/* Adds complex white Gaussian noise, sigma = level x RMS|d| per real and
+ * imaginary part... (see .c), seeded and reproducible on every machine. */
+lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err);
+
+typedef struct lm_problem_def {
+    const char *name;        /* B32, B64, B128, B64n, B128n */
+    int64_t n;               /* matrix n^3 */
+    int64_t m;               /* samples */
+    int64_t readout;         /* samples per spoke */
+    double noise;            /* relative sigma, 0 = none */
+} lm_problem_def;
+
+const lm_problem_def *lm_problem_find(const char *name, lm_error *err);
+size_t lm_problem_count(void);
+const lm_problem_def *lm_problem_at(size_t i);
+
+/* Builds a benchmark problem: geometry (FOV 240 mm), trajectory, exact
+ * k-space (plus noise) and the truth (sub-voxel averaged). Any out pointer
+ * may be NULL to skip that part (the truth is the slow one). */
+lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
+                        lm_volume **truth, lm_error *err);
+
+#endif
