@@ -18,7 +18,9 @@ typedef struct lm_atomic {
 lm_code lm_atomic_begin(lm_atomic *a, const char *path, int open_stream, lm_error *err);
 /* Flushes, fsyncs and renames. On failure removes the temporary file. */
 lm_code lm_atomic_commit(lm_atomic *a, lm_error *err);
-/* Removes the temporary file; the destination is untouched. */
+/* Removes the temporary file; the destination is untouched. Commit and
+ * abort both release the struct, so abort after commit (or after a failed
+ * begin, on a zeroed struct) does nothing: writers can always call it. */
 void lm_atomic_abort(lm_atomic *a);
 
 #endif

@@ -60,5 +60,10 @@ lm_code lm_file_info(const char *path, char **text, lm_error *err);
 
 /* Checks data for NaN/Inf; names the first bad element. */
 lm_code lm_check_finite(const char *what, const float *v, size_t count, lm_error *err);
+/* The same for count complex values, naming element and real/imaginary part. */
+lm_code lm_check_finite_complex(const char *what, const lm_cfloat *v, size_t count, lm_error *err);
+/* Trajectory and k-space must have the same number of samples (per channel). */
+lm_code lm_check_traj_kdata(const lm_traj *t, const lm_kdata *k, const char *traj_path,
+                            const char *k_path, lm_error *err);
 
 #endif

@@ -1,1 +1,344 @@
-/* placeholder: being written */
+/* NIfTI-1 (.nii, .nii.gz) through libniftiio. The library reports trouble
+ * only on stderr (and not at all at debug level 0) and its write returns
+ * nothing, so sizes are checked before reading and every written file is
+ * re-read before it replaces the destination. */
+#include "lm_io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include <nifti1_io.h>
+
+#include "lm_atomic.h"
+
+#define LM_NIFTI_MAX_DIM 32767 /* dim[] is int16 in NIfTI-1 */
+
+/* libniftiio prints to stderr from library code; Larmor reports errors itself. */
+static void nifti_quiet(void)
+{
+    nifti_set_debug_level(0);
+    nifti_set_allow_upper_fext(1); /* X.NII as x.nii, as Larmor's loader does */
+}
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;
+}
+
+static int is_gz(const char *path)
+{
+    return has_suffix(path, ".gz");
+}
+
+/* Uncompressed length of a gzip file, reading it through; -1 when the
+ * stream is damaged or truncated. */
+static int64_t gz_length(const char *path)
+{
+    char *buf = malloc(1 << 16);
+    gzFile g = buf ? gzopen(path, "rb") : NULL;
+    if (!g) {
+        free(buf);
+        return -1;
+    }
+    int64_t total = 0;
+    int n;
+    while ((n = gzread(g, buf, 1 << 16)) > 0)
+        total += n;
+    free(buf);
+    int errnum = Z_OK;
+    gzerror(g, &errnum);
+    int bad = n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END);
+    if (gzclose_r(g) != Z_OK)
+        bad = 1;
+    return bad ? -1 : total;
+}
+
+/* Checks that libniftiio really wrote what was asked: a readable header
+ * with the right dims and type, and the full data. */
+static lm_code verify_written(const char *tmp, const char *path, const nifti_image *nim,
+                              lm_error *err)
+{
+    int swapped = 0;
+    nifti_1_header *h = nifti_read_header(tmp, &swapped, 1);
+    int ok = h && h->datatype == nim->datatype;
+    for (int i = 0; ok && i < 4; i++)
+        ok = h->dim[i] == nim->dim[i];
+    free(h);
+    if (!ok)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot write (libniftiio wrote no valid header)", path);
+    int64_t need = (int64_t)nim->iname_offset + (int64_t)(nim->nvox * (size_t)nim->nbyper);
+    int64_t have;
+    if (is_gz(tmp)) {
+        have = gz_length(tmp);
+    } else {
+        struct stat st;
+        have = stat(tmp, &st) == 0 ? (int64_t)st.st_size : -1;
+    }
+    if (have != need)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot write (libniftiio wrote %lld of %lld bytes; "
+                       "disk full or file too large?)", path, (long long)have, (long long)need);
+    return LM_OK;
+}
+
+lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_error *err)
+{
+    if (!v || !v->data)
+        return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", path);
+    if (!has_suffix(path, ".nii") && !has_suffix(path, ".nii.gz"))
+        return lm_fail(err, LM_ERR_INVALID, "%s: a NIfTI file name must end in .nii or .nii.gz", path);
+    for (int a = 0; a < 3; a++)
+        if (v->dims[a] < 1 || v->dims[a] > LM_NIFTI_MAX_DIM)
+            return lm_fail(err, LM_ERR_INVALID,
+                           "%s: volume %lld x %lld x %lld does not fit NIfTI-1 (1 to %d per axis)", path,
+                           (long long)v->dims[0], (long long)v->dims[1], (long long)v->dims[2],
+                           LM_NIFTI_MAX_DIM);
+    nifti_quiet();
+
+    size_t count = (size_t)lm_volume_count(v);
+    float *mag = NULL;
+    if (!as_complex) {
+        mag = lm_alloc(count, sizeof(float), err, path);
+        if (!mag)
+            return err ? err->code : LM_ERR_NOMEM;
+        for (size_t i = 0; i < count; i++)
+            mag[i] = cabsf(v->data[i]);
+    }
+    int dims[8] = {3, (int)v->dims[0], (int)v->dims[1], (int)v->dims[2], 1, 1, 1, 1};
+    nifti_image *nim = nifti_make_new_nim(dims, as_complex ? NIFTI_TYPE_COMPLEX64 : NIFTI_TYPE_FLOAT32, 0);
+    if (!nim) {
+        free(mag);
+        return lm_fail(err, LM_ERR_NOMEM, "%s: libniftiio cannot make an image header", path);
+    }
+    /* Borrowed: detached again before nifti_image_free. */
+    nim->data = as_complex ? (void *)v->data : (void *)mag;
+
+    nim->dx = nim->pixdim[1] = (float)v->voxel_mm[0];
+    nim->dy = nim->pixdim[2] = (float)v->voxel_mm[1];
+    nim->dz = nim->pixdim[3] = (float)v->voxel_mm[2];
+    nim->xyz_units = NIFTI_UNITS_MM;
+    nim->time_units = NIFTI_UNITS_UNKNOWN;
+    nim->scl_slope = 1.0f;
+    nim->scl_inter = 0.0f;
+    snprintf(nim->descrip, sizeof nim->descrip, "Larmor %s", as_complex ? "complex" : "magnitude");
+
+    mat44 s;
+    memset(&s, 0, sizeof s);
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++)
+            s.m[r][c] = (float)v->affine[r][c];
+    s.m[3][0] = s.m[3][1] = s.m[3][2] = 0.0f;
+    s.m[3][3] = 1.0f;
+    nim->sform_code = NIFTI_XFORM_SCANNER_ANAT;
+    nim->sto_xyz = s;
+    nim->sto_ijk = nifti_mat44_inverse(s);
+
+    /* The qform holds the rotation part only (a shear cannot be stored);
+     * nifti_mat44_to_quatern orthogonalises the 3x3 block itself. */
+    float qb, qc, qd, qx, qy, qz, qdx, qdy, qdz, qfac;
+    nifti_mat44_to_quatern(s, &qb, &qc, &qd, &qx, &qy, &qz, &qdx, &qdy, &qdz, &qfac);
+    nim->qform_code = NIFTI_XFORM_SCANNER_ANAT;
+    nim->quatern_b = qb;
+    nim->quatern_c = qc;
+    nim->quatern_d = qd;
+    nim->qoffset_x = qx;
+    nim->qoffset_y = qy;
+    nim->qoffset_z = qz;
+    nim->qfac = nim->pixdim[0] = qfac;
+    nim->qto_xyz = nifti_quatern_to_mat44(qb, qc, qd, qx, qy, qz, nim->dx, nim->dy, nim->dz, qfac);
+    nim->qto_ijk = nifti_mat44_inverse(nim->qto_xyz);
+
+    lm_atomic a;
+    lm_code rc = lm_atomic_begin(&a, path, 0, err);
+    if (rc)
+        goto out;
+    nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
+    if (nifti_set_filenames(nim, a.tmp_path, 0, 1) != 0) {
+        rc = lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio rejects the temporary name %s", path,
+                     a.tmp_path);
+        goto out;
+    }
+    nifti_image_write(nim);
+    rc = verify_written(a.tmp_path, path, nim, err);
+    if (rc)
+        goto out;
+    rc = lm_atomic_commit(&a, err);
+out:
+    lm_atomic_abort(&a);
+    nim->data = NULL;
+    nifti_image_free(nim);
+    free(mag);
+    return rc;
+}
+
+/* Unit of the spatial fields, as a factor to mm. */
+static double unit_to_mm(int xyz_units)
+{
+    switch (xyz_units) {
+    case NIFTI_UNITS_METER: return 1000.0;
+    case NIFTI_UNITS_MICRON: return 0.001;
+    default: return 1.0; /* mm, or unknown: NIfTI tools assume mm */
+    }
+}
+
+static lm_code convert_data(const nifti_image *nim, lm_cfloat *out, size_t n)
+{
+    const void *p = nim->data;
+    switch (nim->datatype) {
+#define REAL_CASE(code, type)                                \
+    case code:                                               \
+        for (size_t i = 0; i < n; i++)                       \
+            out[i] = (float)((const type *)p)[i];            \
+        return LM_OK;
+    REAL_CASE(NIFTI_TYPE_UINT8, uint8_t)
+    REAL_CASE(NIFTI_TYPE_INT8, int8_t)
+    REAL_CASE(NIFTI_TYPE_INT16, int16_t)
+    REAL_CASE(NIFTI_TYPE_UINT16, uint16_t)
+    REAL_CASE(NIFTI_TYPE_INT32, int32_t)
+    REAL_CASE(NIFTI_TYPE_UINT32, uint32_t)
+    REAL_CASE(NIFTI_TYPE_FLOAT32, float)
+    REAL_CASE(NIFTI_TYPE_FLOAT64, double)
+#undef REAL_CASE
+    case NIFTI_TYPE_COMPLEX64:
+        memcpy(out, p, n * sizeof(lm_cfloat));
+        return LM_OK;
+    case NIFTI_TYPE_COMPLEX128:
+        for (size_t i = 0; i < n; i++) {
+            const double *d = (const double *)p + 2 * i;
+            out[i] = CMPLXF((float)d[0], (float)d[1]);
+        }
+        return LM_OK;
+    default:
+        return LM_ERR_UNSUPPORTED;
+    }
+}
+
+static int datatype_supported(int dt)
+{
+    switch (dt) {
+    case NIFTI_TYPE_UINT8: case NIFTI_TYPE_INT8: case NIFTI_TYPE_INT16: case NIFTI_TYPE_UINT16:
+    case NIFTI_TYPE_INT32: case NIFTI_TYPE_UINT32: case NIFTI_TYPE_FLOAT32:
+    case NIFTI_TYPE_FLOAT64: case NIFTI_TYPE_COMPLEX64: case NIFTI_TYPE_COMPLEX128:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return lm_fail(err, LM_ERR_IO, "%s: not a regular file", path);
+    nifti_quiet();
+    nifti_image *nim = nifti_image_read(path, 0);
+    if (!nim)
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: not a readable NIfTI-1 file (header missing, short or invalid)", path);
+    lm_code rc = LM_OK;
+    lm_volume *v = NULL;
+    int64_t d[8];
+    for (int i = 1; i <= 7; i++)
+        d[i] = i <= nim->dim[0] ? nim->dim[i] : 1;
+    for (int i = 1; i <= 7; i++)
+        if (d[i] < 1) {
+            rc = lm_fail(err, LM_ERR_FORMAT, "%s: dim[%d] is %lld (must be at least 1)", path, i,
+                         (long long)d[i]);
+            goto out;
+        }
+    for (int i = 4; i <= 7; i++)
+        if (d[i] > 1) {
+            rc = lm_fail(err, LM_ERR_UNSUPPORTED,
+                         "%s: holds a %dD image (dim[%d] is %lld); Larmor reads 2D and 3D images only",
+                         path, nim->dim[0], i, (long long)d[i]);
+            goto out;
+        }
+    size_t count = 1;
+    for (int i = 1; i <= 3; i++)
+        if (!lm_size_mul(count, (size_t)d[i], &count) || count > LM_MAX_ELEMENTS) {
+            rc = lm_fail(err, LM_ERR_NOMEM, "%s: dimensions %lld x %lld x %lld are an absurd size",
+                         path, (long long)d[1], (long long)d[2], (long long)d[3]);
+            goto out;
+        }
+    if (!datatype_supported(nim->datatype)) {
+        rc = lm_fail(err, LM_ERR_UNSUPPORTED,
+                     "%s: datatype %s is not supported (uint8/int8/int16/uint16/int32/uint32, "
+                     "float32/float64, complex64/complex128 are)",
+                     path, nifti_datatype_to_string(nim->datatype));
+        goto out;
+    }
+    size_t need = (size_t)nim->iname_offset + count * (size_t)nim->nbyper;
+    if (!is_gz(path) && (size_t)st.st_size < need) {
+        rc = lm_fail(err, LM_ERR_FORMAT,
+                     "%s: file holds %lld bytes but its header's %lld x %lld x %lld %s voxels need %zu "
+                     "(truncated)",
+                     path, (long long)st.st_size, (long long)d[1], (long long)d[2], (long long)d[3],
+                     nifti_datatype_to_string(nim->datatype), need);
+        goto out;
+    }
+    if (nifti_image_load(nim) != 0 || !nim->data) {
+        rc = lm_fail(err, is_gz(path) ? LM_ERR_FORMAT : LM_ERR_IO,
+                     "%s: image data truncated or unreadable (%zu bytes of voxels expected)", path,
+                     count * (size_t)nim->nbyper);
+        goto out;
+    }
+
+    const int64_t one[3] = {1, 1, 1};
+    v = lm_volume_new(one, NULL, err);
+    if (!v) {
+        rc = err ? err->code : LM_ERR_NOMEM;
+        goto out;
+    }
+    free(v->data);
+    v->data = lm_alloc(count, sizeof(lm_cfloat), err, path);
+    if (!v->data) {
+        rc = err ? err->code : LM_ERR_NOMEM;
+        goto out;
+    }
+    convert_data(nim, v->data, count);
+
+    /* scl_slope == 0 means "no scaling" (NIfTI-1). For complex data the
+     * slope scales both parts and the intercept shifts the real part. */
+    float slope = nim->scl_slope, inter = nim->scl_inter;
+    if (slope != 0.0f && isfinite(slope) && isfinite(inter) && (slope != 1.0f || inter != 0.0f))
+        for (size_t i = 0; i < count; i++)
+            v->data[i] = v->data[i] * slope + inter;
+
+    rc = lm_check_finite_complex(path, v->data, count, err);
+    if (rc)
+        goto out;
+
+    double unit = unit_to_mm(nim->xyz_units);
+    for (int a = 0; a < 3; a++) {
+        v->dims[a] = d[a + 1];
+        double mm = fabs((double)nim->pixdim[a + 1]) * unit;
+        v->voxel_mm[a] = isfinite(mm) && mm > 0 ? mm : 1.0;
+    }
+    const mat44 *xf = nim->sform_code > 0 ? &nim->sto_xyz : nim->qform_code > 0 ? &nim->qto_xyz : NULL;
+    int finite = xf != NULL;
+    for (int r = 0; finite && r < 3; r++)
+        for (int c = 0; c < 4; c++)
+            finite = finite && isfinite(xf->m[r][c]);
+    if (finite) {
+        for (int r = 0; r < 4; r++)
+            for (int c = 0; c < 4; c++)
+                v->affine[r][c] = (double)xf->m[r][c] * (r < 3 ? unit : 1.0);
+        v->affine[3][0] = v->affine[3][1] = v->affine[3][2] = 0.0;
+        v->affine[3][3] = 1.0;
+    } else {
+        lm_volume_set_centered_affine(v);
+    }
+    *out = v;
+    v = NULL;
+out:
+    lm_volume_free(v);
+    nifti_image_free(nim);
+    return rc;
+}

@@ -6,6 +6,11 @@
 
 #include "lm_types.h"
 
+/* Differences are complex (I - I0); means, RMS and max|I0| run over the
+ * compared voxels only (the mask's, or all). Identical images (MSE == 0)
+ * give psnr_db = +INFINITY and percent_error = 0: test with isinf(); JSON
+ * has no infinity, so writers print null for it. A zero truth with a
+ * non-zero image gives percent_error = +INFINITY, psnr_db = -INFINITY. */
 typedef struct lm_metrics {
     double psnr_db;        /* 20 log10(max|I0| / sqrt(MSE)) */
     double percent_error;  /* 100 RMS(I - I0) / RMS(I0) */
@@ -18,7 +23,8 @@ typedef struct lm_metrics {
  * scale_match: least-squares complex alpha = argmin ||alpha I - I0||. */
 lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64_t n,
                            const uint8_t *mask, int scale_match, lm_metrics *out, lm_error *err);
-/* ||a - b||_2 / ||b||_2 in double. */
+/* ||a - b||_2 / ||b||_2 in double (0 when both are zero, +INFINITY when
+ * only b is). lm_rel_error: any of the four arrays may be NULL (zeros). */
 double lm_rel_error(const float *a_re, const float *a_im, const float *b_re, const float *b_im, int64_t n);
 double lm_rel_error_c(const lm_cfloat *a, const lm_cfloat *b, int64_t n);
 

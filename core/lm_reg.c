@@ -1,1 +1,134 @@
-/* placeholder: being written */
+/* Regularisers W^H W for the CG system (definitions in lm_solver.h). */
+#include "lm_solver.h"
+
+#include <complex.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+
+void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
+                  const lm_cfloat *x, lm_cfloat *y, int threads)
+{
+    const int64_t n0 = n[0], n1 = n[1], n2 = n[2];
+    const int64_t total = n0 * n1 * n2;
+    const int nt = threads > 0 ? threads : omp_get_max_threads();
+
+    if (kind == LM_REG_IDENTITY) {
+#pragma omp parallel for num_threads(nt) schedule(static)
+        for (int64_t j = 0; j < total; j++)
+            y[j] = x[j];
+        return;
+    }
+
+    const float *wx = NULL, *wy = NULL, *wz = NULL;
+    if (kind == LM_REG_ANATOMICAL && edge_weights) {
+        wx = edge_weights;
+        wy = edge_weights + total;
+        wz = edge_weights + 2 * total;
+    }
+    const int64_t sy = n0, sz = n0 * n1;
+
+    /* Each voxel gathers its own differences, so no write conflicts:
+     * y_i = sum over neighbours j of w_ij (x_i - x_j), w_ij the weight of
+     * the forward difference that joins them. */
+#pragma omp parallel for num_threads(nt) collapse(2) schedule(static)
+    for (int64_t k = 0; k < n2; k++)
+        for (int64_t j = 0; j < n1; j++) {
+            int64_t row = k * sz + j * sy;
+            for (int64_t i = 0; i < n0; i++) {
+                int64_t v = row + i;
+                float xr = crealf(x[v]), xi = cimagf(x[v]);
+                float ar = 0, ai = 0;
+#define LM_EDGE(nb, w)                                  \
+    do {                                                \
+        float w_ = (w);                                 \
+        ar += w_ * (xr - crealf(x[nb]));                \
+        ai += w_ * (xi - cimagf(x[nb]));                \
+    } while (0)
+                if (i + 1 < n0) LM_EDGE(v + 1, wx ? wx[v] : 1.0f);
+                if (i > 0) LM_EDGE(v - 1, wx ? wx[v - 1] : 1.0f);
+                if (j + 1 < n1) LM_EDGE(v + sy, wy ? wy[v] : 1.0f);
+                if (j > 0) LM_EDGE(v - sy, wy ? wy[v - sy] : 1.0f);
+                if (k + 1 < n2) LM_EDGE(v + sz, wz ? wz[v] : 1.0f);
+                if (k > 0) LM_EDGE(v - sz, wz ? wz[v - sz] : 1.0f);
+#undef LM_EDGE
+                y[v] = CMPLXF(ar, ai);
+            }
+        }
+}
+
+static int64_t nearest(int64_t i, int64_t n, int64_t r)
+{
+    /* Voxel i sits at (i - n/2)/n of the FOV; the reference voxel at the
+     * same place is i r / n, rounded. */
+    int64_t j = (int64_t)floor((double)i * (double)r / (double)n + 0.5);
+    return j < 0 ? 0 : j >= r ? r - 1 : j;
+}
+
+lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
+                                  float **weights, lm_error *err)
+{
+    if (!ref || !ref->data || !weights)
+        return lm_fail(err, LM_ERR_INVALID, "anatomical reference: missing");
+    if (!(edge_frac > 0) || !isfinite(edge_frac))
+        return lm_fail(err, LM_ERR_INVALID, "anatomical reference: edge fraction %g must be > 0", edge_frac);
+    size_t total = 1;
+    for (int a = 0; a < 3; a++)
+        if (n[a] <= 0 || ref->dims[a] <= 0 || !lm_size_mul(total, (size_t)n[a], &total))
+            return lm_fail(err, LM_ERR_INVALID, "anatomical reference: invalid size");
+    size_t w_count;
+    if (!lm_size_mul(total, 3, &w_count))
+        return lm_fail(err, LM_ERR_NOMEM, "anatomical reference: size is absurd");
+
+    float *mag = lm_alloc(total, sizeof(float), err, "anatomical reference");
+    if (!mag)
+        return err ? err->code : LM_ERR_NOMEM;
+    float *w = lm_alloc(w_count, sizeof(float), err, "anatomical weights");
+    if (!w) {
+        free(mag);
+        return err ? err->code : LM_ERR_NOMEM;
+    }
+
+    const int64_t *rd = ref->dims;
+    double peak = 0;
+    for (int64_t k = 0; k < n[2]; k++) {
+        int64_t rk = nearest(k, n[2], rd[2]);
+        for (int64_t j = 0; j < n[1]; j++) {
+            int64_t rj = nearest(j, n[1], rd[1]);
+            for (int64_t i = 0; i < n[0]; i++) {
+                int64_t ri = nearest(i, n[0], rd[0]);
+                float m = cabsf(ref->data[ri + rd[0] * (rj + rd[1] * rk)]);
+                if (!isfinite(m)) {
+                    free(mag);
+                    free(w);
+                    return lm_fail(err, LM_ERR_FORMAT, "anatomical reference: voxel (%lld,%lld,%lld) is not finite",
+                                   (long long)ri, (long long)rj, (long long)rk);
+                }
+                mag[i + n[0] * (j + n[1] * k)] = m;
+                if (m > peak)
+                    peak = m;
+            }
+        }
+    }
+
+    const int64_t stride[3] = {1, n[0], n[0] * n[1]};
+    const double scale = peak > 0 ? 1.0 / (edge_frac * peak) : 0.0;
+    for (int a = 0; a < 3; a++) {
+        float *wa = w + (size_t)a * total;
+        for (int64_t k = 0; k < n[2]; k++)
+            for (int64_t j = 0; j < n[1]; j++)
+                for (int64_t i = 0; i < n[0]; i++) {
+                    int64_t v = i + n[0] * (j + n[1] * k);
+                    int64_t idx[3] = {i, j, k};
+                    if (idx[a] + 1 >= n[a]) {
+                        wa[v] = 1.0f; /* no difference past the edge: unused */
+                        continue;
+                    }
+                    double t = fabs((double)mag[v + stride[a]] - mag[v]) * scale;
+                    wa[v] = (float)(1.0 / (1.0 + t * t));
+                }
+    }
+    free(mag);
+    *weights = w;
+    return LM_OK;
+}

@@ -16,6 +16,24 @@ typedef enum lm_reg_kind {
     LM_REG_ANATOMICAL    /* finite differences weighted by a reference's edges */
 } lm_reg_kind;
 
+/* Regularisers, ||W rho||^2 with forward differences along each axis a
+ * (no difference past the last voxel: Neumann boundaries):
+ *   identity:   ||rho||^2                              (W^H W = I)
+ *   gradient:   sum_a sum_i |rho(i + e_a) - rho(i)|^2   (W^H W = -Laplacian)
+ *   anatomical: sum_a sum_i w_a(i) |rho(i + e_a) - rho(i)|^2,
+ *               i.e. W = diag(sqrt(w)) D, W^H W = D^T diag(w) D.
+ * Edge weights are 3 x N floats, axis-major: w[a * N + i] weights the
+ * difference between voxel i and voxel i + e_a (entries on the last slice
+ * of an axis are unused). 2D volumes have no z differences.
+ *
+ * The monitor's cost is the CG objective up to the data's energy:
+ *   cost = rho^H A rho - 2 Re(rho^H b)
+ *        = ||F rho - d||^2 + lambda s ||W rho||^2 - ||d||^2,
+ * A = F^H F + lambda s W^H W, b = F^H d (both with the 1/N factors). CG
+ * decreases it monotonically; it is computed as -Re <rho, r + b> from the
+ * recursively updated residual r, so costs one extra dot product.
+ * lm_recon adds ||d||^2 before reporting progress. */
+
 /* Reported after every iteration; return non-zero to cancel. */
 typedef int (*lm_cg_monitor_fn)(void *user, int iter, double rel_resid, double cost, double elapsed_s);
 
@@ -32,6 +50,11 @@ typedef struct lm_cg_opts {
     int threads;             /* 0: all cores */
 } lm_cg_opts;
 
+/* iters_done counts completed iterations; on cancel (LM_ERR_CANCELLED)
+ * iters_done is the iteration whose monitor call asked to stop, rho holds
+ * that iterate, and resid_history is NULL (nothing to free). CG stops early
+ * on ||r|| / ||b|| < tol or when p^H A p <= 0 (A singular along p, e.g.
+ * lambda = 0 with an unsampled direction). b = 0 gives rho = 0. */
 typedef struct lm_cg_report {
     int iters_done;
     double rel_resid;
@@ -39,9 +62,37 @@ typedef struct lm_cg_report {
 } lm_cg_report;
 
 /* Anatomical weights: w = 1 where the reference is smooth, small across its
- * edges: w = 1 / (1 + (|diff ref| / (edge_frac * max|ref|))^2). */
+ * edges: w = 1 / (1 + (|diff ref| / (edge_frac * max|ref|))^2).
+ * |diff ref| is the forward difference of the reference's magnitude along
+ * each axis (layout above); edge_frac > 0 (lm_recon uses 0.1). A reference
+ * whose dims differ from n is resampled by nearest neighbour: voxel i maps
+ * to reference voxel round(i * dims / n) (both grids share the FOV and put
+ * voxel n/2 at the centre). An all-zero reference gives w = 1. *weights is
+ * malloc'd (3N floats). */
 lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
                                   float **weights, lm_error *err);
+
+/* Values of Q on the 2x grid for matrix n: 2n per axis, except that a 2D
+ * matrix (n[2] == 1) keeps one z plane: 8N in 3D, 4N in 2D. */
+int64_t lm_q_count(const int64_t n[3]);
+
+/* y = W^H W x for the regulariser (identity, gradient or anatomical with
+ * edge_weights as above); threads 0: all cores. */
+void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
+                  const lm_cfloat *x, lm_cfloat *y, int threads);
+
+/* The normal operator F^H F on its own, as CG applies it (tests, bench).
+ * Made once per Q: the circularly shifted Q is transformed once; its FFT is
+ * real because Q(-x) = conj(Q(x)) for real weights. */
+typedef struct lm_toeplitz lm_toeplitz;
+lm_code lm_toeplitz_new(const int64_t n[3], const lm_cfloat *q, int threads, lm_toeplitz **out,
+                        lm_error *err);
+/* y = F^H F x = (1/N^2) crop(IFFT(FFT(Q) . FFT(zero-pad(x)))); N values
+ * each; x and y may be the same array. Not reentrant on one operator. */
+void lm_toeplitz_apply(lm_toeplitz *t, const lm_cfloat *x, lm_cfloat *y);
+/* s = Re Q(0) / N^2, the diagonal of F^H F. */
+double lm_toeplitz_diag(const lm_toeplitz *t);
+void lm_toeplitz_free(lm_toeplitz *t);
 
 /* CPU solver (FFTW). Q: 8N complex on the 2x grid (lm_points_q_grid order),
  * unscaled raw sum; fhd: N complex, unscaled raw sum; rho: N complex out. */

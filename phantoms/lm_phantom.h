@@ -33,6 +33,10 @@ double lm_phantom_value(const lm_phantom *p, double x, double y, double z);
 /* Exact k-space d(k) = integral over the FOV of rho(x) exp(-i 2 pi k.x) dx,
  * x in FOV fractions (FOV volume 1), for every sample of t. */
 lm_code lm_phantom_kspace(const lm_phantom *p, const lm_traj *t, lm_cfloat *d, lm_error *err);
+/* The same transform at one k (cycles/FOV) in double precision: the
+ * reference that tests and other modules compare against. A 2D phantom
+ * ignores kz. Returns 0 for an invalid phantom. */
+double _Complex lm_phantom_ft(const lm_phantom *p, double kx, double ky, double kz);
 /* The truth on the n grid, each voxel the mean of sub^3 (sub^2 in 2D)
  * sub-voxel samples. voxel_mm = fov_mm / n. */
 lm_code lm_phantom_truth(const lm_phantom *p, const lm_geom *g, int sub, lm_volume **out, lm_error *err);

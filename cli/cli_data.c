@@ -1,0 +1,60 @@
+#include "cli_data.h"
+
+#include <string.h>
+
+#include "lm_io.h"
+#include "lm_io_ismrmrd.h"
+
+int cli_has_suffix(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inputs *in, lm_error *err)
+{
+    memset(in, 0, sizeof *in);
+    const char *h5 = NULL;
+    if (traj_path && cli_has_suffix(traj_path, ".h5"))
+        h5 = traj_path;
+    else if (kspace_path && cli_has_suffix(kspace_path, ".h5"))
+        h5 = kspace_path;
+    if (h5) {
+        lm_mrd m = {0};
+        lm_code c = lm_mrd_read(h5, &m, err);
+        if (c != LM_OK)
+            return c;
+        in->geom = m.geom;
+        in->have_geom = 1;
+        in->traj = m.traj;
+        in->kdata = m.kdata;
+        return LM_OK;
+    }
+    if (!traj_path || !kspace_path)
+        return lm_fail(err, LM_ERR_INVALID, "recon: give --traj T and --kspace K (or one ISMRMRD .h5)");
+    lm_code c = lm_load_traj(traj_path, &in->traj, err);
+    if (c == LM_OK)
+        c = lm_load_kdata(kspace_path, &in->kdata, err);
+    if (c == LM_OK)
+        c = lm_check_traj_kdata(in->traj, in->kdata, traj_path, kspace_path, err);
+    if (c != LM_OK)
+        cli_inputs_clear(in);
+    return c;
+}
+
+void cli_inputs_clear(cli_inputs *in)
+{
+    lm_traj_free(in->traj);
+    lm_kdata_free(in->kdata);
+    in->traj = NULL;
+    in->kdata = NULL;
+}
+
+lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm_error *err)
+{
+    if (cli_has_suffix(path, ".nii") || cli_has_suffix(path, ".nii.gz"))
+        return lm_nifti_write(path, v, as_complex, err);
+    if (cli_has_suffix(path, ".cfl") || !strrchr(path, '.'))
+        return lm_cfl_write_volume(path, v, err);
+    return lm_fail(err, LM_ERR_INVALID, "%s: output must end in .nii, .nii.gz or .cfl", path);
+}

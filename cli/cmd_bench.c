@@ -1,0 +1,307 @@
+/* larmor-cli bench: the paper's Figure 9 for a benchmark problem and a list
+ * of variants: Q, F^H d and CG times, Gpairs/s, GFLOPS, relative error
+ * against cpu-dp, PSNR and percent error against the truth.
+ *
+ * cpu-dp is the reference but far too slow for the whole of B128, so the
+ * reference is cpu-dp on a fixed subset of voxels (explicit points); a
+ * variant whose full run would exceed --budget seconds is timed on that
+ * subset and its full time extrapolated (marked "estimated"). */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "commands.h"
+#include "lm_kernels.h"
+#include "lm_metrics.h"
+#include "lm_recon.h"
+#include "lm_solver.h"
+#include "lm_trajgen.h"
+
+typedef struct bench_row {
+    const char *variant;
+    double time_q_s, time_fhd_s, time_cg_s, time_total_s;
+    double gpairs, gflops, rel_error, psnr_db, percent_error;
+    int q_estimated, fhd_estimated, iters;
+    char note[160];
+} bench_row;
+
+/* Every stride-th voxel from a fixed odd offset: spread over the volume. */
+static int64_t *subset_indices(int64_t n, int64_t count)
+{
+    if (count > n)
+        count = n;
+    int64_t *idx = malloc((size_t)count * sizeof *idx);
+    if (!idx)
+        return NULL;
+    uint64_t s = 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < count; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        idx[i] = (int64_t)(s % (uint64_t)n);
+    }
+    return idx;
+}
+
+static lm_code fhd_on_subset(const lm_variant *v, const lm_geom *g, const lm_ksum_in *kin,
+                             const int64_t *idx, int64_t count, lm_cfloat *out, double *secs, lm_error *err)
+{
+    float *x = malloc((size_t)count * 5 * sizeof(float));
+    if (!x)
+        return lm_fail(err, LM_ERR_NOMEM, "bench: out of memory for the voxel subset");
+    float *y = x + count, *z = y + count, *re = z + count, *im = re + count;
+    for (int64_t j = 0; j < count; j++) {
+        int64_t i = idx[j];
+        x[j] = (float)lm_voxel_pos(i % g->n[0], g->n[0]);
+        y[j] = (float)lm_voxel_pos((i / g->n[0]) % g->n[1], g->n[1]);
+        z[j] = (float)lm_voxel_pos(i / (g->n[0] * g->n[1]), g->n[2]);
+    }
+    lm_points pts = {.n = count, .x = x, .y = y, .z = z};
+    double t0 = cli_now();
+    lm_code c = lm_ksum_run(v, kin, &pts, re, im, NULL, err);
+    *secs = cli_now() - t0;
+    for (int64_t j = 0; c == LM_OK && j < count; j++)
+        out[j] = re[j] + I * im[j];
+    free(x);
+    return c;
+}
+
+static void print_table(const char *problem, const bench_row *rows, int nrows)
+{
+    printf("\n%s  (times in s; * = extrapolated from a voxel subset)\n", problem);
+    printf("%-14s %9s %9s %8s %9s %9s %9s %10s %8s %8s\n", "variant", "Q", "F^H d", "CG", "total",
+           "Gpairs/s", "GFLOPS", "rel.err", "PSNR dB", "error %");
+    for (int i = 0; i < nrows; i++) {
+        const bench_row *r = &rows[i];
+        printf("%-14s %8.3f%s %8.3f%s %8.3f %8.3f%s %9.3f %9.1f %10.2e %8.2f %8.2f%s%s\n", r->variant,
+               r->time_q_s, r->q_estimated ? "*" : " ", r->time_fhd_s, r->fhd_estimated ? "*" : " ",
+               r->time_cg_s, r->time_total_s, (r->q_estimated || r->fhd_estimated) ? "*" : " ",
+               r->gpairs, r->gflops, r->rel_error, r->psnr_db, r->percent_error, r->note[0] ? "  " : "",
+               r->note);
+    }
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"problem", required_argument, 0, 'p'}, {"variants", required_argument, 0, 'v'},
+        {"iters", required_argument, 0, 'i'}, {"lambda", required_argument, 0, 'l'},
+        {"budget", required_argument, 0, 'b'}, {"ref-voxels", required_argument, 0, 'r'},
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *problem = "B128";
+    char *list = NULL;
+    long long iters = 60, ref_voxels = 4096;
+    double lambda = -1, budget = 120;
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': problem = optarg; break;
+        case 'v': list = optarg; break;
+        case 'i': if (!cli_parse_int("--iters", optarg, 0, 10000, &iters)) return 1; break;
+        case 'l': if (!cli_parse_double("--lambda", optarg, &lambda)) return 1; break;
+        case 'b': if (!cli_parse_double("--budget", optarg, &budget)) return 1; break;
+        case 'r': if (!cli_parse_int("--ref-voxels", optarg, 16, 1 << 24, &ref_voxels)) return 1; break;
+        case 'j': json = 1; break;
+        case 'h':
+            puts("usage: larmor-cli bench [--problem B128] [--variants a,b,...] [--iters 60] [--lambda L]\n"
+                 "        [--budget 120] [--ref-voxels 4096] [--json]\n"
+                 "  default variants: every available one. A variant whose full F^H d (or Q) would take\n"
+                 "  longer than --budget seconds is timed on the reference voxel subset and extrapolated.");
+            return 0;
+        default: return 2;
+        }
+    }
+    lm_error err = {0};
+    const lm_problem_def *def = lm_problem_find(problem, &err);
+    if (!def)
+        return cli_error(&err);
+    lm_recon_opts ropts;
+    lm_recon_opts_init(&ropts);
+    if (lambda < 0)
+        lambda = ropts.lambda;
+
+    /* Variant list. */
+    const char *names[64];
+    int nnames = 0;
+    char *copy = list ? strdup(list) : NULL;
+    if (copy) {
+        for (char *tok = strtok(copy, ","); tok && nnames < 64; tok = strtok(NULL, ","))
+            names[nnames++] = tok;
+    } else {
+        for (size_t i = 0; i < lm_variant_count() && nnames < 64; i++) {
+            const lm_variant *v = lm_variant_at(i);
+            if (v->available(NULL) == LM_OK)
+                names[nnames++] = v->name;
+        }
+    }
+    for (int i = 0; i < nnames; i++)
+        if (!lm_variant_get_available(names[i], &err)) {
+            free(copy);
+            return cli_error(&err);
+        }
+
+    lm_geom g;
+    lm_traj *t = NULL;
+    lm_kdata *k = NULL;
+    lm_volume *truth = NULL;
+    bench_row *rows = calloc((size_t)nnames, sizeof *rows);
+    int64_t *idx = NULL;
+    lm_cfloat *ref = NULL, *sub = NULL, *fallback_q = NULL;
+    float *kx = NULL, *wr = NULL, *wi = NULL;
+    int rc = 1;
+    fprintf(stderr, "bench: building %s...\n", def->name);
+    if (!rows || lm_problem_make(def, &g, &t, &k, &truth, &err) != LM_OK)
+        goto done;
+    int64_t N = lm_geom_voxels(&g), M = t->m;
+
+    /* F^H d weights conj(phi) d in structure-of-arrays form, for the subset runs. */
+    kx = malloc((size_t)M * 3 * sizeof *kx);
+    wr = malloc((size_t)M * sizeof *wr);
+    wi = malloc((size_t)M * sizeof *wi);
+    if (!kx || !wr || !wi) {
+        lm_fail(&err, LM_ERR_NOMEM, "bench: out of memory");
+        goto done;
+    }
+    for (int64_t m = 0; m < M; m++) {
+        kx[m] = t->k[3 * m], kx[M + m] = t->k[3 * m + 1], kx[2 * M + m] = t->k[3 * m + 2];
+        double phi = lm_geom_phi(&g, t->k[3 * m], t->k[3 * m + 1], t->k[3 * m + 2]);
+        wr[m] = (float)(phi * crealf(k->d[m]));
+        wi[m] = (float)(phi * cimagf(k->d[m]));
+    }
+    lm_ksum_in kin = {.m = M, .kx = kx, .ky = kx + M, .kz = kx + 2 * M, .wr = wr, .wi = wi};
+    int64_t R = ref_voxels < N ? ref_voxels : N;
+    idx = subset_indices(N, R);
+    ref = malloc((size_t)R * sizeof *ref);
+    sub = malloc((size_t)R * sizeof *sub);
+    if (!idx || !ref || !sub) {
+        lm_fail(&err, LM_ERR_NOMEM, "bench: out of memory");
+        goto done;
+    }
+    double tref;
+    fprintf(stderr, "bench: cpu-dp reference on %lld voxels...\n", (long long)R);
+    if (fhd_on_subset(lm_variant_find("cpu-dp", NULL), &g, &kin, idx, R, ref, &tref, &err) != LM_OK)
+        goto done;
+
+    double pairs = (double)M * (double)N, flops = lm_ksum_flops_per_pair(0);
+    for (int i = 0; i < nnames; i++) {
+        bench_row *r = &rows[i];
+        const lm_variant *v = lm_variant_find(names[i], NULL);
+        r->variant = v->name;
+        r->psnr_db = r->percent_error = NAN;
+        fprintf(stderr, "bench: %s...\n", v->name);
+        lm_cfloat *fhd = NULL, *q = NULL;
+        double predicted = 0, tsub = 0;
+        if (!v->grid_only) {
+            if (fhd_on_subset(v, &g, &kin, idx, R, sub, &tsub, &err) != LM_OK)
+                goto done;
+            predicted = tsub * (double)N / (double)R;
+        }
+        if (predicted <= budget) {
+            double t0 = cli_now();
+            if (lm_compute_fhd(&g, t, k->d, v->name, NULL, &fhd, &err) != LM_OK)
+                goto done;
+            r->time_fhd_s = cli_now() - t0;
+            for (int64_t j = 0; j < R; j++)
+                sub[j] = fhd[idx[j]];
+        } else {
+            r->time_fhd_s = predicted;
+            r->fhd_estimated = 1;
+        }
+        r->rel_error = lm_rel_error_c(sub, ref, R);
+        r->gpairs = pairs / r->time_fhd_s * 1e-9;
+        r->gflops = pairs * flops / r->time_fhd_s * 1e-9;
+        if (8.0 * r->time_fhd_s <= budget) {
+            double t0 = cli_now();
+            int cached = 0;
+            if (lm_compute_q(&g, t, v->name, 0, NULL, &q, &cached, &err) != LM_OK)
+                goto done;
+            r->time_q_s = cli_now() - t0;
+        } else {
+            r->time_q_s = 8.0 * r->time_fhd_s; /* Q is 8x the pairs of F^H d */
+            r->q_estimated = 1;
+        }
+        if (fhd) {
+            if (!q) { /* solve with an accurate Q from the cache (or cpu-nufft) */
+                if (!fallback_q) {
+                    int cached = 0;
+                    if (lm_compute_q(&g, t, "cpu-nufft", 1, NULL, &fallback_q, &cached, &err) != LM_OK)
+                        goto done;
+                }
+                snprintf(r->note, sizeof r->note, "CG with Q from cpu-nufft");
+            }
+            lm_volume *img = lm_volume_new(g.n, NULL, &err);
+            if (!img) {
+                free(fhd), free(q);
+                goto done;
+            }
+            lm_cg_opts co = {.lambda = lambda, .reg = LM_REG_IDENTITY, .iters = (int)iters};
+            lm_cg_report rep = {0};
+            double t0 = cli_now();
+            lm_code cc = v->device == LM_DEVICE_GPU
+                             ? lm_cg_solve_gpu(&g, q ? q : fallback_q, fhd, img->data, &co, &rep, &err)
+                             : lm_cg_solve_cpu(&g, q ? q : fallback_q, fhd, img->data, &co, &rep, &err);
+            r->time_cg_s = cli_now() - t0;
+            r->iters = rep.iters_done;
+            free(rep.resid_history);
+            if (cc != LM_OK) {
+                lm_volume_free(img);
+                free(fhd), free(q);
+                goto done;
+            }
+            lm_metrics met;
+            if (lm_metrics_compute(img->data, truth->data, N, NULL, 0, &met, &err) == LM_OK) {
+                r->psnr_db = met.psnr_db;
+                r->percent_error = met.percent_error;
+            }
+            lm_volume_free(img);
+        } else {
+            r->time_cg_s = NAN;
+            snprintf(r->note, sizeof r->note, "F^H d extrapolated: no image");
+        }
+        r->time_total_s = r->time_q_s + r->time_fhd_s + (isfinite(r->time_cg_s) ? r->time_cg_s : 0);
+        free(fhd);
+        free(q);
+    }
+    if (json) {
+        printf("[");
+        for (int i = 0; i < nnames; i++) {
+            const bench_row *r = &rows[i];
+            printf("%s{", i ? ",\n " : "");
+            cli_json_str(stdout, "variant", r->variant, 1);
+            cli_json_str(stdout, "problem", def->name, 1);
+            cli_json_num(stdout, "time_q_s", r->time_q_s, 1);
+            cli_json_num(stdout, "time_fhd_s", r->time_fhd_s, 1);
+            cli_json_num(stdout, "time_cg_s", r->time_cg_s, 1);
+            cli_json_num(stdout, "time_total_s", r->time_total_s, 1);
+            cli_json_num(stdout, "gpairs_per_s", r->gpairs, 1);
+            cli_json_num(stdout, "gflops", r->gflops, 1);
+            cli_json_num(stdout, "rel_error", r->rel_error, 1);
+            cli_json_num(stdout, "psnr_db", r->psnr_db, 1);
+            cli_json_num(stdout, "percent_error", r->percent_error, 1);
+            cli_json_bool(stdout, "q_estimated", r->q_estimated, 1);
+            cli_json_bool(stdout, "fhd_estimated", r->fhd_estimated, 1);
+            cli_json_int(stdout, "cg_iters", r->iters, 1);
+            cli_json_num(stdout, "lambda", lambda, 0);
+            printf("}");
+        }
+        printf("]\n");
+    } else {
+        print_table(def->name, rows, nnames);
+        printf("(lambda %g, %lld CG iterations, identity; rel.err against cpu-dp on %lld voxels; "
+               "GFLOPS at %.0f flops per pair)\n", lambda, iters, (long long)R, flops);
+    }
+    rc = 0;
+done:
+    if (rc)
+        cli_error(&err);
+    free(copy);
+    free(rows);
+    free(idx), free(ref), free(sub), free(fallback_q);
+    free(kx), free(wr), free(wi);
+    lm_traj_free(t);
+    lm_kdata_free(k);
+    lm_volume_free(truth);
+    return rc;
+}

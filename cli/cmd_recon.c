@@ -1,0 +1,167 @@
+/* larmor-cli recon: Toeplitz CG or a gridding baseline on a trajectory and
+ * its k-space, optionally scored against a truth. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_data.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "lm_io.h"
+#include "lm_kernels.h"
+#include "lm_metrics.h"
+#include "lm_recon.h"
+
+static void help(void)
+{
+    puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb --out OUT\n"
+         "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz]\n"
+         "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
+         "        [--no-cache] [--json]\n"
+         "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
+         "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
+         "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants");
+}
+
+int cmd_recon(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"traj", required_argument, 0, 't'}, {"kspace", required_argument, 0, 'k'},
+        {"matrix", required_argument, 0, 'n'}, {"method", required_argument, 0, 'M'},
+        {"variant", required_argument, 0, 'v'}, {"lambda", required_argument, 0, 'l'},
+        {"reg", required_argument, 0, 'r'}, {"ref", required_argument, 0, 'R'},
+        {"iters", required_argument, 0, 'i'}, {"tol", required_argument, 0, 'T'},
+        {"truth", required_argument, 0, 'x'}, {"out", required_argument, 0, 'o'},
+        {"fov", required_argument, 0, 'f'}, {"dirac", no_argument, 0, 'd'},
+        {"complex", no_argument, 0, 'c'}, {"no-cache", no_argument, 0, 'C'},
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
+    int64_t n[3] = {0, 0, 0};
+    double fov = 240.0;
+    int json = 0, as_complex = 0, dirac = 0;
+    lm_recon_opts o;
+    lm_recon_opts_init(&o);
+    lm_error err = {0};
+    long long iv;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 't': traj = optarg; break;
+        case 'k': kspace = optarg; break;
+        case 'n': if (!cli_parse_matrix(optarg, n)) return 1; break;
+        case 'M': if (lm_method_parse(optarg, &o.method, &err) != LM_OK) return cli_error(&err); break;
+        case 'v': o.variant = optarg; break;
+        case 'l': if (!cli_parse_double("--lambda", optarg, &o.lambda)) return 1; break;
+        case 'r': if (lm_reg_parse(optarg, &o.reg, &err) != LM_OK) return cli_error(&err); break;
+        case 'R': ref_path = optarg; break;
+        case 'i': if (!cli_parse_int("--iters", optarg, 0, 100000, &iv)) return 1; o.iters = (int)iv; break;
+        case 'T': if (!cli_parse_double("--tol", optarg, &o.tol)) return 1; break;
+        case 'x': truth_path = optarg; break;
+        case 'o': out = optarg; break;
+        case 'f': if (!cli_parse_double("--fov", optarg, &fov)) return 1; break;
+        case 'd': dirac = 1; break;
+        case 'c': as_complex = 1; break;
+        case 'C': o.use_cache = 0; break;
+        case 'j': json = 1; break;
+        case 'h': help(); return 0;
+        default: return 2;
+        }
+    }
+    if (!out)
+        return cli_errorf("recon: --out OUT is required");
+    if (o.lambda < 0)
+        return cli_errorf("recon: --lambda must be >= 0 (got %g)", o.lambda);
+    if (fov <= 0)
+        return cli_errorf("recon: --fov must be > 0 mm");
+    if (o.reg == LM_REG_ANATOMICAL && !ref_path)
+        return cli_errorf("recon: --reg anatomical needs --ref REFERENCE.nii.gz");
+
+    cli_inputs in;
+    lm_volume *ref = NULL, *truth = NULL;
+    lm_recon_result res = {0};
+    int rc = 1;
+    if (cli_load_inputs(traj, kspace, &in, &err) != LM_OK)
+        return cli_error(&err);
+    lm_geom g = in.geom;
+    if (n[0]) {
+        lm_geom_init(&g, n[0], n[1], n[2], in.have_geom ? in.geom.fov_mm[0] : fov);
+    } else if (!in.have_geom) {
+        cli_inputs_clear(&in);
+        return cli_errorf("recon: --matrix N is required for %s", traj ? traj : kspace);
+    }
+    if (dirac)
+        g.basis = LM_BASIS_DIRAC;
+    if (ref_path && lm_load_volume(ref_path, &ref, &err) != LM_OK)
+        goto done;
+    if (truth_path && lm_load_volume(truth_path, &truth, &err) != LM_OK)
+        goto done;
+    if (truth && (truth->dims[0] != g.n[0] || truth->dims[1] != g.n[1] || truth->dims[2] != g.n[2])) {
+        lm_fail(&err, LM_ERR_INVALID, "%s: truth is %lldx%lldx%lld but the matrix is %lldx%lldx%lld",
+                truth_path, (long long)truth->dims[0], (long long)truth->dims[1],
+                (long long)truth->dims[2], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
+        goto done;
+    }
+    o.ref = ref;
+    cli_progress prog;
+    cli_progress_init(&prog, 1);
+    o.progress = cli_progress_cb;
+    o.progress_user = &prog;
+    lm_code code = lm_recon_run(&g, in.traj, in.kdata, &o, &res, &err);
+    cli_progress_done(&prog);
+    if (code != LM_OK)
+        goto done;
+    if (cli_write_image(out, res.image, as_complex, &err) != LM_OK)
+        goto done;
+
+    lm_metrics m = {.psnr_db = NAN, .percent_error = NAN};
+    if (truth && lm_metrics_compute(res.image->data, truth->data, lm_volume_count(truth), NULL,
+                                    o.method != LM_METHOD_CG, &m, &err) != LM_OK)
+        goto done;
+    const lm_variant *v = lm_variant_find(o.variant, NULL);
+    double gflops = NAN;
+    if (o.method == LM_METHOD_CG && v && res.time_fhd_s > 0)
+        gflops = res.fhd_pairs * lm_ksum_flops_per_pair(0) / res.time_fhd_s * 1e-9;
+    if (json) {
+        printf("{");
+        cli_json_str(stdout, "method", lm_method_name(o.method), 1);
+        cli_json_str(stdout, "variant", o.method == LM_METHOD_CG ? o.variant : "", 1);
+        cli_json_num(stdout, "lambda", o.lambda, 1);
+        cli_json_str(stdout, "reg", lm_reg_name(o.reg), 1);
+        cli_json_int(stdout, "iters", res.iters_done, 1);
+        cli_json_num(stdout, "time_q_s", res.time_q_s, 1);
+        cli_json_bool(stdout, "q_cached", res.q_from_cache, 1);
+        cli_json_num(stdout, "time_fhd_s", res.time_fhd_s, 1);
+        cli_json_num(stdout, "time_cg_s", res.time_cg_s, 1);
+        cli_json_num(stdout, "time_total_s", res.time_total_s, 1);
+        cli_json_num(stdout, "gflops_fhd", gflops, 1);
+        cli_json_num(stdout, "final_residual",
+                     res.resid_history && res.iters_done >= 0 ? res.resid_history[res.iters_done] : NAN, 1);
+        cli_json_num(stdout, "psnr_db", m.psnr_db, 1);
+        cli_json_num(stdout, "percent_error", m.percent_error, 1);
+        cli_json_str(stdout, "out", out, 0);
+        printf("}\n");
+    } else {
+        printf("%s", lm_method_name(o.method));
+        if (o.method == LM_METHOD_CG)
+            printf(" (%s, lambda %g, %s, %d iterations)", o.variant, o.lambda, lm_reg_name(o.reg),
+                   res.iters_done);
+        printf(": Q %.3f s%s, F^H d %.3f s, CG %.3f s, total %.3f s\n", res.time_q_s,
+               res.q_from_cache ? " (cached)" : "", res.time_fhd_s, res.time_cg_s, res.time_total_s);
+        if (truth)
+            printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error,
+                   o.method != LM_METHOD_CG ? " (scale-matched)" : "");
+        printf("wrote %s\n", out);
+    }
+    rc = 0;
+done:
+    if (rc)
+        cli_error(&err);
+    lm_recon_result_clear(&res);
+    lm_volume_free(ref);
+    lm_volume_free(truth);
+    cli_inputs_clear(&in);
+    return rc;
+}

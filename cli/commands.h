@@ -1,0 +1,15 @@
+/* One function per larmor-cli command; argv[0] is the command name. */
+#ifndef LM_CLI_COMMANDS_H
+#define LM_CLI_COMMANDS_H
+
+int cmd_phantom(int argc, char **argv);
+int cmd_recon(int argc, char **argv);
+int cmd_metrics(int argc, char **argv);
+int cmd_q(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_variants(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,52 @@
+/* larmor-cli: the command-line front end (GUIDE.md section 5). Each command
+ * lives in its own cmd_*.c file and only parses options, loads, calls the
+ * library and writes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "lm_config.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} commands[] = {
+    {"phantom", cmd_phantom, "synthesise a benchmark problem or phantom (traj, k-space, truth)"},
+    {"recon", cmd_recon, "reconstruct: Toeplitz CG or gridding"},
+    {"metrics", cmd_metrics, "PSNR and percent error of an image against a truth"},
+    {"q", cmd_q, "compute Q (or F^H d) for a Parboil mri-q / mri-fhd input"},
+    {"bench", cmd_bench, "time Q, F^H d and CG for kernel variants (the paper's Figure 9)"},
+    {"variants", cmd_variants, "list every kernel variant, available or why not"},
+    {"info", cmd_info, "describe what a file holds"},
+    {"tune", cmd_tune, "tune gpu-tuned for this GPU and store the result"},
+    {"demo", cmd_demo, "headless demo: B32 with CG and gridding, NIfTI + PNG + metrics"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: larmor-cli COMMAND [OPTIONS]   (larmor-cli COMMAND --help)\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("larmor-cli %s\n", LM_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "larmor-cli: unknown command '%s' (try larmor-cli --help)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test (GUI tests under
+# Xvfb; GPU tests skip themselves without a GPU), then the sanitizer build
+# and the fuzz smoke run when their scripts exist. Ends with one line:
+#   N passed, N failed, N skipped
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+export GSK_RENDERER=cairo GDK_BACKEND=x11 GTK_A11Y=none NO_AT_BRIDGE=1
+run_suite() { # build dir, extra meson test args...
+  local dir=$1; shift
+  xvfb-run -a -s "-screen 0 1280x1024x24" meson test -C "$dir" --print-errorlogs "$@"
+}
+run_suite build
+status=$?
+logs=(build/meson-logs/testlog.json)
+if [ -f tests/sanitize.sh ] && [ "${LARMOR_SKIP_SANITIZE:-0}" != 1 ]; then
+  bash tests/sanitize.sh || status=1
+  [ -f build-asan/meson-logs/testlog.json ] && logs+=(build-asan/meson-logs/testlog.json)
+fi
+python3 - "${logs[@]}" <<'PY'
+import json, sys
+p = f = s = 0
+for path in sys.argv[1:]:
+    for line in open(path):
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"): p += 1
+        elif r == "SKIP": s += 1
+        else: f += 1
+print(f"{p} passed, {f} failed, {s} skipped")
+PY
+exit $status

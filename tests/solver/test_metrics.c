@@ -1,0 +1,82 @@
+/* Metrics on hand-computed values (GUIDE.md section 3). */
+#include "lm_metrics.h"
+#include "lm_test.h"
+
+int main(void)
+{
+    lm_error err = {0};
+    lm_metrics m;
+
+    /* truth (1, 2, 3, 4), image truth + (1, 0, -1, 0): MSE = 0.5,
+     * RMS(truth) = sqrt(7.5), max = 4. */
+    lm_cfloat truth[4] = {1, 2, 3, 4};
+    lm_cfloat img[4] = {2, 2, 2, 4};
+    CHECK_OK(lm_metrics_compute(img, truth, 4, NULL, 0, &m, &err), &err);
+    CHECK(m.count == 4);
+    CHECK_NEAR(m.rmse, sqrt(0.5), 1e-12);
+    CHECK_NEAR(m.percent_error, 100 * sqrt(0.5) / sqrt(7.5), 1e-10);
+    CHECK_NEAR(m.psnr_db, 20 * log10(4 / sqrt(0.5)), 1e-10);
+    CHECK_NEAR(m.scale_re, 1, 0);
+    CHECK_NEAR(m.scale_im, 0, 0);
+
+    /* Complex differences: image i * truth, no scale matching: |I - I0|^2
+     * = 2 |I0|^2, so percent error = 100 sqrt(2). */
+    lm_cfloat rot[4];
+    for (int j = 0; j < 4; j++)
+        rot[j] = I * truth[j];
+    CHECK_OK(lm_metrics_compute(rot, truth, 4, NULL, 0, &m, &err), &err);
+    CHECK_NEAR(m.percent_error, 100 * sqrt(2), 1e-9);
+
+    /* Scale matching undoes a complex factor exactly: alpha = 1/(2i) = -i/2. */
+    lm_cfloat sc[4];
+    for (int j = 0; j < 4; j++)
+        sc[j] = 2 * I * truth[j];
+    CHECK_OK(lm_metrics_compute(sc, truth, 4, NULL, 1, &m, &err), &err);
+    CHECK_NEAR(m.scale_re, 0, 1e-12);
+    CHECK_NEAR(m.scale_im, -0.5, 1e-12);
+    CHECK_NEAR(m.percent_error, 0, 1e-9);
+
+    /* Hand-computed LS scale: I = (1, 1), I0 = (1, 3): alpha = 4/2 = 2,
+     * residual (1, -1): MSE 1, RMS(I0) = sqrt(5), max 3. */
+    lm_cfloat i2[2] = {1, 1}, t2[2] = {1, 3};
+    CHECK_OK(lm_metrics_compute(i2, t2, 2, NULL, 1, &m, &err), &err);
+    CHECK_NEAR(m.scale_re, 2, 1e-12);
+    CHECK_NEAR(m.rmse, 1, 1e-12);
+    CHECK_NEAR(m.percent_error, 100 / sqrt(5), 1e-10);
+    CHECK_NEAR(m.psnr_db, 20 * log10(3.0), 1e-10);
+
+    /* Mask: only voxels 1 and 3 compared (image equals truth there except
+     * voxel 3 off by 2): MSE = 2, RMS(I0) = sqrt(10), max = 4. */
+    uint8_t mask[4] = {0, 1, 0, 1};
+    lm_cfloat im3[4] = {100, 2, -50, 6};
+    CHECK_OK(lm_metrics_compute(im3, truth, 4, mask, 0, &m, &err), &err);
+    CHECK(m.count == 2);
+    CHECK_NEAR(m.rmse, sqrt(2), 1e-12);
+    CHECK_NEAR(m.percent_error, 100 * sqrt(2) / sqrt(10), 1e-10);
+    CHECK_NEAR(m.psnr_db, 20 * log10(4 / sqrt(2)), 1e-10);
+
+    /* Identical images: zero error, +inf PSNR. */
+    CHECK_OK(lm_metrics_compute(truth, truth, 4, NULL, 0, &m, &err), &err);
+    CHECK(m.percent_error == 0);
+    CHECK(isinf(m.psnr_db) && m.psnr_db > 0);
+    CHECK_OK(lm_metrics_compute(truth, truth, 4, NULL, 1, &m, &err), &err);
+    CHECK(isinf(m.psnr_db) && m.psnr_db > 0);
+    CHECK_NEAR(m.scale_re, 1, 1e-12);
+
+    /* Errors: empty mask, no voxels. */
+    uint8_t none[4] = {0};
+    CHECK(lm_metrics_compute(img, truth, 4, none, 0, &m, &err) == LM_ERR_INVALID);
+    CHECK(lm_metrics_compute(img, truth, 0, NULL, 0, &m, &err) == LM_ERR_INVALID);
+
+    /* Relative error between variants. */
+    float ar[3] = {1, 2, 2}, ai[3] = {0, 0, 1}, br[3] = {1, 2, 2}, bi[3] = {0, 0, 0};
+    CHECK_NEAR(lm_rel_error(ar, ai, br, bi, 3), 1.0 / 3.0, 1e-12);
+    CHECK_NEAR(lm_rel_error(ar, NULL, br, NULL, 3), 0, 0);
+    lm_cfloat ca[2] = {3 + 4 * I, 0}, cb[2] = {0, 5};
+    CHECK_NEAR(lm_rel_error_c(ca, cb, 2), sqrt(50) / 5, 1e-12);
+    CHECK(lm_rel_error_c(cb, cb, 2) == 0);
+    lm_cfloat z[2] = {0, 0};
+    CHECK(isinf(lm_rel_error_c(cb, z, 2)));
+    CHECK(lm_rel_error_c(z, z, 2) == 0);
+    return lm_test_finish("metrics");
+}
