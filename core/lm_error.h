@@ -30,8 +30,8 @@ lm_code lm_fail(lm_error *err, lm_code code, const char *fmt, ...)
 void lm_error_clear(lm_error *err);
 const char *lm_code_name(lm_code code);
 
-/* Overflow-checked size arithmetic for sizes read from files. Return 0 on
- * overflow or when the result exceeds LM_MAX_ELEMENTS. */
+/* Overflow-checked size arithmetic for sizes read from files: returns 0 on
+ * overflow. lm_alloc/lm_calloc also refuse counts above LM_MAX_ELEMENTS. */
 #define LM_MAX_ELEMENTS ((size_t)1 << 36) /* 64 Gi elements: absurd beyond */
 int lm_size_mul(size_t a, size_t b, size_t *out);
 /* malloc that reports failure through err; size in bytes (checked). */

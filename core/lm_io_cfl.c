@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -39,7 +40,7 @@ static lm_code cfl_names_make(const char *path, cfl_names *n, lm_error *err)
     if (!path || !*path)
         return lm_fail(err, LM_ERR_INVALID, "empty cfl file name");
     size_t len = strlen(path);
-    if (len >= 4 && (strcmp(path + len - 4, ".cfl") == 0 || strcmp(path + len - 4, ".hdr") == 0))
+    if (len >= 4 && (strcasecmp(path + len - 4, ".cfl") == 0 || strcasecmp(path + len - 4, ".hdr") == 0))
         len -= 4;
     n->hdr = malloc(len + 5);
     n->cfl = malloc(len + 5);
@@ -158,10 +159,14 @@ static lm_code parse_hdr(const char *hdr_path, int *ndim, int64_t dims[LM_CFL_MA
             return lm_fail(err, LM_ERR_FORMAT, "%s: size '%s' after '# Dimensions' is not a number",
                            hdr_path, tok);
         }
-        if (errno == ERANGE || v <= 0) {
+        if (errno == ERANGE) {
             free(text);
-            return lm_fail(err, LM_ERR_FORMAT, "%s: dimension %d is %s (must be at least 1)",
-                           hdr_path, n, errno == ERANGE ? "out of range" : (v == 0 ? "0" : "negative"));
+            return lm_fail(err, LM_ERR_FORMAT, "%s: dimension %d is too large to be a size", hdr_path, n);
+        }
+        if (v <= 0) {
+            free(text);
+            return lm_fail(err, LM_ERR_FORMAT, "%s: dimension %d is %s (must be at least 1)", hdr_path,
+                           n, v == 0 ? "0" : "negative");
         }
         if (n >= LM_CFL_MAX_DIMS) {
             if (v != 1) {
@@ -201,7 +206,16 @@ lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], 
 
     int nd = 0;
     int64_t d[LM_CFL_MAX_DIMS];
-    if (access(nm.hdr, F_OK) != 0 && have_cfl) {
+    int have_hdr = access(nm.hdr, F_OK) == 0;
+    if (!have_hdr && !have_cfl) {
+        /* neither half: name the file as asked for (x.cfl for a base name) */
+        size_t len = strlen(path);
+        int named = len >= 4 && (strcasecmp(path + len - 4, ".cfl") == 0 ||
+                                 strcasecmp(path + len - 4, ".hdr") == 0);
+        rc = lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", named ? path : nm.cfl, strerror(cfl_errno));
+        goto out;
+    }
+    if (!have_hdr) {
         rc = lm_fail(err, LM_ERR_IO, "%s: header missing (%s needs it for its dimensions)", nm.hdr,
                      nm.cfl);
         goto out;
@@ -209,7 +223,7 @@ lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], 
     rc = parse_hdr(nm.hdr, &nd, d, err);
     if (rc)
         goto out;
-    size_t count;
+    size_t count = 0;
     rc = count_elements(nm.hdr, nd, d, &count, err);
     if (rc)
         goto out;
@@ -266,7 +280,7 @@ lm_code lm_cfl_write(const char *path, int ndim, const int64_t *dims, const lm_c
     if (ndim < 1 || ndim > LM_CFL_MAX_DIMS)
         return lm_fail(err, LM_ERR_INVALID, "%s: %d dimensions (a cfl holds 1 to %d)", path, ndim,
                        LM_CFL_MAX_DIMS);
-    size_t count;
+    size_t count = 0;
     lm_code rc = count_elements(path, ndim, dims, &count, err);
     if (rc)
         return rc;

@@ -1,7 +1,9 @@
-/* NIfTI-1 (.nii, .nii.gz) through libniftiio. The library reports trouble
- * only on stderr (and not at all at debug level 0) and its write returns
- * nothing, so sizes are checked before reading and every written file is
- * re-read before it replaces the destination. */
+/* NIfTI-1 (.nii, .nii.gz) through libniftiio: it parses and writes the
+ * header (dims, pixdim, qform/sform, units). The voxels themselves are read
+ * and written here, through zlib, because libniftiio's data reader silently
+ * turns NaN/Inf into 0 and accepts a truncated .nii.gz, and its data writer
+ * reports a short write only on stderr and returns nothing. Every written
+ * file is re-read before it replaces the destination. */
 #include "lm_io.h"
 
 #include <errno.h>
@@ -15,6 +17,11 @@
 #include <nifti1_io.h>
 
 #include "lm_atomic.h"
+
+/* glibc defines CMPLXF for gcc only; clang has the same builtin. */
+#ifndef CMPLXF
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
 
 #define LM_NIFTI_MAX_DIM 32767 /* dim[] is int16 in NIfTI-1 */
 
@@ -163,7 +170,29 @@ lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_
                      a.tmp_path);
         goto out;
     }
-    nifti_image_write(nim);
+    /* libniftiio writes the header and leaves the file open; the voxels are
+     * written here, because its own data writer reports a short write only
+     * on stderr (unconditionally) and returns nothing. */
+    znzFile fp = nifti_image_write_hdr_img(nim, 2, "wb");
+    if (znz_isnull(fp)) {
+        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write the NIfTI header: %s", path, strerror(errno));
+        goto out;
+    }
+    size_t bytes = nim->nvox * (size_t)nim->nbyper;
+    int bad_offset = znztell(fp) != (znz_off_t)nim->iname_offset;
+    errno = 0;
+    size_t wrote = bad_offset ? 0 : znzwrite(nim->data, 1, bytes, fp);
+    int write_errno = errno;
+    int closed = znzclose(fp);
+    if (bad_offset) {
+        rc = lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio left the file at an unexpected offset", path);
+        goto out;
+    }
+    if (wrote != bytes || closed != 0) {
+        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write: %s", path,
+                     write_errno ? strerror(write_errno) : "short write (disk full or file too large?)");
+        goto out;
+    }
     rc = verify_written(a.tmp_path, path, nim, err);
     if (rc)
         goto out;
@@ -186,10 +215,9 @@ static double unit_to_mm(int xyz_units)
     }
 }
 
-static lm_code convert_data(const nifti_image *nim, lm_cfloat *out, size_t n)
+static lm_code convert_data(int datatype, const void *p, lm_cfloat *out, size_t n)
 {
-    const void *p = nim->data;
-    switch (nim->datatype) {
+    switch (datatype) {
 #define REAL_CASE(code, type)                                \
     case code:                                               \
         for (size_t i = 0; i < n; i++)                       \
@@ -218,6 +246,42 @@ static lm_code convert_data(const nifti_image *nim, lm_cfloat *out, size_t n)
     }
 }
 
+/* Reads the voxels ourselves: libniftiio's reader silently replaces NaN and
+ * infinite floats by 0, and a damaged gzip stream must be an error. */
+static lm_code read_voxels(const char *path, const nifti_image *nim, void *buf, size_t bytes,
+                           lm_error *err)
+{
+    if (nim->iname_offset < 0)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: invalid vox_offset", path);
+    gzFile g = gzopen(path, "rb"); /* reads plain files too, transparently */
+    if (!g)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    int ok = gzseek(g, (z_off_t)nim->iname_offset, SEEK_SET) == (z_off_t)nim->iname_offset;
+    size_t got = 0;
+    while (ok && got < bytes) {
+        size_t chunk = bytes - got < ((size_t)1 << 30) ? bytes - got : ((size_t)1 << 30);
+        int n = gzread(g, (char *)buf + got, (unsigned)chunk);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    int errnum = Z_OK;
+    const char *zmsg = gzerror(g, &errnum);
+    if (errnum == Z_OK || errnum == Z_STREAM_END || !zmsg)
+        zmsg = "";
+    size_t lp = strlen(path); /* zlib prefixes its message with the path */
+    if (strncmp(zmsg, path, lp) == 0 && strncmp(zmsg + lp, ": ", 2) == 0)
+        zmsg += lp + 2;
+    char why[128];
+    snprintf(why, sizeof why, "%s", zmsg);
+    gzclose_r(g);
+    if (!ok || got < bytes)
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: image data truncated or unreadable (%zu of %zu voxel bytes%s%s)", path,
+                       got, bytes, why[0] ? ": " : "", why);
+    return LM_OK;
+}
+
 static int datatype_supported(int dt)
 {
     switch (dt) {
@@ -244,6 +308,7 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
                        "%s: not a readable NIfTI-1 file (header missing, short or invalid)", path);
     lm_code rc = LM_OK;
     lm_volume *v = NULL;
+    void *raw = NULL;
     int64_t d[8];
     for (int i = 1; i <= 7; i++)
         d[i] = i <= nim->dim[0] ? nim->dim[i] : 1;
@@ -267,6 +332,12 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
                          path, (long long)d[1], (long long)d[2], (long long)d[3]);
             goto out;
         }
+    if (nim->nifti_type != NIFTI_FTYPE_NIFTI1_1) {
+        rc = lm_fail(err, LM_ERR_UNSUPPORTED,
+                     "%s: not a single-file NIfTI-1 image (magic 'n+1'); .hdr/.img pairs are not read",
+                     path);
+        goto out;
+    }
     if (!datatype_supported(nim->datatype)) {
         rc = lm_fail(err, LM_ERR_UNSUPPORTED,
                      "%s: datatype %s is not supported (uint8/int8/int16/uint16/int32/uint32, "
@@ -283,12 +354,16 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
                      nifti_datatype_to_string(nim->datatype), need);
         goto out;
     }
-    if (nifti_image_load(nim) != 0 || !nim->data) {
-        rc = lm_fail(err, is_gz(path) ? LM_ERR_FORMAT : LM_ERR_IO,
-                     "%s: image data truncated or unreadable (%zu bytes of voxels expected)", path,
-                     count * (size_t)nim->nbyper);
+    raw = lm_alloc(count, (size_t)nim->nbyper, err, path);
+    if (!raw) {
+        rc = err ? err->code : LM_ERR_NOMEM;
         goto out;
     }
+    rc = read_voxels(path, nim, raw, count * (size_t)nim->nbyper, err);
+    if (rc)
+        goto out;
+    if (nim->byteorder != nifti_short_order() && nim->swapsize > 1)
+        nifti_swap_Nbytes(count * (size_t)nim->nbyper / (size_t)nim->swapsize, nim->swapsize, raw);
 
     const int64_t one[3] = {1, 1, 1};
     v = lm_volume_new(one, NULL, err);
@@ -302,7 +377,7 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
         rc = err ? err->code : LM_ERR_NOMEM;
         goto out;
     }
-    convert_data(nim, v->data, count);
+    convert_data(nim->datatype, raw, v->data, count);
 
     /* scl_slope == 0 means "no scaling" (NIfTI-1). For complex data the
      * slope scales both parts and the intercept shifts the real part. */
@@ -338,6 +413,7 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
     *out = v;
     v = NULL;
 out:
+    free(raw);
     lm_volume_free(v);
     nifti_image_free(nim);
     return rc;

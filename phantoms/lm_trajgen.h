@@ -22,11 +22,28 @@ lm_code lm_traj_kind_parse(const char *s, lm_traj_kind *out, lm_error *err);
 
 /* n: image matrix (kmax = n/2 per axis); m: exact sample count (0: the
  * kind's natural count); readout: samples per spoke/interleaf (0: default). */
+/* Samples of one spoke/interleaf are contiguous; m cuts the last one short.
+ * Defaults (nmin = smallest matrix size of the kind's axes):
+ *   radial3d          sample j at radius j (j = 0..readout-1), readout nmin/2,
+ *                     m = round(nx ny nz 284,592 / 128^3) (the paper's ratio);
+ *                     spoke s: cos(theta) = 2 frac(s phi1) - 1,
+ *                     azimuth 2 pi frac(s phi2) (Chan et al. 2009)
+ *   radial3d-full     sample j at j - readout/2, readout nmin, same m; spokes on
+ *                     the hemisphere, cos(theta) = frac(s phi1)
+ *   radial2d          as radial3d-full in the plane, golden angle 111.25 deg,
+ *                     ceil(pi nmin / 2) spokes (Nyquist)
+ *   spiral2d          max(1, nmin/8) Archimedean interleaves of kmax/interleaves
+ *                     turns, samples at equal arc length <= 1/FOV apart
+ *   stack-of-spirals  those spirals on every Cartesian plane kz = p - nz/2
+ *   cartesian         every grid point, k = i - n/2, x fastest; m and readout
+ *                     must be 0 or the grid's */
 lm_code lm_traj_generate(lm_traj_kind kind, const int64_t n[3], int64_t m, int64_t readout,
                          lm_traj **out, lm_error *err);
 
-/* Adds complex white Gaussian noise, sigma = level x RMS|d| per real and
- * imaginary part... (see .c), seeded and reproducible on every machine. */
+/* Adds complex white Gaussian noise n with E|n|^2 = (level x RMS|d|)^2,
+ * i.e. real and imaginary parts each of standard deviation
+ * level x RMS|d| / sqrt(2) (RMS over all samples and channels), seeded and
+ * reproducible on every machine (own xoshiro256** stream, see .c). */
 lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err);
 
 typedef struct lm_problem_def {
@@ -36,6 +53,11 @@ typedef struct lm_problem_def {
     int64_t readout;         /* samples per spoke */
     double noise;            /* relative sigma, 0 = none */
 } lm_problem_def;
+
+/* Fixed parts of every benchmark problem (GUIDE.md section 4). */
+#define LM_PROBLEM_FOV_MM 240.0
+#define LM_PROBLEM_NOISE_SEED 1
+#define LM_PROBLEM_TRUTH_SUB 4
 
 const lm_problem_def *lm_problem_find(const char *name, lm_error *err);
 size_t lm_problem_count(void);

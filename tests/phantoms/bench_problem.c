@@ -1,0 +1,56 @@
+/* Times building a benchmark problem (default B128): trajectory, exact
+ * k-space and the sub-voxel averaged truth, each separately. Run through
+ * `meson test --benchmark --suite phantoms` or directly with a name. */
+#include <stdio.h>
+#include <time.h>
+
+#include "lm_test.h"
+#include "lm_trajgen.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    lm_error err = {0};
+    const lm_problem_def *def = lm_problem_find(argc > 1 ? argv[1] : "B128", &err);
+    if (!def) {
+        fprintf(stderr, "%s\n", err.msg);
+        return 1;
+    }
+    lm_geom g;
+    lm_geom_init(&g, def->n, def->n, def->n, LM_PROBLEM_FOV_MM);
+    lm_traj *t = NULL;
+    lm_kdata *k = NULL;
+    lm_volume *v = NULL;
+    double t0 = now();
+    CHECK_OK(lm_traj_generate(LM_TRAJ_RADIAL3D, g.n, def->m, def->readout, &t, &err), &err);
+    double t1 = now();
+    if (t && (k = lm_kdata_new(t->m, 1, &err)))
+        CHECK_OK(lm_phantom_kspace(lm_phantom_shepp_logan_3d(), t, k->d, &err), &err);
+    if (k && def->noise > 0)
+        CHECK_OK(lm_noise_add(k, def->noise, LM_PROBLEM_NOISE_SEED, &err), &err);
+    double t2 = now();
+    CHECK_OK(lm_phantom_truth(lm_phantom_shepp_logan_3d(), &g, LM_PROBLEM_TRUTH_SUB, &v, &err), &err);
+    double t3 = now();
+    lm_volume_free(v);
+    lm_traj_free(t);
+    lm_kdata_free(k);
+    v = NULL;
+    t = NULL;
+    k = NULL;
+    double t4 = now();
+    CHECK_OK(lm_problem_make(def, NULL, &t, &k, &v, &err), &err);
+    double t5 = now();
+    printf("{\"problem\": \"%s\", \"time_traj_s\": %.4f, \"time_kspace_s\": %.4f, \"time_truth_s\": %.4f, "
+           "\"time_make_s\": %.4f}\n",
+           def->name, t1 - t0, t2 - t1, t3 - t2, t5 - t4);
+    lm_volume_free(v);
+    lm_traj_free(t);
+    lm_kdata_free(k);
+    return lm_test_finish("bench_problem");
+}
