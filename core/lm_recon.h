@@ -20,6 +20,7 @@ const char *lm_reg_name(lm_reg_kind r);
 lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err);
 
 typedef enum lm_stage { LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE } lm_stage;
+/* Short lower-case labels for display: "loading", "computing Q", ... */
 const char *lm_stage_name(lm_stage s);
 
 typedef struct lm_progress {
@@ -46,6 +47,8 @@ typedef struct lm_recon_opts {
     int threads;
     lm_progress_fn progress;
     void *progress_user;
+    double edge_frac;          /* anatomical edge threshold, fraction of max|ref|
+                                  (lm_reg_anatomical_weights); 0 means 0.1 */
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);
@@ -56,20 +59,33 @@ typedef struct lm_recon_result {
     int q_from_cache;
     int iters_done;
     double *resid_history;     /* iters_done + 1 entries */
-    double fhd_pairs;          /* M x N, for Gpairs/s */
+    double fhd_pairs;          /* M x N x channels, for Gpairs/s */
+    int coils;                 /* channels reconstructed; > 1: the image is their
+                                  root-sum-of-squares (real, >= 0), and iters_done
+                                  and resid_history are the last channel's */
+    double time_grid_s;        /* gridding methods: time in lm_grid_* */
 } lm_recon_result;
 
+/* Frees the image and history and zeroes r (r must be zeroed or filled
+ * by lm_recon_run before). */
 void lm_recon_result_clear(lm_recon_result *r);
 
 /* Multi-coil k-space is reconstructed per channel and combined by
- * root-sum-of-squares. */
+ * root-sum-of-squares. res is overwritten (not freed first); on failure or
+ * cancel (LM_ERR_CANCELLED) it is left zeroed with nothing to free.
+ * Progress: stage Q (fraction of the kernel or 1 on a cache hit), FHD and
+ * CG (fractions over all channels; CG reports iter, iters, rel_resid and
+ * cost = ||F rho - d||^2 + lambda s ||W rho||^2 of the current channel),
+ * GRID for the gridding methods, then DONE. */
 lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                      const lm_recon_opts *o, lm_recon_result *res, lm_error *err);
 
 /* Building blocks (used by recon, bench and tests). Both return the raw
  * kernel sums of lm_kernels.h (no 1/N factors), allocated for the caller.
  * Q on the 2x grid (8N values), looked up in / stored to the disk cache when
- * use_cache; F^H d on the N voxels for one channel of k-space. */
+ * use_cache; F^H d on the N voxels for one channel of k-space.
+ * (lm_q_count() values in general: 4N in 2D. Any variant may take Q from the
+ * cache; only non-approximate variants store it. ctl may be NULL.) */
 lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, int use_cache,
                      const lm_ctl *ctl, lm_cfloat **q, int *from_cache, lm_error *err);
 lm_code lm_compute_fhd(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const char *variant,

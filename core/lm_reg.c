@@ -12,9 +12,10 @@ void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weight
     const int64_t n0 = n[0], n1 = n[1], n2 = n[2];
     const int64_t total = n0 * n1 * n2;
     const int nt = threads > 0 ? threads : omp_get_max_threads();
+    const int par = total >= 32768; /* small volumes: a barrier costs more than the work */
 
     if (kind == LM_REG_IDENTITY) {
-#pragma omp parallel for num_threads(nt) schedule(static)
+#pragma omp parallel for num_threads(nt) schedule(static) if (par)
         for (int64_t j = 0; j < total; j++)
             y[j] = x[j];
         return;
@@ -31,7 +32,7 @@ void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weight
     /* Each voxel gathers its own differences, so no write conflicts:
      * y_i = sum over neighbours j of w_ij (x_i - x_j), w_ij the weight of
      * the forward difference that joins them. */
-#pragma omp parallel for num_threads(nt) collapse(2) schedule(static)
+#pragma omp parallel for num_threads(nt) collapse(2) schedule(static) if (par)
     for (int64_t k = 0; k < n2; k++)
         for (int64_t j = 0; j < n1; j++) {
             int64_t row = k * sz + j * sy;

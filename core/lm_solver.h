@@ -72,8 +72,8 @@ typedef struct lm_cg_report {
 lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
                                   float **weights, lm_error *err);
 
-/* Values of Q on the 2x grid for matrix n: 2n per axis, except that a 2D
- * matrix (n[2] == 1) keeps one z plane: 8N in 3D, 4N in 2D. */
+/* Values of Q on the 2x grid for matrix n (lm_points_q_grid): 2n per
+ * axis, except that a flat axis (n == 1) stays flat: 8N in 3D, 4N in 2D. */
 int64_t lm_q_count(const int64_t n[3]);
 
 /* y = W^H W x for the regulariser (identity, gradient or anatomical with
@@ -95,7 +95,9 @@ double lm_toeplitz_diag(const lm_toeplitz *t);
 void lm_toeplitz_free(lm_toeplitz *t);
 
 /* CPU solver (FFTW). Q: 8N complex on the 2x grid (lm_points_q_grid order),
- * unscaled raw sum; fhd: N complex, unscaled raw sum; rho: N complex out. */
+ * unscaled raw sum; fhd: N complex, unscaled raw sum; rho: N complex out.
+ * (lm_q_count() values of Q in general; the solver builds one
+ * lm_toeplitz per call.) */
 lm_code lm_cg_solve_cpu(const lm_geom *g, const lm_cfloat *q, const lm_cfloat *fhd,
                         lm_cfloat *rho, const lm_cg_opts *o, lm_cg_report *rep, lm_error *err);
 

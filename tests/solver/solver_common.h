@@ -13,7 +13,7 @@
 
 static uint64_t tst_rng = 88172645463325252ull;
 
-static double tst_uniform(void) /* [0, 1) */
+static inline double tst_uniform(void) /* [0, 1) */
 {
     tst_rng ^= tst_rng << 13;
     tst_rng ^= tst_rng >> 7;
@@ -22,7 +22,7 @@ static double tst_uniform(void) /* [0, 1) */
 }
 
 /* m random samples filling |k| < n/2 per axis (kz = 0 for 2D). */
-static lm_traj *tst_random_traj(const lm_geom *g, int64_t m)
+static inline lm_traj *tst_random_traj(const lm_geom *g, int64_t m)
 {
     lm_traj *t = lm_traj_new(m, g->n[2] > 1 ? 3 : 2, NULL);
     for (int64_t j = 0; j < m; j++)
@@ -31,12 +31,12 @@ static lm_traj *tst_random_traj(const lm_geom *g, int64_t m)
     return t;
 }
 
-/* Raw Q on the 2x grid: positions (i - n)/n on padded axes, 0 on a 2D z. */
-static lm_cfloat *tst_q_direct(const lm_geom *g, const lm_traj *t)
+/* Raw Q on the 2x grid: positions (i - n)/n on padded axes, 0 on a flat one. */
+static inline lm_cfloat *tst_q_direct(const lm_geom *g, const lm_traj *t)
 {
     int64_t p[3], c[3];
     for (int a = 0; a < 3; a++) {
-        p[a] = (a < 2 || g->n[2] > 1) ? 2 * g->n[a] : 1;
+        p[a] = g->n[a] > 1 ? 2 * g->n[a] : 1;
         c[a] = p[a] > 1 ? g->n[a] : 0;
     }
     int64_t total = p[0] * p[1] * p[2];
@@ -59,7 +59,7 @@ static lm_cfloat *tst_q_direct(const lm_geom *g, const lm_traj *t)
     return q;
 }
 
-static void tst_pos(const lm_geom *g, int64_t v, double x[3])
+static inline void tst_pos(const lm_geom *g, int64_t v, double x[3])
 {
     int64_t idx[3] = {v % g->n[0], (v / g->n[0]) % g->n[1], v / (g->n[0] * g->n[1])};
     for (int a = 0; a < 3; a++)
@@ -67,7 +67,7 @@ static void tst_pos(const lm_geom *g, int64_t v, double x[3])
 }
 
 /* d = F x: (1/N) phi(k) sum_n x_n exp(-i 2 pi k . x_n). */
-static void tst_forward(const lm_geom *g, const lm_traj *t, const double complex *x, double complex *d)
+static inline void tst_forward(const lm_geom *g, const lm_traj *t, const double complex *x, double complex *d)
 {
     int64_t nv = lm_geom_voxels(g);
     for (int64_t m = 0; m < t->m; m++) {
@@ -84,7 +84,7 @@ static void tst_forward(const lm_geom *g, const lm_traj *t, const double complex
 }
 
 /* Raw adjoint sum (no 1/N): sum_m phi(k) d_m exp(+i 2 pi k . x_n). */
-static void tst_adjoint_raw(const lm_geom *g, const lm_traj *t, const double complex *d, double complex *x)
+static inline void tst_adjoint_raw(const lm_geom *g, const lm_traj *t, const double complex *d, double complex *x)
 {
     int64_t nv = lm_geom_voxels(g);
     for (int64_t v = 0; v < nv; v++) {

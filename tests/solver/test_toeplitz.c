@@ -11,7 +11,8 @@ static void check_case(int64_t nx, int64_t ny, int64_t nz, int64_t m, lm_basis b
     g.basis = basis;
     lm_traj *t = tst_random_traj(&g, m);
     int64_t nv = lm_geom_voxels(&g);
-    CHECK(lm_q_count(g.n) == (nz > 1 ? 8 : 4) * nv);
+    int padded = (nx > 1) + (ny > 1) + (nz > 1);
+    CHECK(lm_q_count(g.n) == (1 << padded) * nv);
     lm_cfloat *q = tst_q_direct(&g, t);
 
     double complex *x = malloc((size_t)nv * sizeof *x), *ref = malloc((size_t)nv * sizeof *ref);
@@ -76,5 +77,11 @@ int main(void)
     check_case(5, 7, 3, 150, LM_BASIS_DIRAC);
     check_case(9, 6, 1, 100, LM_BASIS_DIRAC);
     check_case(6, 4, 10, 120, LM_BASIS_BOX);
+    /* Flat axes anywhere, tiles with a partial last block (n > 16). */
+    check_case(1, 6, 5, 80, LM_BASIS_BOX);
+    check_case(7, 1, 4, 80, LM_BASIS_BOX);
+    check_case(9, 1, 1, 30, LM_BASIS_BOX);
+    check_case(1, 1, 1, 10, LM_BASIS_DIRAC);
+    check_case(20, 18, 1, 300, LM_BASIS_BOX);
     return lm_test_finish("toeplitz");
 }
