@@ -76,9 +76,9 @@ const lm_variant *lm_variant_find(const char *name, lm_error *err);
 /* Finds and checks availability; the error says why not. */
 const lm_variant *lm_variant_get_available(const char *name, lm_error *err);
 
-/* Paper's FLOP accounting per sample-voxel pair of the F^H d sum
- * (3 mul-add for the phase, sin + cos counted as 13 flops together... see
- * lm_kernels.c); used by bench for GFLOPS. */
+/* Paper's FLOP accounting per sample-voxel pair: 15 for F^H d (complex
+ * weights: phase 5, sin and cos 1 each, complex accumulate 8), 11 for Q
+ * (real weights); see lm_kernels.c. Used by bench for GFLOPS. */
 double lm_ksum_flops_per_pair(int real_weights);
 
 /* Convenience: run a variant, checking availability and arguments. */

@@ -13,6 +13,10 @@ lm_code lm_ksum_cpu_sp(const lm_ksum_in *in, const lm_points *pts, float *out_re
 lm_code lm_ksum_cpu_simd(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
                          const lm_ctl *ctl, lm_error *err);
 lm_code lm_cpu_simd_available(lm_error *why);
+/* Grid points only: exp(i2pi k.x) factors over the axes, so the sum is a
+ * complex matrix product of per-axis phasor tables (exact, not approximate). */
+lm_code lm_ksum_cpu_separable(const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                              float *out_im, const lm_ctl *ctl, lm_error *err);
 /* lm_ksum_nufft.c: grid points only */
 lm_code lm_ksum_cpu_nufft(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
                           const lm_ctl *ctl, lm_error *err);
@@ -21,5 +25,18 @@ lm_code lm_ksum_cpu_nufft(const lm_ksum_in *in, const lm_points *pts, float *out
  * faster ones). Present in every build; without CUDA each row's available()
  * says the program was built without CUDA. */
 const lm_variant *lm_gpu_variants(size_t *count);
+
+/* lm_kernels.c: shared by the CPU kernels. */
+/* Threads a kernel should use: ctl->threads, or all (OpenMP's default). */
+int lm_ctl_threads(const lm_ctl *ctl);
+/* One unit of work, [0, units): called from several threads at once. */
+typedef void (*lm_unit_fn)(void *ctx, int64_t unit);
+/* Runs body over every unit on lm_ctl_threads(ctl) OpenMP threads, handing
+ * units out one at a time. Reports progress (units done / units) from one
+ * thread at most every 20 ms, and 1.0 at the end; when progress asks to
+ * cancel, no new unit starts and it returns LM_ERR_CANCELLED naming what.
+ * Units should be small enough (milliseconds) to keep cancel responsive. */
+lm_code lm_ksum_parallel(int64_t units, const lm_ctl *ctl, lm_unit_fn body, void *ctx,
+                         const char *what, lm_error *err);
 
 #endif
