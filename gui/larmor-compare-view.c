@@ -1,0 +1,631 @@
+#include "larmor-compare-view.h"
+
+#include <math.h>
+
+#include "larmor-ortho-view.h"
+#include "larmor-plot.h"
+#include "larmor-util.h"
+
+typedef struct {
+    LarmorVolume *volume;
+    LarmorVolume *diff;        /* volume - truth, or NULL */
+    LarmorRun *run;            /* NULL for the truth */
+    LarmorViewState *state;    /* the shared one, or its own when unlinked */
+    LarmorSliceView *view, *diff_view;
+} Panel;
+
+struct _LarmorCompareView {
+    GtkWidget parent_instance;
+
+    GtkDropDown *orient_dropdown;
+    GtkDropDown *mode_dropdown;
+    GtkDropDown *cmap_dropdown;
+    GtkToggleButton *diff_toggle;
+    GtkDropDown *gain_dropdown;
+    GtkToggleButton *link_toggle;
+    GtkWidget *auto_button;
+    GtkAdjustment *slice_adjustment;
+    GtkScale *slice_scale;
+    GtkStack *panels_stack;
+    GtkGrid *panels_grid;
+    GtkGrid *metrics_grid;
+    LarmorPlot *conv_plot;
+    GtkLabel *status_label;
+
+    LarmorViewState *state;
+    LarmorVolume *truth;
+    GPtrArray *runs;
+    Panel panels[LARMOR_COMPARE_MAX_RUNS + 1];
+    int n_panels;
+    LarmorOrientation orientation;
+    GHashTable *cells;         /* "row:column" -> GtkLabel */
+    gboolean syncing;
+    int64_t grid_dims[3];
+};
+
+G_DEFINE_FINAL_TYPE(LarmorCompareView, larmor_compare_view, GTK_TYPE_WIDGET)
+
+static const double gains[] = { 1, 2, 5, 10 };
+
+static double current_gain(LarmorCompareView *self)
+{
+    guint i = gtk_drop_down_get_selected(self->gain_dropdown);
+    return gains[MIN(i, G_N_ELEMENTS(gains) - 1)];
+}
+
+static void each_state(LarmorCompareView *self, void (*fn)(LarmorViewState *, gpointer), gpointer data)
+{
+    fn(self->state, data);
+    for (int i = 0; i < self->n_panels; i++)
+        if (self->panels[i].state && self->panels[i].state != self->state)
+            fn(self->panels[i].state, data);
+}
+
+/* --- status line ------------------------------------------------------- */
+
+static void show_values(LarmorCompareView *self, const int64_t ijk[3], gboolean hovering)
+{
+    if (self->n_panels == 0) {
+        larmor_label_set_text(self->status_label, " ");
+        return;
+    }
+    GString *s = g_string_new(NULL);
+    double mm[3];
+    larmor_volume_voxel_to_mm(self->panels[0].volume, ijk, mm);
+    g_string_append_printf(s, "%s x %lld  y %lld  z %lld  (%+.1f, %+.1f, %+.1f) mm", hovering ? "" : "Cursor ",
+                           (long long)ijk[0], (long long)ijk[1], (long long)ijk[2], mm[0], mm[1], mm[2]);
+    LarmorMode mode = larmor_view_state_get_mode(self->state);
+    for (int i = 0; i < self->n_panels; i++) {
+        Panel *p = &self->panels[i];
+        float v = larmor_mode_value(larmor_volume_value_at(p->volume, ijk), mode);
+        if (p->run)
+            g_string_append_printf(s, "   #%d %.4g", larmor_run_get_index(p->run), v);
+        else
+            g_string_append_printf(s, "   truth %.4g", v);
+    }
+    larmor_label_set_text(self->status_label, s->str);
+    g_string_free(s, TRUE);
+}
+
+static void on_hover(LarmorSliceView *view, gboolean inside, int x, int y, int z, LarmorCompareView *self)
+{
+    int64_t ijk[3] = { x, y, z };
+    if (!inside)
+        larmor_view_state_get_cursor(larmor_slice_view_get_state(view), ijk);
+    show_values(self, ijk, inside);
+}
+
+/* --- slice slider ------------------------------------------------------ */
+
+static int normal_axis(LarmorCompareView *self)
+{
+    int u, v, n;
+    larmor_orientation_axes(self->orientation, &u, &v, &n);
+    return n;
+}
+
+static void sync_slider(LarmorCompareView *self)
+{
+    int64_t ijk[3], dims[3];
+    larmor_view_state_get_cursor(self->state, ijk);
+    larmor_view_state_get_dims(self->state, dims);
+    int n = normal_axis(self);
+    self->syncing = TRUE;
+    gtk_adjustment_set_upper(self->slice_adjustment, (double)MAX(dims[n] - 1, 1));
+    gtk_adjustment_set_value(self->slice_adjustment, (double)ijk[n]);
+    self->syncing = FALSE;
+}
+
+static void on_state_cursor(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
+{
+    sync_slider(self);
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(state, ijk);
+    show_values(self, ijk, FALSE);
+}
+
+typedef struct { int axis; int64_t value; } AxisValue;
+
+static void set_axis(LarmorViewState *s, gpointer data)
+{
+    AxisValue *av = data;
+    larmor_view_state_set_cursor_axis(s, av->axis, av->value);
+}
+
+static void on_slider(GtkAdjustment *adj, LarmorCompareView *self)
+{
+    if (self->syncing)
+        return;
+    AxisValue av = { normal_axis(self), (int64_t)lround(gtk_adjustment_get_value(adj)) };
+    each_state(self, set_axis, &av);
+}
+
+/* --- toolbar ----------------------------------------------------------- */
+
+static void set_mode(LarmorViewState *s, gpointer data)
+{
+    larmor_view_state_set_mode(s, GPOINTER_TO_INT(data));
+}
+
+static void set_cmap(LarmorViewState *s, gpointer data)
+{
+    larmor_view_state_set_colormap(s, GPOINTER_TO_INT(data));
+}
+
+typedef struct { double w, l; } WL;
+
+static void set_wl(LarmorViewState *s, gpointer data)
+{
+    WL *wl = data;
+    larmor_view_state_set_window_level(s, wl->w, wl->l);
+}
+
+static void auto_window(LarmorCompareView *self)
+{
+    LarmorVolume *ref = self->truth ? self->truth : self->n_panels ? self->panels[0].volume : NULL;
+    if (!ref)
+        return;
+    WL wl;
+    larmor_volume_auto_window(ref, larmor_view_state_get_mode(self->state), &wl.w, &wl.l);
+    each_state(self, set_wl, &wl);
+}
+
+static void on_mode(GtkDropDown *dd, GParamSpec *pspec, LarmorCompareView *self)
+{
+    each_state(self, set_mode, GINT_TO_POINTER(gtk_drop_down_get_selected(dd)));
+    auto_window(self);
+}
+
+static void on_cmap(GtkDropDown *dd, GParamSpec *pspec, LarmorCompareView *self)
+{
+    each_state(self, set_cmap, GINT_TO_POINTER(gtk_drop_down_get_selected(dd)));
+}
+
+static void on_auto(GtkButton *b, LarmorCompareView *self)
+{
+    auto_window(self);
+}
+
+static void on_orientation(GtkDropDown *dd, GParamSpec *pspec, LarmorCompareView *self)
+{
+    self->orientation = gtk_drop_down_get_selected(dd);
+    for (int i = 0; i < self->n_panels; i++) {
+        larmor_slice_view_set_orientation(self->panels[i].view, self->orientation);
+        if (self->panels[i].diff_view)
+            larmor_slice_view_set_orientation(self->panels[i].diff_view, self->orientation);
+    }
+    sync_slider(self);
+}
+
+static void rebuild(LarmorCompareView *self);
+
+static void on_gain(GtkDropDown *dd, GParamSpec *pspec, LarmorCompareView *self)
+{
+    if (gtk_toggle_button_get_active(self->diff_toggle)) {
+        rebuild(self);
+        return;
+    }
+    for (int i = 0; i < self->n_panels; i++)
+        if (self->panels[i].diff_view) {
+            larmor_slice_view_set_gain(self->panels[i].diff_view, current_gain(self));
+            char *t = g_strdup_printf("×%g", current_gain(self));
+            larmor_slice_view_set_title(self->panels[i].diff_view, t);
+            g_free(t);
+        }
+}
+
+/* --- panels ------------------------------------------------------------ */
+
+static void copy_state(LarmorViewState *from, LarmorViewState *to)
+{
+    int64_t dims[3], ijk[3];
+    larmor_view_state_get_dims(from, dims);
+    larmor_view_state_set_dims(to, dims);
+    larmor_view_state_get_cursor(from, ijk);
+    larmor_view_state_set_cursor(to, ijk);
+    larmor_view_state_set_window_level(to, larmor_view_state_get_window(from), larmor_view_state_get_level(from));
+    larmor_view_state_set_mode(to, larmor_view_state_get_mode(from));
+    larmor_view_state_set_colormap(to, larmor_view_state_get_colormap(from));
+    for (int o = 0; o < 3; o++) {
+        double px, py;
+        larmor_view_state_get_pan(from, o, &px, &py);
+        larmor_view_state_set_zoom_pan(to, o, larmor_view_state_get_zoom(from, o), px, py);
+    }
+}
+
+static void apply_link(LarmorCompareView *self)
+{
+    gboolean linked = gtk_toggle_button_get_active(self->link_toggle);
+    for (int i = 0; i < self->n_panels; i++) {
+        Panel *p = &self->panels[i];
+        LarmorViewState *s;
+        if (linked || i == 0)
+            s = g_object_ref(self->state);
+        else {
+            s = larmor_view_state_new();
+            copy_state(self->state, s);
+        }
+        g_set_object(&p->state, s);
+        g_object_unref(s);
+        larmor_slice_view_set_state(p->view, p->state);
+        if (p->diff_view)
+            larmor_slice_view_set_state(p->diff_view, p->state);
+    }
+}
+
+static void on_link(GtkToggleButton *b, GParamSpec *pspec, LarmorCompareView *self)
+{
+    apply_link(self);
+}
+
+static void clear_panels(LarmorCompareView *self)
+{
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->panels_grid))))
+        gtk_grid_remove(self->panels_grid, child);
+    for (int i = 0; i < self->n_panels; i++) {
+        Panel *p = &self->panels[i];
+        g_clear_object(&p->volume);
+        g_clear_object(&p->diff);
+        g_clear_object(&p->run);
+        g_clear_object(&p->state);
+        p->view = p->diff_view = NULL;
+    }
+    self->n_panels = 0;
+}
+
+static GtkWidget *make_header(LarmorCompareView *self, Panel *p)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_widget_add_css_class(box, "panel-header");
+    GtkWidget *swatch = gtk_label_new(NULL);
+    GtkWidget *title = gtk_label_new(NULL);
+    GtkWidget *sub = gtk_label_new(NULL);
+    gtk_widget_add_css_class(sub, "dim-label");
+    gtk_widget_add_css_class(sub, "numeric");
+    gtk_label_set_xalign(GTK_LABEL(title), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(title), PANGO_ELLIPSIZE_END);
+    gtk_widget_set_hexpand(title, TRUE);
+    if (p->run) {
+        GdkRGBA c;
+        larmor_palette_color(larmor_run_get_index(p->run) - 1, &c);
+        char *hex = g_strdup_printf("#%02x%02x%02x", (int)(c.red * 255), (int)(c.green * 255), (int)(c.blue * 255));
+        char *m = g_strdup_printf("<span foreground=\"%s\">■</span>", hex);
+        gtk_label_set_markup(GTK_LABEL(swatch), m);
+        g_free(m);
+        g_free(hex);
+        char *t = g_markup_printf_escaped("<b>%s</b>", larmor_run_get_label(p->run));
+        gtk_label_set_markup(GTK_LABEL(title), t);
+        g_free(t);
+        gtk_widget_set_tooltip_text(title, larmor_run_get_label(p->run));
+        if (larmor_run_has_metrics(p->run)) {
+            char *s = g_strdup_printf("%.2f dB · %.2f %%", larmor_run_get_psnr(p->run),
+                                      larmor_run_get_percent_error(p->run));
+            gtk_label_set_text(GTK_LABEL(sub), s);
+            g_free(s);
+        }
+    } else {
+        gtk_label_set_markup(GTK_LABEL(swatch), "<span foreground=\"#e8e8e8\">■</span>");
+        gtk_label_set_markup(GTK_LABEL(title), "<b>Truth</b>");
+        gtk_label_set_text(GTK_LABEL(sub), "reference");
+    }
+    gtk_box_append(GTK_BOX(box), swatch);
+    gtk_box_append(GTK_BOX(box), title);
+    gtk_box_append(GTK_BOX(box), sub);
+    return box;
+}
+
+static LarmorSliceView *make_view(LarmorCompareView *self, LarmorVolume *vol)
+{
+    LarmorSliceView *v = LARMOR_SLICE_VIEW(larmor_slice_view_new(self->orientation));
+    larmor_slice_view_set_volume(v, vol);
+    larmor_slice_view_set_state(v, self->state);
+    larmor_slice_view_set_title(v, "");
+    g_signal_connect(v, "hover", G_CALLBACK(on_hover), self);
+    return v;
+}
+
+/* --- metrics table ----------------------------------------------------- */
+
+static void add_cell(LarmorCompareView *self, int row, int col, const char *key, const char *text,
+                     gboolean numeric, gboolean header)
+{
+    GtkWidget *l = gtk_label_new(NULL);
+    if (header) {
+        char *m = g_markup_printf_escaped("<b>%s</b>", text);
+        gtk_label_set_markup(GTK_LABEL(l), m);
+        g_free(m);
+        gtk_widget_add_css_class(l, "dim-label");
+    } else if (text && g_str_has_prefix(text, "<span"))
+        gtk_label_set_markup(GTK_LABEL(l), text);
+    else
+        gtk_label_set_text(GTK_LABEL(l), text);
+    gtk_label_set_xalign(GTK_LABEL(l), numeric ? 1 : 0);
+    if (numeric)
+        gtk_widget_add_css_class(l, "numeric");
+    gtk_grid_attach(self->metrics_grid, l, col, row, 1, 1);
+    if (!header && key)
+        g_hash_table_insert(self->cells, g_strdup_printf("%d:%s", row - 1, key), l);
+}
+
+static void fill_metrics(LarmorCompareView *self)
+{
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->metrics_grid))))
+        gtk_grid_remove(self->metrics_grid, child);
+    g_hash_table_remove_all(self->cells);
+    static const char *heads[] = { "", "Run", "Kernel", "λ", "Iter", "Time", "GFLOPS", "PSNR (dB)", "Error (%)" };
+    static const char *keys[] = { "swatch", "run", "variant", "lambda", "iters", "time", "gflops", "psnr", "error" };
+    if (self->runs->len == 0) {
+        GtkWidget *l = gtk_label_new("No runs to compare");
+        gtk_widget_add_css_class(l, "dim-label");
+        gtk_grid_attach(self->metrics_grid, l, 0, 0, 1, 1);
+        return;
+    }
+    for (int c = 0; c < (int)G_N_ELEMENTS(heads); c++)
+        add_cell(self, 0, c, NULL, heads[c], c >= 3, TRUE);
+    for (guint r = 0; r < self->runs->len; r++) {
+        LarmorRun *run = self->runs->pdata[r];
+        const LarmorReconParams *p = larmor_run_get_params(run);
+        gboolean cg = p->method == LM_METHOD_CG;
+        GdkRGBA c;
+        larmor_palette_color(larmor_run_get_index(run) - 1, &c);
+        char *cells[9];
+        cells[0] = g_strdup_printf("<span foreground=\"#%02x%02x%02x\">■</span>", (int)(c.red * 255),
+                                   (int)(c.green * 255), (int)(c.blue * 255));
+        cells[1] = g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
+        cells[2] = g_strdup(cg ? p->variant : "—");
+        cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
+        cells[4] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");
+        cells[5] = larmor_format_seconds(larmor_run_get_time_total(run));
+        cells[6] = larmor_format_number("%.1f", larmor_run_get_gflops(run));
+        cells[7] = larmor_format_number("%.2f", larmor_run_get_psnr(run));
+        cells[8] = larmor_format_number("%.2f", larmor_run_get_percent_error(run));
+        for (int k = 0; k < 9; k++) {
+            add_cell(self, (int)r + 1, k, keys[k], cells[k], k >= 3, FALSE);
+            g_free(cells[k]);
+        }
+    }
+}
+
+static void fill_plot(LarmorCompareView *self)
+{
+    larmor_plot_clear(self->conv_plot);
+    larmor_plot_set_title(self->conv_plot, "CG convergence");
+    larmor_plot_set_axes(self->conv_plot, "iteration", FALSE, "‖r‖ / ‖b‖", TRUE);
+    larmor_plot_set_placeholder(self->conv_plot, "No CG runs to plot");
+    for (guint r = 0; r < self->runs->len; r++) {
+        LarmorRun *run = self->runs->pdata[r];
+        int n;
+        const double *res = larmor_run_get_residuals(run, &n);
+        if (!res || n < 2)
+            continue;
+        double *x = g_new(double, n);
+        for (int i = 0; i < n; i++)
+            x[i] = i;
+        char *label = g_strdup_printf("#%d", larmor_run_get_index(run));
+        larmor_plot_add_series(self->conv_plot, label, x, res, n, LARMOR_PLOT_LINES,
+                               larmor_run_get_index(run) - 1);
+        g_free(label);
+        g_free(x);
+    }
+}
+
+static void rebuild(LarmorCompareView *self)
+{
+    clear_panels(self);
+    if (self->truth) {
+        self->panels[self->n_panels++].volume = g_object_ref(self->truth);
+    }
+    for (guint r = 0; r < self->runs->len && self->n_panels <= LARMOR_COMPARE_MAX_RUNS; r++) {
+        LarmorRun *run = self->runs->pdata[r];
+        LarmorVolume *img = larmor_run_get_image(run);
+        if (!img)
+            continue;
+        Panel *p = &self->panels[self->n_panels++];
+        p->volume = g_object_ref(img);
+        p->run = g_object_ref(run);
+        if (self->truth)
+            p->diff = larmor_volume_new_difference(img, self->truth, "difference");
+    }
+    gboolean diffs = gtk_toggle_button_get_active(self->diff_toggle) && self->truth;
+    gtk_widget_set_sensitive(GTK_WIDGET(self->diff_toggle), self->truth != NULL);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->gain_dropdown), diffs);
+
+    if (self->n_panels > 0) {
+        /* Keep cursor and window when the grid stays; start fresh otherwise. */
+        const lm_volume *v = larmor_volume_get_data(self->panels[0].volume);
+        gboolean regrid = v->dims[0] != self->grid_dims[0] || v->dims[1] != self->grid_dims[1] ||
+                          v->dims[2] != self->grid_dims[2];
+        for (int a = 0; a < 3; a++)
+            self->grid_dims[a] = v->dims[a];
+        larmor_view_state_set_dims(self->state, v->dims);
+        if (regrid)
+            auto_window(self);
+    }
+    for (int i = 0; i < self->n_panels; i++) {
+        Panel *p = &self->panels[i];
+        GtkWidget *col = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+        gtk_widget_add_css_class(col, "compare-panel");
+        gtk_box_append(GTK_BOX(col), make_header(self, p));
+        p->view = make_view(self, p->volume);
+        gtk_box_append(GTK_BOX(col), GTK_WIDGET(p->view));
+        gtk_grid_attach(self->panels_grid, col, i, 0, 1, 1);
+        if (diffs) {
+            GtkWidget *dcol = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+            gtk_widget_add_css_class(dcol, "compare-panel");
+            if (p->diff) {
+                GtkWidget *h = gtk_label_new(NULL);
+                char *m = g_strdup_printf("<b>#%d − truth</b>", larmor_run_get_index(p->run));
+                gtk_label_set_markup(GTK_LABEL(h), m);
+                g_free(m);
+                gtk_label_set_xalign(GTK_LABEL(h), 0);
+                gtk_widget_add_css_class(h, "panel-header");
+                gtk_box_append(GTK_BOX(dcol), h);
+                p->diff_view = make_view(self, p->diff);
+                larmor_slice_view_set_gain(p->diff_view, current_gain(self));
+                char *t = g_strdup_printf("×%g", current_gain(self));
+                larmor_slice_view_set_title(p->diff_view, t);
+                g_free(t);
+                gtk_box_append(GTK_BOX(dcol), GTK_WIDGET(p->diff_view));
+            } else {
+                char *t = p->run ? g_strdup("Not on the truth's grid")
+                                 : g_strdup_printf("Below each run: run − truth\n×%g, same window and level", current_gain(self));
+                GtkWidget *l = gtk_label_new(t);
+                g_free(t);
+                gtk_widget_add_css_class(l, "dim-label");
+                gtk_widget_set_vexpand(l, TRUE);
+                gtk_label_set_wrap(GTK_LABEL(l), TRUE);
+                gtk_label_set_justify(GTK_LABEL(l), GTK_JUSTIFY_CENTER);
+                gtk_box_append(GTK_BOX(dcol), l);
+            }
+            gtk_grid_attach(self->panels_grid, dcol, i, 1, 1, 1);
+        }
+    }
+    apply_link(self);
+    gtk_stack_set_visible_child_name(self->panels_stack, self->n_panels ? "panels" : "empty");
+    fill_metrics(self);
+    fill_plot(self);
+    sync_slider(self);
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(self->state, ijk);
+    show_values(self, ijk, FALSE);
+}
+
+static void on_diff(GtkToggleButton *b, GParamSpec *pspec, LarmorCompareView *self)
+{
+    rebuild(self);
+}
+
+/* --- public ------------------------------------------------------------ */
+
+GtkWidget *larmor_compare_view_new(void)
+{
+    return g_object_new(LARMOR_TYPE_COMPARE_VIEW, NULL);
+}
+
+void larmor_compare_view_set_truth(LarmorCompareView *self, LarmorVolume *truth)
+{
+    g_set_object(&self->truth, truth);
+    rebuild(self);
+}
+
+void larmor_compare_view_set_runs(LarmorCompareView *self, LarmorRun *const *runs, int n)
+{
+    g_ptr_array_set_size(self->runs, 0);
+    for (int i = 0; i < n && i < LARMOR_COMPARE_MAX_RUNS; i++)
+        g_ptr_array_add(self->runs, g_object_ref(runs[i]));
+    rebuild(self);
+}
+
+void larmor_compare_view_set_differences(LarmorCompareView *self, gboolean show)
+{
+    gtk_toggle_button_set_active(self->diff_toggle, show);
+}
+
+LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self)
+{
+    return self->state;
+}
+
+LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i)
+{
+    return i >= 0 && i < self->n_panels ? self->panels[i].view : NULL;
+}
+
+const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column)
+{
+    char *key = g_strdup_printf("%d:%s", row, column);
+    GtkLabel *l = g_hash_table_lookup(self->cells, key);
+    g_free(key);
+    return l ? gtk_label_get_text(l) : NULL;
+}
+
+GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self)
+{
+    return GTK_WIDGET(self);
+}
+
+static gboolean key_diff(GtkWidget *widget, GVariant *args, gpointer user)
+{
+    LarmorCompareView *self = LARMOR_COMPARE_VIEW(widget);
+    gtk_toggle_button_set_active(self->diff_toggle, !gtk_toggle_button_get_active(self->diff_toggle));
+    return TRUE;
+}
+
+static void larmor_compare_view_dispose(GObject *object)
+{
+    LarmorCompareView *self = LARMOR_COMPARE_VIEW(object);
+    if (self->state)
+        g_signal_handlers_disconnect_by_data(self->state, self);
+    if (self->panels_grid)
+        clear_panels(self);
+    gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_COMPARE_VIEW);
+    /* The template's unnamed top box is not cleared by dispose_template in 4.8. */
+    for (GtkWidget *c; (c = gtk_widget_get_first_child(GTK_WIDGET(object)));)
+        gtk_widget_unparent(c);
+    self->panels_grid = NULL;
+    g_clear_object(&self->truth);
+    g_clear_object(&self->state);
+    g_clear_pointer(&self->runs, g_ptr_array_unref);
+    g_clear_pointer(&self->cells, g_hash_table_unref);
+    G_OBJECT_CLASS(larmor_compare_view_parent_class)->dispose(object);
+}
+
+static void larmor_compare_view_class_init(LarmorCompareViewClass *klass)
+{
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = larmor_compare_view_dispose;
+    g_type_ensure(LARMOR_TYPE_PLOT);
+    larmor_resources_ensure();
+    gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-compare-view.ui");
+    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
+#define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorCompareView, name)
+    CHILD(orient_dropdown);
+    CHILD(mode_dropdown);
+    CHILD(cmap_dropdown);
+    CHILD(diff_toggle);
+    CHILD(gain_dropdown);
+    CHILD(link_toggle);
+    CHILD(auto_button);
+    CHILD(slice_adjustment);
+    CHILD(slice_scale);
+    CHILD(panels_stack);
+    CHILD(panels_grid);
+    CHILD(metrics_grid);
+    CHILD(conv_plot);
+    CHILD(status_label);
+#undef CHILD
+    gtk_widget_class_add_binding(wc, GDK_KEY_d, 0, key_diff, NULL);
+}
+
+/* Slices count from 1 on screen, as in the views' labels. */
+static char *format_slice(GtkScale *scale, double value, gpointer data)
+{
+    LarmorCompareView *self = data;
+    int64_t dims[3];
+    larmor_view_state_get_dims(self->state, dims);
+    return g_strdup_printf("%d / %lld", (int)lround(value) + 1, (long long)dims[normal_axis(self)]);
+}
+
+static void larmor_compare_view_init(LarmorCompareView *self)
+{
+    gtk_widget_init_template(GTK_WIDGET(self));
+    self->state = larmor_view_state_new();
+    self->runs = g_ptr_array_new_with_free_func(g_object_unref);
+    self->cells = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    gtk_drop_down_set_selected(self->gain_dropdown, 1); /* x2: differences are small */
+    g_signal_connect(self->orient_dropdown, "notify::selected", G_CALLBACK(on_orientation), self);
+    g_signal_connect(self->mode_dropdown, "notify::selected", G_CALLBACK(on_mode), self);
+    g_signal_connect(self->cmap_dropdown, "notify::selected", G_CALLBACK(on_cmap), self);
+    g_signal_connect(self->gain_dropdown, "notify::selected", G_CALLBACK(on_gain), self);
+    g_signal_connect(self->diff_toggle, "notify::active", G_CALLBACK(on_diff), self);
+    g_signal_connect(self->link_toggle, "notify::active", G_CALLBACK(on_link), self);
+    g_signal_connect(self->auto_button, "clicked", G_CALLBACK(on_auto), self);
+    g_signal_connect(self->slice_adjustment, "value-changed", G_CALLBACK(on_slider), self);
+    gtk_scale_set_format_value_func(self->slice_scale, format_slice, self, NULL);
+    g_signal_connect(self->state, "notify::cursor-x", G_CALLBACK(on_state_cursor), self);
+    g_signal_connect(self->state, "notify::cursor-y", G_CALLBACK(on_state_cursor), self);
+    g_signal_connect(self->state, "notify::cursor-z", G_CALLBACK(on_state_cursor), self);
+    rebuild(self);
+}

@@ -1,0 +1,36 @@
+/* The compare page: the truth and up to four runs side by side at the same
+ * slice, cursor, zoom and window/level (linked by default), optional
+ * difference images (run - truth) under each, the metrics table and the
+ * CG convergence plot. */
+#ifndef LARMOR_COMPARE_VIEW_H
+#define LARMOR_COMPARE_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "larmor-run.h"
+#include "larmor-slice-view.h"
+#include "larmor-volume.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_COMPARE_MAX_RUNS 4
+
+#define LARMOR_TYPE_COMPARE_VIEW (larmor_compare_view_get_type())
+G_DECLARE_FINAL_TYPE(LarmorCompareView, larmor_compare_view, LARMOR, COMPARE_VIEW, GtkWidget)
+
+GtkWidget *larmor_compare_view_new(void);
+void larmor_compare_view_set_truth(LarmorCompareView *self, LarmorVolume *truth);
+/* At most LARMOR_COMPARE_MAX_RUNS are shown. */
+void larmor_compare_view_set_runs(LarmorCompareView *self, LarmorRun *const *runs, int n);
+void larmor_compare_view_set_differences(LarmorCompareView *self, gboolean show);
+LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self);
+/* Panels in order (truth first when there is one); NULL past the end. */
+LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i);
+/* The text of a metrics table cell: row 0.. per run; column by name
+ * ("psnr", "error", "time", ...). NULL when absent (tests read this). */
+const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column);
+GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self);
+
+G_END_DECLS
+
+#endif

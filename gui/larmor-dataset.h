@@ -1,0 +1,68 @@
+/* What a reconstruction works on: geometry, trajectory, k-space and an
+ * optional truth. Built in a worker thread from a benchmark problem, a
+ * custom phantom or files; the trajectory and k-space never change after
+ * that, so running tasks share them by reference. */
+#ifndef LARMOR_DATASET_H
+#define LARMOR_DATASET_H
+
+#include <gio/gio.h>
+
+#include "larmor-volume.h"
+#include "lm_trajgen.h"
+#include "lm_types.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+    LARMOR_SOURCE_PROBLEM = 0, /* a named benchmark problem (B32 ...) */
+    LARMOR_SOURCE_PHANTOM,     /* a custom analytic phantom */
+    LARMOR_SOURCE_FILES,       /* trajectory and k-space files (one .h5 gives both) */
+} LarmorSourceKind;
+
+typedef struct {
+    LarmorSourceKind kind;
+    char problem[32];
+    char phantom[32];          /* "shepp-logan", "shepp-logan-2d" */
+    int matrix;
+    lm_traj_kind traj_kind;
+    int64_t samples;           /* 0: the kind's natural count */
+    int64_t readout;           /* 0: default */
+    double noise;              /* relative sigma */
+    guint64 seed;
+    char *traj_path, *kdata_path;
+} LarmorDatasetSpec;
+
+LarmorDatasetSpec *larmor_dataset_spec_copy(const LarmorDatasetSpec *spec);
+void larmor_dataset_spec_free(LarmorDatasetSpec *spec);
+
+#define LARMOR_TYPE_DATASET (larmor_dataset_get_type())
+G_DECLARE_FINAL_TYPE(LarmorDataset, larmor_dataset, LARMOR, DATASET, GObject)
+
+/* Blocking (for worker threads and tests). */
+LarmorDataset *larmor_dataset_new_from_spec(const LarmorDatasetSpec *spec, GError **error);
+void larmor_dataset_load_async(const LarmorDatasetSpec *spec, GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data);
+LarmorDataset *larmor_dataset_load_finish(GAsyncResult *result, GError **error);
+
+const char *larmor_dataset_get_name(LarmorDataset *self);
+const lm_geom *larmor_dataset_get_geom(LarmorDataset *self);
+const lm_traj *larmor_dataset_get_traj(LarmorDataset *self);
+const lm_kdata *larmor_dataset_get_kdata(LarmorDataset *self);
+LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self);
+/* Checks the grid: a truth of another size is accepted when the
+ * trajectory fits its matrix, and the geometry follows it. */
+gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GError **error);
+double larmor_dataset_samples_per_voxel(LarmorDataset *self);
+/* Multi-line summary: samples, matrix, FOV, samples per voxel, coils. */
+char *larmor_dataset_describe(LarmorDataset *self);
+/* Where it came from: "benchmark problem B32", a file name, ... */
+const char *larmor_dataset_get_source(LarmorDataset *self);
+
+/* Loads a NIfTI/cfl volume in a worker thread. */
+void larmor_volume_load_async(const char *path, GCancellable *cancellable,
+                              GAsyncReadyCallback callback, gpointer user_data);
+LarmorVolume *larmor_volume_load_finish(GAsyncResult *result, GError **error);
+
+G_END_DECLS
+
+#endif

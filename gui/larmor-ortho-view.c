@@ -1,0 +1,290 @@
+#include "larmor-ortho-view.h"
+
+#include <math.h>
+
+#include "larmor-traj-plot.h"
+#include "larmor-util.h"
+
+struct _LarmorOrthoView {
+    GtkWidget parent_instance;
+
+    GtkDropDown *volume_dropdown;
+    GtkDropDown *mode_dropdown;
+    GtkDropDown *cmap_dropdown;
+    GtkAdjustment *window_adjustment;
+    GtkAdjustment *level_adjustment;
+    GtkWidget *auto_button;
+    GtkWidget *reset_button;
+    GtkWidget *grid;
+    GtkWidget *cell0, *cell1, *cell2, *cell3;
+    LarmorTrajPlot *traj_plot;
+    GtkLabel *traj_caption;
+    GtkLabel *status_label;
+
+    LarmorViewState *state;
+    LarmorSliceView *views[3];
+    GtkScale *scales[3];
+    LarmorVolume *volume;
+};
+
+G_DEFINE_FINAL_TYPE(LarmorOrthoView, larmor_ortho_view, GTK_TYPE_WIDGET)
+
+char *larmor_format_voxel(LarmorVolume *volume, const int64_t ijk[3])
+{
+    if (!volume)
+        return g_strdup(" ");
+    double mm[3];
+    larmor_volume_voxel_to_mm(volume, ijk, mm);
+    lm_cfloat v = larmor_volume_value_at(volume, ijk);
+    return g_strdup_printf("x %3lld  y %3lld  z %3lld   (%+7.1f, %+7.1f, %+7.1f) mm   |v| %.4g  ∠ %+.1f°   re %.4g  im %.4g",
+                           (long long)ijk[0], (long long)ijk[1], (long long)ijk[2], mm[0], mm[1], mm[2],
+                           cabsf(v), cargf(v) * 180 / G_PI, crealf(v), cimagf(v));
+}
+
+static void show_status(LarmorOrthoView *self, const int64_t ijk[3], gboolean hovering)
+{
+    char *t = larmor_format_voxel(self->volume, ijk);
+    if (self->volume && !hovering) {
+        char *c = g_strdup_printf("Cursor  %s", t);
+        g_free(t);
+        t = c;
+    }
+    larmor_label_set_text(self->status_label, t);
+    g_free(t);
+}
+
+static void on_hover(LarmorSliceView *view, gboolean inside, int x, int y, int z, LarmorOrthoView *self)
+{
+    int64_t ijk[3] = { x, y, z };
+    if (!inside)
+        larmor_view_state_get_cursor(self->state, ijk);
+    show_status(self, ijk, inside);
+}
+
+static void on_cursor(LarmorViewState *state, GParamSpec *pspec, LarmorOrthoView *self)
+{
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(state, ijk);
+    show_status(self, ijk, FALSE);
+}
+
+void larmor_ortho_view_auto_window(LarmorOrthoView *self)
+{
+    if (!self->volume)
+        return;
+    double w, l;
+    larmor_volume_auto_window(self->volume, larmor_view_state_get_mode(self->state), &w, &l);
+    gtk_adjustment_set_step_increment(self->window_adjustment, w / 100);
+    gtk_adjustment_set_page_increment(self->window_adjustment, w / 10);
+    gtk_adjustment_set_step_increment(self->level_adjustment, w / 100);
+    gtk_adjustment_set_page_increment(self->level_adjustment, w / 10);
+    larmor_view_state_set_window_level(self->state, w, l);
+}
+
+void larmor_ortho_view_reset(LarmorOrthoView *self)
+{
+    larmor_view_state_reset_zoom(self->state);
+    larmor_ortho_view_auto_window(self);
+}
+
+/* A 2D image has nothing to show across it: the axial view takes the
+ * left column and the trajectory the right one. */
+static void set_flat(LarmorOrthoView *self, gboolean flat)
+{
+    GtkLayoutManager *lm = gtk_widget_get_layout_manager(self->grid);
+    GtkGridLayoutChild *axial = GTK_GRID_LAYOUT_CHILD(gtk_layout_manager_get_layout_child(lm, self->cell0));
+    GtkGridLayoutChild *traj = GTK_GRID_LAYOUT_CHILD(gtk_layout_manager_get_layout_child(lm, self->cell3));
+    gtk_widget_set_visible(self->cell1, !flat);
+    gtk_widget_set_visible(self->cell2, !flat);
+    gtk_grid_layout_child_set_row_span(axial, flat ? 2 : 1);
+    gtk_grid_layout_child_set_row(traj, flat ? 0 : 1);
+    gtk_grid_layout_child_set_row_span(traj, flat ? 2 : 1);
+}
+
+static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
+{
+    if (self->volume == volume)
+        return;
+    /* A volume on a new grid gets its own window; one on the same grid
+     * keeps the current window so switching images compares them fairly. */
+    gboolean regrid = !self->volume || !volume || !larmor_volume_same_grid(self->volume, volume);
+    g_set_object(&self->volume, volume);
+    if (volume) {
+        const lm_volume *v = larmor_volume_get_data(volume);
+        /* Slider ranges first: the bindings would otherwise clamp the new cursor. */
+        for (int o = 0; o < 3; o++) {
+            int u, vv, n;
+            larmor_orientation_axes(o, &u, &vv, &n);
+            GtkAdjustment *adj = gtk_range_get_adjustment(GTK_RANGE(self->scales[o]));
+            gtk_adjustment_set_upper(adj, (double)MAX(v->dims[n] - 1, 1));
+            gtk_widget_set_visible(GTK_WIDGET(self->scales[o]), v->dims[n] > 1);
+        }
+        larmor_view_state_set_dims(self->state, v->dims);
+    }
+    for (int o = 0; o < 3; o++)
+        larmor_slice_view_set_volume(self->views[o], volume);
+    set_flat(self, volume && larmor_volume_get_data(volume)->dims[2] == 1);
+    if (regrid)
+        larmor_ortho_view_auto_window(self);
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(self->state, ijk);
+    show_status(self, ijk, FALSE);
+}
+
+static void on_volume_selected(GtkDropDown *dd, GParamSpec *pspec, LarmorOrthoView *self)
+{
+    gpointer item = gtk_drop_down_get_selected_item(dd);
+    set_volume(self, item ? LARMOR_VOLUME(item) : NULL);
+}
+
+static void on_mode(GtkDropDown *dd, GParamSpec *pspec, LarmorOrthoView *self)
+{
+    /* A new mode means a new value range. */
+    larmor_view_state_set_mode(self->state, gtk_drop_down_get_selected(dd));
+    larmor_ortho_view_auto_window(self);
+}
+
+static void on_auto(GtkButton *b, LarmorOrthoView *self)
+{
+    larmor_ortho_view_auto_window(self);
+}
+
+static void on_reset(GtkButton *b, LarmorOrthoView *self)
+{
+    larmor_ortho_view_reset(self);
+}
+
+GtkWidget *larmor_ortho_view_new(void)
+{
+    return g_object_new(LARMOR_TYPE_ORTHO_VIEW, NULL);
+}
+
+void larmor_ortho_view_set_model(LarmorOrthoView *self, GListModel *volumes)
+{
+    gtk_drop_down_set_model(self->volume_dropdown, volumes);
+}
+
+void larmor_ortho_view_show_volume(LarmorOrthoView *self, LarmorVolume *volume)
+{
+    GListModel *m = gtk_drop_down_get_model(self->volume_dropdown);
+    for (guint i = 0; m && i < g_list_model_get_n_items(m); i++) {
+        gpointer item = g_list_model_get_item(m, i);
+        g_object_unref(item);
+        if (item == volume) {
+            gtk_drop_down_set_selected(self->volume_dropdown, i);
+            set_volume(self, volume);
+            return;
+        }
+    }
+    set_volume(self, volume);
+}
+
+LarmorVolume *larmor_ortho_view_get_volume(LarmorOrthoView *self)
+{
+    return self->volume;
+}
+
+LarmorViewState *larmor_ortho_view_get_state(LarmorOrthoView *self)
+{
+    return self->state;
+}
+
+LarmorSliceView *larmor_ortho_view_get_slice_view(LarmorOrthoView *self, LarmorOrientation o)
+{
+    return self->views[o];
+}
+
+GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self)
+{
+    return self->grid;
+}
+
+void larmor_ortho_view_set_traj(LarmorOrthoView *self, const lm_traj *traj, const int64_t matrix[3],
+                                const char *caption)
+{
+    larmor_traj_plot_set_traj(self->traj_plot, traj, matrix);
+    gtk_label_set_text(self->traj_caption, caption ? caption : "");
+}
+
+static void larmor_ortho_view_dispose(GObject *object)
+{
+    LarmorOrthoView *self = LARMOR_ORTHO_VIEW(object);
+    if (self->state)
+        g_signal_handlers_disconnect_by_data(self->state, self);
+    gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_ORTHO_VIEW);
+    /* The template's unnamed top box is not cleared by dispose_template in 4.8. */
+    for (GtkWidget *c; (c = gtk_widget_get_first_child(GTK_WIDGET(object)));)
+        gtk_widget_unparent(c);
+    g_clear_object(&self->volume);
+    g_clear_object(&self->state);
+    G_OBJECT_CLASS(larmor_ortho_view_parent_class)->dispose(object);
+}
+
+static void larmor_ortho_view_class_init(LarmorOrthoViewClass *klass)
+{
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = larmor_ortho_view_dispose;
+    g_type_ensure(LARMOR_TYPE_TRAJ_PLOT);
+    larmor_resources_ensure();
+    gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-ortho-view.ui");
+    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
+#define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorOrthoView, name)
+    CHILD(volume_dropdown);
+    CHILD(mode_dropdown);
+    CHILD(cmap_dropdown);
+    CHILD(window_adjustment);
+    CHILD(level_adjustment);
+    CHILD(auto_button);
+    CHILD(reset_button);
+    CHILD(grid);
+    CHILD(cell0);
+    CHILD(cell1);
+    CHILD(cell2);
+    CHILD(cell3);
+    CHILD(traj_plot);
+    CHILD(traj_caption);
+    CHILD(status_label);
+#undef CHILD
+}
+
+static void larmor_ortho_view_init(LarmorOrthoView *self)
+{
+    gtk_widget_init_template(GTK_WIDGET(self));
+    self->state = larmor_view_state_new();
+
+    gtk_drop_down_set_expression(self->volume_dropdown,
+                                 gtk_property_expression_new(LARMOR_TYPE_VOLUME, NULL, "name"));
+
+    GtkWidget *cells[3] = { self->cell0, self->cell1, self->cell2 };
+    static const char *props[3] = { "cursor-z", "cursor-y", "cursor-x" }; /* normal axis per orientation */
+    for (int o = 0; o < 3; o++) {
+        self->views[o] = LARMOR_SLICE_VIEW(larmor_slice_view_new(o));
+        larmor_slice_view_set_state(self->views[o], self->state);
+        larmor_slice_view_set_placeholder(self->views[o], "No image");
+        g_signal_connect(self->views[o], "hover", G_CALLBACK(on_hover), self);
+        gtk_box_append(GTK_BOX(cells[o]), GTK_WIDGET(self->views[o]));
+
+        self->scales[o] = GTK_SCALE(gtk_scale_new_with_range(GTK_ORIENTATION_HORIZONTAL, 0, 1, 1));
+        gtk_scale_set_draw_value(self->scales[o], FALSE);
+        gtk_range_set_round_digits(GTK_RANGE(self->scales[o]), 0);
+        gtk_widget_set_tooltip_text(GTK_WIDGET(self->scales[o]), "Slice (scroll or arrow keys in the view)");
+        gtk_widget_add_css_class(GTK_WIDGET(self->scales[o]), "slice-slider");
+        gtk_box_append(GTK_BOX(cells[o]), GTK_WIDGET(self->scales[o]));
+        g_object_bind_property(self->state, props[o], gtk_range_get_adjustment(GTK_RANGE(self->scales[o])),
+                               "value", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+    }
+
+    g_object_bind_property(self->state, "window", self->window_adjustment, "value",
+                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+    g_object_bind_property(self->state, "level", self->level_adjustment, "value",
+                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+    g_object_bind_property(self->state, "colormap", self->cmap_dropdown, "selected",
+                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+    g_signal_connect(self->mode_dropdown, "notify::selected", G_CALLBACK(on_mode), self);
+    g_signal_connect(self->volume_dropdown, "notify::selected-item", G_CALLBACK(on_volume_selected), self);
+    g_signal_connect(self->auto_button, "clicked", G_CALLBACK(on_auto), self);
+    g_signal_connect(self->reset_button, "clicked", G_CALLBACK(on_reset), self);
+    g_signal_connect(self->state, "notify::cursor-x", G_CALLBACK(on_cursor), self);
+    g_signal_connect(self->state, "notify::cursor-y", G_CALLBACK(on_cursor), self);
+    g_signal_connect(self->state, "notify::cursor-z", G_CALLBACK(on_cursor), self);
+}

@@ -1,0 +1,41 @@
+/* The viewer page: axial, coronal and sagittal views of one volume with a
+ * linked crosshair (one LarmorViewState), a slider under each, the
+ * trajectory in the fourth cell, a toolbar (image, mode, colour map,
+ * window/level) and a status line with the position and value under the
+ * pointer. */
+#ifndef LARMOR_ORTHO_VIEW_H
+#define LARMOR_ORTHO_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "larmor-slice-view.h"
+#include "larmor-view-state.h"
+#include "larmor-volume.h"
+#include "lm_types.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_TYPE_ORTHO_VIEW (larmor_ortho_view_get_type())
+G_DECLARE_FINAL_TYPE(LarmorOrthoView, larmor_ortho_view, LARMOR, ORTHO_VIEW, GtkWidget)
+
+GtkWidget *larmor_ortho_view_new(void);
+/* The volumes to choose from (a GListModel of LarmorVolume). */
+void larmor_ortho_view_set_model(LarmorOrthoView *self, GListModel *volumes);
+void larmor_ortho_view_show_volume(LarmorOrthoView *self, LarmorVolume *volume);
+LarmorVolume *larmor_ortho_view_get_volume(LarmorOrthoView *self);
+LarmorViewState *larmor_ortho_view_get_state(LarmorOrthoView *self);
+LarmorSliceView *larmor_ortho_view_get_slice_view(LarmorOrthoView *self, LarmorOrientation o);
+void larmor_ortho_view_set_traj(LarmorOrthoView *self, const lm_traj *traj, const int64_t matrix[3],
+                                const char *caption);
+/* The image part (grid of views) for PNG export. */
+GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self);
+/* Window/level from the shown volume. */
+void larmor_ortho_view_auto_window(LarmorOrthoView *self);
+void larmor_ortho_view_reset(LarmorOrthoView *self);
+
+/* "x 16 y 16 z 16 · (0.0, 0.0, 0.0) mm · 0.7341 ∠ 2.1°" (shared with compare). */
+char *larmor_format_voxel(LarmorVolume *volume, const int64_t ijk[3]);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,398 @@
+#include "larmor-recon-panel.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "larmor-util.h"
+#include "lm_kernels.h"
+
+struct _LarmorReconPanel {
+    GtkWidget parent_instance;
+
+    GtkDropDown *method_dropdown;
+    GtkDropDown *variant_dropdown;
+    GtkLabel *variant_description;
+    GtkDropDown *reg_dropdown;
+    GtkWidget *reference_caption;
+    GtkWidget *reference_button;
+    GtkLabel *reference_label;
+    GtkScale *lambda_scale;
+    GtkAdjustment *lambda_adjustment;
+    GtkEntry *lambda_entry;
+    GtkSpinButton *iters_spin;
+    GtkEntry *tol_entry;
+    GtkWidget *run_button;
+    GtkWidget *cancel_button;
+    GtkProgressBar *progress_bar;
+    GtkLabel *progress_label;
+    GtkLabel *time_label;
+    GtkEntry *sweep_from_entry;
+    GtkEntry *sweep_to_entry;
+    GtkSpinButton *sweep_steps_spin;
+
+    double lambda;         /* exact value; the scale shows log10 of it */
+    gboolean syncing;
+};
+
+G_DEFINE_FINAL_TYPE(LarmorReconPanel, larmor_recon_panel, GTK_TYPE_WIDGET)
+
+/* --- variants ---------------------------------------------------------- */
+
+typedef struct {
+    gboolean available;
+    char why[256];
+} Availability;
+
+static GHashTable *availability(void)
+{
+    static GHashTable *table;
+    if (!table) {
+        table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        for (size_t i = 0; i < lm_variant_count(); i++) {
+            const lm_variant *v = lm_variant_at(i);
+            Availability *a = g_new0(Availability, 1);
+            lm_error why = { 0 };
+            a->available = !v->available || v->available(&why) == LM_OK;
+            g_strlcpy(a->why, why.msg[0] ? why.msg : "not available on this machine", sizeof a->why);
+            g_hash_table_insert(table, g_strdup(v->name), a);
+        }
+    }
+    return table;
+}
+
+gboolean larmor_variant_is_available(const char *name, const char **why)
+{
+    Availability *a = g_hash_table_lookup(availability(), name);
+    if (why)
+        *why = a ? a->why : "unknown variant";
+    return a && a->available;
+}
+
+static void variant_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    GtkWidget *name = gtk_label_new(NULL), *note = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(name), 0);
+    gtk_widget_add_css_class(note, "dim-label");
+    gtk_widget_add_css_class(note, "caption");
+    gtk_box_append(GTK_BOX(box), name);
+    gtk_box_append(GTK_BOX(box), note);
+    gtk_list_item_set_child(item, box);
+}
+
+static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    GtkWidget *box = gtk_list_item_get_child(item);
+    GtkWidget *name = gtk_widget_get_first_child(box), *note = gtk_widget_get_next_sibling(name);
+    const char *variant = gtk_string_object_get_string(gtk_list_item_get_item(item));
+    const char *why;
+    gboolean ok = larmor_variant_is_available(variant, &why);
+    const lm_variant *v = lm_variant_find(variant, NULL);
+    gtk_label_set_text(GTK_LABEL(name), variant);
+    gtk_label_set_text(GTK_LABEL(note), ok ? "" : "unavailable");
+    gtk_widget_set_visible(note, !ok);
+    /* Unavailable variants stay in the list, greyed, with the reason. */
+    gtk_widget_set_sensitive(name, ok);
+    gtk_widget_set_sensitive(note, ok);
+    gtk_list_item_set_selectable(item, ok);
+    gtk_list_item_set_activatable(item, ok);
+    char *tip = ok ? g_strdup(v ? v->description : NULL) : g_strdup_printf("Unavailable: %s", why);
+    gtk_widget_set_tooltip_text(name, tip);
+    gtk_widget_set_tooltip_text(box, tip);
+    g_free(tip);
+}
+
+static const char *selected_variant(LarmorReconPanel *self)
+{
+    GtkStringObject *o = gtk_drop_down_get_selected_item(self->variant_dropdown);
+    return o ? gtk_string_object_get_string(o) : "cpu-simd";
+}
+
+static void update_variant_description(LarmorReconPanel *self)
+{
+    const char *name = selected_variant(self), *why;
+    const lm_variant *v = lm_variant_find(name, NULL);
+    if (!larmor_variant_is_available(name, &why)) {
+        char *t = g_strdup_printf("Unavailable: %s", why);
+        gtk_label_set_text(self->variant_description, t);
+        g_free(t);
+    } else
+        gtk_label_set_text(self->variant_description, v ? v->description : "");
+}
+
+/* --- lambda ------------------------------------------------------------ */
+
+static void show_lambda(LarmorReconPanel *self)
+{
+    self->syncing = TRUE;
+    char *t = larmor_format_lambda(self->lambda);
+    gtk_editable_set_text(GTK_EDITABLE(self->lambda_entry), t);
+    g_free(t);
+    gtk_adjustment_set_value(self->lambda_adjustment,
+                             self->lambda > 0 ? log10(self->lambda) : gtk_adjustment_get_lower(self->lambda_adjustment));
+    self->syncing = FALSE;
+}
+
+static void on_lambda_scale(GtkAdjustment *adj, LarmorReconPanel *self)
+{
+    if (self->syncing)
+        return;
+    /* Round to 2 significant digits: the scale cannot pick finer anyway. */
+    char buf[32];
+    g_snprintf(buf, sizeof buf, "%.2g", pow(10, gtk_adjustment_get_value(adj)));
+    self->lambda = g_ascii_strtod(buf, NULL);
+    self->syncing = TRUE;
+    gtk_editable_set_text(GTK_EDITABLE(self->lambda_entry), buf);
+    self->syncing = FALSE;
+}
+
+static gboolean parse_nonneg(const char *text, double *out)
+{
+    char *end;
+    double v = g_ascii_strtod(text, &end);
+    while (end && g_ascii_isspace(*end))
+        end++;
+    if (end == text || (end && *end) || !isfinite(v) || v < 0)
+        return FALSE;
+    *out = v;
+    return TRUE;
+}
+
+static void on_lambda_entry_changed(GtkEditable *e, LarmorReconPanel *self)
+{
+    if (self->syncing)
+        return;
+    double v;
+    if (parse_nonneg(gtk_editable_get_text(e), &v)) {
+        gtk_widget_remove_css_class(GTK_WIDGET(self->lambda_entry), "error");
+        self->lambda = v;
+        self->syncing = TRUE;
+        gtk_adjustment_set_value(self->lambda_adjustment,
+                                 v > 0 ? log10(v) : gtk_adjustment_get_lower(self->lambda_adjustment));
+        self->syncing = FALSE;
+    } else
+        gtk_widget_add_css_class(GTK_WIDGET(self->lambda_entry), "error");
+}
+
+static void on_tol_changed(GtkEditable *e, LarmorReconPanel *self)
+{
+    double v;
+    if (parse_nonneg(gtk_editable_get_text(e), &v))
+        gtk_widget_remove_css_class(GTK_WIDGET(e), "error");
+    else
+        gtk_widget_add_css_class(GTK_WIDGET(e), "error");
+}
+
+/* --- sensitivity ------------------------------------------------------- */
+
+static void update_sensitivity(LarmorReconPanel *self)
+{
+    gboolean cg = gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG;
+    gboolean anat = gtk_drop_down_get_selected(self->reg_dropdown) == LM_REG_ANATOMICAL;
+    gtk_widget_set_sensitive(GTK_WIDGET(self->variant_dropdown), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->reg_dropdown), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_scale), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_entry), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->iters_spin), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->tol_entry), cg);
+    gtk_widget_set_visible(self->reference_caption, cg && anat);
+    gtk_widget_set_visible(self->reference_button, cg && anat);
+}
+
+static void on_method_or_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
+{
+    update_sensitivity(self);
+}
+
+static void on_variant(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
+{
+    update_variant_description(self);
+}
+
+/* --- public ------------------------------------------------------------ */
+
+gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error)
+{
+    larmor_recon_params_init(p);
+    p->method = gtk_drop_down_get_selected(self->method_dropdown);
+    g_strlcpy(p->variant, selected_variant(self), sizeof p->variant);
+    p->reg = gtk_drop_down_get_selected(self->reg_dropdown);
+    p->iters = gtk_spin_button_get_value_as_int(self->iters_spin);
+    if (!parse_nonneg(gtk_editable_get_text(GTK_EDITABLE(self->lambda_entry)), &p->lambda)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "λ “%s”: give a number ≥ 0, e.g. 1e-3",
+                    gtk_editable_get_text(GTK_EDITABLE(self->lambda_entry)));
+        return FALSE;
+    }
+    if (!parse_nonneg(gtk_editable_get_text(GTK_EDITABLE(self->tol_entry)), &p->tol)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "Tolerance “%s”: give a number ≥ 0, e.g. 1e-6",
+                    gtk_editable_get_text(GTK_EDITABLE(self->tol_entry)));
+        return FALSE;
+    }
+    return TRUE;
+}
+
+void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconParams *p)
+{
+    gtk_drop_down_set_selected(self->method_dropdown, CLAMP((guint)p->method, 0, 2));
+    GListModel *m = gtk_drop_down_get_model(self->variant_dropdown);
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        GtkStringObject *o = g_list_model_get_item(m, i);
+        gboolean match = g_strcmp0(gtk_string_object_get_string(o), p->variant) == 0;
+        g_object_unref(o);
+        if (match) {
+            gtk_drop_down_set_selected(self->variant_dropdown, i);
+            break;
+        }
+    }
+    gtk_drop_down_set_selected(self->reg_dropdown, CLAMP((guint)p->reg, 0, 2));
+    gtk_spin_button_set_value(self->iters_spin, p->iters);
+    self->lambda = p->lambda;
+    show_lambda(self);
+    char buf[32];
+    g_snprintf(buf, sizeof buf, "%g", p->tol);
+    gtk_editable_set_text(GTK_EDITABLE(self->tol_entry), buf);
+    update_sensitivity(self);
+}
+
+gboolean larmor_recon_panel_get_sweep(LarmorReconPanel *self, double *from, double *to, int *steps,
+                                      GError **error)
+{
+    if (!parse_nonneg(gtk_editable_get_text(GTK_EDITABLE(self->sweep_from_entry)), from) || *from <= 0 ||
+        !parse_nonneg(gtk_editable_get_text(GTK_EDITABLE(self->sweep_to_entry)), to) || *to <= *from) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
+                            "λ sweep: give 0 < from < to, e.g. 1e-4 to 1");
+        return FALSE;
+    }
+    *steps = gtk_spin_button_get_value_as_int(self->sweep_steps_spin);
+    return TRUE;
+}
+
+void larmor_recon_panel_set_sweep(LarmorReconPanel *self, double from, double to, int steps)
+{
+    char buf[32];
+    g_snprintf(buf, sizeof buf, "%g", from);
+    gtk_editable_set_text(GTK_EDITABLE(self->sweep_from_entry), buf);
+    g_snprintf(buf, sizeof buf, "%g", to);
+    gtk_editable_set_text(GTK_EDITABLE(self->sweep_to_entry), buf);
+    gtk_spin_button_set_value(self->sweep_steps_spin, steps);
+}
+
+void larmor_recon_panel_set_reference_name(LarmorReconPanel *self, const char *name)
+{
+    gtk_label_set_text(self->reference_label, name ? name : "Choose…");
+}
+
+void larmor_recon_panel_set_running(LarmorReconPanel *self, gboolean running)
+{
+    if (running) {
+        gtk_progress_bar_set_fraction(self->progress_bar, 0);
+        gtk_label_set_text(self->progress_label, "Starting…");
+        gtk_label_set_text(self->time_label, "");
+    }
+}
+
+void larmor_recon_panel_set_progress(LarmorReconPanel *self, const LarmorProgressInfo *info)
+{
+    gtk_progress_bar_set_fraction(self->progress_bar, CLAMP(info->fraction, 0, 1));
+    larmor_label_set_text(self->progress_label, info->text);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->progress_label), info->text);
+    char *t;
+    if (!isnan(info->time_left_s) && info->time_left_s >= 0.5) {
+        /* An estimate: whole seconds, or minutes and seconds. */
+        double left = info->time_left_s;
+        if (left < 120)
+            t = g_strdup_printf("about %.0f s left", ceil(left));
+        else
+            t = g_strdup_printf("about %d min %02d s left", (int)(left / 60), (int)fmod(left, 60));
+    } else {
+        char *s = larmor_format_seconds(info->elapsed_s);
+        t = g_strdup_printf("%s", s);
+        g_free(s);
+    }
+    larmor_label_set_text(self->time_label, t);
+    g_free(t);
+}
+
+void larmor_recon_panel_set_status(LarmorReconPanel *self, const char *text, double fraction)
+{
+    gtk_progress_bar_set_fraction(self->progress_bar, fraction);
+    gtk_label_set_text(self->progress_label, text);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->progress_label), text);
+    gtk_label_set_text(self->time_label, "");
+}
+
+/* --- object ------------------------------------------------------------ */
+
+static void larmor_recon_panel_dispose(GObject *object)
+{
+    gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_RECON_PANEL);
+    /* The template's unnamed top box is not cleared by dispose_template in 4.8. */
+    for (GtkWidget *c; (c = gtk_widget_get_first_child(GTK_WIDGET(object)));)
+        gtk_widget_unparent(c);
+    G_OBJECT_CLASS(larmor_recon_panel_parent_class)->dispose(object);
+}
+
+static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
+{
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = larmor_recon_panel_dispose;
+    larmor_resources_ensure();
+    gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-recon-panel.ui");
+    gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
+#define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorReconPanel, name)
+    CHILD(method_dropdown);
+    CHILD(variant_dropdown);
+    CHILD(variant_description);
+    CHILD(reg_dropdown);
+    CHILD(reference_caption);
+    CHILD(reference_button);
+    CHILD(reference_label);
+    CHILD(lambda_scale);
+    CHILD(lambda_adjustment);
+    CHILD(lambda_entry);
+    CHILD(iters_spin);
+    CHILD(tol_entry);
+    CHILD(run_button);
+    CHILD(cancel_button);
+    CHILD(progress_bar);
+    CHILD(progress_label);
+    CHILD(time_label);
+    CHILD(sweep_from_entry);
+    CHILD(sweep_to_entry);
+    CHILD(sweep_steps_spin);
+#undef CHILD
+}
+
+static void larmor_recon_panel_init(LarmorReconPanel *self)
+{
+    gtk_widget_init_template(GTK_WIDGET(self));
+
+    GtkStringList *names = gtk_string_list_new(NULL);
+    for (size_t i = 0; i < lm_variant_count(); i++)
+        gtk_string_list_append(names, lm_variant_at(i)->name);
+    GtkListItemFactory *f = gtk_signal_list_item_factory_new();
+    g_signal_connect(f, "setup", G_CALLBACK(variant_setup), self);
+    g_signal_connect(f, "bind", G_CALLBACK(variant_bind), self);
+    gtk_drop_down_set_factory(self->variant_dropdown, f);
+    gtk_drop_down_set_model(self->variant_dropdown, G_LIST_MODEL(names));
+    g_object_unref(f);
+    g_object_unref(names);
+
+    g_signal_connect(self->method_dropdown, "notify::selected", G_CALLBACK(on_method_or_reg), self);
+    g_signal_connect(self->reg_dropdown, "notify::selected", G_CALLBACK(on_method_or_reg), self);
+    g_signal_connect(self->variant_dropdown, "notify::selected", G_CALLBACK(on_variant), self);
+    g_signal_connect(self->lambda_adjustment, "value-changed", G_CALLBACK(on_lambda_scale), self);
+    g_signal_connect(self->lambda_entry, "changed", G_CALLBACK(on_lambda_entry_changed), self);
+    g_signal_connect(self->tol_entry, "changed", G_CALLBACK(on_tol_changed), self);
+    /* Marks on whole decades help read the log scale. */
+    for (int e = -6; e <= 2; e += 2) {
+        char *m = e == 0 ? g_strdup("1") : g_strdup_printf("10<sup>%d</sup>", e);
+        gtk_scale_add_mark(self->lambda_scale, e, GTK_POS_BOTTOM, m);
+        g_free(m);
+    }
+
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    larmor_recon_panel_set_params(self, &p);
+    update_variant_description(self);
+}

@@ -1,0 +1,38 @@
+/* The sidebar's reconstruction settings: method, kernel variant (every
+ * variant of the table; unavailable ones insensitive with the reason as
+ * tooltip), regulariser and reference, lambda on a log scale with an entry,
+ * iterations, tolerance; the progress of the running task; the sweep range.
+ * Buttons activate the window's actions (win.reconstruct, win.cancel,
+ * win.sweep, win.open-reference). */
+#ifndef LARMOR_RECON_PANEL_H
+#define LARMOR_RECON_PANEL_H
+
+#include <gtk/gtk.h>
+
+#include "larmor-recon-task.h"
+#include "larmor-run.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_TYPE_RECON_PANEL (larmor_recon_panel_get_type())
+G_DECLARE_FINAL_TYPE(LarmorReconPanel, larmor_recon_panel, LARMOR, RECON_PANEL, GtkWidget)
+
+/* FALSE with a message naming the field when an entry does not parse. */
+gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error);
+void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconParams *p);
+gboolean larmor_recon_panel_get_sweep(LarmorReconPanel *self, double *from, double *to, int *steps,
+                                      GError **error);
+void larmor_recon_panel_set_sweep(LarmorReconPanel *self, double from, double to, int steps);
+void larmor_recon_panel_set_reference_name(LarmorReconPanel *self, const char *name);
+
+void larmor_recon_panel_set_running(LarmorReconPanel *self, gboolean running);
+void larmor_recon_panel_set_progress(LarmorReconPanel *self, const LarmorProgressInfo *info);
+/* Final line after a run: "Done: PSNR 27.1 dB in 3.2 s", "Cancelled". */
+void larmor_recon_panel_set_status(LarmorReconPanel *self, const char *text, double fraction);
+
+/* Availability of a variant, checked once (GPU probing costs). */
+gboolean larmor_variant_is_available(const char *name, const char **why);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,361 @@
+#include "larmor-recon-task.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "larmor-util.h"
+#include "lm_metrics.h"
+#include "lm_solver.h"
+
+struct _LarmorReconTask {
+    GObject parent_instance;
+    LarmorDataset *dataset;
+    LarmorVolume *reference;
+    LarmorVolume *truth;       /* captured at creation: the window may swap it meanwhile */
+    lm_geom geom;              /* likewise */
+    char *dataset_name;
+    LarmorReconParams params;
+    double *lambdas;
+    int n_lambdas;
+    gboolean sweep;
+
+    /* Worker-side state (only the worker touches these while it runs). */
+    GCancellable *cancellable;
+    int run_index;
+    lm_stage stage;
+    double stage_t0;
+    double last_cost;
+    double run_t0, runs_time;  /* for the sweep's time-left estimate */
+    gint64 t_start;
+
+    /* Worker -> main: the latest progress, delivered by at most one pending idle. */
+    GMainContext *context;
+    GMutex lock;
+    LarmorProgressInfo latest;
+    gboolean scheduled;
+    gint finished;
+};
+
+G_DEFINE_FINAL_TYPE(LarmorReconTask, larmor_recon_task, G_TYPE_OBJECT)
+
+enum { SIGNAL_PROGRESS, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void larmor_recon_task_finalize(GObject *object)
+{
+    LarmorReconTask *self = LARMOR_RECON_TASK(object);
+    g_clear_object(&self->dataset);
+    g_clear_object(&self->reference);
+    g_clear_object(&self->truth);
+    g_clear_object(&self->cancellable);
+    g_clear_pointer(&self->context, g_main_context_unref);
+    g_free(self->lambdas);
+    g_free(self->dataset_name);
+    g_mutex_clear(&self->lock);
+    G_OBJECT_CLASS(larmor_recon_task_parent_class)->finalize(object);
+}
+
+static void larmor_recon_task_class_init(LarmorReconTaskClass *klass)
+{
+    G_OBJECT_CLASS(klass)->finalize = larmor_recon_task_finalize;
+    /* progress(const LarmorProgressInfo *), on the caller's main context. */
+    signals[SIGNAL_PROGRESS] = g_signal_new("progress", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+                                            0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_POINTER);
+}
+
+static void larmor_recon_task_init(LarmorReconTask *self)
+{
+    g_mutex_init(&self->lock);
+}
+
+LarmorReconTask *larmor_recon_task_new(LarmorDataset *dataset, LarmorVolume *reference,
+                                       const LarmorReconParams *params, const double *lambdas,
+                                       int n_lambdas)
+{
+    g_return_val_if_fail(LARMOR_IS_DATASET(dataset), NULL);
+    LarmorReconTask *self = g_object_new(LARMOR_TYPE_RECON_TASK, NULL);
+    self->dataset = g_object_ref(dataset);
+    self->reference = reference ? g_object_ref(reference) : NULL;
+    LarmorVolume *truth = larmor_dataset_get_truth(dataset);
+    self->truth = truth ? g_object_ref(truth) : NULL;
+    self->geom = *larmor_dataset_get_geom(dataset);
+    self->dataset_name = g_strdup(larmor_dataset_get_name(dataset));
+    self->params = *params;
+    self->sweep = n_lambdas > 0;
+    self->n_lambdas = n_lambdas > 0 ? n_lambdas : 1;
+    self->lambdas = g_new(double, self->n_lambdas);
+    for (int i = 0; i < self->n_lambdas; i++)
+        self->lambdas[i] = n_lambdas > 0 ? lambdas[i] : params->lambda;
+    return self;
+}
+
+gboolean larmor_recon_task_is_sweep(LarmorReconTask *self)
+{
+    return self->sweep;
+}
+
+/* --- progress: worker side --------------------------------------------- */
+
+static gboolean deliver_progress(gpointer data)
+{
+    LarmorReconTask *self = data;
+    g_mutex_lock(&self->lock);
+    LarmorProgressInfo info = self->latest;
+    self->scheduled = FALSE;
+    g_mutex_unlock(&self->lock);
+    if (!g_atomic_int_get(&self->finished))
+        g_signal_emit(self, signals[SIGNAL_PROGRESS], 0, &info);
+    return G_SOURCE_REMOVE;
+}
+
+static void post_progress(LarmorReconTask *self, const LarmorProgressInfo *info)
+{
+    g_mutex_lock(&self->lock);
+    self->latest = *info;
+    gboolean schedule = !self->scheduled;
+    self->scheduled = TRUE;
+    g_mutex_unlock(&self->lock);
+    if (schedule)
+        g_main_context_invoke_full(self->context, G_PRIORITY_DEFAULT, deliver_progress,
+                                   g_object_ref(self), g_object_unref);
+}
+
+static int on_progress(void *user, const lm_progress *p)
+{
+    LarmorReconTask *self = user;
+    if (g_cancellable_is_cancelled(self->cancellable))
+        return 1;
+    if (p->stage != self->stage) {
+        self->stage = p->stage;
+        self->stage_t0 = p->elapsed_s;
+    }
+    if (p->stage == LM_STAGE_CG)
+        self->last_cost = p->cost;
+
+    LarmorProgressInfo info = { 0 };
+    info.stage = p->stage;
+    info.iter = p->iter;
+    info.iters = p->iters;
+    info.rel_resid = p->rel_resid;
+    info.sweep_index = self->run_index;
+    info.sweep_count = self->n_lambdas;
+    info.elapsed_s = (g_get_monotonic_time() - self->t_start) / 1e6;
+    double f = CLAMP(p->fraction, 0, 1), overall, left = NAN;
+    double in_stage = p->elapsed_s - self->stage_t0;
+    const char *what;
+    char detail[96] = "";
+    switch (p->stage) {
+    case LM_STAGE_Q:
+        overall = 0.35 * f;
+        what = "Computing Q";
+        g_snprintf(detail, sizeof detail, " · %.0f %%", 100 * f);
+        break;
+    case LM_STAGE_FHD:
+        overall = 0.35 + 0.15 * f;
+        what = "Computing Fᴴd";
+        g_snprintf(detail, sizeof detail, " · %.0f %%", 100 * f);
+        break;
+    case LM_STAGE_CG:
+        f = p->iters > 0 ? (double)p->iter / p->iters : f;
+        overall = 0.5 + 0.5 * f;
+        what = "CG";
+        g_snprintf(detail, sizeof detail, " iteration %d of %d · residual %.2e", p->iter, p->iters,
+                   p->rel_resid);
+        break;
+    case LM_STAGE_GRID:
+        overall = f;
+        what = "Gridding";
+        g_snprintf(detail, sizeof detail, " · %.0f %%", 100 * f);
+        break;
+    case LM_STAGE_DONE:
+        overall = 1;
+        what = "Finishing";
+        break;
+    default:
+        overall = 0;
+        what = "Preparing";
+        break;
+    }
+    if (f > 0.02 && f < 1 && in_stage > 0.2)
+        left = in_stage / f * (1 - f);
+    if (self->sweep) {
+        info.fraction = (self->run_index + overall) / self->n_lambdas;
+        if (self->run_index > 0)
+            left = (isnan(left) ? 0 : left) +
+                   self->runs_time / self->run_index * (self->n_lambdas - self->run_index - 1);
+        g_snprintf(info.text, sizeof info.text, "λ %d of %d (%.2g) · %s%s", self->run_index + 1,
+                   self->n_lambdas, self->lambdas[self->run_index], what, detail);
+    } else {
+        info.fraction = overall;
+        g_snprintf(info.text, sizeof info.text, "%s%s", what, detail);
+    }
+    info.time_left_s = left;
+    post_progress(self, &info);
+    return 0;
+}
+
+/* --- numbers for the L-curve ------------------------------------------- */
+
+/* ||F rho - d|| from the CG objective (cost = ||F rho - d||^2 + lambda s
+ * ||W rho||^2, lm_solver.h) and ||W rho|| from W^H W applied once: no
+ * forward model needed. Single channel only (the objective is per channel). */
+static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lambda,
+                         double *data_norm, double *reg_norm)
+{
+    *data_norm = *reg_norm = NAN;
+    const lm_kdata *k = larmor_dataset_get_kdata(self->dataset);
+    const lm_traj *t = larmor_dataset_get_traj(self->dataset);
+    if (k->ncoils != 1 || isnan(self->last_cost))
+        return;
+    const int64_t N = lm_geom_voxels(&self->geom);
+    float *weights = NULL;
+    if (self->params.reg == LM_REG_ANATOMICAL) {
+        lm_error err = { 0 };
+        if (!self->reference ||
+            lm_reg_anatomical_weights(larmor_volume_get_data(self->reference), self->geom.n, 0.1,
+                                      &weights, &err))
+            return;
+    }
+    lm_cfloat *y = g_try_new(lm_cfloat, N);
+    if (!y) {
+        free(weights);
+        return;
+    }
+    lm_reg_apply(self->geom.n, self->params.reg, weights, rho->data, y, 0);
+    double wr = 0;
+    for (int64_t i = 0; i < N; i++)
+        wr += crealf(conjf(rho->data[i]) * y[i]);
+    g_free(y);
+    free(weights);
+    double q0 = 0;
+    for (int64_t m = 0; m < t->m; m++) {
+        double phi = lm_geom_phi(&self->geom, t->k[3 * m], t->k[3 * m + 1], t->k[3 * m + 2]);
+        q0 += phi * phi;
+    }
+    double s = q0 / ((double)N * (double)N);
+    double data2 = self->last_cost - lambda * s * wr;
+    *reg_norm = sqrt(MAX(wr, 0));
+    *data_norm = data2 >= 0 ? sqrt(data2) : NAN;
+}
+
+/* --- the worker -------------------------------------------------------- */
+
+static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+    LarmorReconTask *self = source;
+    GPtrArray *runs = g_ptr_array_new_with_free_func(g_object_unref);
+    const lm_traj *traj = larmor_dataset_get_traj(self->dataset);
+    const lm_kdata *kdata = larmor_dataset_get_kdata(self->dataset);
+    const lm_volume *truth = self->truth ? larmor_volume_get_data(self->truth) : NULL;
+    if (truth && (truth->dims[0] != self->geom.n[0] || truth->dims[1] != self->geom.n[1] ||
+                  truth->dims[2] != self->geom.n[2]))
+        truth = NULL;
+
+    for (int i = 0; i < self->n_lambdas; i++) {
+        lm_recon_opts o;
+        lm_recon_opts_init(&o);
+        o.method = self->params.method;
+        o.variant = self->params.variant;
+        o.lambda = self->lambdas[i];
+        o.reg = self->params.reg;
+        o.ref = self->reference ? larmor_volume_get_data(self->reference) : NULL;
+        o.iters = self->params.iters;
+        o.tol = self->params.tol;
+        o.use_cache = 1;
+        o.progress = on_progress;
+        o.progress_user = self;
+        self->run_index = i;
+        self->stage = LM_STAGE_LOAD;
+        self->stage_t0 = 0;
+        self->last_cost = NAN;
+        self->run_t0 = (g_get_monotonic_time() - self->t_start) / 1e6;
+
+        lm_recon_result res;
+        memset(&res, 0, sizeof res);
+        lm_error err = { 0 };
+        lm_code code = lm_recon_run(&self->geom, traj, kdata, &o, &res, &err);
+        if (code == LM_OK && g_cancellable_is_cancelled(cancellable)) {
+            lm_recon_result_clear(&res);
+            code = LM_ERR_CANCELLED;
+        }
+        if (code != LM_OK) {
+            g_ptr_array_unref(runs);
+            if (code == LM_ERR_CANCELLED)
+                g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Reconstruction cancelled");
+            else {
+                GError *error = NULL;
+                larmor_set_error(&error, &err);
+                g_task_return_error(task, error);
+            }
+            return;
+        }
+        LarmorReconParams p = self->params;
+        p.lambda = self->lambdas[i];
+        double dn = NAN, rn = NAN;
+        if (o.method == LM_METHOD_CG && res.image)
+            lcurve_norms(self, res.image, p.lambda, &dn, &rn);
+        LarmorRun *run = larmor_run_new(&p, self->dataset_name, &res);
+        larmor_run_set_lcurve(run, dn, rn);
+        LarmorVolume *img = larmor_run_get_image(run);
+        if (truth && img) {
+            lm_metrics m;
+            if (lm_metrics_compute(larmor_volume_get_data(img)->data, truth->data,
+                                   lm_volume_count(truth), NULL, o.method != LM_METHOD_CG, &m, &err) == LM_OK)
+                larmor_run_set_metrics(run, m.psnr_db, m.percent_error);
+        }
+        g_ptr_array_add(runs, run);
+        self->runs_time = (g_get_monotonic_time() - self->t_start) / 1e6;
+    }
+
+    if (self->sweep && truth) {
+        /* Keep only the best image: a sweep on 128^3 would otherwise hold
+         * 16 MB per point. */
+        guint best = 0;
+        for (guint i = 1; i < runs->len; i++)
+            if (larmor_run_get_percent_error(runs->pdata[i]) < larmor_run_get_percent_error(runs->pdata[best]))
+                best = i;
+        for (guint i = 0; i < runs->len; i++)
+            if (i != best)
+                larmor_run_drop_image(runs->pdata[i]);
+    }
+    g_task_return_pointer(task, runs, (GDestroyNotify)g_ptr_array_unref);
+}
+
+static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+    /* Stop late progress from overwriting the final state, then hand over. */
+    LarmorReconTask *self = LARMOR_RECON_TASK(source);
+    g_atomic_int_set(&self->finished, 1);
+    GTask *outer = data;
+    GError *error = NULL;
+    GPtrArray *runs = g_task_propagate_pointer(G_TASK(result), &error);
+    if (runs)
+        g_task_return_pointer(outer, runs, (GDestroyNotify)g_ptr_array_unref);
+    else
+        g_task_return_error(outer, error);
+    g_object_unref(outer);
+}
+
+void larmor_recon_task_run_async(LarmorReconTask *self, GCancellable *cancellable,
+                                 GAsyncReadyCallback callback, gpointer user_data)
+{
+    g_return_if_fail(self->context == NULL); /* one run per task object */
+    self->context = g_main_context_ref_thread_default();
+    self->cancellable = cancellable ? g_object_ref(cancellable) : g_cancellable_new();
+    self->t_start = g_get_monotonic_time();
+    GTask *outer = g_task_new(self, self->cancellable, callback, user_data);
+    g_task_set_source_tag(outer, larmor_recon_task_run_async);
+    /* The inner task does the work; the outer one is what the caller sees,
+     * completed only after "finished" is set on the main context. No
+     * return-on-cancel: the worker always finishes and frees its buffers. */
+    GTask *inner = g_task_new(self, NULL, on_task_done, outer);
+    g_task_run_in_thread(inner, run_thread);
+    g_object_unref(inner);
+}
+
+GPtrArray *larmor_recon_task_run_finish(LarmorReconTask *self, GAsyncResult *result, GError **error)
+{
+    g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+    return g_task_propagate_pointer(G_TASK(result), error);
+}

@@ -1,0 +1,46 @@
+/* One reconstruction, or a lambda sweep, in a worker thread
+ * (g_task_run_in_thread) around lm_recon_run. Progress reaches the main
+ * context through g_main_context_invoke_full, coalesced so a fast solver
+ * cannot flood it, and is re-emitted there as the "progress" signal.
+ * Cancelling the GCancellable makes the progress callback return non-zero:
+ * the library stops within one iteration and frees its buffers, and the
+ * task finishes with G_IO_ERROR_CANCELLED. */
+#ifndef LARMOR_RECON_TASK_H
+#define LARMOR_RECON_TASK_H
+
+#include <gio/gio.h>
+
+#include "larmor-dataset.h"
+#include "larmor-run.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+    double fraction;        /* overall, 0..1 */
+    lm_stage stage;
+    int iter, iters;        /* CG */
+    double rel_resid;
+    double elapsed_s;       /* whole task */
+    double time_left_s;     /* estimate, NaN when unknown */
+    int sweep_index, sweep_count;
+    char text[160];         /* "CG iteration 12 of 60 · residual 3.1e-04" */
+} LarmorProgressInfo;
+
+#define LARMOR_TYPE_RECON_TASK (larmor_recon_task_get_type())
+G_DECLARE_FINAL_TYPE(LarmorReconTask, larmor_recon_task, LARMOR, RECON_TASK, GObject)
+
+/* reference: for the anatomical regulariser (may be NULL otherwise).
+ * lambdas/n_lambdas: a sweep (n_lambdas 0 runs params->lambda once). */
+LarmorReconTask *larmor_recon_task_new(LarmorDataset *dataset, LarmorVolume *reference,
+                                       const LarmorReconParams *params, const double *lambdas,
+                                       int n_lambdas);
+void larmor_recon_task_run_async(LarmorReconTask *self, GCancellable *cancellable,
+                                 GAsyncReadyCallback callback, gpointer user_data);
+/* The runs (one per lambda), or NULL with the error (G_IO_ERROR_CANCELLED
+ * when cancelled). In a sweep with a truth only the best run keeps its image. */
+GPtrArray *larmor_recon_task_run_finish(LarmorReconTask *self, GAsyncResult *result, GError **error);
+gboolean larmor_recon_task_is_sweep(LarmorReconTask *self);
+
+G_END_DECLS
+
+#endif

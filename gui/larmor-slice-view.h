@@ -1,0 +1,49 @@
+/* One slice of a volume (axial, coronal or sagittal) with the crosshair of
+ * a shared LarmorViewState. Mouse: left click/drag moves the cursor; scroll
+ * moves the slice, Ctrl+scroll zooms about the pointer; middle drag (or
+ * Ctrl+left) pans; right drag (or Shift+left) sets window (horizontal) and
+ * level (vertical). Keys: arrows and Page Up/Down move the slice, Home/End,
+ * plus/minus zoom, r resets zoom, pan and window/level. */
+#ifndef LARMOR_SLICE_VIEW_H
+#define LARMOR_SLICE_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "larmor-view-state.h"
+#include "larmor-volume.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_TYPE_SLICE_VIEW (larmor_slice_view_get_type())
+G_DECLARE_FINAL_TYPE(LarmorSliceView, larmor_slice_view, LARMOR, SLICE_VIEW, GtkWidget)
+
+GtkWidget *larmor_slice_view_new(LarmorOrientation orientation);
+
+void larmor_slice_view_set_volume(LarmorSliceView *self, LarmorVolume *volume);
+LarmorVolume *larmor_slice_view_get_volume(LarmorSliceView *self);
+void larmor_slice_view_set_state(LarmorSliceView *self, LarmorViewState *state);
+LarmorViewState *larmor_slice_view_get_state(LarmorSliceView *self);
+void larmor_slice_view_set_orientation(LarmorSliceView *self, LarmorOrientation orientation);
+LarmorOrientation larmor_slice_view_get_orientation(LarmorSliceView *self);
+/* Values are multiplied by gain before window/level (difference images). */
+void larmor_slice_view_set_gain(LarmorSliceView *self, double gain);
+/* Text in the top-left corner; NULL shows the orientation's name. */
+void larmor_slice_view_set_title(LarmorSliceView *self, const char *title);
+void larmor_slice_view_set_placeholder(LarmorSliceView *self, const char *text);
+void larmor_slice_view_set_show_labels(LarmorSliceView *self, gboolean show);
+
+/* Resets zoom and pan of this orientation and window/level to the volume's
+ * automatic range (the `r` key). */
+void larmor_slice_view_reset(LarmorSliceView *self);
+
+/* Geometry, widget coordinates (for tests and the compare view). */
+gboolean larmor_slice_view_voxel_to_widget(LarmorSliceView *self, const int64_t ijk[3], double *x,
+                                           double *y);
+gboolean larmor_slice_view_widget_to_voxel(LarmorSliceView *self, double x, double y,
+                                           int64_t ijk[3]);
+/* Time spent turning the slice into pixels in the last snapshot. */
+double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self);
+
+G_END_DECLS
+
+#endif

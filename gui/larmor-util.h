@@ -1,0 +1,37 @@
+/* Small helpers shared by the GUI classes: library errors as GErrors, the
+ * GResource, number formatting, widget rendering for PNG export and tests. */
+#ifndef LARMOR_UTIL_H
+#define LARMOR_UTIL_H
+
+#include <gtk/gtk.h>
+
+#include "lm_error.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_APP_ID "io.github.larmor.Larmor"
+#define LARMOR_RESOURCE_PATH "/io/github/larmor/Larmor"
+
+/* Errors from the library keep their lm_code as the GError code. */
+#define LARMOR_ERROR (larmor_error_quark())
+GQuark larmor_error_quark(void);
+void larmor_set_error(GError **error, const lm_error *err);
+
+/* Registers the compiled GResource once (templates need it at class_init). */
+void larmor_resources_ensure(void);
+
+/* "1.00e-03"-style for lambda; "12.3 s" / "850 ms" for times; "—" for NaN. */
+char *larmor_format_lambda(double lambda);
+char *larmor_format_seconds(double s);
+char *larmor_format_number(const char *fmt, double v);
+
+/* Renders a realised widget through its native's renderer, as on screen. */
+GdkTexture *larmor_widget_render(GtkWidget *widget);
+gboolean larmor_widget_save_png(GtkWidget *widget, const char *path, GError **error);
+
+/* Sets a GtkLabel's text only when it changed (avoids relayout per frame). */
+void larmor_label_set_text(GtkLabel *label, const char *text);
+
+G_END_DECLS
+
+#endif

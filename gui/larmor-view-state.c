@@ -1,0 +1,230 @@
+#include "larmor-view-state.h"
+
+#include <math.h>
+
+struct _LarmorViewState {
+    GObject parent_instance;
+    int64_t dims[3];
+    int64_t cursor[3];
+    double window, level;
+    LarmorMode mode;
+    LarmorColormap colormap;
+    double zoom[3], pan[3][2];
+};
+
+G_DEFINE_FINAL_TYPE(LarmorViewState, larmor_view_state, G_TYPE_OBJECT)
+
+enum {
+    PROP_0,
+    PROP_CURSOR_X,
+    PROP_CURSOR_Y,
+    PROP_CURSOR_Z,
+    PROP_WINDOW,
+    PROP_LEVEL,
+    PROP_MODE,
+    PROP_COLORMAP,
+    N_PROPS
+};
+static GParamSpec *props[N_PROPS];
+
+enum { SIGNAL_VIEW_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void larmor_view_state_get_property(GObject *object, guint id, GValue *value,
+                                           GParamSpec *pspec)
+{
+    LarmorViewState *self = LARMOR_VIEW_STATE(object);
+    switch (id) {
+    case PROP_CURSOR_X:
+    case PROP_CURSOR_Y:
+    case PROP_CURSOR_Z: g_value_set_int(value, (int)self->cursor[id - PROP_CURSOR_X]); break;
+    case PROP_WINDOW: g_value_set_double(value, self->window); break;
+    case PROP_LEVEL: g_value_set_double(value, self->level); break;
+    case PROP_MODE: g_value_set_int(value, self->mode); break;
+    case PROP_COLORMAP: g_value_set_int(value, self->colormap); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void larmor_view_state_set_property(GObject *object, guint id, const GValue *value,
+                                           GParamSpec *pspec)
+{
+    LarmorViewState *self = LARMOR_VIEW_STATE(object);
+    switch (id) {
+    case PROP_CURSOR_X:
+    case PROP_CURSOR_Y:
+    case PROP_CURSOR_Z:
+        larmor_view_state_set_cursor_axis(self, (int)(id - PROP_CURSOR_X), g_value_get_int(value));
+        break;
+    case PROP_WINDOW: larmor_view_state_set_window_level(self, g_value_get_double(value), self->level); break;
+    case PROP_LEVEL: larmor_view_state_set_window_level(self, self->window, g_value_get_double(value)); break;
+    case PROP_MODE: larmor_view_state_set_mode(self, g_value_get_int(value)); break;
+    case PROP_COLORMAP: larmor_view_state_set_colormap(self, g_value_get_int(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void larmor_view_state_class_init(LarmorViewStateClass *klass)
+{
+    GObjectClass *oc = G_OBJECT_CLASS(klass);
+    oc->get_property = larmor_view_state_get_property;
+    oc->set_property = larmor_view_state_set_property;
+    const GParamFlags f = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+    props[PROP_CURSOR_X] = g_param_spec_int("cursor-x", NULL, NULL, 0, G_MAXINT, 0, f);
+    props[PROP_CURSOR_Y] = g_param_spec_int("cursor-y", NULL, NULL, 0, G_MAXINT, 0, f);
+    props[PROP_CURSOR_Z] = g_param_spec_int("cursor-z", NULL, NULL, 0, G_MAXINT, 0, f);
+    props[PROP_WINDOW] = g_param_spec_double("window", NULL, NULL, 0, G_MAXDOUBLE, 1, f);
+    props[PROP_LEVEL] = g_param_spec_double("level", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0.5, f);
+    props[PROP_MODE] = g_param_spec_int("mode", NULL, NULL, 0, LARMOR_MODE_IMAGINARY, 0, f);
+    props[PROP_COLORMAP] = g_param_spec_int("colormap", NULL, NULL, 0, LARMOR_N_COLORMAPS - 1, 0, f);
+    g_object_class_install_properties(oc, N_PROPS, props);
+
+    /* Zoom or pan of one orientation changed (argument: the orientation). */
+    signals[SIGNAL_VIEW_CHANGED] = g_signal_new("view-changed", G_TYPE_FROM_CLASS(klass),
+                                                G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                                G_TYPE_NONE, 1, G_TYPE_INT);
+}
+
+static void larmor_view_state_init(LarmorViewState *self)
+{
+    for (int a = 0; a < 3; a++) {
+        self->dims[a] = 1;
+        self->zoom[a] = 1;
+    }
+    self->window = 1;
+    self->level = 0.5;
+}
+
+LarmorViewState *larmor_view_state_new(void)
+{
+    return g_object_new(LARMOR_TYPE_VIEW_STATE, NULL);
+}
+
+void larmor_view_state_set_dims(LarmorViewState *self, const int64_t dims[3])
+{
+    gboolean same = TRUE;
+    for (int a = 0; a < 3; a++)
+        same &= self->dims[a] == MAX(dims[a], 1);
+    if (same)
+        return;
+    int64_t c[3];
+    for (int a = 0; a < 3; a++) {
+        self->dims[a] = MAX(dims[a], 1);
+        c[a] = self->dims[a] / 2;
+    }
+    larmor_view_state_set_cursor(self, c);
+}
+
+void larmor_view_state_get_dims(LarmorViewState *self, int64_t dims[3])
+{
+    for (int a = 0; a < 3; a++)
+        dims[a] = self->dims[a];
+}
+
+void larmor_view_state_get_cursor(LarmorViewState *self, int64_t ijk[3])
+{
+    for (int a = 0; a < 3; a++)
+        ijk[a] = self->cursor[a];
+}
+
+void larmor_view_state_set_cursor(LarmorViewState *self, const int64_t ijk[3])
+{
+    g_object_freeze_notify(G_OBJECT(self));
+    for (int a = 0; a < 3; a++)
+        larmor_view_state_set_cursor_axis(self, a, ijk[a]);
+    g_object_thaw_notify(G_OBJECT(self));
+}
+
+void larmor_view_state_set_cursor_axis(LarmorViewState *self, int axis, int64_t value)
+{
+    g_return_if_fail(axis >= 0 && axis < 3);
+    value = CLAMP(value, 0, self->dims[axis] - 1);
+    if (self->cursor[axis] == value)
+        return;
+    self->cursor[axis] = value;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CURSOR_X + axis]);
+}
+
+double larmor_view_state_get_window(LarmorViewState *self)
+{
+    return self->window;
+}
+
+double larmor_view_state_get_level(LarmorViewState *self)
+{
+    return self->level;
+}
+
+void larmor_view_state_set_window_level(LarmorViewState *self, double window, double level)
+{
+    if (!isfinite(window) || !isfinite(level))
+        return;
+    window = MAX(window, 1e-12);
+    g_object_freeze_notify(G_OBJECT(self));
+    if (window != self->window) {
+        self->window = window;
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_WINDOW]);
+    }
+    if (level != self->level) {
+        self->level = level;
+        g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LEVEL]);
+    }
+    g_object_thaw_notify(G_OBJECT(self));
+}
+
+LarmorMode larmor_view_state_get_mode(LarmorViewState *self)
+{
+    return self->mode;
+}
+
+void larmor_view_state_set_mode(LarmorViewState *self, LarmorMode mode)
+{
+    if ((unsigned)mode > LARMOR_MODE_IMAGINARY || mode == self->mode)
+        return;
+    self->mode = mode;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODE]);
+}
+
+LarmorColormap larmor_view_state_get_colormap(LarmorViewState *self)
+{
+    return self->colormap;
+}
+
+void larmor_view_state_set_colormap(LarmorViewState *self, LarmorColormap cm)
+{
+    if ((unsigned)cm >= LARMOR_N_COLORMAPS || cm == self->colormap)
+        return;
+    self->colormap = cm;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_COLORMAP]);
+}
+
+double larmor_view_state_get_zoom(LarmorViewState *self, LarmorOrientation o)
+{
+    return self->zoom[o];
+}
+
+void larmor_view_state_get_pan(LarmorViewState *self, LarmorOrientation o, double *px, double *py)
+{
+    *px = self->pan[o][0];
+    *py = self->pan[o][1];
+}
+
+void larmor_view_state_set_zoom_pan(LarmorViewState *self, LarmorOrientation o, double zoom,
+                                    double px, double py)
+{
+    zoom = CLAMP(zoom, 0.25, 64.0);
+    px = CLAMP(px, -2.0, 2.0);
+    py = CLAMP(py, -2.0, 2.0);
+    if (zoom == self->zoom[o] && px == self->pan[o][0] && py == self->pan[o][1])
+        return;
+    self->zoom[o] = zoom;
+    self->pan[o][0] = px;
+    self->pan[o][1] = py;
+    g_signal_emit(self, signals[SIGNAL_VIEW_CHANGED], 0, (int)o);
+}
+
+void larmor_view_state_reset_zoom(LarmorViewState *self)
+{
+    for (int o = 0; o < 3; o++)
+        larmor_view_state_set_zoom_pan(self, o, 1, 0, 0);
+}

@@ -1,0 +1,46 @@
+/* What linked slice views share: the cursor (a voxel), window/level,
+ * display mode, colour map, and zoom/pan per orientation. Views that share
+ * one state show the same place the same way (the ortho viewer's three
+ * views, the compare view's panels). Properties notify only on change. */
+#ifndef LARMOR_VIEW_STATE_H
+#define LARMOR_VIEW_STATE_H
+
+#include <glib-object.h>
+
+#include "larmor-colormap.h"
+#include "larmor-slice.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_TYPE_VIEW_STATE (larmor_view_state_get_type())
+G_DECLARE_FINAL_TYPE(LarmorViewState, larmor_view_state, LARMOR, VIEW_STATE, GObject)
+
+LarmorViewState *larmor_view_state_new(void);
+
+/* Volume size the cursor is clamped to; a new size recentres the cursor. */
+void larmor_view_state_set_dims(LarmorViewState *self, const int64_t dims[3]);
+void larmor_view_state_get_dims(LarmorViewState *self, int64_t dims[3]);
+
+void larmor_view_state_get_cursor(LarmorViewState *self, int64_t ijk[3]);
+void larmor_view_state_set_cursor(LarmorViewState *self, const int64_t ijk[3]);
+void larmor_view_state_set_cursor_axis(LarmorViewState *self, int axis, int64_t value);
+
+double larmor_view_state_get_window(LarmorViewState *self);
+double larmor_view_state_get_level(LarmorViewState *self);
+void larmor_view_state_set_window_level(LarmorViewState *self, double window, double level);
+
+LarmorMode larmor_view_state_get_mode(LarmorViewState *self);
+void larmor_view_state_set_mode(LarmorViewState *self, LarmorMode mode);
+LarmorColormap larmor_view_state_get_colormap(LarmorViewState *self);
+void larmor_view_state_set_colormap(LarmorViewState *self, LarmorColormap cm);
+
+/* Zoom 1 fits the slice to its view; pan in fractions of the drawn image. */
+double larmor_view_state_get_zoom(LarmorViewState *self, LarmorOrientation o);
+void larmor_view_state_get_pan(LarmorViewState *self, LarmorOrientation o, double *px, double *py);
+void larmor_view_state_set_zoom_pan(LarmorViewState *self, LarmorOrientation o, double zoom,
+                                    double px, double py);
+void larmor_view_state_reset_zoom(LarmorViewState *self);
+
+G_END_DECLS
+
+#endif

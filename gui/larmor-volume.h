@@ -1,0 +1,38 @@
+/* A complex volume shown by the viewers: owns one lm_volume, with a display
+ * name and cached display statistics. Immutable once made, so worker
+ * threads and views may share it by reference. */
+#ifndef LARMOR_VOLUME_H
+#define LARMOR_VOLUME_H
+
+#include <glib-object.h>
+
+#include "larmor-slice.h"
+#include "lm_types.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_TYPE_VOLUME (larmor_volume_get_type())
+G_DECLARE_FINAL_TYPE(LarmorVolume, larmor_volume, LARMOR, VOLUME, GObject)
+
+/* Takes ownership of vol. */
+LarmorVolume *larmor_volume_new_take(lm_volume *vol, const char *name);
+const lm_volume *larmor_volume_get_data(LarmorVolume *self);
+const char *larmor_volume_get_name(LarmorVolume *self);
+void larmor_volume_set_name(LarmorVolume *self, const char *name);
+gboolean larmor_volume_same_grid(LarmorVolume *a, LarmorVolume *b);
+
+/* Default window and level for a display mode: magnitude [0, p99.9 of |v|],
+ * phase [-pi, pi], real and imaginary symmetric about 0. */
+void larmor_volume_auto_window(LarmorVolume *self, LarmorMode mode, double *window, double *level);
+
+/* a - b on the same grid (NULL if the grids differ). */
+LarmorVolume *larmor_volume_new_difference(LarmorVolume *a, LarmorVolume *b, const char *name);
+
+/* Value at a voxel, clamped to the volume. */
+lm_cfloat larmor_volume_value_at(LarmorVolume *self, const int64_t ijk[3]);
+/* Scanner coordinates (mm) of a voxel through the affine. */
+void larmor_volume_voxel_to_mm(LarmorVolume *self, const int64_t ijk[3], double mm[3]);
+
+G_END_DECLS
+
+#endif

@@ -1,0 +1,1330 @@
+#include "larmor-window.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "larmor-recon-panel.h"
+#include "larmor-recon-task.h"
+#include "larmor-runs-view.h"
+#include "larmor-sweep-view.h"
+#include "larmor-phantom-dialog.h"
+#include "larmor-util.h"
+#include "lm_io.h"
+
+struct _LarmorWindow {
+    GtkApplicationWindow parent_instance;
+
+    /* template */
+    GtkPaned *paned;
+    GtkSpinner *load_spinner;
+    GtkLabel *data_title;
+    GtkLabel *data_source;
+    GtkLabel *data_summary;
+    GtkLabel *truth_label;
+    LarmorReconPanel *recon_panel;
+    GtkStack *main_stack;
+    LarmorOrthoView *ortho_view;
+    LarmorCompareView *compare_view;
+    LarmorRunsView *runs_view;
+    LarmorSweepView *sweep_view;
+    GtkRevealer *toast_revealer;
+    GtkImage *toast_icon;
+    GtkLabel *toast_label;
+    GtkWidget *toast_close;
+
+    LarmorSettings *settings;
+    LarmorDataset *dataset;
+    LarmorVolume *reference;
+    char *truth_origin;        /* "analytic phantom…" or the truth's file name */
+    GListStore *runs;          /* LarmorRun, in the order they finished */
+    GListStore *volumes;       /* LarmorVolume: truth, reference, run images */
+    GQueue compare_order;      /* runs ticked for comparison, oldest first */
+    gboolean updating_compare;
+    int next_index;
+
+    GCancellable *load_cancellable;
+    gboolean loading;
+    LarmorReconTask *task;
+    GCancellable *task_cancellable;
+    char *last_status;
+    guint toast_timeout;
+    gboolean close_pending;
+    gboolean disposed;         /* async callbacks may land after a destroy */
+};
+
+G_DEFINE_FINAL_TYPE(LarmorWindow, larmor_window, GTK_TYPE_APPLICATION_WINDOW)
+
+static void update_actions(LarmorWindow *self);
+
+/* --- messages ---------------------------------------------------------- */
+
+static gboolean hide_toast(gpointer data)
+{
+    LarmorWindow *self = data;
+    self->toast_timeout = 0;
+    gtk_revealer_set_reveal_child(self->toast_revealer, FALSE);
+    return G_SOURCE_REMOVE;
+}
+
+void larmor_window_show_message(LarmorWindow *self, const char *text, gboolean error)
+{
+    g_clear_handle_id(&self->toast_timeout, g_source_remove);
+    gtk_label_set_text(self->toast_label, text);
+    gtk_image_set_from_icon_name(self->toast_icon, error ? "dialog-error-symbolic" : "dialog-information-symbolic");
+    GtkWidget *box = gtk_revealer_get_child(self->toast_revealer);
+    if (error)
+        gtk_widget_add_css_class(box, "error");
+    else
+        gtk_widget_remove_css_class(box, "error");
+    gtk_revealer_set_reveal_child(self->toast_revealer, TRUE);
+    /* Errors stay until dismissed: they may need reading twice. */
+    if (!error)
+        self->toast_timeout = g_timeout_add_seconds(5, hide_toast, self);
+}
+
+const char *larmor_window_get_message(LarmorWindow *self)
+{
+    return gtk_revealer_get_reveal_child(self->toast_revealer) ? gtk_label_get_text(self->toast_label) : NULL;
+}
+
+static void on_toast_close(GtkButton *b, LarmorWindow *self)
+{
+    hide_toast(self);
+}
+
+static void show_error(LarmorWindow *self, const GError *error)
+{
+    larmor_window_show_message(self, error->message, TRUE);
+}
+
+/* --- volumes list (truth, reference, run images) ----------------------- */
+
+static void volumes_remove(LarmorWindow *self, LarmorVolume *v)
+{
+    guint pos;
+    if (v && g_list_store_find(self->volumes, v, &pos))
+        g_list_store_remove(self->volumes, pos);
+}
+
+static void update_compare(LarmorWindow *self)
+{
+    LarmorRun *sel[LARMOR_COMPARE_MAX_RUNS];
+    int n = 0;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)) && n < LARMOR_COMPARE_MAX_RUNS; i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        if (larmor_run_get_compare(r) && larmor_run_get_image(r))
+            sel[n++] = r;
+        g_object_unref(r);
+    }
+    larmor_compare_view_set_truth(self->compare_view, self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL);
+    larmor_compare_view_set_runs(self->compare_view, sel, n);
+}
+
+static void on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindow *self)
+{
+    if (larmor_run_get_compare(run)) {
+        g_queue_remove(&self->compare_order, run);
+        g_queue_push_tail(&self->compare_order, run);
+        /* Up to four: ticking a fifth unticks the oldest. */
+        while (g_queue_get_length(&self->compare_order) > LARMOR_COMPARE_MAX_RUNS) {
+            LarmorRun *old = g_queue_pop_head(&self->compare_order);
+            larmor_run_set_compare(old, FALSE);
+        }
+    } else
+        g_queue_remove(&self->compare_order, run);
+    if (!self->updating_compare)
+        update_compare(self);
+}
+
+static void add_run(LarmorWindow *self, LarmorRun *run)
+{
+    larmor_run_set_index(run, ++self->next_index);
+    g_signal_connect(run, "notify::compare", G_CALLBACK(on_run_compare), self);
+    g_list_store_append(self->runs, run);
+    if (larmor_run_get_image(run))
+        g_list_store_append(self->volumes, larmor_run_get_image(run));
+}
+
+/* --- data card --------------------------------------------------------- */
+
+static void show_dataset(LarmorWindow *self)
+{
+    if (!self->dataset) {
+        gtk_label_set_text(self->data_title, self->loading ? "Loading…" : "No data");
+        gtk_label_set_text(self->data_source, "");
+        gtk_label_set_text(self->data_summary, "");
+        gtk_label_set_text(self->truth_label, "");
+        return;
+    }
+    LarmorDataset *ds = self->dataset;
+    gtk_label_set_text(self->data_title, larmor_dataset_get_name(ds));
+    gtk_label_set_text(self->data_source, larmor_dataset_get_source(ds));
+    char *d = larmor_dataset_describe(ds);
+    gtk_label_set_text(self->data_summary, d);
+    g_free(d);
+    LarmorVolume *truth = larmor_dataset_get_truth(ds);
+    if (truth) {
+        const lm_volume *v = larmor_volume_get_data(truth);
+        char *t = g_strdup_printf("Truth %lld × %lld × %lld: %s", (long long)v->dims[0], (long long)v->dims[1],
+                                  (long long)v->dims[2], self->truth_origin ? self->truth_origin : "loaded");
+        gtk_label_set_text(self->truth_label, t);
+        g_free(t);
+    } else
+        gtk_label_set_text(self->truth_label, "No truth: open one (Ctrl+T) to measure PSNR and error");
+    const lm_geom *g = larmor_dataset_get_geom(ds);
+    char *cap = g_strdup_printf("%'" G_GINT64_FORMAT " samples · %.4f per voxel",
+                                larmor_dataset_get_traj(ds)->m, larmor_dataset_samples_per_voxel(ds));
+    larmor_ortho_view_set_traj(self->ortho_view, larmor_dataset_get_traj(ds), g->n, cap);
+    g_free(cap);
+    char *title = g_strdup_printf("Larmor — %s", larmor_dataset_get_name(ds));
+    gtk_window_set_title(GTK_WINDOW(self), title);
+    g_free(title);
+}
+
+static void set_truth_volume(LarmorWindow *self, LarmorVolume *old, LarmorVolume *truth)
+{
+    volumes_remove(self, old);
+    if (truth) {
+        larmor_volume_set_name(truth, "Truth");
+        g_list_store_insert(self->volumes, 0, truth);
+    }
+}
+
+static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    if (self->disposed) {
+        g_object_unref(self);
+        return;
+    }
+    GError *error = NULL;
+    LarmorDataset *ds = larmor_dataset_load_finish(result, &error);
+    self->loading = FALSE;
+    gtk_spinner_stop(self->load_spinner);
+    if (!ds) {
+        if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+            show_error(self, error);
+        g_error_free(error);
+        show_dataset(self);
+        update_actions(self);
+        g_object_unref(self);
+        return;
+    }
+    LarmorVolume *old_truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
+    if (old_truth)
+        g_object_ref(old_truth);
+    g_set_object(&self->dataset, ds);
+    g_free(self->truth_origin);
+    self->truth_origin = g_strdup("the analytic phantom, sub-voxel averaged");
+    set_truth_volume(self, old_truth, larmor_dataset_get_truth(ds));
+    g_clear_object(&old_truth);
+    /* Runs of the previous data stay listed but leave the comparison. */
+    self->updating_compare = TRUE;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        larmor_run_set_compare(r, FALSE);
+        g_object_unref(r);
+    }
+    self->updating_compare = FALSE;
+    show_dataset(self);
+    update_compare(self);
+    LarmorVolume *truth = larmor_dataset_get_truth(ds);
+    larmor_ortho_view_show_volume(self->ortho_view, truth);
+    if (!truth)
+        larmor_window_set_page(self, "viewer");
+    larmor_sweep_view_set_runs(self->sweep_view, NULL);
+    g_object_unref(ds);
+    update_actions(self);
+    if (self->settings && larmor_dataset_get_source(ds) && g_str_has_prefix(larmor_dataset_get_source(ds), "benchmark"))
+        larmor_settings_set_string(self->settings, "data", "problem", larmor_dataset_get_name(ds));
+    g_object_unref(self);
+}
+
+void larmor_window_load(LarmorWindow *self, const LarmorDatasetSpec *spec)
+{
+    if (self->load_cancellable)
+        g_cancellable_cancel(self->load_cancellable);
+    g_clear_object(&self->load_cancellable);
+    self->load_cancellable = g_cancellable_new();
+    self->loading = TRUE;
+    gtk_spinner_start(self->load_spinner);
+    if (!self->dataset)
+        show_dataset(self);
+    update_actions(self);
+    larmor_dataset_load_async(spec, self->load_cancellable, on_dataset_loaded, g_object_ref(self));
+}
+
+LarmorDataset *larmor_window_get_dataset(LarmorWindow *self)
+{
+    return self->dataset;
+}
+
+/* --- files ------------------------------------------------------------- */
+
+static char *last_folder(LarmorWindow *self)
+{
+    return self->settings ? larmor_settings_get_string(self->settings, "files", "last-folder", NULL) : NULL;
+}
+
+static void remember_folder(LarmorWindow *self, GFile *file)
+{
+    if (!self->settings || !file)
+        return;
+    GFile *parent = g_file_get_parent(file);
+    char *path = parent ? g_file_get_path(parent) : NULL;
+    if (path)
+        larmor_settings_set_string(self->settings, "files", "last-folder", path);
+    g_free(path);
+    g_clear_object(&parent);
+}
+
+static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    if (self->disposed) {
+        g_object_unref(self);
+        return;
+    }
+    GError *error = NULL;
+    LarmorVolume *v = larmor_volume_load_finish(result, &error);
+    if (!v) {
+        show_error(self, error);
+        g_error_free(error);
+    } else if (!self->dataset) {
+        larmor_window_show_message(self, "Load data before its truth", TRUE);
+    } else {
+        LarmorVolume *old = larmor_dataset_get_truth(self->dataset);
+        if (old)
+            g_object_ref(old);
+        char *name = g_strdup(larmor_volume_get_name(v));
+        if (larmor_dataset_set_truth(self->dataset, v, &error)) {
+            g_free(self->truth_origin);
+            self->truth_origin = g_strdup(name);
+            set_truth_volume(self, old, v);
+            show_dataset(self);
+            update_compare(self);
+            larmor_ortho_view_show_volume(self->ortho_view, v);
+            char *msg = g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
+            larmor_window_show_message(self, msg, FALSE);
+            g_free(msg);
+        } else {
+            show_error(self, error);
+            g_error_free(error);
+        }
+        g_free(name);
+        g_clear_object(&old);
+        g_object_unref(v);
+    }
+    g_object_unref(self);
+}
+
+static void on_reference_loaded(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    if (self->disposed) {
+        g_object_unref(self);
+        return;
+    }
+    GError *error = NULL;
+    LarmorVolume *v = larmor_volume_load_finish(result, &error);
+    if (!v) {
+        show_error(self, error);
+        g_error_free(error);
+    } else {
+        volumes_remove(self, self->reference);
+        char *label = g_strdup_printf("Reference: %s", larmor_volume_get_name(v));
+        larmor_recon_panel_set_reference_name(self->recon_panel, larmor_volume_get_name(v));
+        larmor_volume_set_name(v, label);
+        g_free(label);
+        g_set_object(&self->reference, v);
+        guint pos = self->dataset && larmor_dataset_get_truth(self->dataset) ? 1 : 0;
+        g_list_store_insert(self->volumes, pos, v);
+        char *msg = g_strdup_printf("%s: used by the anatomical regulariser", larmor_volume_get_name(v));
+        larmor_window_show_message(self, msg, FALSE);
+        g_free(msg);
+        g_object_unref(v);
+    }
+    g_object_unref(self);
+}
+
+static gboolean is_volume_file(const char *path)
+{
+    return g_str_has_suffix(path, ".nii") || g_str_has_suffix(path, ".nii.gz");
+}
+
+/* cfl pairs are named by their base: x.cfl and x.hdr are one file. */
+static char *cfl_base(const char *path)
+{
+    if (g_str_has_suffix(path, ".cfl") || g_str_has_suffix(path, ".hdr"))
+        return g_strndup(path, strlen(path) - 4);
+    return NULL;
+}
+
+void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
+{
+    GPtrArray *data = g_ptr_array_new_with_free_func(g_free);
+    char *truth = NULL;
+    for (int i = 0; i < n; i++) {
+        char *path = g_file_get_path(files[i]);
+        if (!path)
+            continue;
+        remember_folder(self, files[i]);
+        char *base = cfl_base(path);
+        if (is_volume_file(path)) {
+            if (!truth)
+                truth = g_strdup(path);
+        } else if (base) {
+            gboolean seen = FALSE;
+            for (guint k = 0; k < data->len; k++)
+                seen |= g_strcmp0(data->pdata[k], base) == 0;
+            if (!seen)
+                g_ptr_array_add(data, g_strdup(base));
+        } else
+            g_ptr_array_add(data, g_strdup(path));
+        g_free(base);
+        g_free(path);
+    }
+    if (data->len > 0) {
+        LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_FILES };
+        const char *a = data->pdata[0];
+        gboolean single = g_str_has_suffix(a, ".h5") || g_str_has_suffix(a, ".bin");
+        if (data->len == 1 && !single) {
+            larmor_window_show_message(self, "Open the trajectory and its k-space together (two .cfl files), or one .h5 or .bin file", TRUE);
+        } else {
+            spec.traj_path = data->pdata[0];
+            spec.kdata_path = data->len > 1 ? data->pdata[1] : data->pdata[0];
+            larmor_window_load(self, &spec);
+        }
+    }
+    if (truth) {
+        if (data->len > 0 || self->loading)
+            larmor_window_show_message(self, "Load the data first, then its truth", TRUE);
+        else
+            larmor_window_open_truth(self, truth);
+    }
+    if (data->len == 0 && !truth && n > 0)
+        larmor_window_show_message(self, "Not a file Larmor reads (.cfl/.hdr, .h5, .bin, .nii, .nii.gz)", TRUE);
+    g_free(truth);
+    g_ptr_array_unref(data);
+}
+
+typedef void (*ChooserDone)(LarmorWindow *self, GtkFileChooser *chooser);
+
+static void on_chooser_response(GtkNativeDialog *native, int response, LarmorWindow *self)
+{
+    ChooserDone done = g_object_get_data(G_OBJECT(native), "done");
+    if (response == GTK_RESPONSE_ACCEPT)
+        done(self, GTK_FILE_CHOOSER(native));
+    gtk_native_dialog_destroy(native);
+    g_object_unref(native);
+}
+
+static GtkFileChooser *chooser_new(LarmorWindow *self, const char *title, GtkFileChooserAction action,
+                                   const char *accept, ChooserDone done)
+{
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    GtkFileChooserNative *native = gtk_file_chooser_native_new(title, GTK_WINDOW(self), action, accept, "_Cancel");
+    gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(native), TRUE);
+    char *folder = last_folder(self);
+    if (folder) {
+        GFile *f = g_file_new_for_path(folder);
+        gtk_file_chooser_set_current_folder(GTK_FILE_CHOOSER(native), f, NULL);
+        g_object_unref(f);
+        g_free(folder);
+    }
+    g_object_set_data(G_OBJECT(native), "done", done);
+    g_signal_connect(native, "response", G_CALLBACK(on_chooser_response), self);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    return GTK_FILE_CHOOSER(native);
+}
+
+static void add_filter(GtkFileChooser *c, const char *name, const char *const *patterns)
+{
+    GtkFileFilter *f = gtk_file_filter_new();
+    gtk_file_filter_set_name(f, name);
+    for (int i = 0; patterns[i]; i++)
+        gtk_file_filter_add_pattern(f, patterns[i]);
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_file_chooser_add_filter(c, f);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    g_object_unref(f);
+}
+
+static void show_chooser(GtkFileChooser *c)
+{
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(c));
+}
+
+static void open_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    GListModel *files = gtk_file_chooser_get_files(c);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    guint n = g_list_model_get_n_items(files);
+    GFile **arr = g_new0(GFile *, n + 1);
+    for (guint i = 0; i < n; i++)
+        arr[i] = g_list_model_get_item(files, i);
+    larmor_window_open_files(self, arr, (int)n);
+    for (guint i = 0; i < n; i++)
+        g_object_unref(arr[i]);
+    g_free(arr);
+    g_object_unref(files);
+}
+
+static void action_open(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GtkFileChooser *c = chooser_new(self, "Open Trajectory and k-Space", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", open_done);
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_file_chooser_set_select_multiple(c, TRUE);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    add_filter(c, "MRI data (.cfl, .h5, .bin)", (const char *const[]){ "*.cfl", "*.hdr", "*.h5", "*.bin", NULL });
+    add_filter(c, "BART (.cfl + .hdr)", (const char *const[]){ "*.cfl", "*.hdr", NULL });
+    add_filter(c, "ISMRMRD (.h5)", (const char *const[]){ "*.h5", NULL });
+    add_filter(c, "Parboil mri-fhd (.bin)", (const char *const[]){ "*.bin", NULL });
+    add_filter(c, "All files", (const char *const[]){ "*", NULL });
+    show_chooser(c);
+}
+
+static char *chooser_path(GtkFileChooser *c, LarmorWindow *self)
+{
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    GFile *f = gtk_file_chooser_get_file(c);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    if (!f)
+        return NULL;
+    remember_folder(self, f);
+    char *p = g_file_get_path(f);
+    g_object_unref(f);
+    return p;
+}
+
+void larmor_window_open_truth(LarmorWindow *self, const char *path)
+{
+    larmor_volume_load_async(path, NULL, on_truth_loaded, g_object_ref(self));
+}
+
+void larmor_window_open_reference(LarmorWindow *self, const char *path)
+{
+    larmor_volume_load_async(path, NULL, on_reference_loaded, g_object_ref(self));
+}
+
+static void truth_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_truth(self, p);
+    g_free(p);
+}
+
+static void reference_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_reference(self, p);
+    g_free(p);
+}
+
+static void action_open_truth(GtkWidget *w, const char *name, GVariant *param)
+{
+    GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Truth", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", truth_done);
+    add_filter(c, "Images (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", NULL });
+    show_chooser(c);
+}
+
+static void action_open_reference(GtkWidget *w, const char *name, GVariant *param)
+{
+    GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Anatomical Reference", GTK_FILE_CHOOSER_ACTION_OPEN,
+                                    "_Open", reference_done);
+    add_filter(c, "Images (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", NULL });
+    show_chooser(c);
+}
+
+static gboolean on_drop(GtkDropTarget *target, const GValue *value, double x, double y, LarmorWindow *self)
+{
+    if (!G_VALUE_HOLDS(value, GDK_TYPE_FILE_LIST))
+        return FALSE;
+    GSList *list = gdk_file_list_get_files(g_value_get_boxed(value));
+    guint n = g_slist_length(list);
+    GFile **arr = g_new0(GFile *, n + 1);
+    guint i = 0;
+    for (GSList *l = list; l; l = l->next)
+        arr[i++] = l->data;
+    larmor_window_open_files(self, arr, (int)n);
+    g_free(arr);
+    g_slist_free(list);
+    return TRUE;
+}
+
+/* --- phantom dialog ---------------------------------------------------- */
+
+static void on_phantom_create(LarmorPhantomDialog *d, const LarmorDatasetSpec *spec, LarmorWindow *self)
+{
+    larmor_window_load(self, spec);
+}
+
+static void action_new_phantom(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GtkWidget *d = larmor_phantom_dialog_new(GTK_WINDOW(self));
+    if (self->dataset && g_str_has_prefix(larmor_dataset_get_source(self->dataset), "benchmark")) {
+        LarmorDatasetSpec s = { .kind = LARMOR_SOURCE_PROBLEM };
+        g_strlcpy(s.problem, larmor_dataset_get_name(self->dataset), sizeof s.problem);
+        larmor_phantom_dialog_set_spec(LARMOR_PHANTOM_DIALOG(d), &s);
+    }
+    g_signal_connect(d, "create", G_CALLBACK(on_phantom_create), self);
+    gtk_window_present(GTK_WINDOW(d));
+}
+
+/* --- reconstruction ---------------------------------------------------- */
+
+static void on_task_progress(LarmorReconTask *task, const LarmorProgressInfo *info, LarmorWindow *self)
+{
+    larmor_recon_panel_set_progress(self->recon_panel, info);
+}
+
+static void set_status(LarmorWindow *self, const char *status)
+{
+    g_free(self->last_status);
+    self->last_status = g_strdup(status);
+}
+
+static void save_params(LarmorWindow *self)
+{
+    if (!self->settings)
+        return;
+    LarmorReconParams p;
+    if (larmor_recon_panel_get_params(self->recon_panel, &p, NULL)) {
+        larmor_settings_set_string(self->settings, "recon", "method", lm_method_name(p.method));
+        larmor_settings_set_string(self->settings, "recon", "variant", p.variant);
+        larmor_settings_set_double(self->settings, "recon", "lambda", p.lambda);
+        larmor_settings_set_string(self->settings, "recon", "reg", lm_reg_name(p.reg));
+        larmor_settings_set_int(self->settings, "recon", "iters", p.iters);
+        larmor_settings_set_double(self->settings, "recon", "tol", p.tol);
+    }
+    double from, to;
+    int steps;
+    if (larmor_recon_panel_get_sweep(self->recon_panel, &from, &to, &steps, NULL)) {
+        larmor_settings_set_double(self->settings, "sweep", "from", from);
+        larmor_settings_set_double(self->settings, "sweep", "to", to);
+        larmor_settings_set_int(self->settings, "sweep", "steps", steps);
+    }
+    GError *error = NULL;
+    if (!larmor_settings_save(self->settings, &error)) {
+        g_message("settings: %s", error->message);
+        g_error_free(error);
+    }
+}
+
+static void load_params(LarmorWindow *self)
+{
+    if (!self->settings)
+        return;
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    char *s = larmor_settings_get_string(self->settings, "recon", "method", NULL);
+    if (s)
+        lm_method_parse(s, &p.method, NULL);
+    g_free(s);
+    s = larmor_settings_get_string(self->settings, "recon", "variant", NULL);
+    /* A remembered variant that is unavailable here falls back to the default. */
+    if (s && larmor_variant_is_available(s, NULL))
+        g_strlcpy(p.variant, s, sizeof p.variant);
+    g_free(s);
+    s = larmor_settings_get_string(self->settings, "recon", "reg", NULL);
+    if (s)
+        lm_reg_parse(s, &p.reg, NULL);
+    g_free(s);
+    if (p.reg == LM_REG_ANATOMICAL)
+        p.reg = LM_REG_GRADIENT; /* the reference itself is not remembered */
+    p.lambda = MAX(0, larmor_settings_get_double(self->settings, "recon", "lambda", p.lambda));
+    p.iters = CLAMP(larmor_settings_get_int(self->settings, "recon", "iters", p.iters), 1, 1000);
+    p.tol = MAX(0, larmor_settings_get_double(self->settings, "recon", "tol", p.tol));
+    larmor_recon_panel_set_params(self->recon_panel, &p);
+    larmor_recon_panel_set_sweep(self->recon_panel, larmor_settings_get_double(self->settings, "sweep", "from", 1e-4),
+                                 larmor_settings_get_double(self->settings, "sweep", "to", 1),
+                                 larmor_settings_get_int(self->settings, "sweep", "steps", 9));
+}
+
+static char *done_text(LarmorRun *run)
+{
+    char *t = larmor_format_seconds(larmor_run_get_time_total(run));
+    char *s;
+    if (larmor_run_has_metrics(run))
+        s = g_strdup_printf("#%d done in %s · PSNR %.2f dB · error %.2f %%", larmor_run_get_index(run), t,
+                            larmor_run_get_psnr(run), larmor_run_get_percent_error(run));
+    else
+        s = g_strdup_printf("#%d done in %s", larmor_run_get_index(run), t);
+    g_free(t);
+    return s;
+}
+
+static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    LarmorReconTask *task = LARMOR_RECON_TASK(source);
+    GError *error = NULL;
+    GPtrArray *runs = larmor_recon_task_run_finish(task, result, &error);
+    gboolean sweep = larmor_recon_task_is_sweep(task);
+    g_signal_handlers_disconnect_by_data(task, self);
+    g_clear_object(&self->task);
+    g_clear_object(&self->task_cancellable);
+    if (self->disposed) {
+        g_clear_pointer(&runs, g_ptr_array_unref);
+        g_clear_error(&error);
+        g_object_unref(self);
+        return;
+    }
+
+    if (self->close_pending) {
+        g_clear_pointer(&runs, g_ptr_array_unref);
+        g_clear_error(&error);
+        gtk_window_destroy(GTK_WINDOW(self));
+        g_object_unref(self);
+        return;
+    }
+    if (!runs) {
+        if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+            set_status(self, "cancelled");
+            larmor_recon_panel_set_status(self->recon_panel, "Cancelled", 0);
+        } else {
+            set_status(self, error->message);
+            larmor_recon_panel_set_status(self->recon_panel, "Failed", 0);
+            show_error(self, error);
+        }
+        g_error_free(error);
+    } else if (!sweep) {
+        LarmorRun *run = runs->pdata[0];
+        add_run(self, run);
+        larmor_run_set_compare(run, TRUE);
+        larmor_ortho_view_show_volume(self->ortho_view, larmor_run_get_image(run));
+        larmor_runs_view_select(self->runs_view, run);
+        char *t = done_text(run);
+        larmor_recon_panel_set_status(self->recon_panel, t, 1);
+        g_free(t);
+        set_status(self, "done");
+    } else {
+        int best = larmor_sweep_view_set_runs(self->sweep_view, runs);
+        /* The best point joins the runs (with its image when it kept one). */
+        if (best >= 0 && larmor_run_get_image(runs->pdata[best])) {
+            LarmorRun *b = runs->pdata[best];
+            add_run(self, b);
+            larmor_run_set_compare(b, TRUE);
+        }
+        larmor_window_set_page(self, "sweep");
+        char *t = g_strdup_printf("Sweep of %u values done", runs->len);
+        larmor_recon_panel_set_status(self->recon_panel, t, 1);
+        g_free(t);
+        set_status(self, "done");
+    }
+    g_clear_pointer(&runs, g_ptr_array_unref);
+    update_actions(self);
+    save_params(self);
+    g_object_unref(self);
+}
+
+static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const double *lambdas, int n,
+                           GError **error)
+{
+    if (self->task) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID, "A reconstruction is already running");
+        return FALSE;
+    }
+    if (!self->dataset) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
+                            self->loading ? "The data are still loading" : "Load data or make a phantom first");
+        return FALSE;
+    }
+    const char *why;
+    if (p->method == LM_METHOD_CG && !larmor_variant_is_available(p->variant, &why)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s is unavailable: %s", p->variant, why);
+        return FALSE;
+    }
+    if (p->method == LM_METHOD_CG && p->reg == LM_REG_ANATOMICAL && !self->reference) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
+                            "The anatomical regulariser needs a reference image: open one first");
+        return FALSE;
+    }
+    self->task = larmor_recon_task_new(self->dataset, p->reg == LM_REG_ANATOMICAL ? self->reference : NULL, p,
+                                       lambdas, n);
+    self->task_cancellable = g_cancellable_new();
+    g_signal_connect(self->task, "progress", G_CALLBACK(on_task_progress), self);
+    larmor_recon_panel_set_running(self->recon_panel, TRUE);
+    set_status(self, "running");
+    update_actions(self);
+    larmor_recon_task_run_async(self->task, self->task_cancellable, on_task_done, g_object_ref(self));
+    return TRUE;
+}
+
+gboolean larmor_window_reconstruct(LarmorWindow *self, const LarmorReconParams *params, GError **error)
+{
+    LarmorReconParams p;
+    if (params)
+        p = *params;
+    else if (!larmor_recon_panel_get_params(self->recon_panel, &p, error))
+        return FALSE;
+    if (!start_task(self, &p, NULL, 0, error))
+        return FALSE;
+    /* The sidebar always shows what the newest run used. */
+    if (params)
+        larmor_recon_panel_set_params(self->recon_panel, params);
+    return TRUE;
+}
+
+gboolean larmor_window_get_params(LarmorWindow *self, LarmorReconParams *params)
+{
+    return larmor_recon_panel_get_params(self->recon_panel, params, NULL);
+}
+
+gboolean larmor_window_sweep(LarmorWindow *self, const LarmorReconParams *params, double from, double to,
+                             int steps, GError **error)
+{
+    LarmorReconParams p;
+    if (params)
+        p = *params;
+    else if (!larmor_recon_panel_get_params(self->recon_panel, &p, error))
+        return FALSE;
+    if (p.method != LM_METHOD_CG) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID, "The λ sweep needs the CG method");
+        return FALSE;
+    }
+    if (!(from > 0 && to > from && steps >= 2)) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID, "λ sweep: give 0 < from < to and 2 or more steps");
+        return FALSE;
+    }
+    double *l = g_new(double, steps);
+    for (int i = 0; i < steps; i++)
+        l[i] = from * pow(to / from, (double)i / (steps - 1));
+    gboolean ok = start_task(self, &p, l, steps, error);
+    g_free(l);
+    return ok;
+}
+
+void larmor_window_cancel(LarmorWindow *self)
+{
+    if (self->task_cancellable) {
+        g_cancellable_cancel(self->task_cancellable);
+        larmor_recon_panel_set_status(self->recon_panel, "Cancelling…", 0);
+    }
+}
+
+gboolean larmor_window_is_busy(LarmorWindow *self)
+{
+    return self->loading || self->task != NULL;
+}
+
+const char *larmor_window_get_last_status(LarmorWindow *self)
+{
+    return self->last_status;
+}
+
+GListModel *larmor_window_get_runs(LarmorWindow *self)
+{
+    return G_LIST_MODEL(self->runs);
+}
+
+static void action_reconstruct(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GError *error = NULL;
+    if (!larmor_window_reconstruct(self, NULL, &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+}
+
+static void action_sweep(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GError *error = NULL;
+    double from, to;
+    int steps;
+    if (!larmor_recon_panel_get_sweep(self->recon_panel, &from, &to, &steps, &error) ||
+        !larmor_window_sweep(self, NULL, from, to, steps, &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+}
+
+static void action_cancel(GtkWidget *w, const char *name, GVariant *param)
+{
+    larmor_window_cancel(LARMOR_WINDOW(w));
+}
+
+static void on_use_lambda(LarmorSweepView *v, double lambda, LarmorWindow *self)
+{
+    LarmorReconParams p;
+    if (!larmor_recon_panel_get_params(self->recon_panel, &p, NULL))
+        larmor_recon_params_init(&p);
+    p.lambda = lambda;
+    larmor_recon_panel_set_params(self->recon_panel, &p);
+    char *t = g_strdup_printf("λ set to %.2g", lambda);
+    larmor_window_show_message(self, t, FALSE);
+    g_free(t);
+}
+
+/* --- runs -------------------------------------------------------------- */
+
+static LarmorRun *selected_run(LarmorWindow *self)
+{
+    return larmor_runs_view_get_selected(self->runs_view);
+}
+
+static void action_show_run(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorRun *r = selected_run(self);
+    if (r && larmor_run_get_image(r)) {
+        larmor_ortho_view_show_volume(self->ortho_view, larmor_run_get_image(r));
+        larmor_window_set_page(self, "viewer");
+    }
+}
+
+static void on_run_activated(LarmorRunsView *v, LarmorRun *run, LarmorWindow *self)
+{
+    if (larmor_run_get_image(run)) {
+        larmor_ortho_view_show_volume(self->ortho_view, larmor_run_get_image(run));
+        larmor_window_set_page(self, "viewer");
+    }
+}
+
+static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorRun *r = selected_run(self);
+    guint pos;
+    if (!r || !g_list_store_find(self->runs, r, &pos))
+        return;
+    g_object_ref(r);
+    g_signal_handlers_disconnect_by_data(r, self);
+    g_queue_remove(&self->compare_order, r);
+    if (larmor_ortho_view_get_volume(self->ortho_view) == larmor_run_get_image(r))
+        larmor_ortho_view_show_volume(self->ortho_view,
+                                      self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL);
+    volumes_remove(self, larmor_run_get_image(r));
+    g_list_store_remove(self->runs, pos);
+    update_compare(self);
+    g_object_unref(r);
+    update_actions(self);
+}
+
+/* --- export ------------------------------------------------------------ */
+
+/* The image to export: the selected run on the Runs page, else the one
+ * shown in the viewer. */
+static LarmorVolume *export_volume(LarmorWindow *self)
+{
+    if (g_strcmp0(larmor_window_get_page(self), "runs") == 0) {
+        LarmorRun *r = selected_run(self);
+        return r ? larmor_run_get_image(r) : NULL;
+    }
+    return larmor_ortho_view_get_volume(self->ortho_view);
+}
+
+typedef struct {
+    LarmorVolume *volume;
+    char *path;
+    gboolean as_complex;
+} NiftiJob;
+
+static void nifti_job_free(NiftiJob *j)
+{
+    g_object_unref(j->volume);
+    g_free(j->path);
+    g_free(j);
+}
+
+static void nifti_thread(GTask *task, gpointer source, gpointer data, GCancellable *c)
+{
+    NiftiJob *j = data;
+    lm_error err = { 0 };
+    if (lm_nifti_write(j->path, larmor_volume_get_data(j->volume), j->as_complex, &err) != LM_OK) {
+        GError *error = NULL;
+        larmor_set_error(&error, &err);
+        g_task_return_error(task, error);
+    } else
+        g_task_return_boolean(task, TRUE);
+}
+
+static void on_nifti_written(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    if (self->disposed) {
+        g_object_unref(self);
+        return;
+    }
+    GError *error = NULL;
+    NiftiJob *j = g_task_get_task_data(G_TASK(result));
+    if (!g_task_propagate_boolean(G_TASK(result), &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    } else {
+        char *t = g_strdup_printf("Wrote %s (%s)", j->path, j->as_complex ? "complex" : "magnitude");
+        larmor_window_show_message(self, t, FALSE);
+        g_free(t);
+    }
+    g_object_unref(self);
+}
+
+void larmor_window_export_nifti(LarmorWindow *self, const char *path, gboolean as_complex)
+{
+    LarmorVolume *v = export_volume(self);
+    if (!v) {
+        larmor_window_show_message(self, "Nothing to export: show or select an image first", TRUE);
+        return;
+    }
+    NiftiJob *j = g_new0(NiftiJob, 1);
+    j->volume = g_object_ref(v);
+    j->path = g_str_has_suffix(path, ".nii") || g_str_has_suffix(path, ".nii.gz") ? g_strdup(path)
+                                                                                   : g_strconcat(path, ".nii.gz", NULL);
+    j->as_complex = as_complex;
+    /* Compressing 128^3 takes a moment: off the main thread. */
+    GTask *task = g_task_new(NULL, NULL, on_nifti_written, g_object_ref(self));
+    g_task_set_task_data(task, j, (GDestroyNotify)nifti_job_free);
+    g_task_run_in_thread(task, nifti_thread);
+    g_object_unref(task);
+}
+
+static void nifti_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (!p)
+        return;
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gboolean as_complex = g_strcmp0(gtk_file_chooser_get_choice(c, "complex"), "true") == 0;
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    larmor_window_export_nifti(self, p, as_complex);
+    g_free(p);
+}
+
+static char *safe_name(const char *s)
+{
+    char *r = g_strdup(s ? s : "image");
+    for (char *c = r; *c; c++)
+        if (!g_ascii_isalnum(*c) && *c != '-' && *c != '.')
+            *c = '_';
+    return r;
+}
+
+static void action_export_nifti(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorVolume *v = export_volume(self);
+    if (!v) {
+        larmor_window_show_message(self, "Nothing to export: show or select an image first", TRUE);
+        return;
+    }
+    GtkFileChooser *c = chooser_new(self, "Export Image as NIfTI", GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", nifti_done);
+    char *base = safe_name(larmor_volume_get_name(v));
+    char *file = g_strconcat(base, ".nii.gz", NULL);
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_file_chooser_set_current_name(c, file);
+    gtk_file_chooser_add_choice(c, "complex", "Store complex values (otherwise magnitude)", NULL, NULL);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    g_free(file);
+    g_free(base);
+    add_filter(c, "NIfTI (.nii, .nii.gz)", (const char *const[]){ "*.nii", "*.nii.gz", NULL });
+    show_chooser(c);
+}
+
+/* What the PNG shows: the three views, the whole comparison, or the page. */
+static GtkWidget *png_widget(LarmorWindow *self)
+{
+    const char *page = larmor_window_get_page(self);
+    if (g_strcmp0(page, "viewer") == 0)
+        return larmor_ortho_view_get_grid(self->ortho_view);
+    if (g_strcmp0(page, "compare") == 0)
+        return larmor_compare_view_get_panels_widget(self->compare_view);
+    if (g_strcmp0(page, "sweep") == 0)
+        return GTK_WIDGET(larmor_sweep_view_get_plot(self->sweep_view));
+    return gtk_stack_get_visible_child(self->main_stack);
+}
+
+gboolean larmor_window_export_png(LarmorWindow *self, const char *path, GError **error)
+{
+    char *p = g_str_has_suffix(path, ".png") ? g_strdup(path) : g_strconcat(path, ".png", NULL);
+    gboolean ok = larmor_widget_save_png(png_widget(self), p, error);
+    if (ok) {
+        char *t = g_strdup_printf("Wrote %s", p);
+        larmor_window_show_message(self, t, FALSE);
+        g_free(t);
+    }
+    g_free(p);
+    return ok;
+}
+
+static void png_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    GError *error = NULL;
+    if (p && !larmor_window_export_png(self, p, &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+    g_free(p);
+}
+
+static void action_export_png(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GtkFileChooser *c = chooser_new(self, "Export View as PNG", GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", png_done);
+    char *file = g_strdup_printf("larmor-%s.png", larmor_window_get_page(self));
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_file_chooser_set_current_name(c, file);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    g_free(file);
+    add_filter(c, "PNG images", (const char *const[]){ "*.png", NULL });
+    show_chooser(c);
+}
+
+gboolean larmor_window_export_csv(LarmorWindow *self, const char *path, GError **error)
+{
+    char *csv = larmor_runs_to_csv(G_LIST_MODEL(self->runs));
+    /* g_file_set_contents: temporary file, fsync, rename (atomic). */
+    gboolean ok = g_file_set_contents(path, csv, -1, error);
+    if (ok) {
+        char *t = g_strdup_printf("Wrote %s", path);
+        larmor_window_show_message(self, t, FALSE);
+        g_free(t);
+    }
+    g_free(csv);
+    return ok;
+}
+
+static void csv_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    GError *error = NULL;
+    if (p && !larmor_window_export_csv(self, p, &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+    g_free(p);
+}
+
+static void action_export_csv(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GtkFileChooser *c = chooser_new(self, "Export Metrics as CSV", GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", csv_done);
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_file_chooser_set_current_name(c, "larmor-runs.csv");
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    add_filter(c, "CSV (.csv)", (const char *const[]){ "*.csv", NULL });
+    show_chooser(c);
+}
+
+/* --- pages ------------------------------------------------------------- */
+
+void larmor_window_set_page(LarmorWindow *self, const char *name)
+{
+    gtk_stack_set_visible_child_name(self->main_stack, name);
+}
+
+const char *larmor_window_get_page(LarmorWindow *self)
+{
+    return gtk_stack_get_visible_child_name(self->main_stack);
+}
+
+static void action_page(GtkWidget *w, const char *name, GVariant *param)
+{
+    larmor_window_set_page(LARMOR_WINDOW(w), g_variant_get_string(param, NULL));
+}
+
+LarmorOrthoView *larmor_window_get_ortho_view(LarmorWindow *self)
+{
+    return self->ortho_view;
+}
+
+LarmorCompareView *larmor_window_get_compare_view(LarmorWindow *self)
+{
+    return self->compare_view;
+}
+
+GtkWidget *larmor_window_get_sweep_view(LarmorWindow *self)
+{
+    return GTK_WIDGET(self->sweep_view);
+}
+
+/* --- state ------------------------------------------------------------- */
+
+static void update_actions(LarmorWindow *self)
+{
+    GtkWidget *w = GTK_WIDGET(self);
+    gboolean running = self->task != NULL;
+    gboolean ready = self->dataset && !self->loading && !running;
+    gtk_widget_action_set_enabled(w, "win.reconstruct", ready);
+    gtk_widget_action_set_enabled(w, "win.sweep", ready);
+    gtk_widget_action_set_enabled(w, "win.cancel", running);
+    gtk_widget_action_set_enabled(w, "win.open", !running);
+    gtk_widget_action_set_enabled(w, "win.new-phantom", !running);
+    gtk_widget_action_set_enabled(w, "win.open-truth", !running && self->dataset);
+    gboolean any = g_list_model_get_n_items(G_LIST_MODEL(self->runs)) > 0;
+    gtk_widget_action_set_enabled(w, "win.export-csv", any);
+    gtk_widget_action_set_enabled(w, "win.show-run", any);
+    gtk_widget_action_set_enabled(w, "win.remove-run", any && !running);
+}
+
+static gboolean on_close_request(GtkWindow *window, gpointer data)
+{
+    LarmorWindow *self = LARMOR_WINDOW(window);
+    if (self->settings) {
+        int w, h;
+        gtk_window_get_default_size(window, &w, &h);
+        larmor_settings_set_int(self->settings, "window", "width", w);
+        larmor_settings_set_int(self->settings, "window", "height", h);
+        larmor_settings_set_bool(self->settings, "window", "maximized", gtk_window_is_maximized(window));
+        larmor_settings_set_int(self->settings, "window", "sidebar", gtk_paned_get_position(self->paned));
+        larmor_settings_set_int(self->settings, "view", "colormap",
+                                larmor_view_state_get_colormap(larmor_ortho_view_get_state(self->ortho_view)));
+        save_params(self);
+    }
+    if (self->task) {
+        /* Let the worker stop and free its buffers before the window goes. */
+        self->close_pending = TRUE;
+        g_cancellable_cancel(self->task_cancellable);
+        gtk_widget_set_visible(GTK_WIDGET(self), FALSE);
+        return TRUE;
+    }
+    return FALSE;
+}
+
+static void larmor_window_dispose(GObject *object)
+{
+    LarmorWindow *self = LARMOR_WINDOW(object);
+    self->disposed = TRUE;
+    g_clear_handle_id(&self->toast_timeout, g_source_remove);
+    if (self->load_cancellable)
+        g_cancellable_cancel(self->load_cancellable);
+    if (self->task_cancellable)
+        g_cancellable_cancel(self->task_cancellable);
+    if (self->task)
+        g_signal_handlers_disconnect_by_data(self->task, self);
+    if (self->runs) {
+        for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+            LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+            g_signal_handlers_disconnect_by_data(r, self);
+            g_object_unref(r);
+        }
+    }
+    g_queue_clear(&self->compare_order);
+    gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_WINDOW);
+    g_clear_object(&self->load_cancellable);
+    g_clear_object(&self->task_cancellable);
+    g_clear_object(&self->task);
+    g_clear_object(&self->dataset);
+    g_clear_object(&self->reference);
+    g_clear_object(&self->runs);
+    g_clear_object(&self->volumes);
+    g_clear_object(&self->settings);
+    g_clear_pointer(&self->last_status, g_free);
+    g_clear_pointer(&self->truth_origin, g_free);
+    G_OBJECT_CLASS(larmor_window_parent_class)->dispose(object);
+}
+
+static void larmor_window_class_init(LarmorWindowClass *klass)
+{
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = larmor_window_dispose;
+    g_type_ensure(LARMOR_TYPE_RECON_PANEL);
+    g_type_ensure(LARMOR_TYPE_ORTHO_VIEW);
+    g_type_ensure(LARMOR_TYPE_COMPARE_VIEW);
+    g_type_ensure(LARMOR_TYPE_RUNS_VIEW);
+    g_type_ensure(LARMOR_TYPE_SWEEP_VIEW);
+    larmor_resources_ensure();
+    gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-window.ui");
+#define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorWindow, name)
+    CHILD(paned);
+    CHILD(load_spinner);
+    CHILD(data_title);
+    CHILD(data_source);
+    CHILD(data_summary);
+    CHILD(truth_label);
+    CHILD(recon_panel);
+    CHILD(main_stack);
+    CHILD(ortho_view);
+    CHILD(compare_view);
+    CHILD(runs_view);
+    CHILD(sweep_view);
+    CHILD(toast_revealer);
+    CHILD(toast_icon);
+    CHILD(toast_label);
+    CHILD(toast_close);
+#undef CHILD
+
+    /* Actions per class, GNOME Text Editor style; shortcuts next to them. */
+    gtk_widget_class_install_action(wc, "win.open", NULL, action_open);
+    gtk_widget_class_install_action(wc, "win.open-truth", NULL, action_open_truth);
+    gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
+    gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);
+    gtk_widget_class_install_action(wc, "win.reconstruct", NULL, action_reconstruct);
+    gtk_widget_class_install_action(wc, "win.sweep", NULL, action_sweep);
+    gtk_widget_class_install_action(wc, "win.cancel", NULL, action_cancel);
+    gtk_widget_class_install_action(wc, "win.show-run", NULL, action_show_run);
+    gtk_widget_class_install_action(wc, "win.remove-run", NULL, action_remove_run);
+    gtk_widget_class_install_action(wc, "win.export-nifti", NULL, action_export_nifti);
+    gtk_widget_class_install_action(wc, "win.export-png", NULL, action_export_png);
+    gtk_widget_class_install_action(wc, "win.export-csv", NULL, action_export_csv);
+    gtk_widget_class_install_action(wc, "win.page", "s", action_page);
+
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_t, GDK_CONTROL_MASK, "win.open-truth", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_n, GDK_CONTROL_MASK, "win.new-phantom", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_r, GDK_CONTROL_MASK, "win.reconstruct", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_F5, 0, "win.reconstruct", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_l, GDK_CONTROL_MASK, "win.sweep", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "win.cancel", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK, "win.export-nifti", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.export-png", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.export-csv", NULL);
+    static const char *pages[] = { "viewer", "compare", "runs", "sweep" };
+    for (int i = 0; i < 4; i++)
+        gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.page", "s", pages[i]);
+}
+
+static void larmor_window_init(LarmorWindow *self)
+{
+    gtk_widget_init_template(GTK_WIDGET(self));
+    self->runs = g_list_store_new(LARMOR_TYPE_RUN);
+    self->volumes = g_list_store_new(LARMOR_TYPE_VOLUME);
+    g_queue_init(&self->compare_order);
+    larmor_ortho_view_set_model(self->ortho_view, G_LIST_MODEL(self->volumes));
+    larmor_runs_view_set_model(self->runs_view, G_LIST_MODEL(self->runs));
+    g_signal_connect(self->runs_view, "run-activated", G_CALLBACK(on_run_activated), self);
+    g_signal_connect(self->sweep_view, "use-lambda", G_CALLBACK(on_use_lambda), self);
+    g_signal_connect(self->toast_close, "clicked", G_CALLBACK(on_toast_close), self);
+    g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
+
+    GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+    g_signal_connect(drop, "drop", G_CALLBACK(on_drop), self);
+    gtk_widget_add_controller(GTK_WIDGET(self), GTK_EVENT_CONTROLLER(drop));
+    larmor_recon_panel_set_status(self->recon_panel, "Ready", 0);
+    update_actions(self);
+}
+
+LarmorWindow *larmor_window_new(GtkApplication *app, LarmorSettings *settings, const char *problem)
+{
+    LarmorWindow *self = g_object_new(LARMOR_TYPE_WINDOW, "application", app, NULL);
+    self->settings = settings ? g_object_ref(settings) : NULL;
+    char *remembered = NULL;
+    if (settings) {
+        int w = larmor_settings_get_int(settings, "window", "width", 0);
+        int h = larmor_settings_get_int(settings, "window", "height", 0);
+        if (w > 400 && h > 300)
+            gtk_window_set_default_size(GTK_WINDOW(self), w, h);
+        if (larmor_settings_get_bool(settings, "window", "maximized", FALSE))
+            gtk_window_maximize(GTK_WINDOW(self));
+        int side = larmor_settings_get_int(settings, "window", "sidebar", 0);
+        if (side >= 260 && side <= 700)
+            gtk_paned_set_position(self->paned, side);
+        larmor_view_state_set_colormap(larmor_ortho_view_get_state(self->ortho_view),
+                                       larmor_settings_get_int(settings, "view", "colormap", 0));
+        remembered = larmor_settings_get_string(settings, "data", "problem", NULL);
+        load_params(self);
+    }
+    LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };
+    const char *name = problem ? problem : remembered && lm_problem_find(remembered, NULL) ? remembered : "B32";
+    g_strlcpy(spec.problem, name, sizeof spec.problem);
+    larmor_window_load(self, &spec);
+    g_free(remembered);
+    return self;
+}

@@ -1,0 +1,69 @@
+/* The workbench window: data (phantom, files, truth, reference), the
+ * reconstruction settings and progress in the sidebar, and four pages:
+ * Viewer, Compare, Runs, lambda Sweep. Owns the list of runs and the
+ * running task. Actions (win.*) are listed in larmor-window.c; their
+ * shortcuts are set by the application and shown in the shortcuts window. */
+#ifndef LARMOR_WINDOW_H
+#define LARMOR_WINDOW_H
+
+#include <gtk/gtk.h>
+
+#include "larmor-compare-view.h"
+#include "larmor-dataset.h"
+#include "larmor-ortho-view.h"
+#include "larmor-run.h"
+#include "larmor-settings.h"
+
+G_BEGIN_DECLS
+
+#define LARMOR_TYPE_WINDOW (larmor_window_get_type())
+G_DECLARE_FINAL_TYPE(LarmorWindow, larmor_window, LARMOR, WINDOW, GtkApplicationWindow)
+
+/* settings may be NULL (then nothing is remembered). The window starts
+ * loading `problem` (NULL: the last one used, else B32). */
+LarmorWindow *larmor_window_new(GtkApplication *app, LarmorSettings *settings, const char *problem);
+
+/* Data */
+void larmor_window_load(LarmorWindow *self, const LarmorDatasetSpec *spec);
+/* Files from the open dialog or a drop: .h5 / .bin alone, a .cfl pair,
+ * .nii as the truth. */
+void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n);
+LarmorDataset *larmor_window_get_dataset(LarmorWindow *self);
+/* Loaded in a worker; the result (or the error) shows in the window. */
+void larmor_window_open_truth(LarmorWindow *self, const char *path);
+void larmor_window_open_reference(LarmorWindow *self, const char *path);
+
+/* Export: the image shown in the viewer (the selected run on the Runs
+ * page) as NIfTI, written in a worker with a message when done; the
+ * current page as PNG (the three views, or the whole comparison); the runs
+ * table as CSV (atomic). */
+void larmor_window_export_nifti(LarmorWindow *self, const char *path, gboolean as_complex);
+gboolean larmor_window_export_png(LarmorWindow *self, const char *path, GError **error);
+gboolean larmor_window_export_csv(LarmorWindow *self, const char *path, GError **error);
+
+/* Reconstruction: params NULL takes the sidebar's settings. FALSE with an
+ * error when it cannot start (busy, no data, bad settings). */
+gboolean larmor_window_reconstruct(LarmorWindow *self, const LarmorReconParams *params, GError **error);
+gboolean larmor_window_sweep(LarmorWindow *self, const LarmorReconParams *params, double from, double to,
+                             int steps, GError **error);
+void larmor_window_cancel(LarmorWindow *self);
+/* The sidebar's settings (FALSE when an entry does not parse). */
+gboolean larmor_window_get_params(LarmorWindow *self, LarmorReconParams *params);
+/* Loading or reconstructing. */
+gboolean larmor_window_is_busy(LarmorWindow *self);
+/* Outcome of the last task: "done", "cancelled" or the error message. */
+const char *larmor_window_get_last_status(LarmorWindow *self);
+GListModel *larmor_window_get_runs(LarmorWindow *self);
+
+void larmor_window_set_page(LarmorWindow *self, const char *name);
+const char *larmor_window_get_page(LarmorWindow *self);
+LarmorOrthoView *larmor_window_get_ortho_view(LarmorWindow *self);
+LarmorCompareView *larmor_window_get_compare_view(LarmorWindow *self);
+GtkWidget *larmor_window_get_sweep_view(LarmorWindow *self);
+/* The message bar's text (NULL when hidden). */
+const char *larmor_window_get_message(LarmorWindow *self);
+void larmor_window_show_message(LarmorWindow *self, const char *text, gboolean error);
+
+G_END_DECLS
+
+#endif

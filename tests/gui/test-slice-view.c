@@ -1,0 +1,302 @@
+/* The slice view on screen: the right pixels for a known volume, window/
+ * level and colour map as stated in larmor-colormap.h, the crosshair linked
+ * between axial, coronal and sagittal views, and the draw time of a
+ * 256 x 256 slice. */
+#include <math.h>
+
+#include "gui-test.h"
+#include "larmor-colormap.h"
+#include "larmor-slice-view.h"
+
+/* 8 x 6 x 4 voxels, value (x + 8 y) / 47 + z / 100 (real). */
+static LarmorVolume *make_volume(void)
+{
+    int64_t dims[3] = { 8, 6, 4 };
+    double mm[3] = { 1, 1, 1 };
+    lm_volume *v = lm_volume_new(dims, mm, NULL);
+    for (int z = 0; z < 4; z++)
+        for (int y = 0; y < 6; y++)
+            for (int x = 0; x < 8; x++)
+                v->data[x + 8 * (y + 6 * z)] = (float)((x + 8 * y) / 47.0 + z / 100.0);
+    return larmor_volume_new_take(v, "ramp");
+}
+
+static double value_of(int x, int y, int z)
+{
+    return (x + 8 * y) / 47.0 + z / 100.0;
+}
+
+static GtkWidget *window_with(GtkWidget *child, int w, int h)
+{
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(win), w, h);
+    gtk_window_set_decorated(GTK_WINDOW(win), FALSE);
+    gtk_window_set_child(GTK_WINDOW(win), child);
+    gui_test_show(GTK_WINDOW(win));
+    return win;
+}
+
+static guint32 grey_of(int index)
+{
+    return (guint32)index << 16 | (guint32)index << 8 | (guint32)index;
+}
+
+static void test_pixels(void)
+{
+    LarmorVolume *vol = make_volume();
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    larmor_slice_view_set_show_labels(view, FALSE);
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_dims(st, larmor_volume_get_data(vol)->dims);
+    const int64_t cur[3] = { 7, 5, 2 }; /* keeps the crosshair off the voxels checked */
+    larmor_view_state_set_cursor(st, cur);
+    larmor_view_state_set_window_level(st, 1.0, 0.5);
+    GtkWidget *win = window_with(GTK_WIDGET(view), 320, 240);
+
+    GuiTestImage img;
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    int checked = 0;
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 7; x++) {
+            int64_t ijk[3] = { x, y, 2 };
+            double px, py;
+            g_assert_true(larmor_slice_view_voxel_to_widget(view, ijk, &px, &py));
+            int idx = larmor_colormap_index((float)value_of(x, y, 2), 1.0, 0.5, 1);
+            g_assert_cmphex(gui_test_pixel(&img, px, py), ==, grey_of(idx));
+            /* and back from the screen to the same voxel */
+            int64_t back[3];
+            g_assert_true(larmor_slice_view_widget_to_voxel(view, px, py, back));
+            g_assert_cmpint(back[0], ==, x);
+            g_assert_cmpint(back[1], ==, y);
+            checked++;
+        }
+    g_assert_cmpint(checked, ==, 35);
+    /* Vertical index grows upwards: voxel y = 0 is below y = 4. */
+    double x0, y0, x1, y1;
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, (int64_t[]){ 0, 0, 2 }, &x0, &y0));
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, (int64_t[]){ 0, 4, 2 }, &x1, &y1));
+    g_assert_cmpfloat(y0, >, y1);
+    gui_test_image_clear(&img);
+
+    /* Zoomed out, the slice shrinks about the centre; outside it is black. */
+    larmor_view_state_set_zoom_pan(st, LARMOR_ORIENT_AXIAL, 0.5, 0, 0);
+    gtk_test_widget_wait_for_draw(win);
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    g_assert_cmphex(gui_test_pixel(&img, 20, 20), ==, 0x000000);
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, (int64_t[]){ 3, 3, 2 }, &x0, &y0));
+    g_assert_cmphex(gui_test_pixel(&img, x0, y0), ==, grey_of(larmor_colormap_index((float)value_of(3, 3, 2), 1, 0.5, 1)));
+    g_assert_cmpfloat(fabs(x0 - 160), <, 0.25 * 320);
+    gui_test_image_clear(&img);
+    larmor_view_state_set_zoom_pan(st, LARMOR_ORIENT_AXIAL, 1, 0, 0);
+
+    /* Window/level: window 0.5 about 0.25 saturates everything above 0.5. */
+    larmor_view_state_set_window_level(st, 0.5, 0.25);
+    gtk_test_widget_wait_for_draw(win);
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 7; x++) {
+            int64_t ijk[3] = { x, y, 2 };
+            double px, py, v = value_of(x, y, 2);
+            larmor_slice_view_voxel_to_widget(view, ijk, &px, &py);
+            int idx = v >= 0.5 ? 255 : (int)lround(255 * v / 0.5);
+            int got = gui_test_pixel(&img, px, py) & 0xff;
+            g_assert_cmpint(abs(got - idx), <=, 1);
+        }
+    gui_test_image_clear(&img);
+
+    /* Colour map: hot, value 1/3 of the window is pure red. */
+    larmor_view_state_set_window_level(st, 1.0, 0.5);
+    larmor_view_state_set_colormap(st, LARMOR_COLORMAP_HOT);
+    gtk_test_widget_wait_for_draw(win);
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    int64_t ijk[3] = { 0, 0, 2 };
+    double px, py;
+    larmor_slice_view_voxel_to_widget(view, ijk, &px, &py);
+    g_assert_cmphex(gui_test_pixel(&img, px, py), ==, larmor_colormap_lut(LARMOR_COLORMAP_HOT)[larmor_colormap_index(0.02f, 1, 0.5, 1)] & 0xffffff);
+    gui_test_image_clear(&img);
+
+    /* Another slice shows other values: the plane cache follows the cursor. */
+    larmor_view_state_set_colormap(st, LARMOR_COLORMAP_GREY);
+    larmor_view_state_set_cursor_axis(st, 2, 0);
+    gtk_test_widget_wait_for_draw(win);
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    int64_t c3[3] = { 3, 3, 0 };
+    larmor_slice_view_voxel_to_widget(view, c3, &px, &py);
+    g_assert_cmphex(gui_test_pixel(&img, px, py), ==, grey_of(larmor_colormap_index((float)value_of(3, 3, 0), 1, 0.5, 1)));
+    gui_test_image_clear(&img);
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(vol);
+}
+
+static gboolean is_crosshair(guint32 p)
+{
+    int r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
+    return g > r + 60 && g > b + 40;
+}
+
+static void test_linked_crosshair(void)
+{
+    LarmorVolume *vol = make_volume();
+    LarmorViewState *st = larmor_view_state_new();
+    larmor_view_state_set_dims(st, larmor_volume_get_data(vol)->dims);
+    larmor_view_state_set_window_level(st, 1.0, 0.5);
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 0);
+    gtk_box_set_homogeneous(GTK_BOX(box), TRUE);
+    LarmorSliceView *views[3];
+    for (int o = 0; o < 3; o++) {
+        views[o] = LARMOR_SLICE_VIEW(larmor_slice_view_new(o));
+        larmor_slice_view_set_show_labels(views[o], FALSE);
+        larmor_slice_view_set_volume(views[o], vol);
+        larmor_slice_view_set_state(views[o], st);
+        gtk_box_append(GTK_BOX(box), GTK_WIDGET(views[o]));
+    }
+    GtkWidget *win = window_with(box, 900, 300);
+
+    /* "Click" in the axial view at voxel (2, 1): the cursor moves there... */
+    double px, py;
+    g_assert_true(larmor_slice_view_voxel_to_widget(views[0], (int64_t[]){ 2, 1, 3 }, &px, &py));
+    int64_t hit[3];
+    g_assert_true(larmor_slice_view_widget_to_voxel(views[0], px, py, hit));
+    larmor_view_state_set_cursor(st, (int64_t[]){ hit[0], hit[1], 3 });
+    int64_t cur[3];
+    larmor_view_state_get_cursor(st, cur);
+    g_assert_cmpint(cur[0], ==, 2);
+    g_assert_cmpint(cur[1], ==, 1);
+    gtk_test_widget_wait_for_draw(win);
+
+    /* ...and every view draws its crosshair through the same voxel: the
+     * lines pass through the cursor's projection in each view and not
+     * through a neighbouring column. */
+    for (int o = 0; o < 3; o++) {
+        GuiTestImage img;
+        g_assert_true(gui_test_capture(GTK_WIDGET(views[o]), &img));
+        int u, v, n;
+        larmor_orientation_axes(o, &u, &v, &n);
+        const int64_t *dims = larmor_volume_get_data(vol)->dims;
+        /* A voxel on the cursor's column but two rows away (outside the gap). */
+        int64_t on[3] = { cur[0], cur[1], cur[2] };
+        on[v] = cur[v] >= 2 ? cur[v] - 2 : cur[v] + 2;
+        double cx, cy, ox, oy;
+        larmor_slice_view_voxel_to_widget(views[o], cur, &cx, &cy);
+        larmor_slice_view_voxel_to_widget(views[o], on, &ox, &oy);
+        g_assert_true(is_crosshair(gui_test_pixel(&img, floor(cx), oy)));
+        /* The neighbouring column carries no line. */
+        int64_t off[3] = { on[0], on[1], on[2] };
+        off[u] = cur[u] + 1 < dims[u] ? cur[u] + 1 : cur[u] - 1;
+        double fx, fy;
+        larmor_slice_view_voxel_to_widget(views[o], off, &fx, &fy);
+        g_assert_false(is_crosshair(gui_test_pixel(&img, fx, fy)));
+        /* Horizontal line: same row as the cursor, two columns away. */
+        int64_t row[3] = { cur[0], cur[1], cur[2] };
+        row[u] = cur[u] >= 2 ? cur[u] - 2 : cur[u] + 2;
+        double rx, ry;
+        larmor_slice_view_voxel_to_widget(views[o], row, &rx, &ry);
+        g_assert_true(is_crosshair(gui_test_pixel(&img, rx, floor(cy))));
+        gui_test_image_clear(&img);
+    }
+
+    /* The keys' actions: Up moves the axial slice, Home/End go to the ends,
+     * plus zooms, r resets. */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(views[0]), "slice.move", "i", -1));
+    larmor_view_state_get_cursor(st, cur);
+    g_assert_cmpint(cur[2], ==, 2);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(views[0]), "slice.move", "i", 99));
+    larmor_view_state_get_cursor(st, cur);
+    g_assert_cmpint(cur[2], ==, 3); /* clamped */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(views[1]), "slice.first", NULL));
+    larmor_view_state_get_cursor(st, cur);
+    g_assert_cmpint(cur[1], ==, 0); /* coronal moves y */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(views[2]), "slice.last", NULL));
+    larmor_view_state_get_cursor(st, cur);
+    g_assert_cmpint(cur[0], ==, 7); /* sagittal moves x */
+    larmor_view_state_set_cursor(st, (int64_t[]){ 2, 1, 3 });
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(views[0]), "slice.zoom", "d", 2.0));
+    g_assert_cmpfloat_with_epsilon(larmor_view_state_get_zoom(st, LARMOR_ORIENT_AXIAL), 2.0, 1e-9);
+    g_assert_cmpfloat(larmor_view_state_get_zoom(st, LARMOR_ORIENT_CORONAL), ==, 1.0);
+    larmor_view_state_set_window_level(st, 0.1, 0.9);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(views[0]), "slice.reset", NULL));
+    g_assert_cmpfloat(larmor_view_state_get_zoom(st, LARMOR_ORIENT_AXIAL), ==, 1.0);
+    double aw, al;
+    larmor_volume_auto_window(vol, LARMOR_MODE_MAGNITUDE, &aw, &al);
+    g_assert_cmpfloat(larmor_view_state_get_window(st), ==, aw);
+    g_assert_cmpfloat(larmor_view_state_get_level(st), ==, al);
+
+    /* Moving the slice in one view moves the crosshair in the others. */
+    larmor_view_state_set_cursor_axis(st, 2, 1); /* axial slice z = 1 */
+    gtk_test_widget_wait_for_draw(win);
+    GuiTestImage img;
+    g_assert_true(gui_test_capture(GTK_WIDGET(views[1]), &img)); /* coronal: x-z */
+    double cx, cy, ox, oy;
+    larmor_view_state_get_cursor(st, cur);
+    larmor_slice_view_voxel_to_widget(views[1], cur, &cx, &cy);
+    larmor_slice_view_voxel_to_widget(views[1], (int64_t[]){ cur[0] + 3, cur[1], cur[2] }, &ox, &oy);
+    g_assert_true(is_crosshair(gui_test_pixel(&img, ox, floor(cy))));
+    gui_test_image_clear(&img);
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(st);
+    g_object_unref(vol);
+}
+
+/* A 256 x 256 slice drawn into a 768 x 768 view: the slice -> pixels part
+ * of the snapshot, and the whole render of the widget to a texture. */
+static void test_draw_time(void)
+{
+    int64_t dims[3] = { 256, 256, 16 };
+    double mm[3] = { 1, 1, 1 };
+    lm_volume *v = lm_volume_new(dims, mm, NULL);
+    for (int64_t i = 0; i < lm_volume_count(v); i++)
+        v->data[i] = (float)((i * 2654435761u) % 1000) / 1000.0f + I * 0.05f;
+    LarmorVolume *vol = larmor_volume_new_take(v, "noise");
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_dims(st, dims);
+    larmor_view_state_set_colormap(st, LARMOR_COLORMAP_VIRIDIS);
+    GtkWidget *win = window_with(GTK_WIDGET(view), 768, 768);
+
+    GskRenderer *renderer = gtk_native_get_renderer(gtk_widget_get_native(GTK_WIDGET(view)));
+    graphene_rect_t bounds = GRAPHENE_RECT_INIT(0, 0, gtk_widget_get_width(GTK_WIDGET(view)),
+                                                gtk_widget_get_height(GTK_WIDGET(view)));
+    const int reps = 30;
+    double convert = 0, worst = 0, total = 0;
+    for (int r = 0; r < reps; r++) {
+        /* A new slice and a new window each time: nothing cached. */
+        larmor_view_state_set_cursor_axis(st, 2, r % 16);
+        larmor_view_state_set_window_level(st, 0.8 + r * 0.01, 0.5);
+        /* What GTK does for this widget in a frame: its snapshot, then the
+         * renderer turning the nodes into pixels. */
+        gint64 t0 = g_get_monotonic_time();
+        GtkSnapshot *snap = gtk_snapshot_new();
+        GTK_WIDGET_GET_CLASS(view)->snapshot(GTK_WIDGET(view), snap);
+        GskRenderNode *node = gtk_snapshot_free_to_node(snap);
+        g_assert_nonnull(node);
+        GdkTexture *tex = gsk_renderer_render_texture(renderer, node, &bounds);
+        double ms = (g_get_monotonic_time() - t0) / 1000.0;
+        g_assert_nonnull(tex);
+        g_assert_cmpint(gdk_texture_get_width(tex), ==, (int)bounds.size.width);
+        g_object_unref(tex);
+        gsk_render_node_unref(node);
+        total += ms;
+        worst = MAX(worst, ms);
+        convert += larmor_slice_view_get_last_draw_ms(view);
+    }
+    printf("# 256x256 slice in a %dx%d view: slice->pixels %.3f ms; snapshot + render (%s) %.3f ms mean, %.3f ms worst\n",
+           gtk_widget_get_width(GTK_WIDGET(view)), gtk_widget_get_height(GTK_WIDGET(view)), convert / reps,
+           g_getenv("GSK_RENDERER") ? g_getenv("GSK_RENDERER") : "default", total / reps, worst);
+    g_assert_cmpfloat(convert / reps, <, 16.0);
+    g_assert_cmpfloat(total / reps, <, 16.0);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(vol);
+}
+
+int main(int argc, char **argv)
+{
+    gui_test_init(&argc, &argv);
+    g_test_add_func("/slice-view/pixels", test_pixels);
+    g_test_add_func("/slice-view/linked-crosshair", test_linked_crosshair);
+    g_test_add_func("/slice-view/draw-time", test_draw_time);
+    return g_test_run();
+}
