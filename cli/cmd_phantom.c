@@ -19,7 +19,8 @@ static void help(void)
          "  NAME: B32 B64 B128 B64n B128n\n"
          "  KIND: radial3d radial3d-full stack-of-spirals spiral2d radial2d cartesian\n"
          "  LEVEL: noise sigma as a fraction of RMS |d| (0.05 = 5 %)\n"
-         "writes DIR/traj.cfl+hdr, DIR/kspace.cfl+hdr, DIR/truth.nii.gz (ismrmrd: DIR/data.h5 + truth)");
+         "writes DIR/traj.cfl+hdr, DIR/kspace.cfl+hdr, DIR/truth.nii.gz and, for 3D, DIR/ref.nii.gz\n"
+         "(an anatomical reference: the same ellipsoids in another contrast; ismrmrd: DIR/data.h5)");
 }
 
 int cmd_phantom(int argc, char **argv)
@@ -67,7 +68,7 @@ int cmd_phantom(int argc, char **argv)
     lm_geom g;
     lm_traj *t = NULL;
     lm_kdata *k = NULL;
-    lm_volume *truth = NULL;
+    lm_volume *truth = NULL, *ref = NULL;
     int rc = 1;
 
     if (problem) {
@@ -113,6 +114,13 @@ int cmd_phantom(int argc, char **argv)
     snprintf(path, sizeof path, "%s/truth.nii.gz", out);
     if (lm_nifti_write(path, truth, 0, &err) != LM_OK)
         goto done;
+    if (g.n[2] > 1) { /* anatomical reference: same edges, another contrast */
+        if (lm_phantom_truth(lm_phantom_shepp_logan_3d_ref(), &g, 4, &ref, &err) != LM_OK)
+            goto done;
+        snprintf(path, sizeof path, "%s/ref.nii.gz", out);
+        if (lm_nifti_write(path, ref, 0, &err) != LM_OK)
+            goto done;
+    }
     fprintf(stderr, "phantom: %s: %lld samples, matrix %lldx%lldx%lld -> %s\n",
             problem ? problem : phantom_name, (long long)t->m, (long long)g.n[0], (long long)g.n[1],
             (long long)g.n[2], out);
@@ -123,5 +131,6 @@ done:
     lm_traj_free(t);
     lm_kdata_free(k);
     lm_volume_free(truth);
+    lm_volume_free(ref);
     return rc;
 }

@@ -1,1 +1,1752 @@
-/* placeholder: being written */
+/* ISMRMRD (MRD) HDF5 input and output. See docs/ismrmrd.md for what Larmor
+ * takes from a file and the units it assumes.
+ *
+ * Reading goes straight through HDF5 (read-only, every size checked) with
+ * the MRD layout: libismrmrd 1.8's reader opens files read-write, creates
+ * /dataset in any HDF5 file it is given, ignores a failed H5Dread and copies
+ * trajectory and data by the sizes the header claims, not the sizes stored
+ * (a heap over-read on a malformed file). Writing goes through libismrmrd,
+ * into a temporary file that is renamed over the destination when complete.
+ *
+ * The XML header parser below is self-contained (no libxml2): a tag scanner
+ * that tracks the element path and picks out the few leaves Larmor needs.
+ * It is compiled even without libismrmrd so it can be tested and fuzzed. */
+#include "lm_config.h"
+
+#include "lm_io_ismrmrd.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#if LM_HAVE_ISMRMRD
+#include <hdf5.h>
+#include <ismrmrd/dataset.h>
+#include <ismrmrd/ismrmrd.h>
+#include <ismrmrd/version.h>
+#include <pthread.h>
+
+#include "lm_atomic.h"
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Units                                                                     */
+/* ------------------------------------------------------------------------ */
+
+lm_code lm_mrd_units_parse(const char *s, lm_mrd_units *out, lm_error *err)
+{
+    if (!s || !*s || strcasecmp(s, "auto") == 0)
+        *out = LM_MRD_UNITS_AUTO;
+    else if (strcasecmp(s, "normalized") == 0 || strcasecmp(s, "normalised") == 0)
+        *out = LM_MRD_UNITS_NORMALIZED;
+    else if (strcasecmp(s, "cycles") == 0 || strcasecmp(s, "cycles/fov") == 0)
+        *out = LM_MRD_UNITS_CYCLES;
+    else
+        return lm_fail(err, LM_ERR_INVALID,
+                       "ISMRMRD trajectory units '%s' unknown (auto, normalized or cycles)", s);
+    return LM_OK;
+}
+
+const char *lm_mrd_units_name(lm_mrd_units u)
+{
+    switch (u) {
+    case LM_MRD_UNITS_AUTO: return "auto";
+    case LM_MRD_UNITS_NORMALIZED: return "normalized";
+    case LM_MRD_UNITS_CYCLES: return "cycles";
+    }
+    return "unknown";
+}
+
+void lm_mrd_clear(lm_mrd *m)
+{
+    if (!m)
+        return;
+    lm_traj_free(m->traj);
+    lm_kdata_free(m->kdata);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------------ */
+/* XML header                                                                */
+/* ------------------------------------------------------------------------ */
+
+#define XML_MAX_DEPTH 64
+#define XML_PATH_MAX 256
+
+typedef struct xml_elem {
+    const char *name; /* local name (namespace prefix dropped) */
+    size_t len;
+    const char *qname; /* as written, for matching the closing tag */
+    size_t qlen;
+    int had_child;
+    size_t text_start;
+} xml_elem;
+
+typedef struct xml_ctx {
+    const char *what;
+    lm_error *err;
+    lm_mrd_header *out;
+    int enc_index;         /* index of the <encoding> being read */
+    /* trajectoryDescription state */
+    int in_desc;
+    char desc_id[32];
+    char upl_name[64];
+    int upl_has_value;
+    long long upl_value;
+    int has_units_tag, units_tag;
+    int has_readout_tag;
+    long long readout_tag;
+} xml_ctx;
+
+static int is_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.' || c == ':' ||
+           (unsigned char)c >= 0x80;
+}
+
+static const char *find_str(const char *s, size_t len, size_t from, const char *pat)
+{
+    size_t pl = strlen(pat);
+    if (pl > len)
+        return NULL;
+    for (size_t i = from; i + pl <= len; i++)
+        if (s[i] == pat[0] && memcmp(s + i, pat, pl) == 0)
+            return s + i;
+    return NULL;
+}
+
+static int starts_with(const char *s, size_t len, size_t at, const char *pat)
+{
+    size_t pl = strlen(pat);
+    return at + pl <= len && memcmp(s + at, pat, pl) == 0;
+}
+
+/* Control characters from the file would break the one-line messages
+ * (found by fuzz_mrd_xml: a value holding a newline). */
+static void printable(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = '?';
+}
+
+/* Copies the trimmed text into buf, control characters replaced; 0 if it
+ * does not fit. */
+static int leaf_text(const char *s, size_t len, char *buf, size_t cap)
+{
+    while (len && isspace((unsigned char)*s)) {
+        s++;
+        len--;
+    }
+    while (len && isspace((unsigned char)s[len - 1]))
+        len--;
+    if (len >= cap)
+        return 0;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    printable(buf);
+    return 1;
+}
+
+static lm_code leaf_int(xml_ctx *c, const char *path, const char *s, size_t len, long long lo,
+                        long long hi, int64_t *out)
+{
+    char buf[64];
+    if (!leaf_text(s, len, buf, sizeof buf))
+        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s is too long", c->what, path);
+    char *end;
+    errno = 0;
+    long long v = strtoll(buf, &end, 10);
+    if (!buf[0] || *end || errno)
+        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s '%s' is not an integer", c->what,
+                       path, buf);
+    if (v < lo || v > hi)
+        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s = %lld is out of range (%lld..%lld)",
+                       c->what, path, v, lo, hi);
+    *out = v;
+    return LM_OK;
+}
+
+static lm_code leaf_double(xml_ctx *c, const char *path, const char *s, size_t len, double *out)
+{
+    char buf[64];
+    if (!leaf_text(s, len, buf, sizeof buf))
+        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s is too long", c->what, path);
+    char *end;
+    errno = 0;
+    double v = strtod(buf, &end);
+    if (!buf[0] || *end || !isfinite(v))
+        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s '%s' is not a finite number",
+                       c->what, path, buf);
+    *out = v;
+    return LM_OK;
+}
+
+static int axis_of(const char *leaf)
+{
+    if (strcmp(leaf, "x") == 0)
+        return 0;
+    if (strcmp(leaf, "y") == 0)
+        return 1;
+    if (strcmp(leaf, "z") == 0)
+        return 2;
+    return -1;
+}
+
+/* A leaf element closed: path is relative to the root ("encoding/..."). */
+static lm_code xml_leaf(xml_ctx *c, const char *path, const char *text, size_t tlen)
+{
+    lm_mrd_header *h = c->out;
+    const char *rest;
+    if (strcmp(path, "acquisitionSystemInformation/receiverChannels") == 0)
+        return leaf_int(c, path, text, tlen, 0, 65535, &h->receiver_channels);
+    if (strncmp(path, "encoding/", 9) != 0 || c->enc_index != 0)
+        return LM_OK;
+    rest = path + 9;
+    int a;
+    if (strncmp(rest, "encodedSpace/matrixSize/", 24) == 0 && (a = axis_of(rest + 24)) >= 0)
+        return leaf_int(c, path, text, tlen, 0, 65535, &h->matrix[a]);
+    if (strncmp(rest, "encodedSpace/fieldOfView_mm/", 28) == 0 && (a = axis_of(rest + 28)) >= 0)
+        return leaf_double(c, path, text, tlen, &h->fov_mm[a]);
+    if (strncmp(rest, "reconSpace/matrixSize/", 22) == 0 && (a = axis_of(rest + 22)) >= 0)
+        return leaf_int(c, path, text, tlen, 0, 65535, &h->recon_matrix[a]);
+    if (strncmp(rest, "reconSpace/fieldOfView_mm/", 26) == 0 && (a = axis_of(rest + 26)) >= 0)
+        return leaf_double(c, path, text, tlen, &h->recon_fov_mm[a]);
+    if (strcmp(rest, "encodingLimits/kspace_encoding_step_1/center") == 0) {
+        h->has_center[0] = 1;
+        return leaf_int(c, path, text, tlen, 0, 65535, &h->center[0]);
+    }
+    if (strcmp(rest, "encodingLimits/kspace_encoding_step_2/center") == 0) {
+        h->has_center[1] = 1;
+        return leaf_int(c, path, text, tlen, 0, 65535, &h->center[1]);
+    }
+    if (strcmp(rest, "trajectory") == 0) {
+        if (!leaf_text(text, tlen, h->trajectory, sizeof h->trajectory))
+            return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s is too long", c->what, path);
+        return LM_OK;
+    }
+    if (strcmp(rest, "trajectoryDescription/identifier") == 0) {
+        if (!leaf_text(text, tlen, c->desc_id, sizeof c->desc_id))
+            c->desc_id[0] = '\0'; /* not ours: ignore */
+        return LM_OK;
+    }
+    if (strcmp(rest, "trajectoryDescription/userParameterLong/name") == 0) {
+        if (!leaf_text(text, tlen, c->upl_name, sizeof c->upl_name))
+            c->upl_name[0] = '\0';
+        return LM_OK;
+    }
+    if (strcmp(rest, "trajectoryDescription/userParameterLong/value") == 0) {
+        char buf[64];
+        char *end;
+        c->upl_has_value = 0;
+        if (leaf_text(text, tlen, buf, sizeof buf) && buf[0]) {
+            errno = 0;
+            long long v = strtoll(buf, &end, 10);
+            if (!*end && !errno) {
+                c->upl_value = v;
+                c->upl_has_value = 1;
+            }
+        }
+        return LM_OK;
+    }
+    return LM_OK;
+}
+
+static void xml_open(xml_ctx *c, const char *path)
+{
+    if (strcmp(path, "encoding") == 0) {
+        c->out->encodings++;
+        c->enc_index++;
+    } else if (c->enc_index == 0 && strcmp(path, "encoding/trajectoryDescription") == 0) {
+        c->in_desc = 1;
+        c->desc_id[0] = '\0';
+    } else if (c->enc_index == 0 && strcmp(path, "encoding/trajectoryDescription/userParameterLong") == 0) {
+        c->upl_name[0] = '\0';
+        c->upl_has_value = 0;
+    }
+}
+
+static void xml_close(xml_ctx *c, const char *path)
+{
+    if (c->enc_index != 0)
+        return;
+    if (strcmp(path, "encoding/trajectoryDescription/userParameterLong") == 0 && c->upl_has_value) {
+        if (strcmp(c->upl_name, "k_units_cycles_per_fov") == 0) {
+            c->has_units_tag = 1;
+            c->units_tag = c->upl_value ? LM_MRD_UNITS_CYCLES : LM_MRD_UNITS_NORMALIZED;
+        } else if (strcmp(c->upl_name, "readout") == 0) {
+            c->has_readout_tag = 1;
+            c->readout_tag = c->upl_value;
+        }
+    } else if (strcmp(path, "encoding/trajectoryDescription") == 0) {
+        if (strcmp(c->desc_id, "larmor") == 0 && c->has_units_tag)
+            c->out->larmor_units = c->units_tag;
+        if (strcmp(c->desc_id, "larmor") == 0 && c->has_readout_tag && c->readout_tag >= 0)
+            c->out->larmor_readout = c->readout_tag;
+        c->in_desc = 0;
+        c->has_units_tag = c->has_readout_tag = 0;
+    }
+}
+
+/* Path of the open elements below the root, local names joined by '/';
+ * 0 if it does not fit (then nothing Larmor reads can match). */
+static int xml_path(const xml_elem *st, int depth, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int i = 1; i < depth; i++) {
+        if (n + st[i].len + 2 > cap)
+            return 0;
+        if (i > 1)
+            buf[n++] = '/';
+        memcpy(buf + n, st[i].name, st[i].len);
+        n += st[i].len;
+        buf[n] = '\0';
+    }
+    return 1;
+}
+
+lm_code lm_mrd_header_parse(const char *xml, size_t len, const char *what, lm_mrd_header *out,
+                            lm_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->larmor_units = -1;
+    out->larmor_readout = -1;
+    if (!what)
+        what = "ISMRMRD header";
+    if (!xml)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: no XML header", what);
+    const char *nul = memchr(xml, '\0', len);
+    if (nul)
+        len = (size_t)(nul - xml);
+
+    xml_ctx c;
+    memset(&c, 0, sizeof c);
+    c.what = what;
+    c.err = err;
+    c.out = out;
+    c.enc_index = -1;
+
+    xml_elem st[XML_MAX_DEPTH];
+    int depth = 0, root_seen = 0;
+    char path[XML_PATH_MAX];
+    size_t i = 0;
+    while (i < len) {
+        if (xml[i] != '<') {
+            i++;
+            continue;
+        }
+        size_t lt = i;
+        const char *e;
+        if (starts_with(xml, len, i, "<!--")) {
+            if (!(e = find_str(xml, len, i + 4, "-->")))
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated comment", what);
+            i = (size_t)(e - xml) + 3;
+            continue;
+        }
+        if (starts_with(xml, len, i, "<![CDATA[")) {
+            if (!(e = find_str(xml, len, i + 9, "]]>")))
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated CDATA", what);
+            i = (size_t)(e - xml) + 3;
+            continue;
+        }
+        if (starts_with(xml, len, i, "<?")) {
+            if (!(e = find_str(xml, len, i + 2, "?>")))
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated <?...?>", what);
+            i = (size_t)(e - xml) + 2;
+            continue;
+        }
+        if (starts_with(xml, len, i, "<!")) {
+            if (!(e = memchr(xml + i, '>', len - i)))
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated <!...>", what);
+            i = (size_t)(e - xml) + 1;
+            continue;
+        }
+        int closing = starts_with(xml, len, i, "</");
+        size_t ns = i + (closing ? 2 : 1), ne = ns;
+        while (ne < len && is_name_char(xml[ne]))
+            ne++;
+        if (ne == ns)
+            return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: malformed tag at byte %zu", what, lt);
+        /* Find the end of the tag, skipping quoted attribute values. */
+        size_t j = ne;
+        char quote = 0;
+        while (j < len && (quote || xml[j] != '>')) {
+            if (quote && xml[j] == quote)
+                quote = 0;
+            else if (!quote && (xml[j] == '"' || xml[j] == '\''))
+                quote = xml[j];
+            else if (!quote && xml[j] == '<')
+                break;
+            j++;
+        }
+        if (j >= len || xml[j] != '>')
+            return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated tag <%.*s> (truncated?)",
+                           what, (int)(ne - ns > 40 ? 40 : ne - ns), xml + ns);
+        const char *qname = xml + ns;
+        size_t qlen = ne - ns;
+        const char *colon = memchr(qname, ':', qlen);
+        const char *lname = colon ? colon + 1 : qname;
+        size_t llen = qlen - (size_t)(lname - qname);
+
+        if (closing) {
+            if (depth == 0)
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unexpected </%.*s>", what,
+                               (int)(qlen > 40 ? 40 : qlen), qname);
+            xml_elem *top = &st[depth - 1];
+            if (top->qlen != qlen || memcmp(top->qname, qname, qlen) != 0)
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: </%.*s> closes <%.*s>", what,
+                               (int)(qlen > 40 ? 40 : qlen), qname,
+                               (int)(top->qlen > 40 ? 40 : top->qlen), top->qname);
+            if (xml_path(st, depth, path, sizeof path)) {
+                if (!top->had_child && depth > 1) {
+                    lm_code rc = xml_leaf(&c, path, xml + top->text_start, lt - top->text_start);
+                    if (rc != LM_OK)
+                        return rc;
+                }
+                xml_close(&c, path);
+            }
+            depth--;
+            i = j + 1;
+            continue;
+        }
+
+        int selfclose = xml[j - 1] == '/';
+        if (depth == 0) {
+            if (root_seen)
+                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: more than one root element", what);
+            if (llen != 13 || memcmp(lname, "ismrmrdHeader", 13) != 0)
+                return lm_fail(err, LM_ERR_FORMAT,
+                               "%s: XML header: root element <%.*s> is not <ismrmrdHeader>", what,
+                               (int)(qlen > 40 ? 40 : qlen), qname);
+            root_seen = 1;
+        } else {
+            st[depth - 1].had_child = 1;
+        }
+        if (depth >= XML_MAX_DEPTH)
+            return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: elements nested deeper than %d", what,
+                           XML_MAX_DEPTH);
+        st[depth] = (xml_elem){lname, llen, qname, qlen, 0, j + 1};
+        depth++;
+        if (xml_path(st, depth, path, sizeof path)) {
+            xml_open(&c, path);
+            if (selfclose)
+                xml_close(&c, path);
+        }
+        if (selfclose)
+            depth--;
+        i = j + 1;
+    }
+    if (depth != 0)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: <%.*s> is never closed (truncated?)", what,
+                       (int)(st[depth - 1].qlen > 40 ? 40 : st[depth - 1].qlen), st[depth - 1].qname);
+    if (!root_seen)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: XML header has no <ismrmrdHeader> element", what);
+    if (out->encodings == 0)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: XML header has no <encoding>", what);
+    for (int a = 0; a < 3; a++) {
+        if (out->matrix[a] <= 0)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "%s: XML header: encoded matrix %lldx%lldx%lld is missing or zero", what,
+                           (long long)out->matrix[0], (long long)out->matrix[1],
+                           (long long)out->matrix[2]);
+    }
+    for (int a = 0; a < 3; a++) {
+        if (!(out->fov_mm[a] > 0))
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "%s: XML header: encoded field of view %gx%gx%g mm is missing or not positive",
+                           what, out->fov_mm[0], out->fov_mm[1], out->fov_mm[2]);
+    }
+    return LM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Without libismrmrd                                                        */
+/* ------------------------------------------------------------------------ */
+
+#if !LM_HAVE_ISMRMRD
+
+lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_error *err)
+{
+    (void)units;
+    if (out)
+        memset(out, 0, sizeof *out);
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD input unavailable: built without libismrmrd",
+                   path ? path : "");
+}
+
+lm_code lm_mrd_read(const char *path, lm_mrd *out, lm_error *err)
+{
+    return lm_mrd_read_units(path, LM_MRD_UNITS_AUTO, out, err);
+}
+
+lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                           const char *trajectory, lm_error *err)
+{
+    (void)g, (void)t, (void)k, (void)trajectory;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD output unavailable: built without libismrmrd",
+                   path ? path : "");
+}
+
+lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                     lm_error *err)
+{
+    return lm_mrd_write_named(path, g, t, k, NULL, err);
+}
+
+lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
+{
+    if (text)
+        *text = NULL;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD input unavailable: built without libismrmrd",
+                   path ? path : "");
+}
+
+#else /* LM_HAVE_ISMRMRD */
+
+/* ------------------------------------------------------------------------ */
+/* HDF5 plumbing                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* HDF5 (the serial build) is not thread-safe, and libismrmrd's error
+ * handler is global: one MRD call at a time. */
+static pthread_mutex_t mrd_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct h5_quiet {
+    H5E_auto2_t func;
+    void *data;
+} h5_quiet;
+
+static void h5_quiet_begin(h5_quiet *q)
+{
+    pthread_mutex_lock(&mrd_lock);
+    q->func = NULL;
+    q->data = NULL;
+    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+static void h5_quiet_end(h5_quiet *q)
+{
+    H5Eclear2(H5E_DEFAULT);
+    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
+    pthread_mutex_unlock(&mrd_lock);
+}
+
+/* The innermost (most specific) HDF5 error message, one line: the walk
+ * goes upward from it, so keep the first one seen. */
+static herr_t h5_walk_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    (void)n;
+    char *buf = data;
+    if (!buf[0] && e->desc && e->desc[0]) {
+        snprintf(buf, 160, "%s", e->desc);
+        for (char *p = buf; *p; p++)
+            if (*p == '\n' || *p == '\r' || *p == '\t')
+                *p = ' ';
+    }
+    return 0;
+}
+
+static lm_code h5_fail(lm_error *err, lm_code code, const char *path, const char *what)
+{
+    char msg[160] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_walk_cb, msg);
+    H5Eclear2(H5E_DEFAULT);
+    /* Trim trailing spaces. */
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == ' ')
+        msg[--n] = '\0';
+    if (msg[0])
+        return lm_fail(err, code, "%s: %s (HDF5: %s)", path, what, msg);
+    return lm_fail(err, code, "%s: %s", path, what);
+}
+
+/* libismrmrd error capture: its default handler prints to stderr. */
+static char mrd_last_error[256];
+
+static void mrd_error_handler(const char *file, int line, const char *function, int code, const char *msg)
+{
+    (void)file, (void)line, (void)function, (void)code;
+    snprintf(mrd_last_error, sizeof mrd_last_error, "%s", msg ? msg : "unknown error");
+    for (char *p = mrd_last_error; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
+/* ------------------------------------------------------------------------ */
+/* The acquisition layout Larmor reads (a subset of the MRD compound)        */
+/* ------------------------------------------------------------------------ */
+
+typedef struct mrd_idx {
+    uint16_t e1, e2, average, slice, contrast, phase, repetition, set;
+} mrd_idx;
+
+typedef struct mrd_head {
+    uint64_t flags;
+    uint16_t ns, channels, dpre, dpost, center, encref, tdim;
+    mrd_idx idx;
+} mrd_head;
+
+typedef struct mrd_acq {
+    mrd_head head;
+    hvl_t traj;
+    hvl_t data;
+} mrd_acq;
+
+typedef struct mrd_head_only {
+    mrd_head head;
+} mrd_head_only;
+
+static const char *const head_fields[] = {"flags", "number_of_samples", "active_channels",
+                                          "discard_pre", "discard_post", "center_sample",
+                                          "encoding_space_ref", "trajectory_dimensions"};
+static const size_t head_offsets[] = {
+    offsetof(mrd_head, flags),  offsetof(mrd_head, ns),     offsetof(mrd_head, channels),
+    offsetof(mrd_head, dpre),   offsetof(mrd_head, dpost),  offsetof(mrd_head, center),
+    offsetof(mrd_head, encref), offsetof(mrd_head, tdim)};
+static const char *const idx_fields[] = {"kspace_encode_step_1", "kspace_encode_step_2", "average",
+                                         "slice", "contrast", "phase", "repetition", "set"};
+
+/* Memory types; data_complex: the file stores data as vlen of {real, imag}
+ * (old MRD) rather than vlen of float pairs. */
+typedef struct mrd_types {
+    hid_t idx, head, head_only, acq, traj_vl, data_vl, cplx;
+} mrd_types;
+
+static void mrd_types_close(mrd_types *t)
+{
+    hid_t *all[] = {&t->idx, &t->head, &t->head_only, &t->acq, &t->traj_vl, &t->data_vl, &t->cplx};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (*all[i] >= 0)
+            H5Tclose(*all[i]);
+        *all[i] = -1;
+    }
+}
+
+static int mrd_types_make(mrd_types *t, int data_complex)
+{
+    t->idx = t->head = t->head_only = t->acq = t->traj_vl = t->data_vl = t->cplx = -1;
+    int ok = 1;
+    t->idx = H5Tcreate(H5T_COMPOUND, sizeof(mrd_idx));
+    for (size_t i = 0; i < 8; i++)
+        ok &= H5Tinsert(t->idx, idx_fields[i], i * sizeof(uint16_t), H5T_NATIVE_UINT16) >= 0;
+    t->head = H5Tcreate(H5T_COMPOUND, sizeof(mrd_head));
+    ok &= H5Tinsert(t->head, head_fields[0], head_offsets[0], H5T_NATIVE_UINT64) >= 0;
+    for (size_t i = 1; i < 8; i++)
+        ok &= H5Tinsert(t->head, head_fields[i], head_offsets[i], H5T_NATIVE_UINT16) >= 0;
+    ok &= H5Tinsert(t->head, "idx", offsetof(mrd_head, idx), t->idx) >= 0;
+    t->head_only = H5Tcreate(H5T_COMPOUND, sizeof(mrd_head_only));
+    ok &= H5Tinsert(t->head_only, "head", 0, t->head) >= 0;
+    t->traj_vl = H5Tvlen_create(H5T_NATIVE_FLOAT);
+    if (data_complex) {
+        t->cplx = H5Tcreate(H5T_COMPOUND, 2 * sizeof(float));
+        ok &= H5Tinsert(t->cplx, "real", 0, H5T_NATIVE_FLOAT) >= 0;
+        ok &= H5Tinsert(t->cplx, "imag", sizeof(float), H5T_NATIVE_FLOAT) >= 0;
+        t->data_vl = H5Tvlen_create(t->cplx);
+    } else {
+        t->data_vl = H5Tvlen_create(H5T_NATIVE_FLOAT);
+    }
+    t->acq = H5Tcreate(H5T_COMPOUND, sizeof(mrd_acq));
+    ok &= H5Tinsert(t->acq, "head", offsetof(mrd_acq, head), t->head) >= 0;
+    ok &= H5Tinsert(t->acq, "traj", offsetof(mrd_acq, traj), t->traj_vl) >= 0;
+    ok &= H5Tinsert(t->acq, "data", offsetof(mrd_acq, data), t->data_vl) >= 0;
+    return ok && t->idx >= 0 && t->head >= 0 && t->head_only >= 0 && t->acq >= 0 && t->traj_vl >= 0 &&
+           t->data_vl >= 0;
+}
+
+/* Checks that the file's member name exists with the class wanted;
+ * returns its type (caller closes) or -1 with err set. */
+static hid_t member_type(hid_t parent, const char *name, H5T_class_t want, const char *path,
+                         const char *where, lm_error *err)
+{
+    int i = H5Tget_member_index(parent, name);
+    if (i < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data has no %s%s field (not MRD acquisitions?)", path,
+                where, name);
+        return -1;
+    }
+    hid_t t = H5Tget_member_type(parent, (unsigned)i);
+    if (t < 0 || H5Tget_class(t) != want) {
+        if (t >= 0)
+            H5Tclose(t);
+        H5Eclear2(H5E_DEFAULT);
+        lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data field %s%s has the wrong type", path, where, name);
+        return -1;
+    }
+    return t;
+}
+
+/* Validates the file's acquisition type; *data_complex tells the data layout. */
+static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, lm_error *err)
+{
+    if (H5Tget_class(ftype) != H5T_COMPOUND)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data is not a compound dataset (not MRD acquisitions)", path);
+    lm_code rc = LM_OK;
+    hid_t head = member_type(ftype, "head", H5T_COMPOUND, path, "", err);
+    if (head < 0)
+        return LM_ERR_FORMAT;
+    for (size_t i = 0; i < 8 && rc == LM_OK; i++) {
+        hid_t m = member_type(head, head_fields[i], H5T_INTEGER, path, "head.", err);
+        if (m < 0)
+            rc = LM_ERR_FORMAT;
+        else
+            H5Tclose(m);
+    }
+    if (rc == LM_OK) {
+        hid_t idx = member_type(head, "idx", H5T_COMPOUND, path, "head.", err);
+        if (idx < 0)
+            rc = LM_ERR_FORMAT;
+        for (size_t i = 0; i < 8 && rc == LM_OK; i++) {
+            hid_t m = member_type(idx, idx_fields[i], H5T_INTEGER, path, "head.idx.", err);
+            if (m < 0)
+                rc = LM_ERR_FORMAT;
+            else
+                H5Tclose(m);
+        }
+        if (idx >= 0)
+            H5Tclose(idx);
+    }
+    H5Tclose(head);
+    if (rc != LM_OK)
+        return rc;
+
+    hid_t traj = member_type(ftype, "traj", H5T_VLEN, path, "", err);
+    if (traj < 0)
+        return LM_ERR_FORMAT;
+    hid_t base = H5Tget_super(traj);
+    int ok = base >= 0 && H5Tget_class(base) == H5T_FLOAT;
+    if (base >= 0)
+        H5Tclose(base);
+    H5Tclose(traj);
+    if (!ok) {
+        H5Eclear2(H5E_DEFAULT);
+        return lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data trajectories are not floating point", path);
+    }
+
+    hid_t data = member_type(ftype, "data", H5T_VLEN, path, "", err);
+    if (data < 0)
+        return LM_ERR_FORMAT;
+    base = H5Tget_super(data);
+    ok = 0;
+    if (base >= 0 && H5Tget_class(base) == H5T_FLOAT) {
+        *data_complex = 0;
+        ok = 1;
+    } else if (base >= 0 && H5Tget_class(base) == H5T_COMPOUND) {
+        int r = H5Tget_member_index(base, "real"), im = H5Tget_member_index(base, "imag");
+        if (r >= 0 && im >= 0 && H5Tget_member_class(base, (unsigned)r) == H5T_FLOAT &&
+            H5Tget_member_class(base, (unsigned)im) == H5T_FLOAT) {
+            *data_complex = 1;
+            ok = 1;
+        }
+    }
+    if (base >= 0)
+        H5Tclose(base);
+    H5Tclose(data);
+    if (!ok) {
+        H5Eclear2(H5E_DEFAULT);
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: /dataset/data samples are neither float pairs nor {real, imag} compounds", path);
+    }
+    return LM_OK;
+}
+
+/* Reads /dataset/xml (variable or fixed-length string, one element). */
+#define MRD_XML_MAX ((size_t)64 << 20)
+
+static lm_code read_xml(hid_t fid, const char *path, char **out, size_t *out_len, lm_error *err)
+{
+    *out = NULL;
+    if (H5Lexists(fid, "/dataset", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return lm_fail(err, LM_ERR_FORMAT, "%s: HDF5 file without /dataset (not an ISMRMRD file)", path);
+    }
+    if (H5Lexists(fid, "/dataset/xml", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return lm_fail(err, LM_ERR_FORMAT, "%s: no /dataset/xml header (not an ISMRMRD file?)", path);
+    }
+    hid_t ds = H5Dopen2(fid, "/dataset/xml", H5P_DEFAULT);
+    if (ds < 0)
+        return h5_fail(err, LM_ERR_FORMAT, path, "/dataset/xml is not a dataset");
+    lm_code rc = LM_OK;
+    hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds), mt = -1;
+    hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    if (ft < 0 || sp < 0) {
+        rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read /dataset/xml");
+        goto done;
+    }
+    if (H5Tget_class(ft) != H5T_STRING) {
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/xml is not a string", path);
+        goto done;
+    }
+    if (npts < 1) {
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/xml is empty", path);
+        goto done;
+    }
+    /* Read the first element only. */
+    hsize_t one = 1;
+    if (H5Sget_simple_extent_ndims(sp) > 0) {
+        int nd = H5Sget_simple_extent_ndims(sp);
+        hsize_t start[H5S_MAX_RANK] = {0}, count[H5S_MAX_RANK];
+        for (int d = 0; d < nd && d < H5S_MAX_RANK; d++)
+            count[d] = 1;
+        if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL) < 0) {
+            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read /dataset/xml");
+            goto done;
+        }
+    }
+    hid_t ms = H5Screate_simple(1, &one, NULL);
+    htri_t var = H5Tis_variable_str(ft);
+    if (var > 0) {
+        char *s = NULL;
+        mt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(ft)); /* h5py writes UTF-8: no ASCII conversion */
+        if (H5Dread(ds, mt, ms, sp, H5P_DEFAULT, &s) < 0 || !s) {
+            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the XML header /dataset/xml");
+        } else {
+            size_t n = strnlen(s, MRD_XML_MAX + 1);
+            if (n > MRD_XML_MAX)
+                rc = lm_fail(err, LM_ERR_FORMAT, "%s: XML header larger than %zu MiB", path, MRD_XML_MAX >> 20);
+            else if (!(*out = malloc(n + 1)))
+                rc = lm_fail(err, LM_ERR_NOMEM, "%s: no memory for the XML header", path);
+            else {
+                memcpy(*out, s, n);
+                (*out)[n] = '\0';
+                *out_len = n;
+            }
+            H5Dvlen_reclaim(mt, ms, H5P_DEFAULT, &s);
+        }
+    } else {
+        size_t n = H5Tget_size(ft);
+        if (n == 0 || n > MRD_XML_MAX) {
+            rc = lm_fail(err, LM_ERR_FORMAT, "%s: XML header size %zu is invalid", path, n);
+        } else if (!(*out = calloc(n + 1, 1))) {
+            rc = lm_fail(err, LM_ERR_NOMEM, "%s: no memory for the XML header", path);
+        } else {
+            mt = H5Tcopy(H5T_C_S1);
+            H5Tset_size(mt, n + 1);
+            H5Tset_strpad(mt, H5T_STR_NULLTERM);
+            H5Tset_cset(mt, H5Tget_cset(ft));
+            if (H5Dread(ds, mt, ms, sp, H5P_DEFAULT, *out) < 0) {
+                rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the XML header /dataset/xml");
+                free(*out);
+                *out = NULL;
+            } else {
+                (*out)[n] = '\0';
+                *out_len = strlen(*out);
+            }
+        }
+    }
+    H5Sclose(ms);
+done:
+    if (mt >= 0)
+        H5Tclose(mt);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Dclose(ds);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reading                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* Flag bits (1-based, as ismrmrd_is_flag_set) of acquisitions that are not
+ * imaging data: skipped. */
+static const struct {
+    int bit;
+    const char *name;
+} skip_flags[] = {
+    {ISMRMRD_ACQ_IS_NOISE_MEASUREMENT, "noise"},
+    {ISMRMRD_ACQ_IS_NAVIGATION_DATA, "navigator"},
+    {ISMRMRD_ACQ_IS_PHASECORR_DATA, "phase correction"},
+    {ISMRMRD_ACQ_IS_HPFEEDBACK_DATA, "feedback"},
+    {ISMRMRD_ACQ_IS_DUMMYSCAN_DATA, "dummy scan"},
+    {ISMRMRD_ACQ_IS_RTFEEDBACK_DATA, "feedback"},
+    {ISMRMRD_ACQ_IS_SURFACECOILCORRECTIONSCAN_DATA, "surface coil correction"},
+    {ISMRMRD_ACQ_IS_PHASE_STABILIZATION_REFERENCE, "phase stabilisation"},
+    {ISMRMRD_ACQ_IS_PHASE_STABILIZATION, "phase stabilisation"},
+};
+
+static int flag_set(uint64_t flags, int bit)
+{
+    return bit >= 1 && bit <= 64 && ((flags >> (bit - 1)) & 1u);
+}
+
+/* Acquisition count above which a file is taken as corrupt. */
+#define MRD_MAX_ACQ ((hsize_t)1 << 24)
+#define MRD_BLOCK 256
+
+typedef struct mrd_scan {
+    uint64_t total, noise, other_skipped, empty, other_encoding, kept;
+    int tdim;               /* -1 until the first kept acquisition */
+    int64_t channels;
+    int64_t m;              /* samples per channel kept */
+    int64_t readout;        /* common kept length (last may be shorter), 0 if it varies */
+    int64_t ns_min, ns_max; /* number_of_samples of kept acquisitions */
+    int64_t dpre, dpost;    /* of the first kept acquisition */
+    int reversed;
+    uint16_t lo[4], hi[4];  /* slice, contrast, phase, set among kept */
+    uint16_t e2_max;
+} mrd_scan;
+
+static int acq_skipped(const mrd_head *h, mrd_scan *s)
+{
+    if (flag_set(h->flags, ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
+        if (s)
+            s->noise++;
+        return 1;
+    }
+    for (size_t f = 1; f < sizeof skip_flags / sizeof skip_flags[0]; f++)
+        if (flag_set(h->flags, skip_flags[f].bit)) {
+            if (s)
+                s->other_skipped++;
+            return 1;
+        }
+    if (h->encref != 0) {
+        if (s)
+            s->other_encoding++;
+        return 1;
+    }
+    if (h->ns == 0) {
+        if (s)
+            s->empty++;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct mrd_file {
+    uint64_t file_size;
+    hid_t fid, ds, fspace;
+    hsize_t nacq;
+    int data_complex;
+    mrd_types types;
+    lm_mrd_header hdr;
+} mrd_file;
+
+static void mrd_file_close(mrd_file *f)
+{
+    mrd_types_close(&f->types);
+    if (f->fspace >= 0)
+        H5Sclose(f->fspace);
+    if (f->ds >= 0)
+        H5Dclose(f->ds);
+    if (f->fid >= 0)
+        H5Fclose(f->fid);
+    f->fspace = f->ds = f->fid = -1;
+}
+
+static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
+{
+    memset(f, 0, sizeof *f);
+    f->fid = f->ds = f->fspace = -1;
+    f->types.idx = f->types.head = f->types.head_only = f->types.acq = -1;
+    f->types.traj_vl = f->types.data_vl = f->types.cplx = -1;
+    if (!path || !*path)
+        return lm_fail(err, LM_ERR_INVALID, "empty ISMRMRD file name");
+
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return lm_fail(err, LM_ERR_IO, "%s: is a folder, not an ISMRMRD file", path);
+    FILE *probe = fopen(path, "rb");
+    if (!probe)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    fclose(probe);
+    if (st.st_size == 0)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: empty file (not an ISMRMRD HDF5 file)", path);
+    f->file_size = (uint64_t)st.st_size;
+
+    htri_t is = H5Fis_hdf5(path);
+    if (is <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return lm_fail(err, LM_ERR_FORMAT, "%s: not an HDF5 file (ISMRMRD files are HDF5)", path);
+    }
+    f->fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f->fid < 0)
+        return h5_fail(err, LM_ERR_FORMAT, path, "cannot open as HDF5 (damaged or truncated?)");
+
+    char *xml = NULL;
+    size_t xml_len = 0;
+    lm_code rc = read_xml(f->fid, path, &xml, &xml_len, err);
+    if (rc != LM_OK)
+        goto fail;
+    rc = lm_mrd_header_parse(xml, xml_len, path, &f->hdr, err);
+    free(xml);
+    if (rc != LM_OK)
+        goto fail;
+
+    if (H5Lexists(f->fid, "/dataset/data", H5P_DEFAULT) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: no acquisitions (/dataset/data is missing)", path);
+        goto fail;
+    }
+    f->ds = H5Dopen2(f->fid, "/dataset/data", H5P_DEFAULT);
+    if (f->ds < 0) {
+        rc = h5_fail(err, LM_ERR_FORMAT, path, "/dataset/data is not a dataset");
+        goto fail;
+    }
+    hid_t ft = H5Dget_type(f->ds);
+    if (ft < 0) {
+        rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the type of /dataset/data");
+        goto fail;
+    }
+    rc = check_acq_type(ft, path, &f->data_complex, err);
+    H5Tclose(ft);
+    if (rc != LM_OK)
+        goto fail;
+    f->fspace = H5Dget_space(f->ds);
+    if (f->fspace < 0 || H5Sget_simple_extent_type(f->fspace) != H5S_SIMPLE ||
+        H5Sget_simple_extent_ndims(f->fspace) != 1) {
+        H5Eclear2(H5E_DEFAULT);
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data is not a one-dimensional list of acquisitions", path);
+        goto fail;
+    }
+    hsize_t dims[1];
+    if (H5Sget_simple_extent_dims(f->fspace, dims, NULL) != 1) {
+        rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the size of /dataset/data");
+        goto fail;
+    }
+    f->nacq = dims[0];
+    if (f->nacq == 0) {
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: no acquisitions (/dataset/data is empty)", path);
+        goto fail;
+    }
+    if (f->nacq > MRD_MAX_ACQ) {
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: %llu acquisitions is absurd (more than %llu)", path,
+                     (unsigned long long)f->nacq, (unsigned long long)MRD_MAX_ACQ);
+        goto fail;
+    }
+    if (!mrd_types_make(&f->types, f->data_complex)) {
+        rc = h5_fail(err, LM_ERR_INTERNAL, path, "cannot build the HDF5 memory types");
+        goto fail;
+    }
+    return LM_OK;
+fail:
+    mrd_file_close(f);
+    return rc;
+}
+
+/* Reads count elements from start with memory type mt into buf. */
+static int read_block(mrd_file *f, hid_t mt, hsize_t start, hsize_t count, void *buf)
+{
+    hid_t ms = H5Screate_simple(1, &count, NULL);
+    if (ms < 0)
+        return 0;
+    int ok = H5Sselect_hyperslab(f->fspace, H5S_SELECT_SET, &start, NULL, &count, NULL) >= 0 &&
+             H5Dread(f->ds, mt, ms, f->fspace, H5P_DEFAULT, buf) >= 0;
+    H5Sclose(ms);
+    return ok;
+}
+
+/* Pass 1: headers only. Counts, checks consistency and sizes. */
+static lm_code scan_headers(mrd_file *f, const char *path, mrd_scan *s, lm_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->tdim = -1;
+    s->total = f->nacq;
+    mrd_head_only *buf = calloc(MRD_BLOCK, sizeof *buf);
+    if (!buf)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
+    lm_code rc = LM_OK;
+    int64_t last_len = 0, first = -1;
+    int uniform = 1;
+    /* Bytes the headers say are stored: at most 2^24 x 65535 x 65535 x 12,
+     * no overflow. Vlen data live in HDF5's global heap, never compressed,
+     * so they cannot exceed the file's size: checked before allocating. */
+    uint64_t stored = 0;
+    for (hsize_t start = 0; start < f->nacq && rc == LM_OK; start += MRD_BLOCK) {
+        hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
+        memset(buf, 0, count * sizeof *buf);
+        if (!read_block(f, f->types.head_only, start, count, buf)) {
+            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
+            break;
+        }
+        for (hsize_t b = 0; b < count; b++) {
+            const mrd_head *h = &buf[b].head;
+            unsigned long long a = (unsigned long long)(start + b);
+            if (acq_skipped(h, s))
+                continue;
+            if (h->tdim != 0 && h->tdim != 2 && h->tdim != 3) {
+                rc = lm_fail(err, LM_ERR_UNSUPPORTED,
+                             "%s: acquisition %llu has trajectory_dimensions %u (Larmor reads 0, 2 or 3)",
+                             path, a, h->tdim);
+                break;
+            }
+            if (h->channels == 0) {
+                rc = lm_fail(err, LM_ERR_FORMAT, "%s: acquisition %llu has no active channels", path, a);
+                break;
+            }
+            if ((unsigned)h->dpre + h->dpost >= h->ns) {
+                rc = lm_fail(err, LM_ERR_FORMAT,
+                             "%s: acquisition %llu discards %u + %u of its %u samples", path, a,
+                             h->dpre, h->dpost, h->ns);
+                break;
+            }
+            if (s->tdim < 0) {
+                s->tdim = h->tdim;
+                s->channels = h->channels;
+                s->dpre = h->dpre;
+                s->dpost = h->dpost;
+                s->ns_min = s->ns_max = h->ns;
+                first = (int64_t)a;
+                s->lo[0] = s->hi[0] = h->idx.slice;
+                s->lo[1] = s->hi[1] = h->idx.contrast;
+                s->lo[2] = s->hi[2] = h->idx.phase;
+                s->lo[3] = s->hi[3] = h->idx.set;
+            } else if (h->tdim != s->tdim) {
+                rc = lm_fail(err, LM_ERR_FORMAT,
+                             "%s: acquisition %llu has trajectory_dimensions %u, acquisition %lld has %d",
+                             path, a, h->tdim, (long long)first, s->tdim);
+                break;
+            } else if (h->channels != s->channels) {
+                rc = lm_fail(err, LM_ERR_FORMAT,
+                             "%s: acquisition %llu has %u channels, acquisition %lld has %lld", path, a,
+                             h->channels, (long long)first, (long long)s->channels);
+                break;
+            }
+            uint16_t v[4] = {h->idx.slice, h->idx.contrast, h->idx.phase, h->idx.set};
+            for (int q = 0; q < 4; q++) {
+                if (v[q] < s->lo[q])
+                    s->lo[q] = v[q];
+                if (v[q] > s->hi[q])
+                    s->hi[q] = v[q];
+            }
+            if (h->idx.e2 > s->e2_max)
+                s->e2_max = h->idx.e2;
+            if (h->tdim == 0 && flag_set(h->flags, ISMRMRD_ACQ_IS_REVERSE))
+                s->reversed = 1;
+            if (h->ns < s->ns_min)
+                s->ns_min = h->ns;
+            if (h->ns > s->ns_max)
+                s->ns_max = h->ns;
+            int64_t len = (int64_t)h->ns - h->dpre - h->dpost;
+            /* A common readout length: every readout but the last has the
+             * first's length, the last may be shorter (a cut trajectory). */
+            if (s->kept == 0)
+                s->readout = len;
+            else if (last_len != s->readout)
+                uniform = 0;
+            last_len = len;
+            s->m += len; /* at most 2^24 x 65535 < 2^40: no overflow */
+            stored += (uint64_t)h->ns * ((uint64_t)h->channels * 8u + (uint64_t)h->tdim * 4u);
+            s->kept++;
+        }
+    }
+    free(buf);
+    if (rc != LM_OK)
+        return rc;
+    if (s->kept == 0)
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: no imaging acquisitions (%llu in all: %llu noise, %llu other non-imaging, %llu "
+                       "of other encodings, %llu empty)",
+                       path, (unsigned long long)s->total, (unsigned long long)s->noise,
+                       (unsigned long long)s->other_skipped, (unsigned long long)s->other_encoding,
+                       (unsigned long long)s->empty);
+    if (!uniform || last_len > s->readout)
+        s->readout = 0;
+    if (stored > f->file_size)
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: acquisition headers claim %llu bytes of samples (%lld x %lld channels) but the "
+                       "file holds %llu bytes (truncated or inconsistent headers)",
+                       path, (unsigned long long)stored, (long long)s->m, (long long)s->channels,
+                       (unsigned long long)f->file_size);
+    static const char *const what[4] = {"slices", "contrasts", "cardiac phases", "sets"};
+    for (int q = 0; q < 4; q++)
+        if (s->hi[q] != s->lo[q])
+            return lm_fail(err, LM_ERR_UNSUPPORTED,
+                           "%s: %s %u..%u in one file; Larmor reconstructs a single volume", path, what[q],
+                           s->lo[q], s->hi[q]);
+    if (s->reversed)
+        return lm_fail(err, LM_ERR_UNSUPPORTED,
+                       "%s: reversed (EPI-style) Cartesian readouts are not supported", path);
+    size_t total;
+    if (!lm_size_mul((size_t)s->m, (size_t)s->channels, &total) || total > LM_MAX_ELEMENTS ||
+        (size_t)s->m > LM_MAX_ELEMENTS / 3)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: %lld samples x %lld channels is absurd", path,
+                       (long long)s->m, (long long)s->channels);
+    return LM_OK;
+}
+
+/* The k-space centre along encode steps 1 and 2 for Cartesian data. */
+static double enc_center(const lm_mrd_header *h, int step)
+{
+    if (h->has_center[step])
+        return (double)h->center[step];
+    return (double)(h->matrix[step + 1] / 2);
+}
+
+/* Pass 2: trajectories and data. kraw gets the trajectory as stored
+ * (tdim values per sample scaled later); for tdim 0 the trajectory is
+ * derived from the counters. */
+static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, float *k, int tdim_eff,
+                            lm_kdata *kd, lm_error *err)
+{
+    mrd_acq *buf = calloc(MRD_BLOCK, sizeof *buf);
+    if (!buf)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
+    lm_code rc = LM_OK;
+    int64_t pos = 0;
+    const int64_t m = s->m, nc = s->channels;
+    const lm_mrd_header *hdr = &f->hdr;
+    double c1 = enc_center(hdr, 0), c2 = enc_center(hdr, 1);
+    for (hsize_t start = 0; start < f->nacq && rc == LM_OK; start += MRD_BLOCK) {
+        hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
+        memset(buf, 0, count * sizeof *buf);
+        hsize_t cnt = count;
+        hid_t ms = H5Screate_simple(1, &cnt, NULL);
+        if (ms < 0 || !read_block(f, f->types.acq, start, count, buf)) {
+            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisitions");
+            if (ms >= 0) {
+                H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf); /* whatever was read */
+                H5Sclose(ms);
+            }
+            break;
+        }
+        for (hsize_t b = 0; b < count && rc == LM_OK; b++) {
+            const mrd_acq *q = &buf[b];
+            const mrd_head *h = &q->head;
+            unsigned long long a = (unsigned long long)(start + b);
+            if (acq_skipped(h, NULL))
+                continue;
+            /* The headers must still agree with pass 1. */
+            int64_t len = (int64_t)h->ns - h->dpre - h->dpost;
+            if (h->tdim != s->tdim || h->channels != nc || len <= 0 || pos + len > m) {
+                rc = lm_fail(err, LM_ERR_FORMAT, "%s: acquisition %llu changed while reading", path, a);
+                break;
+            }
+            size_t want_traj = (size_t)h->ns * h->tdim;
+            size_t want_data = (size_t)h->ns * h->channels * (f->data_complex ? 1 : 2);
+            if (h->tdim && q->traj.len != want_traj) {
+                rc = lm_fail(err, LM_ERR_FORMAT,
+                             "%s: acquisition %llu stores %zu trajectory values, its header says %u "
+                             "samples x %u dimensions",
+                             path, a, q->traj.len, h->ns, h->tdim);
+                break;
+            }
+            if (q->data.len != want_data) {
+                rc = lm_fail(err, LM_ERR_FORMAT,
+                             "%s: acquisition %llu stores %zu data values, its header says %u samples x "
+                             "%u channels%s",
+                             path, a, q->data.len, h->ns, h->channels,
+                             f->data_complex ? "" : " x 2 (re, im)");
+                break;
+            }
+            if ((want_traj && h->tdim && !q->traj.p) || (want_data && !q->data.p)) {
+                rc = lm_fail(err, LM_ERR_FORMAT, "%s: acquisition %llu has no stored samples", path, a);
+                break;
+            }
+            const float *tr = q->traj.p;
+            const float *dv = q->data.p; /* {real, imag} compound is two floats too */
+            for (int64_t j = 0; j < len && rc == LM_OK; j++) {
+                int64_t smp = h->dpre + j; /* index in the stored readout */
+                float *kk = k + 3 * (pos + j);
+                if (h->tdim) {
+                    for (int d = 0; d < h->tdim; d++) {
+                        float v = tr[smp * h->tdim + d];
+                        if (!isfinite(v)) {
+                            rc = lm_fail(err, LM_ERR_FORMAT,
+                                         "%s: acquisition %llu sample %lld: trajectory is not a finite number",
+                                         path, a, (long long)smp);
+                            break;
+                        }
+                        kk[d] = v;
+                    }
+                    if (h->tdim == 2)
+                        kk[2] = tdim_eff == 3 ? (float)((double)h->idx.e2 - c2) : 0.0f;
+                } else {
+                    kk[0] = (float)((double)smp - (double)h->center);
+                    kk[1] = (float)((double)h->idx.e1 - c1);
+                    kk[2] = tdim_eff == 3 ? (float)((double)h->idx.e2 - c2) : 0.0f;
+                }
+                for (int64_t c = 0; c < nc && rc == LM_OK; c++) {
+                    const float *p = dv + 2 * ((size_t)c * h->ns + (size_t)smp);
+                    if (!isfinite(p[0]) || !isfinite(p[1])) {
+                        rc = lm_fail(err, LM_ERR_FORMAT,
+                                     "%s: acquisition %llu sample %lld channel %lld is not a finite number",
+                                     path, a, (long long)smp, (long long)c);
+                        break;
+                    }
+                    /* complex float is laid out as float[2] (C11 6.2.5) */
+                    float *dst = (float *)&kd->d[(size_t)c * (size_t)m + (size_t)(pos + j)];
+                    dst[0] = p[0];
+                    dst[1] = p[1];
+                }
+            }
+            pos += len;
+        }
+        H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf);
+        H5Sclose(ms);
+    }
+    free(buf);
+    if (rc == LM_OK && pos != m)
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: acquisitions changed while reading", path);
+    return rc;
+}
+
+static lm_code mrd_units_from_env(const char *path, lm_mrd_units *u, lm_error *err)
+{
+    const char *env = getenv("LARMOR_MRD_TRAJ_UNITS");
+    *u = LM_MRD_UNITS_AUTO;
+    if (env && *env) {
+        lm_code rc = lm_mrd_units_parse(env, u, err);
+        if (rc != LM_OK)
+            return lm_fail(err, rc, "%s: LARMOR_MRD_TRAJ_UNITS='%s' unknown (auto, normalized or cycles)",
+                           path ? path : "", env);
+    }
+    return LM_OK;
+}
+
+typedef struct mrd_summary {
+    mrd_scan scan;
+    lm_mrd_header hdr;
+    lm_mrd_units units_used; /* NORMALIZED or CYCLES for stored trajectories */
+    const char *units_why;
+    double kmax_stored;
+    int ndim;
+} mrd_summary;
+
+/* Locked: the caller holds h5_quiet. */
+static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_summary *sum, lm_error *err)
+{
+    mrd_file f;
+    lm_code rc = mrd_file_open(path, &f, err);
+    if (rc != LM_OK)
+        return rc;
+    mrd_scan s;
+    rc = scan_headers(&f, path, &s, err);
+    if (rc != LM_OK)
+        goto done;
+    const lm_mrd_header *h = &f.hdr;
+    if (sum) {
+        sum->scan = s;
+        sum->hdr = *h;
+    }
+
+    /* Dimensionality. */
+    int ndim;
+    if (s.tdim == 3)
+        ndim = 3;
+    else if (h->matrix[2] > 1)
+        ndim = 3; /* Cartesian 3D, or a 2D trajectory per kz partition (stack of stars/spirals) */
+    else {
+        ndim = 2;
+        if (s.e2_max > 0) {
+            rc = lm_fail(err, LM_ERR_FORMAT,
+                         "%s: kspace_encode_step_2 reaches %u but the encoded matrix has z = 1", path,
+                         s.e2_max);
+            goto done;
+        }
+    }
+
+    lm_traj *t = lm_traj_new(s.m, ndim, err);
+    lm_kdata *kd = t ? lm_kdata_new(s.m, s.channels, err) : NULL;
+    if (!t || !kd) {
+        lm_traj_free(t);
+        rc = err ? err->code : LM_ERR_NOMEM;
+        if (err) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            lm_fail(err, rc, "%s: %s", path, msg);
+        }
+        goto done;
+    }
+    rc = read_samples(&f, path, &s, t->k, ndim, kd, err);
+    if (rc != LM_OK) {
+        lm_traj_free(t);
+        lm_kdata_free(kd);
+        goto done;
+    }
+
+    /* Units of a stored trajectory. */
+    double kmax = 0;
+    lm_mrd_units used = LM_MRD_UNITS_CYCLES;
+    const char *why = "derived from the encoding counters";
+    if (s.tdim > 0) {
+        for (int64_t i = 0; i < s.m; i++)
+            for (int d = 0; d < s.tdim; d++) {
+                double v = fabs(t->k[3 * i + d]);
+                if (v > kmax)
+                    kmax = v;
+            }
+        if (units != LM_MRD_UNITS_AUTO) {
+            used = units;
+            why = "as asked";
+        } else if (h->larmor_units >= 0) {
+            used = (lm_mrd_units)h->larmor_units;
+            why = "as tagged by Larmor in the header";
+        } else if (kmax <= 0.5) {
+            used = LM_MRD_UNITS_NORMALIZED;
+            why = "max |k| <= 0.5: taken as normalised to the matrix";
+        } else {
+            used = LM_MRD_UNITS_CYCLES;
+            why = "max |k| > 0.5: taken as cycles/FOV";
+        }
+        if (used == LM_MRD_UNITS_NORMALIZED)
+            for (int64_t i = 0; i < s.m; i++)
+                for (int d = 0; d < s.tdim; d++)
+                    t->k[3 * i + d] *= (float)h->matrix[d];
+        if (s.tdim == 3 && h->matrix[2] == 1) {
+            for (int64_t i = 0; i < s.m; i++)
+                if (t->k[3 * i + 2] != 0) {
+                    rc = lm_fail(err, LM_ERR_FORMAT,
+                                 "%s: 3-D trajectory (kz = %g at sample %lld) but the encoded matrix has z = 1",
+                                 path, (double)t->k[3 * i + 2], (long long)i);
+                    lm_traj_free(t);
+                    lm_kdata_free(kd);
+                    goto done;
+                }
+            t->ndim = 2;
+        }
+    }
+    if (h->larmor_readout >= 0 && h->larmor_readout <= s.m)
+        t->readout = h->larmor_readout;
+    else
+        t->readout = s.readout;
+    if (sum) {
+        sum->units_used = used;
+        sum->units_why = why;
+        sum->kmax_stored = kmax;
+        sum->ndim = t->ndim;
+    }
+    if (out) {
+        lm_geom_init(&out->geom, h->matrix[0], h->matrix[1], h->matrix[2], h->fov_mm[0]);
+        for (int a = 0; a < 3; a++)
+            out->geom.fov_mm[a] = h->fov_mm[a];
+        out->traj = t;
+        out->kdata = kd;
+        out->cartesian = s.tdim == 0;
+    } else {
+        lm_traj_free(t);
+        lm_kdata_free(kd);
+    }
+done:
+    mrd_file_close(&f);
+    return rc;
+}
+
+lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_error *err)
+{
+    if (!out)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no output for the ISMRMRD reader", path ? path : "");
+    memset(out, 0, sizeof *out);
+    h5_quiet q;
+    h5_quiet_begin(&q);
+    lm_code rc = mrd_load(path, units, out, NULL, err);
+    h5_quiet_end(&q);
+    return rc;
+}
+
+lm_code lm_mrd_read(const char *path, lm_mrd *out, lm_error *err)
+{
+    lm_mrd_units u;
+    if (out)
+        memset(out, 0, sizeof *out);
+    lm_code rc = mrd_units_from_env(path, &u, err);
+    if (rc != LM_OK)
+        return rc;
+    return lm_mrd_read_units(path, u, out, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Info                                                                      */
+/* ------------------------------------------------------------------------ */
+
+typedef struct strbuf {
+    char *s;
+    size_t len, cap;
+    int failed;
+} strbuf;
+
+static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(strbuf *b, const char *fmt, ...)
+{
+    if (b->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            b->failed = 1;
+            return;
+        }
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
+        char *p = realloc(b->s, cap);
+        if (!p) {
+            b->failed = 1;
+            return;
+        }
+        b->s = p;
+        b->cap = cap;
+    }
+}
+
+lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
+{
+    if (!text)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no output for the ISMRMRD summary", path ? path : "");
+    *text = NULL;
+    lm_mrd_units u;
+    lm_code rc = mrd_units_from_env(path, &u, err);
+    if (rc != LM_OK)
+        return rc;
+    mrd_summary sm;
+    memset(&sm, 0, sizeof sm);
+    h5_quiet q;
+    h5_quiet_begin(&q);
+    rc = mrd_load(path, u, NULL, &sm, err);
+    h5_quiet_end(&q);
+    if (rc != LM_OK)
+        return rc;
+    const mrd_scan *s = &sm.scan;
+    const lm_mrd_header *h = &sm.hdr;
+    strbuf b = {0};
+    sb_printf(&b, "%s: ISMRMRD (MRD) HDF5\n", path);
+    sb_printf(&b, "  acquisitions: %llu (%llu imaging, %llu noise, %llu other non-imaging skipped",
+              (unsigned long long)s->total, (unsigned long long)s->kept, (unsigned long long)s->noise,
+              (unsigned long long)s->other_skipped);
+    if (s->other_encoding)
+        sb_printf(&b, ", %llu of other encodings skipped", (unsigned long long)s->other_encoding);
+    if (s->empty)
+        sb_printf(&b, ", %llu empty", (unsigned long long)s->empty);
+    sb_printf(&b, ")\n");
+    sb_printf(&b, "  channels: %lld\n", (long long)s->channels);
+    if (s->ns_min == s->ns_max)
+        sb_printf(&b, "  samples per acquisition: %lld", (long long)s->ns_min);
+    else
+        sb_printf(&b, "  samples per acquisition: %lld..%lld", (long long)s->ns_min, (long long)s->ns_max);
+    if (s->dpre || s->dpost)
+        sb_printf(&b, " (discarding %lld before, %lld after)", (long long)s->dpre, (long long)s->dpost);
+    sb_printf(&b, "\n  samples kept: %lld per channel\n", (long long)s->m);
+    if (s->tdim == 0)
+        sb_printf(&b, "  trajectory: Cartesian, derived from the encoding counters (%dD)\n", sm.ndim);
+    else
+        sb_printf(&b, "  trajectory: non-Cartesian, %d dimensions stored, %dD; units %s (%s; stored max |k| %.4g)\n",
+                  s->tdim, sm.ndim, lm_mrd_units_name(sm.units_used), sm.units_why, sm.kmax_stored);
+    sb_printf(&b, "  header trajectory: %s\n", h->trajectory[0] ? h->trajectory : "(none)");
+    sb_printf(&b, "  encoded matrix: %lld x %lld x %lld, FOV %g x %g x %g mm\n", (long long)h->matrix[0],
+              (long long)h->matrix[1], (long long)h->matrix[2], h->fov_mm[0], h->fov_mm[1], h->fov_mm[2]);
+    if (h->recon_matrix[0] > 0)
+        sb_printf(&b, "  recon matrix: %lld x %lld x %lld, FOV %g x %g x %g mm\n",
+                  (long long)h->recon_matrix[0], (long long)h->recon_matrix[1], (long long)h->recon_matrix[2],
+                  h->recon_fov_mm[0], h->recon_fov_mm[1], h->recon_fov_mm[2]);
+    if (h->encodings > 1)
+        sb_printf(&b, "  encodings: %d (only the first is read)\n", h->encodings);
+    if (b.failed) {
+        free(b.s);
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the summary", path);
+    }
+    *text = b.s;
+    return LM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writing                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const char *const traj_names[] = {"cartesian", "epi", "radial", "goldenangle", "spiral", "other"};
+
+static char *make_xml(const lm_geom *g, int64_t ncoils, int64_t nacq, int64_t readout, const char *traj)
+{
+    strbuf b = {0};
+    sb_printf(&b, "<?xml version=\"1.0\"?>\n"
+                  "<ismrmrdHeader xmlns=\"http://www.ismrm.org/ISMRMRD\" "
+                  "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
+                  "xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" "
+                  "xsi:schemaLocation=\"http://www.ismrm.org/ISMRMRD ismrmrd.xsd\">\n");
+    sb_printf(&b, "  <version>%d</version>\n", ISMRMRD_XMLHDR_VERSION);
+    sb_printf(&b, "  <acquisitionSystemInformation>\n    <receiverChannels>%lld</receiverChannels>\n"
+                  "  </acquisitionSystemInformation>\n", (long long)ncoils);
+    sb_printf(&b, "  <experimentalConditions>\n    <H1resonanceFrequency_Hz>63870000</H1resonanceFrequency_Hz>\n"
+                  "  </experimentalConditions>\n");
+    sb_printf(&b, "  <encoding>\n");
+    static const char *const space[2] = {"encodedSpace", "reconSpace"};
+    for (int sp = 0; sp < 2; sp++)
+        sb_printf(&b, "    <%s>\n      <matrixSize><x>%lld</x><y>%lld</y><z>%lld</z></matrixSize>\n"
+                      "      <fieldOfView_mm><x>%.17g</x><y>%.17g</y><z>%.17g</z></fieldOfView_mm>\n    </%s>\n",
+                  space[sp], (long long)g->n[0], (long long)g->n[1], (long long)g->n[2], g->fov_mm[0],
+                  g->fov_mm[1], g->fov_mm[2], space[sp]);
+    sb_printf(&b, "    <encodingLimits>\n      <kspace_encoding_step_1><minimum>0</minimum>"
+                  "<maximum>%lld</maximum><center>0</center></kspace_encoding_step_1>\n    </encodingLimits>\n",
+              (long long)(nacq - 1 > 65535 ? 65535 : nacq - 1));
+    sb_printf(&b, "    <trajectory>%s</trajectory>\n", traj);
+    sb_printf(&b, "    <trajectoryDescription>\n      <identifier>larmor</identifier>\n"
+                  "      <userParameterLong><name>k_units_cycles_per_fov</name><value>1</value></userParameterLong>\n"
+                  "      <userParameterLong><name>readout</name><value>%lld</value></userParameterLong>\n"
+                  "      <comment>trajectory in cycles per field of view along each axis (Larmor)</comment>\n"
+                  "    </trajectoryDescription>\n",
+              (long long)readout);
+    sb_printf(&b, "  </encoding>\n</ismrmrdHeader>\n");
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+static lm_code mrd_fail_lib(lm_error *err, const char *path, const char *what)
+{
+    if (mrd_last_error[0])
+        return lm_fail(err, LM_ERR_IO, "%s: %s (libismrmrd: %s)", path, what, mrd_last_error);
+    return lm_fail(err, LM_ERR_IO, "%s: %s", path, what);
+}
+
+lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                           const char *trajectory, lm_error *err)
+{
+    if (!path || !*path)
+        return lm_fail(err, LM_ERR_INVALID, "empty ISMRMRD output file name");
+    if (!g || !t || !k || !t->k || !k->d)
+        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path);
+    if (!trajectory)
+        trajectory = "other";
+    int known = 0;
+    for (size_t i = 0; i < sizeof traj_names / sizeof traj_names[0]; i++)
+        known |= strcmp(trajectory, traj_names[i]) == 0;
+    if (!known)
+        return lm_fail(err, LM_ERR_INVALID,
+                       "%s: ISMRMRD trajectory '%s' unknown (cartesian, epi, radial, goldenangle, spiral, other)",
+                       path, trajectory);
+    if (t->m != k->m || t->m <= 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory has %lld samples, k-space %lld", path,
+                       (long long)t->m, (long long)k->m);
+    if (t->ndim != 2 && t->ndim != 3)
+        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory in %d dimensions", path, t->ndim);
+    if (k->ncoils < 1 || k->ncoils > 65535)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld channels (ISMRMRD holds 1..65535)", path,
+                       (long long)k->ncoils);
+    for (int a = 0; a < 3; a++) {
+        if (g->n[a] < 1 || g->n[a] > 65535)
+            return lm_fail(err, LM_ERR_INVALID, "%s: matrix %lldx%lldx%lld out of ISMRMRD's range", path,
+                           (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
+        if (!(g->fov_mm[a] > 0) || !isfinite(g->fov_mm[a]))
+            return lm_fail(err, LM_ERR_INVALID, "%s: field of view %gx%gx%g mm is invalid", path,
+                           g->fov_mm[0], g->fov_mm[1], g->fov_mm[2]);
+    }
+    for (int64_t i = 0; i < 3 * t->m; i++)
+        if (!isfinite(t->k[i]))
+            return lm_fail(err, LM_ERR_INVALID, "%s: trajectory sample %lld is not a finite number", path,
+                           (long long)(i / 3));
+    int64_t readout = t->readout > 0 ? t->readout : 0;
+    int64_t per = readout > 0 ? readout : (t->m < 4096 ? t->m : 4096);
+    if (per > 65535)
+        per = 65535;
+    int64_t nacq = (t->m + per - 1) / per;
+    if ((uint64_t)nacq > (uint64_t)UINT32_MAX)
+        return lm_fail(err, LM_ERR_INVALID, "%s: too many readouts (%lld)", path, (long long)nacq);
+
+    char *xml = make_xml(g, k->ncoils, nacq, readout, trajectory);
+    if (!xml)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the XML header", path);
+
+    lm_atomic at;
+    lm_code rc = lm_atomic_begin(&at, path, 0, err);
+    if (rc != LM_OK) {
+        free(xml);
+        return rc;
+    }
+
+    h5_quiet q;
+    h5_quiet_begin(&q);
+    mrd_last_error[0] = '\0';
+    ismrmrd_set_error_handler(mrd_error_handler);
+    ISMRMRD_Dataset d;
+    memset(&d, 0, sizeof d);
+    int opened = 0;
+    ISMRMRD_Acquisition acq;
+    int acq_init = 0;
+    if (ismrmrd_init_dataset(&d, at.tmp_path, "/dataset") != ISMRMRD_NOERROR) {
+        rc = mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
+        goto out;
+    }
+    if (ismrmrd_open_dataset(&d, true) != ISMRMRD_NOERROR) {
+        rc = mrd_fail_lib(err, path, "cannot create the ISMRMRD file");
+        goto out;
+    }
+    opened = 1;
+    if (ismrmrd_write_header(&d, xml) != ISMRMRD_NOERROR) {
+        rc = mrd_fail_lib(err, path, "cannot write the XML header");
+        goto out;
+    }
+    if (ismrmrd_init_acquisition(&acq) != ISMRMRD_NOERROR) {
+        rc = mrd_fail_lib(err, path, "cannot make an acquisition");
+        goto out;
+    }
+    acq_init = 1;
+    for (int64_t j = 0; j < nacq; j++) {
+        int64_t s0 = j * per, ns = t->m - s0 < per ? t->m - s0 : per;
+        ISMRMRD_AcquisitionHeader *hd = &acq.head;
+        ismrmrd_init_acquisition_header(hd);
+        hd->number_of_samples = (uint16_t)ns;
+        hd->available_channels = (uint16_t)k->ncoils;
+        hd->active_channels = (uint16_t)k->ncoils;
+        hd->trajectory_dimensions = (uint16_t)t->ndim;
+        hd->center_sample = 0;
+        hd->scan_counter = (uint32_t)j;
+        hd->idx.kspace_encode_step_1 = (uint16_t)(j > 65535 ? 65535 : j);
+        hd->read_dir[0] = 1.0f;
+        hd->phase_dir[1] = 1.0f;
+        hd->slice_dir[2] = 1.0f;
+        for (int64_t c = 0; c < k->ncoils && c < 64 * ISMRMRD_CHANNEL_MASKS; c++)
+            hd->channel_mask[c / 64] |= (uint64_t)1 << (c % 64);
+        if (j == 0)
+            ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_FIRST_IN_SLICE);
+        if (j == nacq - 1) {
+            ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_SLICE);
+            ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+        }
+        if (ismrmrd_make_consistent_acquisition(&acq) != ISMRMRD_NOERROR) {
+            rc = mrd_fail_lib(err, path, "out of memory for an acquisition");
+            goto out;
+        }
+        for (int64_t i = 0; i < ns; i++)
+            for (int a = 0; a < t->ndim; a++)
+                acq.traj[i * t->ndim + a] = t->k[3 * (s0 + i) + a];
+        for (int64_t c = 0; c < k->ncoils; c++)
+            memcpy(acq.data + c * ns, k->d + (size_t)c * (size_t)k->m + (size_t)s0,
+                   (size_t)ns * sizeof(lm_cfloat));
+        if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
+            rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
+            goto out;
+        }
+    }
+out:
+    if (acq_init)
+        ismrmrd_cleanup_acquisition(&acq);
+    if (opened && ismrmrd_close_dataset(&d) != ISMRMRD_NOERROR && rc == LM_OK)
+        rc = mrd_fail_lib(err, path, "cannot close the ISMRMRD file");
+    free(d.filename);
+    free(d.groupname);
+    h5_quiet_end(&q);
+    free(xml);
+    if (rc == LM_OK)
+        return lm_atomic_commit(&at, err);
+    lm_atomic_abort(&at);
+    return rc;
+}
+
+lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                     lm_error *err)
+{
+    return lm_mrd_write_named(path, g, t, k, NULL, err);
+}
+
+#endif /* LM_HAVE_ISMRMRD */

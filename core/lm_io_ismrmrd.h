@@ -53,6 +53,7 @@ typedef struct lm_mrd_header {
     int64_t center[2];
     char trajectory[32];        /* encoding/trajectory, "" if absent */
     int larmor_units;           /* -1 no Larmor tag, else an lm_mrd_units written by Larmor */
+    int64_t larmor_readout;     /* -1 no Larmor tag, else samples per readout (0 unknown) */
     int encodings;              /* number of <encoding> elements */
     int64_t receiver_channels;  /* acquisitionSystemInformation, 0 if absent */
 } lm_mrd_header;

@@ -49,6 +49,28 @@ static const lm_phantom shepp_logan_3d = {
     },
 };
 
+/* The same ten ellipsoids with another contrast (a T1-weighted-like look:
+ * dark skull, bright brain, dark ventricles): an anatomical reference that
+ * shares the truth's edges but not its intensities, so the anatomically
+ * constrained reconstruction is not handed the answer. */
+static const lm_phantom shepp_logan_3d_ref = {
+    .name = "shepp-logan-ref",
+    .dim = 3,
+    .count = 10,
+    .e = {
+        { 0.30, 0.6900, 0.920, 0.810,  0.00,  0.0000,  0.00,   0, 0,  0},
+        { 0.50, 0.6624, 0.874, 0.780,  0.00, -0.0184,  0.00,   0, 0,  0},
+        {-0.50, 0.1100, 0.310, 0.220,  0.22,  0.0000,  0.00, -18, 0, 10},
+        {-0.50, 0.1600, 0.410, 0.280, -0.22,  0.0000,  0.00,  18, 0, 10},
+        { 0.20, 0.2100, 0.250, 0.410,  0.00,  0.3500, -0.15,   0, 0,  0},
+        { 0.15, 0.0460, 0.046, 0.050,  0.00,  0.1000,  0.25,   0, 0,  0},
+        { 0.15, 0.0460, 0.046, 0.050,  0.00, -0.1000,  0.25,   0, 0,  0},
+        { 0.25, 0.0460, 0.023, 0.050, -0.08, -0.6050,  0.00,   0, 0,  0},
+        { 0.25, 0.0230, 0.023, 0.020,  0.00, -0.6060,  0.00,   0, 0,  0},
+        { 0.25, 0.0230, 0.046, 0.020,  0.06, -0.6050,  0.00,   0, 0,  0},
+    },
+};
+
 /* Modified 2D Shepp-Logan, ten ellipses: Toft's intensities (thesis above)
  * on Shepp & Logan's ellipses, as in MATLAB's phantom('Modified Shepp-Logan').
  * Only phi is used in 2D. */
@@ -72,6 +94,7 @@ static const lm_phantom shepp_logan_2d = {
 
 const lm_phantom *lm_phantom_shepp_logan_3d(void) { return &shepp_logan_3d; }
 const lm_phantom *lm_phantom_shepp_logan_2d(void) { return &shepp_logan_2d; }
+const lm_phantom *lm_phantom_shepp_logan_3d_ref(void) { return &shepp_logan_3d_ref; }
 
 const lm_phantom *lm_phantom_by_name(const char *name, lm_error *err)
 {
@@ -79,7 +102,10 @@ const lm_phantom *lm_phantom_by_name(const char *name, lm_error *err)
         return &shepp_logan_3d;
     if (name && !strcasecmp(name, shepp_logan_2d.name))
         return &shepp_logan_2d;
-    lm_fail(err, LM_ERR_INVALID, "phantom '%s' is unknown (known: shepp-logan, shepp-logan-2d)",
+    if (name && !strcasecmp(name, shepp_logan_3d_ref.name))
+        return &shepp_logan_3d_ref;
+    lm_fail(err, LM_ERR_INVALID,
+            "phantom '%s' is unknown (known: shepp-logan, shepp-logan-2d, shepp-logan-ref)",
             name ? name : "(null)");
     return NULL;
 }

@@ -26,7 +26,10 @@ typedef struct lm_phantom {
 
 const lm_phantom *lm_phantom_shepp_logan_3d(void);
 const lm_phantom *lm_phantom_shepp_logan_2d(void);
-const lm_phantom *lm_phantom_by_name(const char *name, lm_error *err); /* "shepp-logan", "shepp-logan-2d" */
+/* The 3D head's ellipsoids with another contrast: an anatomical reference
+ * for LM_REG_ANATOMICAL that shares the truth's edges, not its values. */
+const lm_phantom *lm_phantom_shepp_logan_3d_ref(void);
+const lm_phantom *lm_phantom_by_name(const char *name, lm_error *err); /* "shepp-logan", "shepp-logan-2d", "shepp-logan-ref" */
 
 /* Value at a position in FOV fractions. */
 double lm_phantom_value(const lm_phantom *p, double x, double y, double z);

@@ -17,7 +17,7 @@ status=$?
 logs=(build/meson-logs/testlog.json)
 if [ -f tests/sanitize.sh ] && [ "${LARMOR_SKIP_SANITIZE:-0}" != 1 ]; then
   bash tests/sanitize.sh || status=1
-  [ -f build-asan/meson-logs/testlog.json ] && logs+=(build-asan/meson-logs/testlog.json)
+  [ -f build-sanitize/meson-logs/testlog.json ] && logs+=(build-sanitize/meson-logs/testlog.json)
 fi
 python3 - "${logs[@]}" <<'PY'
 import json, sys
