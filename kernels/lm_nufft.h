@@ -26,9 +26,11 @@
 #include "lm_kernels.h"
 #include "lm_types.h"
 
-/* Relative l2 error of the default tolerance is about 1e-6 .. 1e-5, well
- * inside the project's 1e-4 budget for approximate variants. */
-#define LM_NUFFT_DEFAULT_TOL 1e-5
+/* The default tolerance gives a relative l2 error near 1e-6 (B128's F^H d
+ * and Q against cpu-dp: 1.3e-6 .. 2.2e-6), about what single precision
+ * allows and far inside the project's 1e-4 budget; 1e-5 (kernel width 6
+ * instead of 7) spreads ~1.6x fewer points per sample at ~2e-5 error. */
+#define LM_NUFFT_DEFAULT_TOL 1e-6
 
 typedef enum lm_nufft_kernel {
     LM_NUFFT_KERNEL_ES = 0, /* exponential of semicircle (FINUFFT) */
@@ -37,7 +39,10 @@ typedef enum lm_nufft_kernel {
 } lm_nufft_kernel;
 
 typedef struct lm_nufft_opts {
-    double upsampfac;       /* fine grid / output grid: 2.0 (default) or 1.25; 1.0 only for LINEAR */
+    double upsampfac;       /* fine grid / output grid: 2.0 (default) or 1.25; 1.0 only for LINEAR.
+                               1.25 has a 4x smaller 3D FFT but, in single precision, an error
+                               floor near 1e-5 on random data and ~1e-4 on B128 (its deapodisation
+                               amplifies FFT rounding ~100x per axis at the band edge). */
     int threads;            /* 0: all cores (OpenMP and FFTW) */
     lm_nufft_kernel kernel;
     int width;              /* kernel width in fine-grid points; 0: from the tolerance */
@@ -80,5 +85,9 @@ lm_code lm_nufft_density(lm_nufft_plan *p, int iterations, float *w, const lm_ct
 void lm_nufft_fine_grid(const lm_nufft_plan *p, int64_t nf[3]);
 int lm_nufft_width(const lm_nufft_plan *p);
 void lm_nufft_destroy(lm_nufft_plan *p);
+
+/* lm_ksum_nufft.c keeps its last plan (fine grids up to 32 Mi points) for a
+ * repeat call on the same samples; this frees it. */
+void lm_ksum_nufft_release_cache(void);
 
 #endif
