@@ -1,1 +1,153 @@
-/* placeholder: being written */
+/* The GPU rows of the variant table (lm_kernels.c calls lm_gpu_variants).
+ * Present in every build: without CUDA each row's available() says the
+ * program was built without CUDA, and the GPU entry points of lm_gpu.h
+ * (and lm_cg_solve_gpu) return that as an error. */
+#include "lm_config.h"
+#include "lm_gpu.h"
+#include "lm_kernels_impl.h"
+#include "lm_solver.h"
+
+static lm_code lm_gpu_row_available(lm_error *why)
+{
+    return lm_gpu_available(why);
+}
+
+#if !LM_HAVE_CUDA
+
+#include <string.h>
+
+#define LM_NO_CUDA "built without CUDA"
+
+int lm_gpu_built(void)
+{
+    return 0;
+}
+
+lm_code lm_gpu_available(lm_error *why)
+{
+    return lm_fail(why, LM_ERR_UNSUPPORTED, LM_NO_CUDA);
+}
+
+int lm_gpu_device_count(void)
+{
+    return 0;
+}
+
+lm_code lm_gpu_describe(int device, lm_gpu_info *info, lm_error *err)
+{
+    (void)device;
+    if (info)
+        memset(info, 0, sizeof *info);
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu: " LM_NO_CUDA);
+}
+
+void lm_gpu_info_string(const lm_gpu_info *info, char *buf, size_t len)
+{
+    (void)info;
+    if (buf && len)
+        buf[0] = '\0';
+}
+
+void lm_gpu_release(void)
+{
+}
+
+#define LM_NO_CUDA_KSUM(fn, name)                                                                  \
+    lm_code fn(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,           \
+               const lm_ctl *ctl, lm_error *err)                                                   \
+    {                                                                                              \
+        (void)in, (void)pts, (void)out_re, (void)out_im, (void)ctl;                                \
+        return lm_fail(err, LM_ERR_UNSUPPORTED, name ": not available: " LM_NO_CUDA);             \
+    }
+LM_NO_CUDA_KSUM(lm_ksum_gpu_base, "gpu-base")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_regalloc, "gpu-regalloc")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_coalesce, "gpu-coalesce")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_constmem, "gpu-constmem")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_fasttrig, "gpu-fasttrig")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_tuned, "gpu-tuned")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_multi, "gpu-multi")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_nufft, "gpu-nufft")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_phasor, "gpu-phasor")
+LM_NO_CUDA_KSUM(lm_ksum_gpu_dp, "gpu-dp")
+
+lm_code lm_gpu_tune_get(int device, lm_gpu_tune_params *p, char *source, size_t source_len, lm_error *err)
+{
+    (void)device, (void)p, (void)source, (void)source_len;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "tune: " LM_NO_CUDA);
+}
+
+lm_code lm_gpu_tune(int device, lm_gpu_tune_params *best, char *path, size_t path_len, const lm_ctl *ctl,
+                    lm_error *err)
+{
+    (void)device, (void)best, (void)path, (void)path_len, (void)ctl;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "tune: " LM_NO_CUDA);
+}
+
+lm_code lm_gpu_tune_parse(const char *text, lm_gpu_tune_params *p, lm_error *err)
+{
+    (void)text, (void)p;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "tune: " LM_NO_CUDA);
+}
+
+void lm_gpu_last_stats(lm_gpu_stats *s)
+{
+    if (s)
+        memset(s, 0, sizeof *s);
+}
+
+lm_code lm_gpu_recon(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const lm_cfloat *q,
+                     const char *variant, const lm_cg_opts *o, lm_cfloat *rho, lm_cg_report *rep,
+                     lm_gpu_recon_times *times, lm_error *err)
+{
+    (void)g, (void)t, (void)d, (void)q, (void)variant, (void)o, (void)rho;
+    if (rep)
+        memset(rep, 0, sizeof *rep);
+    if (times)
+        memset(times, 0, sizeof *times);
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu-recon: " LM_NO_CUDA);
+}
+
+void lm_gpu_cg_set_fft_mode(int mode)
+{
+    (void)mode;
+}
+
+lm_code lm_cg_solve_gpu(const lm_geom *g, const lm_cfloat *q, const lm_cfloat *fhd, lm_cfloat *rho,
+                        const lm_cg_opts *o, lm_cg_report *rep, lm_error *err)
+{
+    (void)g, (void)q, (void)fhd, (void)rho, (void)o;
+    if (rep)
+        memset(rep, 0, sizeof *rep);
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "cg (gpu): " LM_NO_CUDA);
+}
+
+#endif
+
+/* Rows in the paper's order, then the ones beyond it. */
+static const lm_variant lm_gpu_rows[] = {
+    {"gpu-base", "voxel and k data in global memory, software sin/cos (paper 5.1)", LM_DEVICE_GPU, 0, 0,
+     lm_gpu_row_available, lm_ksum_gpu_base},
+    {"gpu-regalloc", "voxel data and sums in registers (paper 5.2)", LM_DEVICE_GPU, 0, 0,
+     lm_gpu_row_available, lm_ksum_gpu_regalloc},
+    {"gpu-coalesce", "k data packed as float4 for one coalesced 16-byte load (paper 5.3)", LM_DEVICE_GPU, 0, 0,
+     lm_gpu_row_available, lm_ksum_gpu_coalesce},
+    {"gpu-constmem", "k data tiled through constant memory (paper 5.4)", LM_DEVICE_GPU, 0, 0,
+     lm_gpu_row_available, lm_ksum_gpu_constmem},
+    {"gpu-fasttrig", "constant memory plus hardware __sincosf on the range-reduced phase (paper 5.5)",
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_fasttrig},
+    {"gpu-tuned", "fasttrig with swept threads/block, tile, unroll and points per thread (paper 5.6)",
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_tuned},
+    {"gpu-multi", "gpu-tuned with the points split over every visible GPU, one host thread each (paper 5.7)",
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_multi},
+    {"gpu-nufft", "non-uniform FFT on the GPU: binned shared-memory spreading, cuFFT, deapodisation",
+     LM_DEVICE_GPU, 1, 1, lm_gpu_row_available, lm_ksum_gpu_nufft},
+    {"gpu-phasor", "grid: per-axis phasor tables, 8x4 points per thread, FMA-bound; explicit: shared k tiles",
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_phasor},
+};
+
+const lm_variant *lm_gpu_variants(size_t *count)
+{
+    if (count)
+        *count = sizeof lm_gpu_rows / sizeof lm_gpu_rows[0];
+    return lm_gpu_rows;
+}

@@ -1,1 +1,1572 @@
-// placeholder: being written
+/* The GPU engine's host side (devices, errors, samples, the host driver
+ * every variant goes through) and the paper's kernels (Stone et al. 2008,
+ * section 5): gpu-base, gpu-regalloc, gpu-coalesce, gpu-constmem,
+ * gpu-fasttrig, gpu-tuned (with its tuner) and gpu-multi, plus the
+ * double-precision reference kernel.
+ *
+ * Every kernel takes the phase in cycles, t = k . x, and reduces it to
+ * r = t - rint(t) in [-1/2, 1/2] before sin/cos, so hardware sin/cos
+ * (accurate on [-pi, pi] only) keeps float-level accuracy. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lm_gpu_device.cuh"
+#include "lm_gpu_internal.h"
+
+extern "C" {
+#include "lm_atomic.h"
+}
+
+/* ======================================================================== */
+/* errors                                                                    */
+/* ======================================================================== */
+
+lm_code lm_gcuda_fail(lm_error *err, cudaError_t e, const char *who, const char *what)
+{
+    if (e == cudaErrorMemoryAllocation)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: %s: out of GPU memory", who, what);
+    return lm_fail(err, LM_ERR_GPU, "%s: %s: %s (%s)", who, what, cudaGetErrorString(e),
+                   cudaGetErrorName(e));
+}
+
+lm_code lm_gcufft_fail(lm_error *err, cufftResult r, const char *who, const char *what)
+{
+    if (r == CUFFT_ALLOC_FAILED)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: %s: cuFFT is out of GPU memory", who, what);
+    return lm_fail(err, LM_ERR_GPU, "%s: %s: cuFFT error %d", who, what, (int)r);
+}
+
+/* Device memory comes from the device's stream-ordered pool (cudaMallocAsync
+ * on the calling thread's default stream), which keeps up to
+ * LM_GPOOL_KEEP bytes of freed memory for the next call instead of handing
+ * it back to the driver: repeated calls skip cudaMalloc/cudaFree and their
+ * implicit synchronisations. lm_gpu_release() trims the pools. */
+#define LM_GPOOL_KEEP ((uint64_t)8 << 30)
+static pthread_mutex_t g_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_pool_set[64];
+
+static void pool_setup(int dev)
+{
+    if (dev < 0 || dev >= 64 || __atomic_load_n(&g_pool_set[dev], __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&g_pool_lock);
+    if (!g_pool_set[dev]) {
+        cudaMemPool_t pool;
+        if (cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess) {
+            uint64_t keep = LM_GPOOL_KEEP;
+            (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+        }
+        (void)cudaGetLastError();
+        __atomic_store_n(&g_pool_set[dev], 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_pool_lock);
+}
+
+void lm_gpool_trim(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return;
+    }
+    for (int d = 0; d < n && d < 64; d++) {
+        cudaMemPool_t pool;
+        if (g_pool_set[d] && cudaDeviceGetDefaultMemPool(&pool, d) == cudaSuccess)
+            (void)cudaMemPoolTrimTo(pool, 0);
+    }
+    (void)cudaGetLastError();
+}
+
+lm_code lm_gmalloc(void **p, size_t bytes, lm_error *err, const char *who, const char *what)
+{
+    *p = NULL;
+    if (bytes == 0)
+        bytes = 16;
+    if (bytes / 8 > (size_t)LM_MAX_ELEMENTS)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: %s: %.1f GiB is absurd", who, what,
+                       (double)bytes / 1073741824.0);
+    int dev = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess)
+        pool_setup(dev);
+    cudaError_t e = cudaMallocAsync(p, bytes, cudaStreamPerThread);
+    if (e == cudaErrorMemoryAllocation) {
+        /* memory the pool keeps may be what is missing: give it back, retry */
+        (void)cudaGetLastError();
+        cudaMemPool_t pool;
+        if (cudaStreamSynchronize(cudaStreamPerThread) == cudaSuccess &&
+            cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess && cudaMemPoolTrimTo(pool, 0) == cudaSuccess)
+            e = cudaMallocAsync(p, bytes, cudaStreamPerThread);
+    }
+    if (e == cudaSuccess)
+        return LM_OK;
+    *p = NULL;
+    (void)cudaGetLastError(); /* out of memory is not sticky: clear it */
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess)
+        fr = tot = 0;
+    (void)cudaGetLastError();
+    if (e == cudaErrorMemoryAllocation)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: %s needs %.1f MiB of GPU memory, %.1f MiB free of %.1f MiB",
+                       who, what, (double)bytes / 1048576.0, (double)fr / 1048576.0,
+                       (double)tot / 1048576.0);
+    return lm_gcuda_fail(err, e, who, what);
+}
+
+void lm_gfree(void *p)
+{
+    if (p)
+        (void)cudaFreeAsync(p, cudaStreamPerThread);
+}
+
+double lm_gnow(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int lm_gctl_report(const lm_ctl *ctl, double fraction)
+{
+    if (!ctl || !ctl->progress)
+        return 0;
+    if (fraction < 0)
+        fraction = 0;
+    if (fraction > 1)
+        fraction = 1;
+    return ctl->progress(ctl->user, fraction) != 0;
+}
+
+static thread_local lm_gpu_stats g_stats;
+
+void lm_gstats_set(double total_s, double kernel_s, double upload_s, double download_s)
+{
+    g_stats.total_s = total_s;
+    g_stats.kernel_s = kernel_s;
+    g_stats.upload_s = upload_s;
+    g_stats.download_s = download_s;
+}
+
+void lm_gstats_stages_clear(void)
+{
+    g_stats.nstages = 0;
+}
+
+void lm_gstats_stage(const char *name, double seconds)
+{
+    if (g_stats.nstages >= 8)
+        return;
+    snprintf(g_stats.stage_name[g_stats.nstages], sizeof g_stats.stage_name[0], "%s", name);
+    g_stats.stage_s[g_stats.nstages++] = seconds;
+}
+
+extern "C" void lm_gpu_last_stats(lm_gpu_stats *s)
+{
+    if (s)
+        *s = g_stats;
+}
+
+extern "C" int lm_gpu_built(void)
+{
+    return 1;
+}
+
+/* ======================================================================== */
+/* devices                                                                   */
+/* ======================================================================== */
+
+#define LM_GMAX_DEV 64
+
+static pthread_once_t g_avail_once = PTHREAD_ONCE_INIT;
+static lm_code g_avail_code = LM_ERR_UNSUPPORTED;
+static char g_avail_msg[512];
+static int g_dev_count;             /* cudaGetDeviceCount */
+static int g_usable[LM_GMAX_DEV];   /* compute capability >= 8.0 */
+static int g_sms[LM_GMAX_DEV];
+static pthread_mutex_t g_dev_locks[LM_GMAX_DEV];
+
+static void avail_init(void)
+{
+    /* recursive: a progress callback may call the engine again */
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+    for (int i = 0; i < LM_GMAX_DEV; i++)
+        pthread_mutex_init(&g_dev_locks[i], &ma);
+    pthread_mutexattr_destroy(&ma);
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        int drv = 0, rt = 0;
+        (void)cudaDriverGetVersion(&drv);
+        (void)cudaRuntimeGetVersion(&rt);
+        if (e == cudaErrorNoDevice)
+            snprintf(g_avail_msg, sizeof g_avail_msg, "no CUDA device");
+        else if (e == cudaErrorInsufficientDriver && drv > 0)
+            snprintf(g_avail_msg, sizeof g_avail_msg,
+                     "CUDA driver too old: it supports CUDA %d.%d, this build needs %d.%d (%s)",
+                     drv / 1000, (drv % 1000) / 10, rt / 1000, (rt % 1000) / 10, cudaGetErrorString(e));
+        else
+            snprintf(g_avail_msg, sizeof g_avail_msg, "no CUDA driver: %s", cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        g_dev_count = 0;
+        return;
+    }
+    if (n <= 0) {
+        snprintf(g_avail_msg, sizeof g_avail_msg, "no CUDA device");
+        return;
+    }
+    if (n > LM_GMAX_DEV)
+        n = LM_GMAX_DEV;
+    g_dev_count = n;
+    int usable = 0;
+    char old[400] = "";
+    for (int d = 0; d < n; d++) {
+        cudaDeviceProp p;
+        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        g_sms[d] = p.multiProcessorCount;
+        if (p.major >= 8) {
+            g_usable[d] = 1;
+            usable++;
+        } else if (!old[0]) {
+            snprintf(old, sizeof old, "%s has compute capability %d.%d; this build needs 8.0 or newer",
+                     p.name, p.major, p.minor);
+        }
+    }
+    if (!usable) {
+        snprintf(g_avail_msg, sizeof g_avail_msg, "%s", old[0] ? old : "no usable CUDA device");
+        return;
+    }
+    g_avail_code = LM_OK;
+}
+
+extern "C" lm_code lm_gpu_available(lm_error *why)
+{
+    pthread_once(&g_avail_once, avail_init);
+    if (g_avail_code != LM_OK)
+        return lm_fail(why, g_avail_code, "%s", g_avail_msg);
+    return LM_OK;
+}
+
+extern "C" int lm_gpu_device_count(void)
+{
+    pthread_once(&g_avail_once, avail_init);
+    if (g_avail_code != LM_OK)
+        return 0;
+    int c = 0;
+    for (int d = 0; d < g_dev_count; d++)
+        c += g_usable[d];
+    return c;
+}
+
+int lm_gdevice_sm_count(int device)
+{
+    pthread_once(&g_avail_once, avail_init);
+    return device >= 0 && device < LM_GMAX_DEV && g_sms[device] > 0 ? g_sms[device] : 1;
+}
+
+lm_code lm_gdevice_begin(const char *who, int *device, lm_error *err)
+{
+    lm_error why;
+    lm_error_clear(&why);
+    if (lm_gpu_available(&why) != LM_OK)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: not available: %s", who, why.msg);
+    int d = 0;
+    cudaError_t e = cudaGetDevice(&d);
+    if (e != cudaSuccess)
+        return lm_gcuda_fail(err, e, who, "current device");
+    if (d < 0 || d >= g_dev_count || !g_usable[d])
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: CUDA device %d is not usable (compute capability < 8.0)",
+                       who, d);
+    *device = d;
+    return LM_OK;
+}
+
+void lm_gdevice_lock(int device)
+{
+    pthread_once(&g_avail_once, avail_init);
+    pthread_mutex_lock(&g_dev_locks[device % LM_GMAX_DEV]);
+}
+
+void lm_gdevice_unlock(int device)
+{
+    pthread_mutex_unlock(&g_dev_locks[device % LM_GMAX_DEV]);
+}
+
+extern "C" lm_code lm_gpu_describe(int device, lm_gpu_info *info, lm_error *err)
+{
+    lm_error why;
+    lm_error_clear(&why);
+    if (!info)
+        return lm_fail(err, LM_ERR_INVALID, "gpu: no info struct given");
+    memset(info, 0, sizeof *info);
+    if (lm_gpu_available(&why) != LM_OK)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu: %s", why.msg);
+    if (device < 0 || device >= g_dev_count)
+        return lm_fail(err, LM_ERR_INVALID, "gpu: no CUDA device %d (%d present)", device, g_dev_count);
+    cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess)
+        return lm_gcuda_fail(err, e, "gpu", "device properties");
+    info->device = device;
+    snprintf(info->name, sizeof info->name, "%s", p.name);
+    info->cc_major = p.major;
+    info->cc_minor = p.minor;
+    info->sm_count = p.multiProcessorCount;
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device) == cudaSuccess)
+        info->clock_ghz = khz / 1e6;
+    info->l2_bytes = (size_t)p.l2CacheSize;
+    info->mem_total_gib = (double)p.totalGlobalMem / 1073741824.0;
+    int prev = 0;
+    if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(device) == cudaSuccess) {
+        size_t fr = 0, tot = 0;
+        if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+            info->mem_free_gib = (double)fr / 1073741824.0;
+        (void)cudaSetDevice(prev);
+    }
+    (void)cudaGetLastError();
+    (void)cudaDriverGetVersion(&info->driver_version);
+    (void)cudaRuntimeGetVersion(&info->runtime_version);
+    return LM_OK;
+}
+
+extern "C" void lm_gpu_info_string(const lm_gpu_info *i, char *buf, size_t len)
+{
+    if (!buf || !len)
+        return;
+    snprintf(buf, len, "%s, sm_%d%d, %d SMs at %.2f GHz, %.1f GiB (%.1f free), L2 %.0f MiB, driver %d.%d, runtime %d.%d",
+             i->name, i->cc_major, i->cc_minor, i->sm_count, i->clock_ghz, i->mem_total_gib,
+             i->mem_free_gib, (double)i->l2_bytes / 1048576.0, i->driver_version / 1000,
+             (i->driver_version % 1000) / 10, i->runtime_version / 1000, (i->runtime_version % 1000) / 10);
+}
+
+extern "C" void lm_gpu_release(void)
+{
+    lm_gnufft_release();
+    lm_gcg_release();
+    for (int d = 0; d < g_dev_count; d++) {
+        int prev = 0;
+        if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(d) == cudaSuccess) {
+            (void)cudaStreamSynchronize(cudaStreamPerThread);
+            (void)cudaSetDevice(prev);
+        }
+    }
+    lm_gpool_trim();
+    (void)cudaGetLastError();
+}
+
+/* ======================================================================== */
+/* arguments and samples                                                     */
+/* ======================================================================== */
+
+lm_code lm_gcheck_args(const char *who, const lm_ksum_in *in, const lm_points *pts,
+                       const float *out_re, const float *out_im, int grid_only, lm_error *err)
+{
+    if (!in || !pts)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no samples or no points given", who);
+    if (!out_re || !out_im)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no output arrays given", who);
+    if (in->m < 0 || in->m > (int64_t)INT32_MAX)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld samples (1 .. 2^31-1 per call)", who,
+                       (long long)in->m);
+    if (in->m > 0 && (!in->kx || !in->ky || !in->kz || !in->wr))
+        return lm_fail(err, LM_ERR_INVALID, "%s: samples without coordinates or weights", who);
+    if (pts->n <= 0 || pts->n > (int64_t)LM_MAX_ELEMENTS)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld points to evaluate is invalid", who,
+                       (long long)pts->n);
+    if (pts->x) {
+        if (grid_only)
+            return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: needs grid points, got explicit positions", who);
+        return LM_OK;
+    }
+    int64_t n = 1;
+    for (int a = 0; a < 3; a++) {
+        if (pts->g[a] < 1 || pts->s[a] < 1 || pts->g[a] > (int64_t)1 << 30)
+            return lm_fail(err, LM_ERR_INVALID, "%s: grid axis %d has size %lld, spacing 1/%lld", who, a,
+                           (long long)pts->g[a], (long long)pts->s[a]);
+        if (__builtin_mul_overflow(n, pts->g[a], &n))
+            return lm_fail(err, LM_ERR_INVALID, "%s: grid size overflows", who);
+        if (pts->c[a] < -((int64_t)1 << 30) || pts->c[a] > ((int64_t)1 << 30))
+            return lm_fail(err, LM_ERR_INVALID, "%s: grid origin %lld along axis %d is absurd", who,
+                           (long long)pts->c[a], a);
+    }
+    if (n != pts->n)
+        return lm_fail(err, LM_ERR_INVALID, "%s: grid %lldx%lldx%lld does not hold n = %lld points", who,
+                       (long long)pts->g[0], (long long)pts->g[1], (long long)pts->g[2], (long long)pts->n);
+    return LM_OK;
+}
+
+void lm_gsamples_free(lm_gsamples *s)
+{
+    if (s) {
+        lm_gfree(s->kx); /* one allocation holds every array */
+        memset(s, 0, sizeof *s);
+    }
+}
+
+lm_code lm_gsamples_upload(const char *who, const lm_ksum_in *in, lm_gsamples *s, cudaStream_t st,
+                           lm_error *err)
+{
+    lm_code rc = LM_OK;
+    memset(s, 0, sizeof *s);
+    const size_t m = (size_t)in->m;
+    const int narr = in->wi ? 5 : 4;
+    void *buf = NULL;
+    rc = lm_gmalloc(&buf, (m ? m : 1) * narr * sizeof(float), err, who, "the k-space samples");
+    if (rc != LM_OK)
+        return rc;
+    s->m = in->m;
+    s->kx = (float *)buf;
+    s->ky = s->kx + m;
+    s->kz = s->ky + m;
+    s->wr = s->kz + m;
+    s->wi = in->wi ? s->wr + m : NULL;
+    if (m) {
+        LM_GCHECK(cudaMemcpyAsync(s->kx, in->kx, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload kx");
+        LM_GCHECK(cudaMemcpyAsync(s->ky, in->ky, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload ky");
+        LM_GCHECK(cudaMemcpyAsync(s->kz, in->kz, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload kz");
+        LM_GCHECK(cudaMemcpyAsync(s->wr, in->wr, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload weights");
+        if (in->wi)
+            LM_GCHECK(cudaMemcpyAsync(s->wi, in->wi, m * sizeof(float), cudaMemcpyHostToDevice, st), who,
+                      "upload weights");
+    }
+done:
+    if (rc != LM_OK)
+        lm_gsamples_free(s);
+    return rc;
+}
+
+/* ======================================================================== */
+/* pacing: progress and cancellation between launches                       */
+/* ======================================================================== */
+
+/* Keeps the host at most LM_PACE launches ahead of the device when someone
+ * listens (progress callback, cancel flag or a done counter), so progress
+ * is real and a cancel takes effect within a few launches. */
+#define LM_PACE 6
+struct lm_gpacer {
+    cudaEvent_t ev[LM_PACE];
+    int nev;
+    int64_t issued, total;
+    const lm_ctl *ctl;
+    volatile int *cancel;
+    volatile int64_t *done;
+    cudaStream_t st;
+    int active;
+};
+
+static lm_code pacer_init(lm_gpacer *p, int64_t total, cudaStream_t st, const lm_ctl *ctl,
+                          volatile int *cancel, volatile int64_t *done, const char *who, lm_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->total = total > 0 ? total : 1;
+    p->ctl = ctl;
+    p->cancel = cancel;
+    p->done = done;
+    p->st = st;
+    p->active = (ctl && ctl->progress) || cancel || done;
+    if (!p->active)
+        return LM_OK;
+    for (; p->nev < LM_PACE; p->nev++) {
+        cudaError_t e = cudaEventCreateWithFlags(&p->ev[p->nev], cudaEventDisableTiming);
+        if (e != cudaSuccess)
+            return lm_gcuda_fail(err, e, who, "progress events");
+    }
+    if (lm_gctl_report(ctl, 0.0) || (cancel && *cancel))
+        return lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+    return LM_OK;
+}
+
+static void pacer_free(lm_gpacer *p)
+{
+    for (int i = 0; i < p->nev; i++)
+        (void)cudaEventDestroy(p->ev[i]);
+    p->nev = 0;
+}
+
+/* Call after each launch (one unit of total). */
+static lm_code pacer_step(lm_gpacer *p, const char *who, lm_error *err)
+{
+    if (!p->active)
+        return LM_OK;
+    cudaError_t e = cudaEventRecord(p->ev[p->issued % LM_PACE], p->st);
+    if (e != cudaSuccess)
+        return lm_gcuda_fail(err, e, who, "progress event");
+    p->issued++;
+    if (p->issued >= LM_PACE) {
+        int64_t wait = p->issued - LM_PACE + 1; /* launches certainly finished after this event */
+        e = cudaEventSynchronize(p->ev[(wait - 1) % LM_PACE]);
+        if (e != cudaSuccess)
+            return lm_gcuda_fail(err, e, who, "kernel");
+        if (p->done)
+            __atomic_store_n((int64_t *)p->done, wait, __ATOMIC_RELAXED);
+        if (lm_gctl_report(p->ctl, (double)wait / (double)p->total) || (p->cancel && *p->cancel))
+            return lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+    }
+    return LM_OK;
+}
+
+/* ======================================================================== */
+/* the paper's kernels                                                       */
+/* ======================================================================== */
+
+/* Positions of points [j0, j0 + count) of a grid, in float (FOV fractions). */
+__global__ void k_grid_positions(int64_t j0, int64_t count, int64_t g0, int64_t g1, int64_t c0, int64_t c1,
+                                 int64_t c2, double is0, double is1, double is2, float *x, float *y, float *z)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    int64_t j = j0 + t;
+    int64_t i0 = j % g0, r = j / g0;
+    int64_t i1 = r % g1, i2 = r / g1;
+    x[t] = (float)((double)(i0 - c0) * is0);
+    y[t] = (float)((double)(i1 - c1) * is1);
+    z[t] = (float)((double)(i2 - c2) * is2);
+}
+
+/* 5.1 gpu-base: one point per thread; the point's position and its running
+ * sums stay in global memory (re-read every sample), k data read from five
+ * separate global arrays; accurate sinf/cosf (no fast math). */
+template <bool CPLX>
+__global__ void k_base(int64_t n, int m0, int cnt, int first, const float *x, const float *y, const float *z,
+                       const float *kx, const float *ky, const float *kz, const float *wr, const float *wi,
+                       float *ore, float *oim)
+{
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    if (first) {
+        ore[j] = 0.0f;
+        oim[j] = 0.0f;
+    }
+    for (int i = m0; i < m0 + cnt; i++) {
+        float t = kx[i] * x[j] + ky[i] * y[j] + kz[i] * z[j];
+        float s, c;
+        lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
+        float a = wr[i], b = CPLX ? wi[i] : 0.0f;
+        ore[j] += a * c - b * s;
+        oim[j] += a * s + b * c;
+    }
+}
+
+/* 5.2 gpu-regalloc: the position and the sums live in registers. */
+template <bool CPLX>
+__global__ void k_regalloc(int64_t n, int m0, int cnt, int first, const float *x, const float *y,
+                           const float *z, const float *kx, const float *ky, const float *kz, const float *wr,
+                           const float *wi, float *ore, float *oim)
+{
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    const float px = x[j], py = y[j], pz = z[j];
+    float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
+    for (int i = m0; i < m0 + cnt; i++) {
+        float t = kx[i] * px + ky[i] * py + kz[i] * pz;
+        float s, c;
+        lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
+        float a = wr[i], b = CPLX ? wi[i] : 0.0f;
+        ar += a * c - b * s;
+        ai += a * s + b * c;
+    }
+    ore[j] = ar;
+    oim[j] = ai;
+}
+
+/* 5.3 gpu-coalesce: k data packed as one float4 (kx, ky, kz, wr) per sample
+ * (+ wi): one 16-byte load instead of four separate ones. */
+template <bool CPLX>
+__global__ void k_coalesce(int64_t n, int m0, int cnt, int first, const float *x, const float *y,
+                           const float *z, const float4 *__restrict__ kw, const float *__restrict__ wi,
+                           float *ore, float *oim)
+{
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    const float px = x[j], py = y[j], pz = z[j];
+    float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
+    for (int i = m0; i < m0 + cnt; i++) {
+        float4 k = kw[i];
+        float t = k.x * px + k.y * py + k.z * pz;
+        float s, c;
+        lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
+        float b = CPLX ? wi[i] : 0.0f;
+        ar += k.w * c - b * s;
+        ai += k.w * s + b * c;
+    }
+    ore[j] = ar;
+    oim[j] = ai;
+}
+
+__global__ void k_pack_kw(int64_t m, const float *kx, const float *ky, const float *kz, const float *wr,
+                          float4 *kw)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m)
+        kw[i] = make_float4(kx[i], ky[i], kz[i], wr[i]);
+}
+
+/* 5.4 / 5.5 / 5.6: k data tiled through constant memory (every thread of a
+ * warp reads the same sample: the constant cache broadcasts it). */
+#define LM_CT_MAX 2048
+__constant__ float4 c_kw[LM_CT_MAX];
+__constant__ float c_wi[LM_CT_MAX];
+
+template <bool CPLX, bool FAST>
+__global__ void k_constmem(int64_t n, int cnt, int first, const float *x, const float *y, const float *z,
+                           float *ore, float *oim)
+{
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    const float px = x[j], py = y[j], pz = z[j];
+    float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
+    for (int i = 0; i < cnt; i++) {
+        float4 k = c_kw[i];
+        float t = k.x * px + k.y * py + k.z * pz;
+        float s, c;
+        if (FAST)
+            lm_sincos_fast(lm_reduce_cycles(t), &s, &c);
+        else
+            lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
+        float b = CPLX ? c_wi[i] : 0.0f;
+        ar += k.w * c - b * s;
+        ai += k.w * s + b * c;
+    }
+    ore[j] = ar;
+    oim[j] = ai;
+}
+
+/* 5.6 gpu-tuned: constant-memory tiles and hardware trig, with VPT points
+ * per thread (independent work for the pipelines) and an unrolled sample
+ * loop; threads per block and tile length are run-time parameters. */
+template <int VPT, int UNROLL, bool CPLX>
+__global__ void k_tuned(int64_t n, int cnt, int first, const float *__restrict__ x, const float *__restrict__ y,
+                        const float *__restrict__ z, float *__restrict__ ore, float *__restrict__ oim)
+{
+    const int64_t base = (int64_t)blockIdx.x * blockDim.x * VPT + threadIdx.x;
+    float px[VPT], py[VPT], pz[VPT], ar[VPT], ai[VPT];
+#pragma unroll
+    for (int v = 0; v < VPT; v++) {
+        int64_t j = base + (int64_t)v * blockDim.x;
+        bool ok = j < n;
+        px[v] = ok ? x[j] : 0.0f;
+        py[v] = ok ? y[j] : 0.0f;
+        pz[v] = ok ? z[j] : 0.0f;
+        ar[v] = ok && !first ? ore[j] : 0.0f;
+        ai[v] = ok && !first ? oim[j] : 0.0f;
+    }
+#pragma unroll UNROLL
+    for (int i = 0; i < cnt; i++) {
+        float4 k = c_kw[i];
+        float b = CPLX ? c_wi[i] : 0.0f;
+#pragma unroll
+        for (int v = 0; v < VPT; v++) {
+            float t = k.x * px[v] + k.y * py[v] + k.z * pz[v];
+            float s, c;
+            lm_sincos_fast(lm_reduce_cycles(t), &s, &c);
+            ar[v] += k.w * c - b * s;
+            ai[v] += k.w * s + b * c;
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < VPT; v++) {
+        int64_t j = base + (int64_t)v * blockDim.x;
+        if (j < n) {
+            ore[j] = ar[v];
+            oim[j] = ai[v];
+        }
+    }
+}
+
+typedef void (*lm_tuned_kernel)(int64_t, int, int, const float *, const float *, const float *, float *,
+                                float *);
+
+static lm_tuned_kernel tuned_kernel(int vpt, int unroll, bool cplx)
+{
+#define LM_TK(V, U)                                                                         \
+    if (vpt == V && unroll == U)                                                            \
+        return cplx ? (lm_tuned_kernel)k_tuned<V, U, true> : (lm_tuned_kernel)k_tuned<V, U, false>;
+    LM_TK(1, 1) LM_TK(1, 2) LM_TK(1, 4) LM_TK(1, 8)
+    LM_TK(2, 1) LM_TK(2, 2) LM_TK(2, 4) LM_TK(2, 8)
+    LM_TK(4, 1) LM_TK(4, 2) LM_TK(4, 4) LM_TK(4, 8)
+    LM_TK(8, 1) LM_TK(8, 2) LM_TK(8, 4) LM_TK(8, 8)
+#undef LM_TK
+    return NULL;
+}
+
+/* Double-precision reference: positions in double (exact for grids), the
+ * phase, sin/cos and the sums in double; samples tiled through shared
+ * memory. */
+#define LM_DP_TILE 256
+template <bool CPLX>
+__global__ void k_dp(int64_t n, int m, const float *__restrict__ kx, const float *__restrict__ ky,
+                     const float *__restrict__ kz, const float *__restrict__ wr, const float *__restrict__ wi,
+                     const float *__restrict__ x, const float *__restrict__ y, const float *__restrict__ z,
+                     int64_t j0, int64_t g0, int64_t g1, int64_t c0, int64_t c1, int64_t c2, double is0,
+                     double is1, double is2, float *ore, float *oim)
+{
+    __shared__ double s_k[LM_DP_TILE][5];
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    double px = 0, py = 0, pz = 0;
+    if (t < n) {
+        if (x) {
+            px = x[t];
+            py = y[t];
+            pz = z[t];
+        } else {
+            int64_t j = j0 + t;
+            int64_t i0 = j % g0, r = j / g0;
+            int64_t i1 = r % g1, i2 = r / g1;
+            px = (double)(i0 - c0) * is0;
+            py = (double)(i1 - c1) * is1;
+            pz = (double)(i2 - c2) * is2;
+        }
+    }
+    double ar = 0, ai = 0;
+    for (int base = 0; base < m; base += LM_DP_TILE) {
+        const int cnt = min(LM_DP_TILE, m - base);
+        __syncthreads();
+        for (int q = threadIdx.x; q < cnt; q += blockDim.x) {
+            s_k[q][0] = kx[base + q];
+            s_k[q][1] = ky[base + q];
+            s_k[q][2] = kz[base + q];
+            s_k[q][3] = wr[base + q];
+            s_k[q][4] = CPLX ? wi[base + q] : 0.0;
+        }
+        __syncthreads();
+        for (int q = 0; q < cnt; q++) {
+            double ph = s_k[q][0] * px + s_k[q][1] * py + s_k[q][2] * pz;
+            ph -= rint(ph);
+            double s, c;
+            sincospi(2.0 * ph, &s, &c);
+            double a = s_k[q][3], b = s_k[q][4];
+            ar += a * c - b * s;
+            ai += a * s + b * c;
+        }
+    }
+    if (t < n) {
+        ore[t] = (float)ar;
+        oim[t] = (float)ai;
+    }
+}
+
+/* ======================================================================== */
+/* gpu-tuned parameters                                                      */
+/* ======================================================================== */
+
+/* Shipped defaults, per model (substring of the device name), from sweeps
+ * of lm_gpu_tune (docs/gpu-notes.md); the last row matches everything. */
+struct lm_tune_default {
+    const char *model;
+    lm_gpu_tune_params p;
+};
+static const lm_tune_default g_tune_defaults[] = {
+    {"H200", {256, 2048, 8, 8}}, /* lm_gpu_tune on an H200, 2026-11-21 (192 candidates) */
+    {"H100", {256, 2048, 8, 8}}, /* the H200's SMs: the same parameters (not swept on an H100) */
+    {"", {256, 2048, 8, 8}},
+};
+
+static int tune_valid(const lm_gpu_tune_params *p)
+{
+    return p->threads >= 32 && p->threads <= 1024 && p->threads % 32 == 0 && p->tile >= 32 &&
+           p->tile <= LM_CT_MAX && (p->unroll == 1 || p->unroll == 2 || p->unroll == 4 || p->unroll == 8) &&
+           (p->vpt == 1 || p->vpt == 2 || p->vpt == 4 || p->vpt == 8);
+}
+
+extern "C" lm_code lm_gpu_tune_parse(const char *text, lm_gpu_tune_params *p, lm_error *err)
+{
+    lm_gpu_tune_params q = {0, 0, 0, 0};
+    const char *s = text;
+    int line = 0;
+    while (s && *s) {
+        line++;
+        const char *e = strchr(s, '\n');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        char buf[256];
+        if (len >= sizeof buf)
+            len = sizeof buf - 1;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        s = e ? e + 1 : NULL;
+        char key[64];
+        long val;
+        if (buf[0] == '#' || buf[0] == '\0')
+            continue;
+        if (sscanf(buf, "%63s %ld", key, &val) != 2)
+            continue; /* "model NVIDIA H200" and other text lines */
+        if (!strcmp(key, "threads"))
+            q.threads = (int)val;
+        else if (!strcmp(key, "tile"))
+            q.tile = (int)val;
+        else if (!strcmp(key, "unroll"))
+            q.unroll = (int)val;
+        else if (!strcmp(key, "vpt"))
+            q.vpt = (int)val;
+    }
+    if (!tune_valid(&q))
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "tune file: needs threads (32..1024, multiple of 32), tile (32..%d), unroll (1,2,4,8), vpt (1,2,4,8); got %d %d %d %d",
+                       LM_CT_MAX, q.threads, q.tile, q.unroll, q.vpt);
+    *p = q;
+    return LM_OK;
+}
+
+/* $XDG_CACHE_HOME/larmor (default ~/.cache/larmor), created when create. */
+static lm_code cache_dir(char *buf, size_t len, int create, lm_error *err)
+{
+    const char *x = getenv("XDG_CACHE_HOME");
+    const char *h = getenv("HOME");
+    if (x && x[0])
+        snprintf(buf, len, "%s/larmor", x);
+    else if (h && h[0])
+        snprintf(buf, len, "%s/.cache/larmor", h);
+    else
+        return lm_fail(err, LM_ERR_IO, "tune: neither XDG_CACHE_HOME nor HOME is set");
+    if (!create)
+        return LM_OK;
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", buf);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return lm_fail(err, LM_ERR_IO, "%s: cannot create folder: %s", tmp, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot create folder: %s", tmp, strerror(errno));
+    return LM_OK;
+}
+
+static lm_code tune_path(int device, char *buf, size_t len, char *model, size_t mlen, int create, lm_error *err)
+{
+    cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess)
+        return lm_gcuda_fail(err, e, "tune", "device properties");
+    snprintf(model, mlen, "%s", p.name);
+    char dir[700];
+    lm_code rc = cache_dir(dir, sizeof dir, create, err);
+    if (rc != LM_OK)
+        return rc;
+    char safe[256];
+    size_t k = 0;
+    for (const char *c = p.name; *c && k + 1 < sizeof safe; c++)
+        safe[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+                     *c == '-' || *c == '.')
+                        ? *c
+                        : '_';
+    safe[k] = '\0';
+    snprintf(buf, len, "%s/tune-%s.txt", dir, safe);
+    return LM_OK;
+}
+
+static pthread_mutex_t g_tune_lock = PTHREAD_MUTEX_INITIALIZER;
+static int g_tune_loaded[LM_GMAX_DEV];
+static lm_gpu_tune_params g_tune[LM_GMAX_DEV];
+static char g_tune_src[LM_GMAX_DEV][1100];
+
+static lm_code tune_load_locked(int device, lm_error *err)
+{
+    if (g_tune_loaded[device])
+        return LM_OK;
+    char path[1024], model[256];
+    lm_error e2;
+    lm_error_clear(&e2);
+    lm_code rc = tune_path(device, path, sizeof path, model, sizeof model, 0, &e2);
+    if (rc == LM_ERR_GPU)
+        return lm_fail(err, rc, "%s", e2.msg);
+    if (rc == LM_OK) {
+        FILE *f = fopen(path, "r");
+        if (f) {
+            char text[2048];
+            size_t nr = fread(text, 1, sizeof text - 1, f);
+            fclose(f);
+            text[nr] = '\0';
+            lm_gpu_tune_params p;
+            if (lm_gpu_tune_parse(text, &p, &e2) == LM_OK) {
+                g_tune[device] = p;
+                snprintf(g_tune_src[device], sizeof g_tune_src[device], "%s", path);
+                g_tune_loaded[device] = 1;
+                return LM_OK;
+            }
+        }
+    }
+    for (size_t i = 0; i < sizeof g_tune_defaults / sizeof g_tune_defaults[0]; i++)
+        if (strstr(model, g_tune_defaults[i].model)) {
+            g_tune[device] = g_tune_defaults[i].p;
+            snprintf(g_tune_src[device], sizeof g_tune_src[device], "shipped default%s%s",
+                     g_tune_defaults[i].model[0] ? " for " : "", g_tune_defaults[i].model);
+            break;
+        }
+    g_tune_loaded[device] = 1;
+    return LM_OK;
+}
+
+lm_code lm_gtune_params(int device, lm_gpu_tune_params *p, lm_error *err)
+{
+    if (device < 0 || device >= LM_GMAX_DEV)
+        return lm_fail(err, LM_ERR_INVALID, "tune: device %d is out of range", device);
+    pthread_mutex_lock(&g_tune_lock);
+    lm_code rc = tune_load_locked(device, err);
+    if (rc == LM_OK)
+        *p = g_tune[device];
+    pthread_mutex_unlock(&g_tune_lock);
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_tune_get(int device, lm_gpu_tune_params *p, char *source, size_t source_len,
+                                   lm_error *err)
+{
+    lm_error why;
+    lm_error_clear(&why);
+    if (lm_gpu_available(&why) != LM_OK)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "tune: %s", why.msg);
+    if (device < 0 || device >= g_dev_count)
+        return lm_fail(err, LM_ERR_INVALID, "tune: no CUDA device %d", device);
+    pthread_mutex_lock(&g_tune_lock);
+    lm_code rc = tune_load_locked(device, err);
+    if (rc == LM_OK) {
+        *p = g_tune[device];
+        if (source && source_len)
+            snprintf(source, source_len, "%s", g_tune_src[device]);
+    }
+    pthread_mutex_unlock(&g_tune_lock);
+    return rc;
+}
+
+/* ======================================================================== */
+/* the paper engines                                                         */
+/* ======================================================================== */
+
+#define LM_GLOBAL_CHUNK 16384 /* samples per launch for the global-memory kernels */
+
+/* Constant-memory tiles: copies tile i and launches kern for it. */
+static lm_code constmem_tiles(const char *who, const lm_gsamples *s, const float4 *kw, int64_t n, int tile,
+                              int threads, int vpt, lm_tuned_kernel tk, int cm_mode, const float *x,
+                              const float *y, const float *z, float *ore, float *oim, cudaStream_t st,
+                              lm_gpacer *pace, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const bool cplx = s->wi != NULL;
+    const int64_t m = s->m;
+    const int64_t per_block = (int64_t)threads * vpt;
+    const int64_t blocks = (n + per_block - 1) / per_block;
+    for (int64_t off = 0; off < m; off += tile) {
+        const int cnt = (int)(m - off < tile ? m - off : tile);
+        LM_GCHECK(cudaMemcpyToSymbolAsync(c_kw, kw + off, (size_t)cnt * sizeof(float4), 0,
+                                          cudaMemcpyDeviceToDevice, st),
+                  who, "constant-memory tile");
+        if (cplx)
+            LM_GCHECK(cudaMemcpyToSymbolAsync(c_wi, s->wi + off, (size_t)cnt * sizeof(float), 0,
+                                              cudaMemcpyDeviceToDevice, st),
+                      who, "constant-memory tile");
+        const int first = off == 0;
+        if (tk) {
+            tk<<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+        } else if (cm_mode == 0) {
+            if (cplx)
+                k_constmem<true, false><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+            else
+                k_constmem<false, false><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+        } else {
+            if (cplx)
+                k_constmem<true, true><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+            else
+                k_constmem<false, true><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+        }
+        LM_GLAUNCH(who, "kernel launch");
+        LM_GTRY(pacer_step(pace, who, err));
+    }
+done:
+    return rc;
+}
+
+static int64_t units_for(enum lm_gengine e, int64_t m, int tile)
+{
+    if (e == LM_GE_BASE || e == LM_GE_REGALLOC || e == LM_GE_COALESCE)
+        return (m + LM_GLOBAL_CHUNK - 1) / LM_GLOBAL_CHUNK;
+    if (e == LM_GE_DP)
+        return 1;
+    return (m + tile - 1) / tile;
+}
+
+/* Runs one of the paper engines (or the double reference) on points
+ * [j0, j1). With tp non-NULL gpu-tuned uses those parameters (the tuner). */
+static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const char *who, const lm_gsamples *s,
+                         const lm_points *pts, int64_t j0, int64_t j1, float *d_re, float *d_im, cudaStream_t st,
+                         const lm_ctl *ctl, volatile int *cancel, volatile int64_t *done_units, double *kernel_s,
+                         lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const int64_t n = j1 - j0, m = s->m;
+    const bool cplx = s->wi != NULL;
+    float *pos = NULL, *x = NULL, *y = NULL, *z = NULL;
+    float4 *kw = NULL;
+    cudaEvent_t ev0 = NULL, ev1 = NULL;
+    int device = 0, locked = 0;
+    lm_gpacer pace;
+    lm_gpu_tune_params par = {256, LM_CT_MAX, 1, 1};
+    lm_tuned_kernel tk = NULL;
+    memset(&pace, 0, sizeof pace);
+
+    LM_GCHECK(cudaGetDevice(&device), who, "current device");
+    if (e == LM_GE_TUNED || e == LM_GE_MULTI) {
+        if (tp)
+            par = *tp;
+        else
+            LM_GTRY(lm_gtune_params(device, &par, err));
+        tk = tuned_kernel(par.vpt, par.unroll, cplx);
+        if (!tk || !tune_valid(&par)) {
+            rc = lm_fail(err, LM_ERR_INVALID, "%s: tuning parameters %d/%d/%d/%d are invalid", who, par.threads,
+                         par.tile, par.unroll, par.vpt);
+            goto done;
+        }
+    }
+    if (m == 0) {
+        LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)n * sizeof(float), st), who, "clear");
+        LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)n * sizeof(float), st), who, "clear");
+        goto done;
+    }
+
+    /* Positions: explicit ones are uploaded, grid ones made on the device
+     * (the double reference computes grid positions itself, in double). */
+    if (!(e == LM_GE_DP && !pts->x)) {
+        LM_GTRY(lm_gmalloc((void **)&pos, (size_t)n * 3 * sizeof(float), err, who, "the point positions"));
+        x = pos;
+        y = pos + n;
+        z = pos + 2 * n;
+        if (pts->x) {
+            LM_GCHECK(cudaMemcpyAsync(x, pts->x + j0, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who,
+                      "upload positions");
+            if (pts->y)
+                LM_GCHECK(cudaMemcpyAsync(y, pts->y + j0, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st),
+                          who, "upload positions");
+            else
+                LM_GCHECK(cudaMemsetAsync(y, 0, (size_t)n * sizeof(float), st), who, "positions");
+            if (pts->z)
+                LM_GCHECK(cudaMemcpyAsync(z, pts->z + j0, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st),
+                          who, "upload positions");
+            else
+                LM_GCHECK(cudaMemsetAsync(z, 0, (size_t)n * sizeof(float), st), who, "positions");
+        } else {
+            k_grid_positions<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
+                j0, n, pts->g[0], pts->g[1], pts->c[0], pts->c[1], pts->c[2], 1.0 / (double)pts->s[0],
+                1.0 / (double)pts->s[1], 1.0 / (double)pts->s[2], x, y, z);
+            LM_GLAUNCH(who, "positions");
+        }
+    }
+    if (e == LM_GE_COALESCE || e == LM_GE_CONSTMEM || e == LM_GE_FASTTRIG || e == LM_GE_TUNED ||
+        e == LM_GE_MULTI) {
+        LM_GTRY(lm_gmalloc((void **)&kw, (size_t)m * sizeof(float4), err, who, "the packed samples"));
+        k_pack_kw<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, kw);
+        LM_GLAUNCH(who, "pack samples");
+    }
+    if (e == LM_GE_CONSTMEM || e == LM_GE_FASTTRIG || e == LM_GE_TUNED || e == LM_GE_MULTI) {
+        lm_gdevice_lock(device); /* constant memory is per device, not per call */
+        locked = 1;
+    }
+    LM_GCHECK(cudaEventCreate(&ev0), who, "events");
+    LM_GCHECK(cudaEventCreate(&ev1), who, "events");
+    LM_GTRY(pacer_init(&pace, units_for(e, m, e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : LM_CT_MAX), st,
+                       ctl, cancel, done_units, who, err));
+    LM_GCHECK(cudaEventRecord(ev0, st), who, "events");
+    switch (e) {
+    case LM_GE_BASE:
+    case LM_GE_REGALLOC:
+    case LM_GE_COALESCE: {
+        const unsigned blocks = (unsigned)((n + 255) / 256);
+        for (int64_t off = 0; off < m; off += LM_GLOBAL_CHUNK) {
+            const int cnt = (int)(m - off < LM_GLOBAL_CHUNK ? m - off : LM_GLOBAL_CHUNK);
+            const int first = off == 0;
+            if (e == LM_GE_BASE) {
+                if (cplx)
+                    k_base<true><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky, s->kz,
+                                                         s->wr, s->wi, d_re, d_im);
+                else
+                    k_base<false><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky, s->kz,
+                                                          s->wr, s->wi, d_re, d_im);
+            } else if (e == LM_GE_REGALLOC) {
+                if (cplx)
+                    k_regalloc<true><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky,
+                                                             s->kz, s->wr, s->wi, d_re, d_im);
+                else
+                    k_regalloc<false><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky,
+                                                              s->kz, s->wr, s->wi, d_re, d_im);
+            } else {
+                if (cplx)
+                    k_coalesce<true><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, kw, s->wi, d_re,
+                                                             d_im);
+                else
+                    k_coalesce<false><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, kw, s->wi, d_re,
+                                                              d_im);
+            }
+            LM_GLAUNCH(who, "kernel launch");
+            LM_GTRY(pacer_step(&pace, who, err));
+        }
+        break;
+    }
+    case LM_GE_CONSTMEM:
+    case LM_GE_FASTTRIG:
+        LM_GTRY(constmem_tiles(who, s, kw, n, LM_CT_MAX, 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, d_re, d_im,
+                               st, &pace, err));
+        break;
+    case LM_GE_TUNED:
+    case LM_GE_MULTI:
+        LM_GTRY(constmem_tiles(who, s, kw, n, par.tile, par.threads, par.vpt, tk, 0, x, y, z, d_re, d_im, st,
+                               &pace, err));
+        break;
+    case LM_GE_DP: {
+        const unsigned blocks = (unsigned)((n + 127) / 128);
+        if (cplx)
+            k_dp<true><<<blocks, 128, 0, st>>>(n, (int)m, s->kx, s->ky, s->kz, s->wr, s->wi, x, y, z, j0,
+                                               pts->g[0], pts->g[1], pts->c[0], pts->c[1], pts->c[2],
+                                               1.0 / (double)pts->s[0], 1.0 / (double)pts->s[1],
+                                               1.0 / (double)pts->s[2], d_re, d_im);
+        else
+            k_dp<false><<<blocks, 128, 0, st>>>(n, (int)m, s->kx, s->ky, s->kz, s->wr, s->wi, x, y, z, j0,
+                                                pts->g[0], pts->g[1], pts->c[0], pts->c[1], pts->c[2],
+                                                1.0 / (double)pts->s[0], 1.0 / (double)pts->s[1],
+                                                1.0 / (double)pts->s[2], d_re, d_im);
+        LM_GLAUNCH(who, "kernel launch");
+        LM_GTRY(pacer_step(&pace, who, err));
+        break;
+    }
+    default:
+        rc = lm_fail(err, LM_ERR_INTERNAL, "%s: not a paper engine", who);
+        goto done;
+    }
+    LM_GCHECK(cudaEventRecord(ev1, st), who, "events");
+    LM_GCHECK(cudaEventSynchronize(ev1), who, "kernel");
+    if (kernel_s) {
+        float ms = 0;
+        LM_GCHECK(cudaEventElapsedTime(&ms, ev0, ev1), who, "events");
+        *kernel_s = ms * 1e-3;
+    }
+    if (done_units)
+        __atomic_store_n((int64_t *)done_units, pace.total, __ATOMIC_RELAXED);
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st); /* nothing may still use the buffers below */
+    if (locked)
+        lm_gdevice_unlock(device);
+    pacer_free(&pace);
+    if (ev0)
+        (void)cudaEventDestroy(ev0);
+    if (ev1)
+        (void)cudaEventDestroy(ev1);
+    lm_gfree(kw);
+    lm_gfree(pos);
+    return rc;
+}
+
+lm_code lm_gpaper_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts, int64_t j0,
+                      int64_t j1, float *d_re, float *d_im, cudaStream_t st, const lm_ctl *ctl, volatile int *cancel,
+                      volatile int64_t *done_units, double *kernel_s, lm_error *err)
+{
+    return paper_run(e, NULL, who, s, pts, j0, j1, d_re, d_im, st, ctl, cancel, done_units, kernel_s, err);
+}
+
+lm_code lm_gengine_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
+                       float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
+{
+    if (e == LM_GE_PHASOR)
+        return lm_gphasor_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
+    if (e == LM_GE_NUFFT)
+        return lm_gnufft_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
+    return paper_run(e, NULL, who, s, pts, 0, pts->n, d_re, d_im, st, ctl, NULL, NULL, kernel_s, err);
+}
+
+int lm_gengine_by_name(const char *name)
+{
+    static const struct {
+        const char *name;
+        enum lm_gengine e;
+    } tab[] = {{"gpu-base", LM_GE_BASE},         {"gpu-regalloc", LM_GE_REGALLOC}, {"gpu-coalesce", LM_GE_COALESCE},
+               {"gpu-constmem", LM_GE_CONSTMEM}, {"gpu-fasttrig", LM_GE_FASTTRIG}, {"gpu-tuned", LM_GE_TUNED},
+               {"gpu-multi", LM_GE_MULTI},       {"gpu-nufft", LM_GE_NUFFT},       {"gpu-phasor", LM_GE_PHASOR},
+               {"gpu-dp", LM_GE_DP}};
+    for (size_t i = 0; name && i < sizeof tab / sizeof tab[0]; i++)
+        if (!strcmp(tab[i].name, name))
+            return (int)tab[i].e;
+    return -1;
+}
+
+/* ======================================================================== */
+/* gpu-multi: one host thread per device                                     */
+/* ======================================================================== */
+
+struct multi_job {
+    int device;
+    const lm_ksum_in *in;
+    const lm_points *pts;
+    int64_t j0, j1;
+    float *out_re, *out_im;
+    volatile int *cancel;
+    volatile int64_t done;
+    int64_t units;
+    volatile int finished;
+    lm_code rc;
+    lm_error err;
+    double kernel_s;
+};
+
+static void *multi_worker(void *arg)
+{
+    multi_job *j = (multi_job *)arg;
+    lm_error *err = &j->err;
+    lm_code rc = LM_OK;
+    lm_gsamples s;
+    float *d = NULL;
+    const int64_t n = j->j1 - j->j0;
+    const char *who = "gpu-multi";
+    cudaStream_t st = cudaStreamPerThread;
+    memset(&s, 0, sizeof s);
+    LM_GCHECK(cudaSetDevice(j->device), who, "select device");
+    if (n > 0) {
+        LM_GTRY(lm_gsamples_upload(who, j->in, &s, st, err));
+        LM_GTRY(lm_gmalloc((void **)&d, (size_t)n * 2 * sizeof(float), err, who, "the output"));
+        LM_GTRY(paper_run(LM_GE_MULTI, NULL, who, &s, j->pts, j->j0, j->j1, d, d + n, st, NULL, j->cancel,
+                          &j->done, &j->kernel_s, err));
+        LM_GCHECK(cudaMemcpyAsync(j->out_re + j->j0, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st), who,
+                  "download");
+        LM_GCHECK(cudaMemcpyAsync(j->out_im + j->j0, d + n, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st),
+                  who, "download");
+        LM_GCHECK(cudaStreamSynchronize(st), who, "download");
+    }
+done:
+    if (rc != LM_OK) {
+        (void)cudaStreamSynchronize(st);
+        *j->cancel = 1; /* the others stop too */
+    }
+    lm_gfree(d);
+    lm_gsamples_free(&s);
+    j->rc = rc;
+    __atomic_store_n((int *)&j->finished, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static lm_code multi_run(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im, const lm_ctl *ctl,
+                         double *kernel_s, lm_error *err)
+{
+    const char *who = "gpu-multi";
+    int devs[LM_GMAX_DEV], nd = 0;
+    for (int d = 0; d < g_dev_count; d++)
+        if (g_usable[d])
+            devs[nd++] = d;
+    if (nd == 0)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no usable device", who);
+    multi_job jobs[LM_GMAX_DEV];
+    pthread_t th[LM_GMAX_DEV];
+    int started[LM_GMAX_DEV];
+    volatile int cancel = 0;
+    if (lm_gctl_report(ctl, 0.0))
+        return lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+    /* Equal shares, weighted by multiprocessor count (alike on one host). */
+    int64_t total_sm = 0;
+    for (int i = 0; i < nd; i++)
+        total_sm += lm_gdevice_sm_count(devs[i]);
+    int64_t j0 = 0;
+    for (int i = 0; i < nd; i++) {
+        multi_job *j = &jobs[i];
+        memset(j, 0, sizeof *j);
+        lm_error_clear(&j->err);
+        j->device = devs[i];
+        j->in = in;
+        j->pts = pts;
+        j->j0 = j0;
+        j->j1 = i == nd - 1 ? pts->n
+                            : j0 + (int64_t)((double)pts->n * lm_gdevice_sm_count(devs[i]) / (double)total_sm);
+        j0 = j->j1;
+        j->out_re = out_re;
+        j->out_im = out_im;
+        j->cancel = &cancel;
+        j->units = j->j1 > j->j0 ? (in->m + 2047) / 2048 + 1 : 0;
+        started[i] = pthread_create(&th[i], NULL, multi_worker, j) == 0;
+        if (!started[i])
+            multi_worker(j); /* no thread: run it here */
+    }
+    /* The calling thread reports progress and forwards a cancel. */
+    for (;;) {
+        int all = 1;
+        int64_t done = 0, units = 0;
+        for (int i = 0; i < nd; i++) {
+            all &= __atomic_load_n((int *)&jobs[i].finished, __ATOMIC_ACQUIRE);
+            done += jobs[i].done;
+            units += jobs[i].units;
+        }
+        if (all)
+            break;
+        if (ctl && ctl->progress && lm_gctl_report(ctl, units ? (double)done / (double)units : 0.0))
+            cancel = 1;
+        struct timespec ts = {0, 5000000};
+        nanosleep(&ts, NULL);
+    }
+    lm_code rc = LM_OK;
+    double ks = 0;
+    for (int i = 0; i < nd; i++) {
+        if (started[i])
+            pthread_join(th[i], NULL);
+        if (jobs[i].kernel_s > ks)
+            ks = jobs[i].kernel_s;
+    }
+    /* Report the first real failure (a worker stopped by another's failure
+     * says "cancelled"). */
+    for (int i = 0; i < nd && rc == LM_OK; i++)
+        if (jobs[i].rc != LM_OK && jobs[i].rc != LM_ERR_CANCELLED)
+            rc = lm_fail(err, jobs[i].rc, "%s (device %d)", jobs[i].err.msg, jobs[i].device);
+    for (int i = 0; i < nd && rc == LM_OK; i++)
+        if (jobs[i].rc != LM_OK)
+            rc = lm_fail(err, jobs[i].rc, "%s", jobs[i].err.msg);
+    if (rc == LM_OK)
+        (void)lm_gctl_report(ctl, 1.0);
+    if (kernel_s)
+        *kernel_s = ks;
+    return rc;
+}
+
+/* ======================================================================== */
+/* the host driver of every variant                                          */
+/* ======================================================================== */
+
+lm_code lm_gksum_host(enum lm_gengine e, const char *who, const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                      float *out_im, const lm_ctl *ctl, lm_error *err)
+{
+    const double t0 = lm_gnow();
+    lm_code rc = LM_OK;
+    int device = 0;
+    lm_gsamples s;
+    float *d = NULL;
+    double ks = 0, tup = 0, tdown = 0, t1;
+    cudaStream_t st = cudaStreamPerThread;
+    memset(&s, 0, sizeof s);
+    lm_gstats_stages_clear();
+    LM_GTRY(lm_gcheck_args(who, in, pts, out_re, out_im, e == LM_GE_NUFFT, err));
+    LM_GTRY(lm_gdevice_begin(who, &device, err));
+    if (e == LM_GE_MULTI) {
+        LM_GTRY(multi_run(in, pts, out_re, out_im, ctl, &ks, err));
+        lm_gstats_set(lm_gnow() - t0, ks, 0, 0);
+        return LM_OK;
+    }
+    LM_GTRY(lm_gmalloc((void **)&d, (size_t)pts->n * 2 * sizeof(float), err, who, "the output"));
+    t1 = lm_gnow();
+    LM_GTRY(lm_gsamples_upload(who, in, &s, st, err));
+    LM_GCHECK(cudaStreamSynchronize(st), who, "upload");
+    tup = lm_gnow() - t1;
+    LM_GTRY(lm_gengine_run(e, who, &s, pts, d, d + pts->n, st, ctl, &ks, err));
+    t1 = lm_gnow();
+    LM_GCHECK(cudaMemcpyAsync(out_re, d, (size_t)pts->n * sizeof(float), cudaMemcpyDeviceToHost, st), who,
+              "download");
+    LM_GCHECK(cudaMemcpyAsync(out_im, d + pts->n, (size_t)pts->n * sizeof(float), cudaMemcpyDeviceToHost, st), who,
+              "download");
+    LM_GCHECK(cudaStreamSynchronize(st), who, "download");
+    tdown = lm_gnow() - t1;
+    (void)lm_gctl_report(ctl, 1.0); /* complete: a late cancel changes nothing */
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    lm_gfree(d);
+    lm_gsamples_free(&s);
+    if (rc == LM_OK)
+        lm_gstats_set(lm_gnow() - t0, ks, tup, tdown);
+    return rc;
+}
+
+#define LM_GVARIANT(fn, eng, name)                                                                           \
+    extern "C" lm_code fn(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,         \
+                          const lm_ctl *ctl, lm_error *err)                                                  \
+    {                                                                                                        \
+        return lm_gksum_host(eng, name, in, pts, out_re, out_im, ctl, err);                                  \
+    }
+LM_GVARIANT(lm_ksum_gpu_base, LM_GE_BASE, "gpu-base")
+LM_GVARIANT(lm_ksum_gpu_regalloc, LM_GE_REGALLOC, "gpu-regalloc")
+LM_GVARIANT(lm_ksum_gpu_coalesce, LM_GE_COALESCE, "gpu-coalesce")
+LM_GVARIANT(lm_ksum_gpu_constmem, LM_GE_CONSTMEM, "gpu-constmem")
+LM_GVARIANT(lm_ksum_gpu_fasttrig, LM_GE_FASTTRIG, "gpu-fasttrig")
+LM_GVARIANT(lm_ksum_gpu_tuned, LM_GE_TUNED, "gpu-tuned")
+LM_GVARIANT(lm_ksum_gpu_multi, LM_GE_MULTI, "gpu-multi")
+LM_GVARIANT(lm_ksum_gpu_nufft, LM_GE_NUFFT, "gpu-nufft")
+LM_GVARIANT(lm_ksum_gpu_phasor, LM_GE_PHASOR, "gpu-phasor")
+LM_GVARIANT(lm_ksum_gpu_dp, LM_GE_DP, "gpu-dp")
+
+/* ======================================================================== */
+/* the tuner                                                                 */
+/* ======================================================================== */
+
+__global__ void k_tune_fill(int64_t n, uint32_t seed, float lo, float hi, float *v)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    uint32_t h = (uint32_t)i * 2654435761u ^ seed;
+    h ^= h >> 16;
+    h *= 0x7feb352du;
+    h ^= h >> 15;
+    h *= 0x846ca68bu;
+    h ^= h >> 16;
+    v[i] = lo + (hi - lo) * (float)(h >> 8) * (1.0f / 16777216.0f);
+}
+
+extern "C" lm_code lm_gpu_tune(int device, lm_gpu_tune_params *best, char *path_out, size_t path_len,
+                               const lm_ctl *ctl, lm_error *err)
+{
+    const char *who = "gpu-tune";
+    lm_code rc = LM_OK;
+    /* 2^21 points (B128's voxel count: fills the device as a real problem
+     * does; a smaller set under-occupies it and flatters the constant
+     * cache) x 4096 samples, 8.6 G pairs per run: ~6 ms when tuned */
+    const int64_t n = 1 << 21, m = 4096;
+    lm_gsamples s;
+    float *pos = NULL, *out = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    lm_gpu_tune_params cand, bestp = {0, 0, 0, 0};
+    double best_t = 1e30;
+    int prev = 0, have_prev = 0, idx = 0;
+    char path[1024], model[256];
+    static const int threads_c[] = {64, 128, 256, 512};
+    static const int tile_c[] = {512, 1024, 2048};
+    static const int unroll_c[] = {1, 2, 4, 8};
+    static const int vpt_c[] = {1, 2, 4, 8};
+    const int total = 4 * 3 * 4 * 4;
+    double all_t[4 * 3 * 4 * 4];
+    cudaStream_t st = cudaStreamPerThread;
+    lm_atomic af;
+    memset(&af, 0, sizeof af);
+    memset(&s, 0, sizeof s);
+
+    lm_error why;
+    lm_error_clear(&why);
+    if (lm_gpu_available(&why) != LM_OK)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: %s", who, why.msg);
+    if (device < 0 || device >= g_dev_count || !g_usable[device])
+        return lm_fail(err, LM_ERR_INVALID, "%s: no usable CUDA device %d", who, device);
+    LM_GCHECK(cudaGetDevice(&prev), who, "current device");
+    have_prev = 1;
+    LM_GCHECK(cudaSetDevice(device), who, "select device");
+    LM_GTRY(tune_path(device, path, sizeof path, model, sizeof model, 1, err));
+
+    /* Synthetic problem: random points in the FOV, samples in a 128 matrix's
+     * k-space, complex weights (F^H d). */
+    LM_GTRY(lm_gmalloc((void **)&s.kx, (size_t)m * 5 * sizeof(float), err, who, "samples"));
+    s.m = m;
+    s.ky = s.kx + m;
+    s.kz = s.ky + m;
+    s.wr = s.kz + m;
+    s.wi = s.wr + m;
+    LM_GTRY(lm_gmalloc((void **)&pos, (size_t)n * 3 * sizeof(float), err, who, "points"));
+    LM_GTRY(lm_gmalloc((void **)&out, (size_t)n * 2 * sizeof(float), err, who, "output"));
+    for (int a = 0; a < 5; a++) {
+        k_tune_fill<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, 17u + a, a < 3 ? -64.f : -1.f,
+                                                                   a < 3 ? 64.f : 1.f, s.kx + a * m);
+        LM_GLAUNCH(who, "fill");
+    }
+    for (int a = 0; a < 3; a++) {
+        k_tune_fill<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(n, 101u + a, -0.5f, 0.5f, pos + a * n);
+        LM_GLAUNCH(who, "fill");
+    }
+    LM_GCHECK(cudaEventCreate(&e0), who, "events");
+    LM_GCHECK(cudaEventCreate(&e1), who, "events");
+    LM_GCHECK(cudaStreamSynchronize(st), who, "fill");
+
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 3; b++)
+            for (int c = 0; c < 4; c++)
+                for (int d = 0; d < 4; d++, idx++) {
+                    cand.threads = threads_c[a];
+                    cand.tile = tile_c[b];
+                    cand.unroll = unroll_c[c];
+                    cand.vpt = vpt_c[d];
+                    lm_tuned_kernel tk = tuned_kernel(cand.vpt, cand.unroll, true);
+                    float4 *kw = NULL;
+                    double times[3];
+                    LM_GTRY(lm_gmalloc((void **)&kw, (size_t)m * sizeof(float4), err, who, "packed samples"));
+                    k_pack_kw<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, s.kx, s.ky, s.kz, s.wr, kw);
+                    lm_code lrc = LM_OK;
+                    if (cudaGetLastError() != cudaSuccess)
+                        lrc = LM_ERR_GPU;
+                    lm_gdevice_lock(device);
+                    for (int rep = 0; rep < 4 && lrc == LM_OK; rep++) {
+                        lm_gpacer none;
+                        memset(&none, 0, sizeof none);
+                        float ms = 0;
+                        if (cudaEventRecord(e0, st) != cudaSuccess) {
+                            lrc = LM_ERR_GPU;
+                            break;
+                        }
+                        lrc = constmem_tiles(who, &s, kw, n, cand.tile, cand.threads, cand.vpt, tk, 0, pos, pos + n,
+                                             pos + 2 * n, out, out + n, st, &none, err);
+                        if (lrc == LM_OK && (cudaEventRecord(e1, st) != cudaSuccess ||
+                                             cudaEventSynchronize(e1) != cudaSuccess ||
+                                             cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess))
+                            lrc = lm_fail(err, LM_ERR_GPU, "%s: timing failed", who);
+                        if (rep > 0)
+                            times[rep - 1] = ms * 1e-3;
+                    }
+                    lm_gdevice_unlock(device);
+                    lm_gfree(kw);
+                    if (lrc != LM_OK) {
+                        rc = lrc;
+                        goto done;
+                    }
+                    /* median of three */
+                    double t = times[0] < times[1] ? (times[1] < times[2] ? times[1] : (times[0] < times[2] ? times[2] : times[0]))
+                                                   : (times[0] < times[2] ? times[0] : (times[1] < times[2] ? times[2] : times[1]));
+                    all_t[idx] = t;
+                    if (t < best_t) {
+                        best_t = t;
+                        bestp = cand;
+                    }
+                    if (lm_gctl_report(ctl, (double)(idx + 1) / total)) {
+                        rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+                        goto done;
+                    }
+                }
+
+    LM_GTRY(lm_atomic_begin(&af, path, 1, err));
+    fprintf(af.f,
+            "# larmor gpu-tuned parameters (lm_gpu_tune): fastest of %d candidates,\n"
+            "# %lld points x %lld samples, complex weights, median of 3 runs\n"
+            "model %s\nthreads %d\ntile %d\nunroll %d\nvpt %d\n# time_s %.6f  gpairs_per_s %.1f\n",
+            total, (long long)n, (long long)m, model, bestp.threads, bestp.tile, bestp.unroll, bestp.vpt, best_t,
+            (double)n * (double)m / best_t * 1e-9);
+    fprintf(af.f, "# every candidate: threads tile unroll vpt seconds\n");
+    for (int i = 0; i < total; i++)
+        fprintf(af.f, "#  %4d %5d %d %d %.6f\n", threads_c[i / 48], tile_c[(i / 16) % 3], unroll_c[(i / 4) % 4],
+                vpt_c[i % 4], all_t[i]);
+    LM_GTRY(lm_atomic_commit(&af, err));
+    pthread_mutex_lock(&g_tune_lock);
+    g_tune[device] = bestp;
+    snprintf(g_tune_src[device], sizeof g_tune_src[device], "%s", path);
+    g_tune_loaded[device] = 1;
+    pthread_mutex_unlock(&g_tune_lock);
+    if (best)
+        *best = bestp;
+    if (path_out && path_len)
+        snprintf(path_out, path_len, "%s", path);
+done:
+    lm_atomic_abort(&af);
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    if (e0)
+        (void)cudaEventDestroy(e0);
+    if (e1)
+        (void)cudaEventDestroy(e1);
+    lm_gfree(out);
+    lm_gfree(pos);
+    lm_gfree(s.kx);
+    if (have_prev)
+        (void)cudaSetDevice(prev);
+    return rc;
+}

@@ -1,1 +1,711 @@
-// placeholder: being written
+/* gpu-nufft: the k-space sum on a grid through a type-1 non-uniform FFT,
+ * the CPU's method (kernels/lm_nufft.c) on the GPU:
+ *
+ *   out(i) = sum_m w_m exp(+i 2 pi k_m (i - c)/s)      per axis, i = 0..g-1
+ *
+ * Modes are centred (j = i - g/2) by folding exp(i 2 pi k (g/2 - c)/s) into
+ * the weights; each sample lands on the fine grid (nf = 2g per axis, next
+ * 2-3-5-smooth even size) at u = frac(k/s) nf and is spread with the
+ * "exponential of semicircle" kernel exp(beta (sqrt(1 - z^2) - 1)), width
+ * W = 6 and beta = 2.30 W (FINUFFT's choice for tolerance 1e-5 at
+ * upsampling 2: the CPU plan's kernel, width and beta at that upsampling);
+ * then an inverse (exp +i) cuFFT, and each output mode is divided by the
+ * kernel's Fourier transform (Gauss-Legendre quadrature, as on the CPU).
+ *
+ * Spreading: samples are binned (8^3 fine cells per bin in 3D, 32^2 in 2D),
+ * counting-sorted by bin, and bins with many samples are spread in
+ * shared memory one subproblem (<= 1024 samples) per block, then added to
+ * the fine grid; sparse bins are spread straight into global memory with
+ * atomics. Sample positions are kept relative to their bin (float error
+ * ~1e-7 cells instead of ~3e-5 on a 512 grid).
+ *
+ * Float atomics make the summation order, and so the last bits, vary from
+ * run to run; the error against the exact sum is about 1e-6. */
+#include <math.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "lm_gpu_device.cuh"
+#include "lm_gpu_internal.h"
+
+#define LM_NU_W 6
+#define LM_NU_TOL 1e-5
+#define LM_NU_BETA (2.30 * LM_NU_W)
+#define LM_NU_MAXSUB 1024
+#define LM_NU_SM_MIN 24 /* samples in a bin for the shared-memory path */
+
+/* ---- the per-device cache: fine grid and cuFFT plan ---- */
+
+struct nu_cache {
+    float2 *fine;
+    size_t fine_cap;
+    cufftHandle plan;
+    int have_plan;
+    long long pdims[3];
+};
+static nu_cache g_nu[64];
+
+static void nu_cache_clear(nu_cache *c)
+{
+    if (c->have_plan)
+        (void)cufftDestroy(c->plan);
+    lm_gfree(c->fine);
+    memset(c, 0, sizeof *c);
+}
+
+void lm_gnufft_release(void)
+{
+    int prev = 0, have = cudaGetDevice(&prev) == cudaSuccess;
+    for (int d = 0; d < 64; d++) {
+        if (!g_nu[d].fine && !g_nu[d].have_plan)
+            continue;
+        lm_gdevice_lock(d);
+        if (cudaSetDevice(d) == cudaSuccess)
+            nu_cache_clear(&g_nu[d]);
+        lm_gdevice_unlock(d);
+    }
+    if (have)
+        (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+}
+
+/* ---- host-side parameters ---- */
+
+static long long next_smooth_even(long long n)
+{
+    if (n < 2)
+        n = 2;
+    if (n & 1)
+        n++;
+    for (;; n += 2) {
+        long long r = n;
+        while (r % 2 == 0)
+            r /= 2;
+        while (r % 3 == 0)
+            r /= 3;
+        while (r % 5 == 0)
+            r /= 5;
+        if (r == 1)
+            return n;
+    }
+}
+
+static double es_kernel(double z, double hw, double beta)
+{
+    if (fabs(z) >= hw)
+        return 0.0;
+    double t = 1.0 - (z / hw) * (z / hw);
+    return exp(beta * (sqrt(t) - 1.0));
+}
+
+static void gauss_legendre(int n, double *x, double *w)
+{
+    for (int i = 0; i < (n + 1) / 2; i++) {
+        double z = cos(M_PI * (i + 0.75) / (n + 0.5)), pp = 1.0;
+        for (int it = 0; it < 100; it++) {
+            double p1 = 1.0, p2 = 0.0;
+            for (int j = 1; j <= n; j++) {
+                double p3 = p2;
+                p2 = p1;
+                p1 = ((2.0 * j - 1.0) * z * p2 - (j - 1.0) * p3) / j;
+            }
+            pp = n * (z * p1 - p2) / (z * z - 1.0);
+            double dz = p1 / pp;
+            z -= dz;
+            if (fabs(dz) < 1e-15)
+                break;
+        }
+        x[i] = -z;
+        x[n - 1 - i] = z;
+        w[i] = w[n - 1 - i] = 2.0 / ((1.0 - z * z) * pp * pp);
+    }
+}
+
+/* Quadrature of the kernel's Fourier transform (as the CPU plan): 96
+ * Gauss-Legendre nodes on [0, W/2] (the kernel is even); q_z the nodes,
+ * q_f kernel x weight x W/2. Made once. */
+#define LM_NU_Q 96
+static double g_qz[LM_NU_Q], g_qf[LM_NU_Q];
+static pthread_once_t g_q_once = PTHREAD_ONCE_INIT;
+
+static void quad_init(void)
+{
+    double x[LM_NU_Q], wq[LM_NU_Q];
+    gauss_legendre(LM_NU_Q, x, wq);
+    const double hw = 0.5 * LM_NU_W;
+    for (int q = 0; q < LM_NU_Q; q++) {
+        g_qz[q] = 0.5 * hw * (x[q] + 1.0);
+        g_qf[q] = es_kernel(g_qz[q], hw, LM_NU_BETA) * hw * wq[q];
+    }
+}
+
+/* ---- device kernels ---- */
+
+struct nu_geo {
+    int nf[3];      /* fine grid */
+    int bs[3];      /* bin size (1 on flat axes) */
+    int nb[3];      /* bins per axis */
+    int tl[3];      /* shared tile extent: bs + W (1 on flat axes) */
+    int g[3];
+};
+
+/* 1 / (kernel's Fourier transform) at each axis's centred modes (double;
+ * flat axes 1). dec holds g0 + g1 + g2 values. */
+__global__ void k_nu_deap(nu_geo geo, const double *__restrict__ qz_qf, float *__restrict__ dec)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    const int tot = geo.g[0] + geo.g[1] + geo.g[2];
+    if (i >= tot)
+        return;
+    const int a = i < geo.g[0] ? 0 : i < geo.g[0] + geo.g[1] ? 1 : 2;
+    const int ii = i - (a > 0 ? geo.g[0] : 0) - (a > 1 ? geo.g[1] : 0);
+    if (geo.g[a] == 1) {
+        dec[i] = 1.0f;
+        return;
+    }
+    const double xi = 2.0 * 3.14159265358979323846 * (double)(ii - geo.g[a] / 2) / (double)geo.nf[a];
+    double sum = 0.0;
+    for (int q = 0; q < LM_NU_Q; q++)
+        sum += qz_qf[LM_NU_Q + q] * cos(xi * qz_qf[q]);
+    dec[i] = (float)(1.0 / sum);
+}
+
+__global__ void k_nu_prep(int m, const float *__restrict__ kx, const float *__restrict__ ky,
+                          const float *__restrict__ kz, const float *__restrict__ wr, const float *__restrict__ wi,
+                          nu_geo geo, double is0, double is1, double is2, double sh0, double sh1, double sh2,
+                          unsigned *__restrict__ key, int *__restrict__ count, float4 *__restrict__ rel,
+                          float2 *__restrict__ cw)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m)
+        return;
+    const double k[3] = {(double)kx[i], (double)ky[i], (double)kz[i]};
+    const double is[3] = {is0, is1, is2};
+    const double sh[3] = {sh0, sh1, sh2};
+    float r[3];
+    int b[3];
+    double ph = 0.0;
+    for (int a = 0; a < 3; a++) {
+        ph += k[a] * sh[a] * is[a]; /* exp(i 2 pi k (g/2 - c)/s): centred modes */
+        if (geo.nf[a] == 1) {
+            r[a] = 0.0f;
+            b[a] = 0;
+            continue;
+        }
+        double u = k[a] * is[a];
+        u -= floor(u);
+        double v = u * (double)geo.nf[a];
+        if (v >= (double)geo.nf[a])
+            v -= (double)geo.nf[a];
+        if (v < 0.0)
+            v = 0.0;
+        int bb = (int)(v / geo.bs[a]);
+        if (bb >= geo.nb[a])
+            bb = geo.nb[a] - 1;
+        b[a] = bb;
+        r[a] = (float)(v - (double)bb * geo.bs[a]);
+    }
+    ph -= rint(ph);
+    double s, c;
+    sincospi(2.0 * ph, &s, &c);
+    const double a_r = wr[i], a_i = wi ? wi[i] : 0.0;
+    cw[i] = make_float2((float)(a_r * c - a_i * s), (float)(a_r * s + a_i * c));
+    rel[i] = make_float4(r[0], r[1], r[2], 0.0f);
+    const unsigned bin = (unsigned)((b[2] * geo.nb[1] + b[1]) * geo.nb[0] + b[0]);
+    key[i] = bin;
+    atomicAdd(&count[bin], 1);
+}
+
+/* Counting sort: each sample to bstart[bin] + (its turn in the bin). The
+ * order inside a bin varies run to run, as the atomic sums do anyway. */
+__global__ void k_nu_scatter(int m, const unsigned *__restrict__ key, const int *__restrict__ bstart,
+                             int *__restrict__ fill, const float4 *__restrict__ rel, const float2 *__restrict__ cw,
+                             unsigned *__restrict__ skey, float4 *__restrict__ srel, float2 *__restrict__ scw)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m)
+        return;
+    const unsigned k = key[i];
+    const int p = bstart[k] + atomicAdd(&fill[k], 1);
+    skey[p] = k;
+    srel[p] = rel[i];
+    scw[p] = cw[i];
+}
+
+/* Exclusive scan, 1024 values per block; block totals to sums. */
+__global__ void __launch_bounds__(1024) k_scan_block(const int *__restrict__ in, int *__restrict__ out, int n,
+                                                     int *__restrict__ sums)
+{
+    __shared__ int warp_tot[32];
+    const int i = blockIdx.x * 1024 + threadIdx.x;
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5;
+    const int v = i < n ? in[i] : 0;
+    int x = v;
+    for (int o = 1; o < 32; o <<= 1) {
+        int y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o)
+            x += y;
+    }
+    if (lane == 31)
+        warp_tot[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        int t = warp_tot[lane];
+        for (int o = 1; o < 32; o <<= 1) {
+            int y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= o)
+                t += y;
+        }
+        warp_tot[lane] = t; /* inclusive over warps */
+    }
+    __syncthreads();
+    const int before = w > 0 ? warp_tot[w - 1] : 0;
+    if (i < n)
+        out[i] = before + x - v;
+    if (threadIdx.x == 1023 && sums)
+        sums[blockIdx.x] = warp_tot[31];
+}
+
+__global__ void k_scan_add(int *__restrict__ out, int n, const int *__restrict__ offs)
+{
+    const int i = blockIdx.x * 1024 + threadIdx.x;
+    if (i < n)
+        out[i] += offs[blockIdx.x];
+}
+
+__global__ void k_nu_nsub(int nbins, const int *__restrict__ count, int *__restrict__ nsub)
+{
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbins)
+        return;
+    const int c = count[b];
+    nsub[b] = c >= LM_NU_SM_MIN ? (c + LM_NU_MAXSUB - 1) / LM_NU_MAXSUB : 0;
+}
+
+/* subproblem list: (bin, first sample, count) */
+__global__ void k_nu_subs(int nbins, const int *__restrict__ bstart, const int *__restrict__ count,
+                          const int *__restrict__ nsub, const int *__restrict__ suboff, int3 *__restrict__ subs)
+{
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= nbins)
+        return;
+    const int ns = nsub[b];
+    for (int q = 0; q < ns; q++) {
+        const int p0 = bstart[b] + q * LM_NU_MAXSUB;
+        const int p1 = min(p0 + LM_NU_MAXSUB, bstart[b] + count[b]);
+        subs[suboff[b] + q] = make_int3(b, p0, p1 - p0);
+    }
+}
+
+__global__ void k_nu_total(int nbins, const int *__restrict__ nsub, const int *__restrict__ suboff, int *__restrict__ total)
+{
+    *total = suboff[nbins - 1] + nsub[nbins - 1];
+}
+
+/* Spreading is warp-cooperative: a warp takes one sample at a time; lanes
+ * 0 .. 3W-1 evaluate the kernel's 3W values (lane = axis * W + d), and the
+ * W^3 target points are dealt to the lanes, which fetch their three factors
+ * by shuffles. A warp's atomics then hit W^3 distinct addresses (no
+ * intra-warp conflicts even where many samples coincide, as at the centre
+ * of a radial trajectory). */
+#define LM_NU_PTS (LM_NU_W * LM_NU_W * LM_NU_W)
+#define LM_NU_ITER ((LM_NU_PTS + 31) / 32)
+
+/* This lane's kernel value (lane < 3W) and the sample's l0 per axis. */
+static __device__ __forceinline__ float nu_lane_value(const float4 r, int lane, bool d3, int *l0x, int *l0y, int *l0z)
+{
+    const float hw = 0.5f * LM_NU_W, inv = 1.0f / hw, beta = (float)LM_NU_BETA;
+    *l0x = (int)ceilf(r.x - hw);
+    *l0y = (int)ceilf(r.y - hw);
+    *l0z = d3 ? (int)ceilf(r.z - hw) : 0;
+    const int a = lane / LM_NU_W, d = lane - a * LM_NU_W;
+    if (a > 2)
+        return 0.0f;
+    if (a == 2 && !d3)
+        return d == 0 ? 1.0f : 0.0f;
+    const float u = a == 0 ? r.x : a == 1 ? r.y : r.z;
+    const int l0 = a == 0 ? *l0x : a == 1 ? *l0y : *l0z;
+    const float z = ((float)l0 - u + (float)d) * inv;
+    const float t = 1.0f - z * z;
+    return t > 0.0f ? expf(beta * (sqrtf(t) - 1.0f)) : 0.0f;
+}
+
+static __device__ __forceinline__ void atomic_add2(float2 *dst, float vx, float vy)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd(dst, make_float2(vx, vy)); /* one vector atomic (global memory, sm_90) */
+#else
+    atomicAdd(&dst->x, vx);
+    atomicAdd(&dst->y, vy);
+#endif
+}
+
+/* Shared-memory spreading of one subproblem; D3: z is a spread axis. */
+template <bool D3>
+__global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ subs, const float4 *__restrict__ srel,
+                                                      const float2 *__restrict__ scw, nu_geo geo,
+                                                      float2 *__restrict__ fine)
+{
+    extern __shared__ float2 tile[];
+    const int3 sp = subs[blockIdx.x];
+    const int b = sp.x;
+    const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
+    const int TX = geo.tl[0], TY = geo.tl[1], TZ = geo.tl[2];
+    const int tsize = TX * TY * TZ;
+    const int half = LM_NU_W / 2;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
+    const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
+    for (int q = threadIdx.x; q < tsize; q += blockDim.x)
+        tile[q] = make_float2(0.0f, 0.0f);
+    __syncthreads();
+    for (int p = sp.y + warp; p < sp.y + sp.z; p += nwarps) {
+        const float4 r = srel[p];
+        const float2 c = scw[p];
+        int l0x, l0y, l0z;
+        const float kv = nu_lane_value(r, lane, D3, &l0x, &l0y, &l0z);
+#pragma unroll
+        for (int it = 0; it < LM_NU_ITER; it++) {
+            const int q = lane + 32 * it;
+            const int dx = q % LM_NU_W, dy = (q / LM_NU_W) % LM_NU_W, dz = q / (LM_NU_W * LM_NU_W);
+            const float vx = __shfl_sync(0xffffffffu, kv, dx);
+            const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
+            const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
+            if (q < npts) {
+                const float k = vx * vy * vz;
+                float2 *t = tile + ((D3 ? l0z + half + dz : 0) * TY + (l0y + half + dy)) * TX + (l0x + half + dx);
+                atomicAdd(&t->x, c.x * k);
+                atomicAdd(&t->y, c.y * k);
+            }
+        }
+    }
+    __syncthreads();
+    const int ox = bx * geo.bs[0] - half, oy = by * geo.bs[1] - half, oz = D3 ? bz * geo.bs[2] - half : 0;
+    for (int q = threadIdx.x; q < tsize; q += blockDim.x) {
+        const float2 v = tile[q];
+        if (v.x == 0.0f && v.y == 0.0f)
+            continue;
+        int ix = ox + q % TX, iy = oy + (q / TX) % TY, iz = oz + q / (TX * TY);
+        /* true modulo: a tile may be wider than a small fine grid */
+        ix = ((ix % geo.nf[0]) + geo.nf[0]) % geo.nf[0];
+        iy = ((iy % geo.nf[1]) + geo.nf[1]) % geo.nf[1];
+        iz = ((iz % geo.nf[2]) + geo.nf[2]) % geo.nf[2];
+        atomic_add2(fine + ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix, v.x, v.y);
+    }
+}
+
+/* Samples of sparse bins: straight into global memory, a warp per sample. */
+template <bool D3>
+__global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__restrict__ skey,
+                                                      const int *__restrict__ count,
+                                                      const float4 *__restrict__ srel, const float2 *__restrict__ scw,
+                                                      nu_geo geo, float2 *__restrict__ fine)
+{
+    const int p = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const int lane = threadIdx.x & 31;
+    if (p >= m)
+        return; /* whole warps */
+    const unsigned b = skey[p];
+    if (count[b] >= LM_NU_SM_MIN)
+        return;
+    const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
+    const float4 r = srel[p];
+    const float2 c = scw[p];
+    int l0x, l0y, l0z;
+    const float kv = nu_lane_value(r, lane, D3, &l0x, &l0y, &l0z);
+    l0x += bx * geo.bs[0];
+    l0y += by * geo.bs[1];
+    l0z += D3 ? bz * geo.bs[2] : 0;
+    const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
+#pragma unroll
+    for (int it = 0; it < LM_NU_ITER; it++) {
+        const int q = lane + 32 * it;
+        const int dx = q % LM_NU_W, dy = (q / LM_NU_W) % LM_NU_W, dz = q / (LM_NU_W * LM_NU_W);
+        const float vx = __shfl_sync(0xffffffffu, kv, dx);
+        const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
+        const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
+        if (q < npts) {
+            int ix = l0x + dx, iy = l0y + dy, iz = D3 ? l0z + dz : 0;
+            ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
+            iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
+            iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
+            const float k = vx * vy * vz;
+            atomic_add2(fine + ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix, c.x * k, c.y * k);
+        }
+    }
+}
+
+/* Centred modes out of the fine grid, divided by the kernel's transform. */
+__global__ void k_nu_deconv(long long n, nu_geo geo, const float2 *__restrict__ fine, const float *__restrict__ dx,
+                            const float *__restrict__ dy, const float *__restrict__ dz, float *__restrict__ ore,
+                            float *__restrict__ oim)
+{
+    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= n)
+        return;
+    const int i0 = (int)(q % geo.g[0]);
+    const long long r = q / geo.g[0];
+    const int i1 = (int)(r % geo.g[1]), i2 = (int)(r / geo.g[1]);
+    int l0 = i0 - geo.g[0] / 2, l1 = i1 - geo.g[1] / 2, l2 = i2 - geo.g[2] / 2;
+    l0 += l0 < 0 ? geo.nf[0] : 0;
+    l1 += l1 < 0 ? geo.nf[1] : 0;
+    l2 += l2 < 0 ? geo.nf[2] : 0;
+    const float2 v = fine[((size_t)l2 * geo.nf[1] + l1) * geo.nf[0] + l0];
+    const float f = dx[i0] * dy[i1] * dz[i2];
+    ore[q] = v.x * f;
+    oim[q] = v.y * f;
+}
+
+/* ---- the engine ---- */
+
+static size_t scan_tmp_ints(long long n)
+{
+    size_t t = 2;
+    while (n > 1024) {
+        n = (n + 1023) / 1024;
+        t += 2 * (size_t)n;
+    }
+    return t;
+}
+
+/* Exclusive scan of n ints (in -> out); tmp holds scan_tmp_ints(n). */
+static lm_code gscan(const int *in, int *out, int n, int *tmp, cudaStream_t st, const char *who, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const int nb = (n + 1023) / 1024;
+    if (nb <= 1) {
+        k_scan_block<<<1, 1024, 0, st>>>(in, out, n, NULL);
+        LM_GLAUNCH(who, "scan");
+        return LM_OK;
+    }
+    k_scan_block<<<nb, 1024, 0, st>>>(in, out, n, tmp);
+    LM_GLAUNCH(who, "scan");
+    LM_GTRY(gscan(tmp, tmp + nb, nb, tmp + 2 * nb, st, who, err));
+    k_scan_add<<<nb, 1024, 0, st>>>(out, n, tmp + nb);
+    LM_GLAUNCH(who, "scan");
+done:
+    return rc;
+}
+
+lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
+                      cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const int m = (int)s->m;
+    const bool d3 = pts->g[2] > 1;
+    nu_geo geo;
+    long long nfine = 1, nbins = 1;
+    int device = 0, locked = 0, nsubs = 0;
+    nu_cache *cache = NULL;
+    void *scratch = NULL;
+    unsigned *key = NULL, *skey = NULL;
+    float4 *rel = NULL, *srel = NULL;
+    float2 *cw = NULL, *scw = NULL;
+    int *count = NULL, *bstart = NULL, *fill = NULL, *nsub = NULL, *suboff = NULL, *dtotal = NULL, *stmp = NULL;
+    int3 *subs = NULL;
+    float *dec = NULL;
+    double *dq = NULL, hq[2 * LM_NU_Q];
+    cudaEvent_t e0 = NULL, e1 = NULL, ev[5] = {NULL, NULL, NULL, NULL, NULL};
+    size_t off = 0, tile_bytes;
+
+    memset(&geo, 0, sizeof geo);
+    if (pts->x)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: needs grid points, got explicit positions", who);
+    if (pts->g[0] < 2 || pts->g[1] < 2)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: grid %lldx%lldx%lld is not 2D or 3D", who,
+                       (long long)pts->g[0], (long long)pts->g[1], (long long)pts->g[2]);
+    for (int a = 0; a < 3; a++) {
+        const long long g = pts->g[a];
+        if (g > (1 << 20))
+            return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: grid axis %d of %lld points is too large", who, a, g);
+        geo.g[a] = (int)g;
+        if (g == 1) {
+            geo.nf[a] = 1;
+            geo.bs[a] = 1;
+            geo.tl[a] = 1;
+        } else {
+            long long nf = next_smooth_even(2 * g);
+            if (nf < 2 * LM_NU_W)
+                nf = next_smooth_even(2 * LM_NU_W);
+            geo.nf[a] = (int)nf;
+            geo.bs[a] = d3 ? 8 : 32;
+            geo.tl[a] = geo.bs[a] + LM_NU_W;
+        }
+        geo.nb[a] = (geo.nf[a] + geo.bs[a] - 1) / geo.bs[a];
+        nfine *= geo.nf[a];
+        nbins *= geo.nb[a];
+    }
+    if (nfine > (long long)LM_MAX_ELEMENTS || nbins > (1LL << 30))
+        return lm_fail(err, LM_ERR_NOMEM, "%s: a %dx%dx%d fine grid is absurd", who, geo.nf[0], geo.nf[1], geo.nf[2]);
+    tile_bytes = (size_t)geo.tl[0] * geo.tl[1] * geo.tl[2] * sizeof(float2);
+
+    LM_GCHECK(cudaGetDevice(&device), who, "current device");
+    LM_GCHECK(cudaEventCreate(&e0), who, "events");
+    LM_GCHECK(cudaEventCreate(&e1), who, "events");
+    for (int i = 0; i < 5; i++)
+        LM_GCHECK(cudaEventCreate(&ev[i]), who, "events");
+    if (m == 0) {
+        LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)pts->n * sizeof(float), st), who, "clear");
+        LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)pts->n * sizeof(float), st), who, "clear");
+        LM_GCHECK(cudaStreamSynchronize(st), who, "clear");
+        if (kernel_s)
+            *kernel_s = 0;
+        goto done;
+    }
+
+    pthread_once(&g_q_once, quad_init);
+    memcpy(hq, g_qz, sizeof g_qz);
+    memcpy(hq + LM_NU_Q, g_qf, sizeof g_qf);
+
+    /* per-call scratch in one allocation */
+    {
+        const size_t nsubmax = (size_t)nbins + (size_t)m / LM_NU_MAXSUB + 1;
+        const size_t sz[] = {(size_t)m * sizeof(unsigned), (size_t)m * sizeof(unsigned), (size_t)m * sizeof(float4),
+                             (size_t)m * sizeof(float4),   (size_t)m * sizeof(float2),   (size_t)m * sizeof(float2),
+                             (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),
+                             (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  64,
+                             nsubmax * sizeof(int3),       scan_tmp_ints(nbins) * sizeof(int),
+                             ((size_t)geo.g[0] + geo.g[1] + geo.g[2]) * sizeof(float), sizeof hq};
+        size_t tot = 0;
+        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
+            tot += (sz[i] + 255) / 256 * 256;
+        LM_GTRY(lm_gmalloc(&scratch, tot, err, who, "the sample bins"));
+        char *base = (char *)scratch;
+        void *ptrs[sizeof sz / sizeof sz[0]];
+        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+            ptrs[i] = base + off;
+            off += (sz[i] + 255) / 256 * 256;
+        }
+        key = (unsigned *)ptrs[0];
+        skey = (unsigned *)ptrs[1];
+        rel = (float4 *)ptrs[2];
+        srel = (float4 *)ptrs[3];
+        cw = (float2 *)ptrs[4];
+        scw = (float2 *)ptrs[5];
+        count = (int *)ptrs[6];
+        bstart = (int *)ptrs[7];
+        fill = (int *)ptrs[8];
+        nsub = (int *)ptrs[9];
+        suboff = (int *)ptrs[10];
+        dtotal = (int *)ptrs[11];
+        subs = (int3 *)ptrs[12];
+        stmp = (int *)ptrs[13];
+        dec = (float *)ptrs[14];
+        dq = (double *)ptrs[15];
+    }
+
+    lm_gdevice_lock(device);
+    locked = 1;
+    cache = &g_nu[device % 64];
+    if (cache->fine_cap < (size_t)nfine * sizeof(float2)) {
+        lm_gfree(cache->fine);
+        cache->fine = NULL;
+        cache->fine_cap = 0;
+        LM_GTRY(lm_gmalloc((void **)&cache->fine, (size_t)nfine * sizeof(float2), err, who, "the fine grid"));
+        cache->fine_cap = (size_t)nfine * sizeof(float2);
+    }
+    if (!cache->have_plan || cache->pdims[0] != geo.nf[0] || cache->pdims[1] != geo.nf[1] ||
+        cache->pdims[2] != geo.nf[2]) {
+        if (cache->have_plan)
+            (void)cufftDestroy(cache->plan);
+        cache->have_plan = 0;
+        if (d3)
+            LM_GFFT(cufftPlan3d(&cache->plan, geo.nf[2], geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
+        else
+            LM_GFFT(cufftPlan2d(&cache->plan, geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
+        cache->have_plan = 1;
+        cache->pdims[0] = geo.nf[0];
+        cache->pdims[1] = geo.nf[1];
+        cache->pdims[2] = geo.nf[2];
+    }
+    LM_GFFT(cufftSetStream(cache->plan, st), who, "FFT stream");
+    if (tile_bytes > 48 * 1024) {
+        LM_GCHECK(cudaFuncSetAttribute(d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tile_bytes),
+                  who, "shared memory");
+    }
+
+    LM_GCHECK(cudaEventRecord(e0, st), who, "events");
+    LM_GCHECK(cudaMemcpyAsync(dq, hq, sizeof hq, cudaMemcpyHostToDevice, st), who, "upload");
+    k_nu_deap<<<(geo.g[0] + geo.g[1] + geo.g[2] + 127) / 128, 128, 0, st>>>(geo, dq, dec);
+    LM_GLAUNCH(who, "deapodisation");
+    LM_GCHECK(cudaMemsetAsync(count, 0, (size_t)nbins * sizeof(int), st), who, "clear");
+    LM_GCHECK(cudaMemsetAsync(fill, 0, (size_t)nbins * sizeof(int), st), who, "clear");
+    k_nu_prep<<<(m + 255) / 256, 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, s->wi, geo, 1.0 / (double)pts->s[0],
+                                               1.0 / (double)pts->s[1], 1.0 / (double)pts->s[2],
+                                               (double)(pts->g[0] / 2 - pts->c[0]), (double)(pts->g[1] / 2 - pts->c[1]),
+                                               (double)(pts->g[2] / 2 - pts->c[2]), key, count, rel, cw);
+    LM_GLAUNCH(who, "bin samples");
+    LM_GTRY(gscan(count, bstart, (int)nbins, stmp, st, who, err));
+    k_nu_scatter<<<(m + 255) / 256, 256, 0, st>>>(m, key, bstart, fill, rel, cw, skey, srel, scw);
+    LM_GLAUNCH(who, "sort samples");
+    k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, count, nsub);
+    LM_GLAUNCH(who, "subproblems");
+    LM_GTRY(gscan(nsub, suboff, (int)nbins, stmp, st, who, err));
+    k_nu_subs<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, bstart, count, nsub, suboff, subs);
+    LM_GLAUNCH(who, "subproblems");
+    k_nu_total<<<1, 1, 0, st>>>((int)nbins, nsub, suboff, dtotal);
+    LM_GLAUNCH(who, "subproblems");
+    LM_GCHECK(cudaEventRecord(ev[0], st), who, "events");
+    LM_GCHECK(cudaMemsetAsync(cache->fine, 0, (size_t)nfine * sizeof(float2), st), who, "clear fine grid");
+    LM_GCHECK(cudaEventRecord(ev[1], st), who, "events");
+    if (d3)
+        k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(m, skey, count, srel, scw,
+                                                                                       geo, cache->fine);
+    else
+        k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(m, skey, count, srel, scw,
+                                                                                        geo, cache->fine);
+    LM_GLAUNCH(who, "spread");
+    LM_GCHECK(cudaEventRecord(ev[2], st), who, "events");
+    LM_GCHECK(cudaMemcpyAsync(&nsubs, dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who, "subproblem count");
+    LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
+    if (nsubs > 0) {
+        if (d3)
+            k_nu_spread_sm<true><<<nsubs, 256, tile_bytes, st>>>(subs, srel, scw, geo, cache->fine);
+        else
+            k_nu_spread_sm<false><<<nsubs, 256, tile_bytes, st>>>(subs, srel, scw, geo, cache->fine);
+        LM_GLAUNCH(who, "spread");
+    }
+    LM_GCHECK(cudaEventRecord(ev[3], st), who, "events");
+    if (lm_gctl_report(ctl, 0.4)) {
+        rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+        goto done;
+    }
+    LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)cache->fine, (cufftComplex *)cache->fine, CUFFT_INVERSE), who,
+            "FFT");
+    k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(pts->n, geo, cache->fine, dec, dec + geo.g[0],
+                                                                 dec + geo.g[0] + geo.g[1], d_re, d_im);
+    LM_GLAUNCH(who, "deapodise");
+    LM_GCHECK(cudaEventRecord(ev[4], st), who, "events");
+    LM_GCHECK(cudaEventRecord(e1, st), who, "events");
+    LM_GCHECK(cudaEventSynchronize(e1), who, "kernel");
+    if (kernel_s) {
+        float ms = 0;
+        LM_GCHECK(cudaEventElapsedTime(&ms, e0, e1), who, "events");
+        *kernel_s = ms * 1e-3;
+    }
+    {
+        /* stage times (the sync for the subproblem count sits in "spread sm") */
+        static const char *names[5] = {"bin+sort", "clear", "spread gm", "spread sm", "fft+deapod"};
+        cudaEvent_t from[5] = {e0, ev[0], ev[1], ev[2], ev[3]}, to[5] = {ev[0], ev[1], ev[2], ev[3], ev[4]};
+        for (int i = 0; i < 5; i++) {
+            float ms = 0;
+            if (cudaEventElapsedTime(&ms, from[i], to[i]) == cudaSuccess)
+                lm_gstats_stage(names[i], ms * 1e-3);
+        }
+    }
+    (void)lm_gctl_report(ctl, 1.0);
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    if (locked)
+        lm_gdevice_unlock(device);
+    if (e0)
+        (void)cudaEventDestroy(e0);
+    if (e1)
+        (void)cudaEventDestroy(e1);
+    for (int i = 0; i < 5; i++)
+        if (ev[i])
+            (void)cudaEventDestroy(ev[i]);
+    lm_gfree(scratch);
+    return rc;
+}

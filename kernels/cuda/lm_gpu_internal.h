@@ -1,0 +1,134 @@
+/* Internal to kernels/cuda: shared host helpers of the GPU engine (C++,
+ * compiled by nvcc). Device code is not shared between .cu files (no
+ * relocatable device code): shared device helpers live in lm_gpu_device.cuh. */
+#ifndef LM_GPU_INTERNAL_H
+#define LM_GPU_INTERNAL_H
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+#include <stdint.h>
+
+#include "lm_gpu.h"
+
+/* Samples resident on the device (structure of arrays). */
+struct lm_gsamples {
+    int64_t m;
+    float *kx, *ky, *kz, *wr, *wi; /* wi NULL: real weights */
+};
+
+/* Engines behind the variants. Each computes the raw sum for every point of
+ * pts on the current device into device arrays d_re, d_im (pts->n each),
+ * ordered on stream st; kernel_s (may be NULL) gets the device time. */
+enum lm_gengine {
+    LM_GE_BASE = 0,
+    LM_GE_REGALLOC,
+    LM_GE_COALESCE,
+    LM_GE_CONSTMEM,
+    LM_GE_FASTTRIG,
+    LM_GE_TUNED,
+    LM_GE_MULTI,
+    LM_GE_NUFFT,
+    LM_GE_PHASOR,
+    LM_GE_DP
+};
+
+/* ---- error handling ---- */
+
+/* Fills err from a CUDA error: out of memory -> LM_ERR_NOMEM, else LM_ERR_GPU. */
+lm_code lm_gcuda_fail(lm_error *err, cudaError_t e, const char *who, const char *what);
+lm_code lm_gcufft_fail(lm_error *err, cufftResult r, const char *who, const char *what);
+/* cudaMalloc with a clear out-of-memory message (what, MiB wanted, MiB free). */
+lm_code lm_gmalloc(void **p, size_t bytes, lm_error *err, const char *who, const char *what);
+/* cudaFree that ignores NULL and errors (cleanup paths). */
+void lm_gfree(void *p);
+
+/* Statement macros for functions with an lm_code rc, an lm_error *err and a
+ * "done:" cleanup label. */
+#define LM_GCHECK(call, who, what)                                        \
+    do {                                                                  \
+        cudaError_t lm_e_ = (call);                                       \
+        if (lm_e_ != cudaSuccess) {                                       \
+            rc = lm_gcuda_fail(err, lm_e_, who, what);                    \
+            goto done;                                                    \
+        }                                                                 \
+    } while (0)
+#define LM_GLAUNCH(who, what) LM_GCHECK(cudaGetLastError(), who, what)
+#define LM_GFFT(call, who, what)                                          \
+    do {                                                                  \
+        cufftResult lm_r_ = (call);                                       \
+        if (lm_r_ != CUFFT_SUCCESS) {                                     \
+            rc = lm_gcufft_fail(err, lm_r_, who, what);                   \
+            goto done;                                                    \
+        }                                                                 \
+    } while (0)
+#define LM_GTRY(expr)                                                     \
+    do {                                                                  \
+        rc = (expr);                                                      \
+        if (rc != LM_OK)                                                  \
+            goto done;                                                    \
+    } while (0)
+
+/* ---- devices ---- */
+
+/* Availability plus the caller's current device (checks its capability). */
+lm_code lm_gdevice_begin(const char *who, int *device, lm_error *err);
+/* Per-device lock for state shared between calls (constant memory tiles,
+ * cached plans and buffers). */
+void lm_gdevice_lock(int device);
+void lm_gdevice_unlock(int device);
+int lm_gdevice_sm_count(int device);
+
+double lm_gnow(void);
+/* ctl progress; returns non-zero when the caller asked to stop. */
+int lm_gctl_report(const lm_ctl *ctl, double fraction);
+void lm_gstats_set(double total_s, double kernel_s, double upload_s, double download_s);
+void lm_gstats_stages_clear(void);
+void lm_gstats_stage(const char *name, double seconds);
+
+/* ---- samples and arguments ---- */
+
+lm_code lm_gcheck_args(const char *who, const lm_ksum_in *in, const lm_points *pts,
+                       const float *out_re, const float *out_im, int grid_only, lm_error *err);
+lm_code lm_gsamples_upload(const char *who, const lm_ksum_in *in, lm_gsamples *s, cudaStream_t st,
+                           lm_error *err);
+void lm_gsamples_free(lm_gsamples *s);
+
+/* ---- engines (device in, device out) ---- */
+
+/* Paper-structure engines on points [j0, j1) of pts (explicit or grid),
+ * writing d_re[0 .. j1-j0), d_im likewise. progress_base/scale map its
+ * fraction into the caller's; cancel (may be NULL) is polled between tiles. */
+lm_code lm_gpaper_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts,
+                      int64_t j0, int64_t j1, float *d_re, float *d_im, cudaStream_t st,
+                      const lm_ctl *ctl, volatile int *cancel, volatile int64_t *done_units,
+                      double *kernel_s, lm_error *err);
+lm_code lm_gphasor_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
+                       float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s,
+                       lm_error *err);
+lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
+                      float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s,
+                      lm_error *err);
+/* Any engine by kind, on the current device (gpu-multi runs as gpu-tuned). */
+lm_code lm_gengine_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts,
+                       float *d_re, float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s,
+                       lm_error *err);
+/* Engine kind of a GPU variant name; -1 if none. */
+int lm_gengine_by_name(const char *name);
+/* Host-level driver used by every lm_ksum_gpu_* entry point. */
+lm_code lm_gksum_host(enum lm_gengine e, const char *who, const lm_ksum_in *in, const lm_points *pts,
+                      float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err);
+
+/* gpu-tuned parameters for a device (cached after the first lookup). */
+lm_code lm_gtune_params(int device, lm_gpu_tune_params *p, lm_error *err);
+
+/* Released by lm_gpu_release(): nufft and CG caches. */
+void lm_gnufft_release(void);
+void lm_gcg_release(void);
+
+/* CG with Q and F^H d already on the device (split re/im arrays): used by
+ * lm_gpu_recon. Either the host pointers or the device ones are given. */
+lm_code lm_gcg_solve(const lm_geom *g, const lm_cfloat *q_host, const float *q_dre, const float *q_dim,
+                     const lm_cfloat *fhd_host, const float *fhd_dre, const float *fhd_dim,
+                     lm_cfloat *rho, const lm_cg_opts *o, lm_cg_report *rep, lm_error *err);
+
+#endif

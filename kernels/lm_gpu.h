@@ -1,0 +1,164 @@
+/* The GPU engine behind a plain C interface (CUDA code in kernels/cuda/).
+ *
+ * Every function here exists in every build. Without CUDA at build time the
+ * availability checks say "built without CUDA" and everything else returns
+ * LM_ERR_UNSUPPORTED with that message; with CUDA but no usable device they
+ * return the driver's reason (no driver, no device, driver too old, ...).
+ * Nothing here exits, aborts or prints.
+ *
+ * The k-space sums follow lm_ksum_fn (lm_kernels.h):
+ *     out(x_j) = sum_m w_m exp(+i 2 pi k_m . x_j)
+ * with real weights when wi == NULL (Q). Each call is synchronous: it
+ * uploads the samples, computes on the calling thread's current device
+ * (device 0 unless the program chose another) and downloads the result.
+ * gpu-multi uses every visible device. */
+#ifndef LM_GPU_H
+#define LM_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+/* The project's C headers have no C++ guards: give them C linkage here.
+ * <complex.h> first, outside, since in C++ it pulls in templates. */
+#include <complex.h>
+extern "C" {
+#endif
+
+#include "lm_error.h"
+#include "lm_kernels.h"
+#include "lm_solver.h"
+#include "lm_types.h"
+
+/* ---- devices ------------------------------------------------------------ */
+
+/* 1 when the library was compiled with CUDA. */
+int lm_gpu_built(void);
+/* Number of CUDA devices usable here (0 when none, or no driver). */
+int lm_gpu_device_count(void);
+/* LM_OK when at least one device of compute capability >= 8.0 is usable;
+ * otherwise LM_ERR_UNSUPPORTED and why: "built without CUDA", "no CUDA
+ * driver: ...", "no CUDA device", "CUDA driver too old: ...", ... */
+lm_code lm_gpu_available(lm_error *why);
+
+typedef struct lm_gpu_info {
+    int device;
+    char name[256];          /* e.g. "NVIDIA H200" */
+    int cc_major, cc_minor;  /* compute capability */
+    int sm_count;
+    double clock_ghz;        /* maximum SM clock */
+    double mem_total_gib, mem_free_gib;
+    size_t l2_bytes;
+    int driver_version;      /* CUDA version the driver supports, 13000 = 13.0 */
+    int runtime_version;     /* CUDA runtime linked in */
+} lm_gpu_info;
+
+lm_code lm_gpu_describe(int device, lm_gpu_info *info, lm_error *err);
+/* One line: "NVIDIA H200, sm_90, 132 SMs at 1.98 GHz, 139.8 GiB (139.1 free), driver 13.0, runtime 13.0". */
+void lm_gpu_info_string(const lm_gpu_info *info, char *buf, size_t len);
+
+/* Frees cached cuFFT plans and work buffers on every device (gpu-nufft and
+ * CG keep them between calls). Safe to call at any time between calls. */
+void lm_gpu_release(void);
+
+/* ---- the kernel variants (lm_ksum_fn) ------------------------------------ */
+
+lm_code lm_ksum_gpu_base(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
+                         const lm_ctl *ctl, lm_error *err);
+lm_code lm_ksum_gpu_regalloc(const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                             float *out_im, const lm_ctl *ctl, lm_error *err);
+lm_code lm_ksum_gpu_coalesce(const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                             float *out_im, const lm_ctl *ctl, lm_error *err);
+lm_code lm_ksum_gpu_constmem(const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                             float *out_im, const lm_ctl *ctl, lm_error *err);
+lm_code lm_ksum_gpu_fasttrig(const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                             float *out_im, const lm_ctl *ctl, lm_error *err);
+lm_code lm_ksum_gpu_tuned(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
+                          const lm_ctl *ctl, lm_error *err);
+lm_code lm_ksum_gpu_multi(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
+                          const lm_ctl *ctl, lm_error *err);
+/* Grid points only: type-1 NUFFT (ES kernel, FINUFFT widths, tolerance 1e-5,
+ * upsampling 2, samples binned and sorted, shared-memory spreading, cuFFT,
+ * deapodisation). */
+lm_code lm_ksum_gpu_nufft(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
+                          const lm_ctl *ctl, lm_error *err);
+/* Beyond the paper. Grid points: the phase factors over the axes, so each
+ * thread owns an 8 x 4 patch of a grid plane and per sample needs one
+ * range-reduced __sincosf for the patch's anchor plus complex multiplies by
+ * per-sample phasor tables (exact powers, made in double); Q's conjugate
+ * symmetry halves its work. Explicit points: shared-memory sample tiles,
+ * several points per thread, range-reduced __sincosf. */
+lm_code lm_ksum_gpu_phasor(const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                           float *out_im, const lm_ctl *ctl, lm_error *err);
+
+/* Double-precision GPU reference (not a variant): the same sum with the
+ * phase, sin/cos and accumulation in double. For tests and benchmarks. */
+lm_code lm_ksum_gpu_dp(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
+                       const lm_ctl *ctl, lm_error *err);
+
+/* ---- gpu-tuned parameters ------------------------------------------------ */
+
+typedef struct lm_gpu_tune_params {
+    int threads;  /* threads per block: 64 .. 1024 */
+    int tile;     /* samples per constant-memory tile: 64 .. 2048 */
+    int unroll;   /* inner-loop unroll: 1, 2, 4 or 8 */
+    int vpt;      /* points per thread: 1, 2 or 4 */
+} lm_gpu_tune_params;
+
+/* The parameters gpu-tuned uses on device: the stored sweep result for the
+ * device's model ($XDG_CACHE_HOME/larmor/tune-<model>.txt) if there is one,
+ * else the shipped default. source (may be NULL) receives the file's path
+ * or "shipped default". */
+lm_code lm_gpu_tune_get(int device, lm_gpu_tune_params *p, char *source, size_t source_len,
+                        lm_error *err);
+/* Times every candidate (threads x tile x unroll x vpt) on a synthetic
+ * problem on device, keeps the fastest and stores it for the model; path
+ * (may be NULL) receives the file written. progress (may be NULL) gets the
+ * fraction done and may cancel. */
+lm_code lm_gpu_tune(int device, lm_gpu_tune_params *best, char *path, size_t path_len,
+                    const lm_ctl *ctl, lm_error *err);
+/* Parse / format the tune file ("threads 256\ntile 2048\n..."). */
+lm_code lm_gpu_tune_parse(const char *text, lm_gpu_tune_params *p, lm_error *err);
+
+/* ---- timing of the last call -------------------------------------------- */
+
+/* Filled by every GPU call on the calling thread: total is the call's wall
+ * time; kernel is the device time of the compute (CUDA events), without the
+ * uploads and downloads. */
+typedef struct lm_gpu_stats {
+    double total_s;
+    double kernel_s;
+    double upload_s;
+    double download_s;
+    int nstages;              /* engine stages timed with events (gpu-nufft) */
+    char stage_name[8][16];
+    double stage_s[8];
+} lm_gpu_stats;
+void lm_gpu_last_stats(lm_gpu_stats *s);
+
+/* ---- the whole reconstruction on one device ------------------------------ */
+
+typedef struct lm_gpu_recon_times {
+    double q_s, fhd_s, cg_s, total_s;  /* wall time per stage, device synchronised */
+} lm_gpu_recon_times;
+
+/* Q (skipped when q != NULL: then q holds the 8N raw values), F^H d and the
+ * Toeplitz CG, all resident on the current device: nothing but the samples
+ * goes up and nothing but rho comes down. Weights from the geometry's voxel
+ * basis: F^H d uses conj(phi) d, Q uses |phi|^2. variant names the engine
+ * for Q and F^H d: "gpu-nufft", "gpu-phasor" or any other GPU variant.
+ * Same scaling and result as lm_compute_q + lm_compute_fhd + lm_cg_solve_*. */
+lm_code lm_gpu_recon(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const lm_cfloat *q,
+                     const char *variant, const lm_cg_opts *o, lm_cfloat *rho, lm_cg_report *rep,
+                     lm_gpu_recon_times *times, lm_error *err);
+
+/* The CG's FFT strategy: 0 = one 3D cuFFT plan over the padded grid,
+ * 1 = pruned (skip the zero padding as the CPU solver does). Default 1;
+ * the environment variable LARMOR_GPU_CG_FFT overrides (bench). */
+void lm_gpu_cg_set_fft_mode(int mode);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
