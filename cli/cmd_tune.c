@@ -1,10 +1,55 @@
-/* larmor-cli tune: placeholder until the GPU engine lands its tuner. */
+/* larmor-cli tune: sweeps gpu-tuned's parameters (threads per block, tile,
+ * unroll, points per thread) on this GPU and stores the fastest for its
+ * model in the cache folder, where gpu-tuned finds it. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli_util.h"
 #include "commands.h"
+#include "lm_gpu.h"
+
+static int tune_progress(void *user, double fraction)
+{
+    lm_progress p = {.stage = LM_STAGE_FHD, .fraction = fraction};
+    return cli_progress_cb(user, &p);
+}
 
 int cmd_tune(int argc, char **argv)
 {
-    return cli_errorf("tune: the GPU tuner is not built yet");
+    int show = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--show"))
+            show = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            puts("usage: larmor-cli tune [--show]\n"
+                 "  sweeps gpu-tuned's launch parameters on GPU 0 and stores the fastest for its model\n"
+                 "  (--show prints the parameters in use and where they come from)");
+            return 0;
+        } else
+            return cli_errorf("tune: unknown option '%s'", argv[i]);
+    }
+    lm_error err = {0};
+    if (lm_gpu_available(&err) != LM_OK)
+        return cli_error(&err);
+    lm_gpu_info info;
+    char line[512], source[1024];
+    if (lm_gpu_describe(0, &info, &err) != LM_OK)
+        return cli_error(&err);
+    lm_gpu_info_string(&info, line, sizeof line);
+    lm_gpu_tune_params p;
+    if (show) {
+        if (lm_gpu_tune_get(0, &p, source, sizeof source, &err) != LM_OK)
+            return cli_error(&err);
+    } else {
+        cli_progress prog;
+        cli_progress_init(&prog, 1);
+        lm_ctl ctl = {.progress = tune_progress, .user = &prog};
+        lm_code c = lm_gpu_tune(0, &p, source, sizeof source, &ctl, &err);
+        cli_progress_done(&prog);
+        if (c != LM_OK)
+            return cli_error(&err);
+    }
+    printf("%s\ngpu-tuned: %d threads/block, tile %d, unroll %d, %d points/thread (%s)\n", line,
+           p.threads, p.tile, p.unroll, p.vpt, source);
+    return 0;
 }

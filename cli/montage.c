@@ -1,5 +1,6 @@
 #include "montage.h"
 
+#if LM_HAVE_CAIRO
 #include <cairo.h>
 #include <math.h>
 #include <stdio.h>
@@ -84,3 +85,10 @@ lm_code cli_write_montage(const char *path, const lm_volume *const *vols, const 
     cairo_surface_destroy(s);
     return c;
 }
+#else
+lm_code cli_write_montage(const char *path, const lm_volume *const *vols, const char *const *labels,
+                          int count, double vmax, lm_error *err)
+{
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: built without cairo, no PNG montage", path);
+}
+#endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_gpu.h"
 #include "lm_grid.h"
 #include "lm_qcache.h"
 
@@ -331,6 +332,63 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     return LM_OK;
 }
 
+/* GPU variants: Q (unless cached), F^H d and CG stay resident on the device
+ * (lm_gpu_recon), so only the samples go up and only rho comes down. */
+static lm_code recon_cg_gpu(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                            const lm_recon_opts *o, const lm_variant *v, run_ctx *c,
+                            lm_recon_result *res, double *rss, lm_cfloat *img, lm_error *err)
+{
+    const int64_t nv = lm_geom_voxels(g), m = t->m;
+    lm_cfloat *q = NULL;
+    float *weights = NULL;
+    lm_cg_report rep = {0};
+    lm_code rc = LM_OK;
+    c->stage = LM_STAGE_Q;
+    if (report(c, 0, 0, 0, 0))
+        return cancelled(err, c);
+    if (o->use_cache && lm_qcache_load(g, t, &q, NULL) == LM_OK)
+        res->q_from_cache = 1;
+    if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0) {
+        rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : 0.1, &weights, err);
+        if (rc != LM_OK)
+            goto out;
+    }
+    lm_cg_opts cg = {
+        .lambda = o->lambda, .reg = o->reg, .edge_weights = weights, .iters = o->iters,
+        .tol = o->tol, .monitor = cg_monitor, .monitor_user = c, .threads = o->threads,
+    };
+    for (int ch = 0; ch < (int)k->ncoils; ch++) {
+        const lm_cfloat *d = k->d + (size_t)ch * (size_t)m;
+        c->coil = ch;
+        c->stage = LM_STAGE_CG;
+        double energy = 0;
+        for (int64_t j = 0; j < m; j++)
+            energy += (double)crealf(d[j]) * crealf(d[j]) + (double)cimagf(d[j]) * cimagf(d[j]);
+        c->d_energy = energy;
+        lm_cfloat *rho = k->ncoils > 1 ? img : res->image->data;
+        free(rep.resid_history);
+        rep.resid_history = NULL;
+        lm_gpu_recon_times times = {0};
+        rc = lm_gpu_recon(g, t, d, q, v->name, &cg, rho, &rep, &times, err);
+        if (rc != LM_OK)
+            goto out;
+        res->time_q_s += times.q_s;
+        res->time_fhd_s += times.fhd_s;
+        res->time_cg_s += times.cg_s;
+        if (k->ncoils > 1)
+            for (int64_t j = 0; j < nv; j++)
+                rss[j] += (double)crealf(rho[j]) * crealf(rho[j]) + (double)cimagf(rho[j]) * cimagf(rho[j]);
+    }
+    res->iters_done = rep.iters_done;
+    res->resid_history = rep.resid_history;
+    rep.resid_history = NULL;
+out:
+    free(rep.resid_history);
+    free(q);
+    free(weights);
+    return rc;
+}
+
 lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
                      lm_recon_result *res, lm_error *err)
 {
@@ -378,6 +436,12 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
             goto fail;
         }
         res->fhd_pairs = (double)m * (double)nv * (double)ncoils;
+        if (v->device == LM_DEVICE_GPU) {
+            rc = recon_cg_gpu(g, t, k, o, v, &c, res, rss, img, err);
+            if (rc != LM_OK)
+                goto fail;
+            goto finish;
+        }
 
         c.stage = LM_STAGE_Q;
         if (report(&c, 0, 0, 0, 0)) {
@@ -471,6 +535,7 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
         res->time_grid_s = now_s() - ts;
     }
 
+finish:
     if (ncoils > 1)
         for (int64_t j = 0; j < nv; j++)
             res->image->data[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);
