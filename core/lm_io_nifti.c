@@ -294,6 +294,103 @@ static int datatype_supported(int dt)
     }
 }
 
+static uint32_t bswap32(uint32_t x)
+{
+    return (x >> 24) | ((x >> 8) & 0xff00u) | ((x << 8) & 0xff0000u) | (x << 24);
+}
+
+static int32_t hdr_i32(const unsigned char *h, size_t off, int swap)
+{
+    uint32_t x;
+    memcpy(&x, h + off, 4);
+    return (int32_t)(swap ? bswap32(x) : x);
+}
+
+static int16_t hdr_i16(const unsigned char *h, size_t off, int swap)
+{
+    uint16_t x;
+    memcpy(&x, h + off, 2);
+    return (int16_t)(swap ? (uint16_t)((x >> 8) | (x << 8)) : x);
+}
+
+static float hdr_f32(const unsigned char *h, size_t off, int swap)
+{
+    uint32_t x = (uint32_t)hdr_i32(h, off, swap);
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+
+/* Reads and checks the 348-byte header before libniftiio sees the file:
+ * libniftiio accepts any sizeof_hdr, a negative dim and (for a .nii name) a
+ * header without the NIfTI magic, and explains its refusals on stderr. */
+static lm_code precheck_header(const char *path, int64_t file_size, lm_error *err)
+{
+    enum { HDR = 348, OFF_DIM = 40, OFF_DATATYPE = 70, OFF_VOX_OFFSET = 108, OFF_MAGIC = 344 };
+    unsigned char h[HDR];
+    errno = 0;
+    gzFile g = gzopen(path, "rb"); /* reads plain files too, transparently */
+    if (!g)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", path,
+                       errno ? strerror(errno) : "out of memory");
+    int n = gzread(g, h, HDR);
+    gzclose_r(g);
+    if (n < 0)
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: not a readable NIfTI-1 file (damaged gzip stream before the header's "
+                       "end)", path);
+    if (n < HDR)
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: not a readable NIfTI-1 file (header missing, short or invalid: "
+                       "%d of %d header bytes)", path, n, HDR);
+
+    int32_t size = hdr_i32(h, 0, 0);
+    int swap = size == (int32_t)bswap32(HDR);
+    if (size != HDR && !swap) {
+        if (size == 540 || size == (int32_t)bswap32(540))
+            return lm_fail(err, LM_ERR_UNSUPPORTED,
+                           "%s: a NIfTI-2 file (sizeof_hdr 540); Larmor reads NIfTI-1 only", path);
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "%s: not a readable NIfTI-1 file (sizeof_hdr is %ld, must be 348)", path,
+                       (long)size);
+    }
+    if (memcmp(h + OFF_MAGIC, "n+1", 4) != 0)
+        return lm_fail(err, LM_ERR_UNSUPPORTED,
+                       "%s: not a single-file NIfTI-1 image (magic 'n+1' missing); .hdr/.img pairs "
+                       "and ANALYZE 7.5 files are not read", path);
+    int ndim = hdr_i16(h, OFF_DIM, swap);
+    if (ndim < 1 || ndim > 7)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: dim[0] is %d (must be 1 to 7)", path, ndim);
+    for (int i = 1; i <= ndim; i++) {
+        int d = hdr_i16(h, OFF_DIM + 2 * (size_t)i, swap);
+        if (d < 1)
+            return lm_fail(err, LM_ERR_FORMAT, "%s: dim[%d] is %d (must be at least 1)", path, i, d);
+    }
+    int dt = hdr_i16(h, OFF_DATATYPE, swap);
+    if (!datatype_supported(dt)) {
+        const char *name = nifti_datatype_to_string(dt);
+        char what[64];
+        if (name && strcmp(name, "DT_UNKNOWN") != 0)
+            snprintf(what, sizeof what, "%s", name);
+        else
+            snprintf(what, sizeof what, "code %d", dt);
+        return lm_fail(err, LM_ERR_UNSUPPORTED,
+                       "%s: datatype %s is not supported (uint8/int8/int16/uint16/int32/uint32, "
+                       "float32/float64, complex64/complex128 are)", path, what);
+    }
+    /* The voxels start at vox_offset, so it lies within the (uncompressed)
+     * file; bounding it also bounds what libniftiio allocates for the
+     * header extensions in front of it. */
+    double off = hdr_f32(h, OFF_VOX_OFFSET, swap);
+    double most = is_gz(path) ? 1032.0 * (double)file_size : (double)file_size;
+    if (most > (double)INT32_MAX)
+        most = (double)INT32_MAX;
+    if (!(off >= HDR && off <= most))
+        return lm_fail(err, LM_ERR_FORMAT, "%s: vox_offset is %g (must be 348 to %.0f for this file)",
+                       path, off, most);
+    return LM_OK;
+}
+
 lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
 {
     struct stat st;
@@ -302,11 +399,13 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
     if (!S_ISREG(st.st_mode))
         return lm_fail(err, LM_ERR_IO, "%s: not a regular file", path);
     nifti_quiet();
+    lm_code rc = precheck_header(path, (int64_t)st.st_size, err);
+    if (rc)
+        return rc;
     nifti_image *nim = nifti_image_read(path, 0);
     if (!nim)
         return lm_fail(err, LM_ERR_FORMAT,
                        "%s: not a readable NIfTI-1 file (header missing, short or invalid)", path);
-    lm_code rc = LM_OK;
     lm_volume *v = NULL;
     void *raw = NULL;
     int64_t d[8];
@@ -352,6 +451,16 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
                      "(truncated)",
                      path, (long long)st.st_size, (long long)d[1], (long long)d[2], (long long)d[3],
                      nifti_datatype_to_string(nim->datatype), need);
+        goto out;
+    }
+    /* deflate compresses at most 1032:1: a small .nii.gz cannot hold a big
+     * image, so refuse before allocating what its header asks for. */
+    if (is_gz(path) && need / 1032 > (size_t)st.st_size) {
+        rc = lm_fail(err, LM_ERR_FORMAT,
+                     "%s: compressed file of %lld bytes cannot hold the %zu bytes its header's "
+                     "%lld x %lld x %lld %s voxels need (truncated or corrupt)",
+                     path, (long long)st.st_size, need, (long long)d[1], (long long)d[2],
+                     (long long)d[3], nifti_datatype_to_string(nim->datatype));
         goto out;
     }
     raw = lm_alloc(count, (size_t)nim->nbyper, err, path);

@@ -159,7 +159,7 @@ if [ "$MODE" = cli ]; then
     # whole reconstructions timed by larmor-cli itself.
     CLI=./$B/cli/larmor-cli
     $CLI variants | tee "$OUT/variants.txt"
-    $CLI tune | tee "$OUT/tune.txt"
+    timeout 150 $CLI tune | tee "$OUT/tune.txt"
     $CLI bench --problem B64 --variants cpu-separable,gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 60 | tee "$OUT/bench-B64.txt"
     $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 45 --json > "$OUT/bench-B128.json"
     $CLI bench --problem B128 --variants gpu-phasor,gpu-nufft --budget 45 | tee "$OUT/bench-B128-fast.txt"
