@@ -3,7 +3,9 @@
  * and written here, through zlib, because libniftiio's data reader silently
  * turns NaN/Inf into 0 and accepts a truncated .nii.gz, and its data writer
  * reports a short write only on stderr and returns nothing. Every written
- * file is re-read before it replaces the destination. */
+ * file is re-read before it replaces the destination. The reader checks the
+ * 348-byte header itself before libniftiio sees it (precheck_header), so bad
+ * headers get Larmor's one-line messages and libniftiio prints nothing. */
 #include "lm_io.h"
 
 #include <errno.h>
