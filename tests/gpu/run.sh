@@ -2,7 +2,8 @@
 # On a machine with a GPU: build Larmor with CUDA, run the GPU tests and the
 # GPU benchmark, leave the logs in $OUT (default ./gpu-out).
 #
-#   tests/gpu/run.sh [quick|multi|cli] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
+#   tests/gpu/run.sh [quick|multi|cli|quality] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
+#                                    # quality: scripts/quality-sweep.sh with gpu-nufft and the B128 bench;
 #                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi
 #
 # The device machines have no Debian packages: FFTW and libniftiio come from
@@ -144,7 +145,16 @@ fi
 
 export XDG_CACHE_HOME=$ROOT/$B/tests/cache
 mkdir -p "$XDG_CACHE_HOME"
-if [ "$MODE" = multi ]; then
+if [ "$MODE" = quality ]; then
+    # Quality sweep (scripts/quality-sweep.sh) with gpu-nufft, and the
+    # Figure 9 bench of B128 for every GPU variant through larmor-cli.
+    CLI=./$B/cli/larmor-cli
+    LARMOR_CLI=$CLI SWEEP_DIR=/tmp/sweep bash scripts/quality-sweep.sh gpu-nufft B64 B64n B128 B128n | tee "$OUT/quality.txt"
+    cp /tmp/sweep/runs.jsonl "$OUT/quality-runs.jsonl"
+    $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
+    echo "quality mode done after $(( $(date +%s) - T0 )) s"
+    exit 0
+elif [ "$MODE" = multi ]; then
     $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_avail gpu_ksum gpu_multi >"$OUT/tests.log" 2>&1
 else
     $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v >"$OUT/tests.log" 2>&1
