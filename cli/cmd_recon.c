@@ -17,12 +17,14 @@
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb --out OUT\n"
-         "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz]\n"
+         "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
-         "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants");
+         "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
+         "  --edge: anatomical edge scale as a fraction of max|ref|: differences across reference\n"
+         "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))");
 }
 
 int cmd_recon(int argc, char **argv)
@@ -36,6 +38,7 @@ int cmd_recon(int argc, char **argv)
         {"truth", required_argument, 0, 'x'}, {"out", required_argument, 0, 'o'},
         {"fov", required_argument, 0, 'f'}, {"dirac", no_argument, 0, 'd'},
         {"complex", no_argument, 0, 'c'}, {"no-cache", no_argument, 0, 'C'},
+        {"edge", required_argument, 0, 'e'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
     int64_t n[3] = {0, 0, 0};
@@ -63,6 +66,7 @@ int cmd_recon(int argc, char **argv)
         case 'o': out = optarg; break;
         case 'f': if (!cli_parse_double("--fov", optarg, &fov)) return 1; break;
         case 'd': dirac = 1; break;
+        case 'e': if (!cli_parse_double("--edge", optarg, &o.edge_frac)) return 1; break;
         case 'c': as_complex = 1; break;
         case 'C': o.use_cache = 0; break;
         case 'j': json = 1; break;

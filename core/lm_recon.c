@@ -86,7 +86,7 @@ void lm_recon_opts_init(lm_recon_opts *o)
     o->tol = 0;
     o->use_cache = 1;
     o->threads = 0;
-    o->edge_frac = 0.1;
+    o->edge_frac = LM_EDGE_FRAC_DEFAULT;
 }
 
 void lm_recon_result_clear(lm_recon_result *r)
@@ -349,7 +349,7 @@ static lm_code recon_cg_gpu(const lm_geom *g, const lm_traj *t, const lm_kdata *
     if (o->use_cache && lm_qcache_load(g, t, &q, NULL) == LM_OK)
         res->q_from_cache = 1;
     if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0) {
-        rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : 0.1, &weights, err);
+        rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT, &weights, err);
         if (rc != LM_OK)
             goto out;
     }
@@ -458,7 +458,7 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
             goto fail;
         }
         if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0) {
-            rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : 0.1, &weights, err);
+            rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT, &weights, err);
             if (rc != LM_OK)
                 goto fail;
         }

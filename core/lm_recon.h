@@ -48,7 +48,7 @@ typedef struct lm_recon_opts {
     lm_progress_fn progress;
     void *progress_user;
     double edge_frac;          /* anatomical edge threshold, fraction of max|ref|
-                                  (lm_reg_anatomical_weights); 0 means 0.1 */
+                                  (lm_reg_anatomical_weights); 0 means LM_EDGE_FRAC_DEFAULT */
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);

@@ -20,7 +20,7 @@ for P in "$@"; do
     $CLI recon "${common[@]}" --method $m | sed "s/^{/{\"problem\": \"$P\", /" >> $W/runs.jsonl
   done
   for reg in identity gradient anatomical; do
-    for lam in 0.001 0.01 0.1 0.3 1 3 10 30; do
+    for lam in 0.01 0.03 0.1 0.3 1 3 10 30 100; do
       $CLI recon "${common[@]}" --method cg --variant $VARIANT --reg $reg --ref $D/ref.nii.gz --lambda $lam \
         | sed "s/^{/{\"problem\": \"$P\", /" >> $W/runs.jsonl
     done

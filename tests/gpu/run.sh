@@ -151,7 +151,7 @@ if [ "$MODE" = quality ]; then
     CLI=./$B/cli/larmor-cli
     LARMOR_CLI=$CLI SWEEP_DIR=/tmp/sweep bash scripts/quality-sweep.sh gpu-nufft B64 B64n B128 B128n | tee "$OUT/quality.txt"
     cp /tmp/sweep/runs.jsonl "$OUT/quality-runs.jsonl"
-    $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
+    [ -n "${QUALITY_ONLY:-}" ] || $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
     echo "quality mode done after $(( $(date +%s) - T0 )) s"
     exit 0
 elif [ "$MODE" = multi ]; then
