@@ -29,7 +29,8 @@ struct _LarmorReconTask {
     double run_t0, runs_time;  /* for the sweep's time-left estimate */
     gint64 t_start;
 
-    /* Worker -> main: the latest progress, delivered by at most one pending idle. */
+    /* Worker -> main: the latest progress, delivered by at most one pending idle
+     * (always dispatched on context, in the thread that iterates it). */
     GMainContext *context;
     GMutex lock;
     LarmorProgressInfo latest;
@@ -116,9 +117,19 @@ static void post_progress(LarmorReconTask *self, const LarmorProgressInfo *info)
     gboolean schedule = !self->scheduled;
     self->scheduled = TRUE;
     g_mutex_unlock(&self->lock);
-    if (schedule)
-        g_main_context_invoke_full(self->context, G_PRIORITY_DEFAULT, deliver_progress,
-                                   g_object_ref(self), g_object_unref);
+    if (!schedule)
+        return;
+    /* Always through a source on the caller's context, never
+     * g_main_context_invoke_full: when the main thread is not iterating at
+     * that moment (between g_main_context_iteration calls, a modal wait) the
+     * worker can acquire the default context and invoke would run
+     * deliver_progress, and so GTK, right here in the worker thread. */
+    GSource *source = g_idle_source_new();
+    g_source_set_priority(source, G_PRIORITY_DEFAULT);
+    g_source_set_callback(source, deliver_progress, g_object_ref(self), g_object_unref);
+    g_source_set_name(source, "[larmor] recon progress");
+    g_source_attach(source, self->context);
+    g_source_unref(source);
 }
 
 static int on_progress(void *user, const lm_progress *p)

@@ -1,7 +1,9 @@
 /* One reconstruction, or a lambda sweep, in a worker thread
  * (g_task_run_in_thread) around lm_recon_run. Progress reaches the main
- * context through g_main_context_invoke_full, coalesced so a fast solver
- * cannot flood it, and is re-emitted there as the "progress" signal.
+ * context through an idle source attached to it (not
+ * g_main_context_invoke_full, which may run the callback in the worker when
+ * nobody is iterating the context), coalesced so a fast solver cannot flood
+ * it, and is re-emitted there as the "progress" signal.
  * Cancelling the GCancellable makes the progress callback return non-zero:
  * the library stops within one iteration and frees its buffers, and the
  * task finishes with G_IO_ERROR_CANCELLED. */

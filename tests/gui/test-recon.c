@@ -11,6 +11,7 @@
 #include "gui-test.h"
 #include "larmor-application.h"
 #include "larmor-recon-panel.h"
+#include "larmor-recon-task.h"
 #include "larmor-sweep-view.h"
 #include "larmor-window.h"
 #include "lm_io.h"
@@ -430,6 +431,71 @@ static void test_preferences(void)
     g_free(dir);
 }
 
+/* Progress reaches the handlers in the main thread only, also while the main
+ * thread is not iterating its context (a test's g_usleep between
+ * g_main_context_iteration calls, any blocking wait): then
+ * g_main_context_invoke_full let the worker acquire the default context and
+ * run the handlers, so GTK, in the worker thread (random heap corruption,
+ * criticals from GDK). */
+typedef struct {
+    GThread *main;
+    int delivered, off_thread;
+    gboolean done;
+} ProgressProbe;
+
+static void probe_progress(LarmorReconTask *task, const LarmorProgressInfo *info, ProgressProbe *pr)
+{
+    if (g_thread_self() != pr->main)
+        g_atomic_int_inc(&pr->off_thread);
+    else
+        pr->delivered++;
+}
+
+static void probe_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+    ProgressProbe *pr = data;
+    GError *error = NULL;
+    GPtrArray *runs = larmor_recon_task_run_finish(LARMOR_RECON_TASK(source), result, &error);
+    g_assert_null(runs);
+    g_assert_error(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_error_free(error);
+    pr->done = TRUE;
+}
+
+static gboolean probe_delivered(gpointer data)
+{
+    return ((ProgressProbe *)data)->delivered > 0;
+}
+
+static gboolean probe_finished(gpointer data)
+{
+    return ((ProgressProbe *)data)->done;
+}
+
+static void test_progress_main_thread(void)
+{
+    LarmorWindow *w = open_window();
+    LarmorReconParams p;
+    cpu_params(&p, 100000);
+    ProgressProbe pr = { g_thread_self(), 0, 0, FALSE };
+    LarmorReconTask *task = larmor_recon_task_new(larmor_window_get_dataset(w), NULL, &p, NULL, 0);
+    g_signal_connect(task, "progress", G_CALLBACK(probe_progress), &pr);
+    GCancellable *cancel = g_cancellable_new();
+    larmor_recon_task_run_async(task, cancel, probe_done, &pr);
+    /* The worker reports many times a second; the context stays unowned. */
+    g_usleep(G_USEC_PER_SEC);
+    g_assert_cmpint(g_atomic_int_get(&pr.off_thread), ==, 0);
+    g_assert_cmpint(pr.delivered, ==, 0);
+    g_assert_true(gui_test_wait(probe_delivered, &pr, 60));
+    g_cancellable_cancel(cancel);
+    g_assert_true(gui_test_wait(probe_finished, &pr, 60));
+    g_assert_cmpint(g_atomic_int_get(&pr.off_thread), ==, 0);
+    g_object_unref(cancel);
+    g_object_unref(task);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -442,6 +508,7 @@ int main(int argc, char **argv)
     g_application_hold(G_APPLICATION(app));
     g_test_add_func("/recon/reconstruct", test_reconstruct);
     g_test_add_func("/recon/cancel", test_cancel);
+    g_test_add_func("/recon/progress-main-thread", test_progress_main_thread);
     g_test_add_func("/recon/errors", test_errors_shown);
     g_test_add_func("/recon/open-files", test_open_files);
     g_test_add_func("/recon/preferences", test_preferences);
