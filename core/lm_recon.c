@@ -332,6 +332,22 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     return LM_OK;
 }
 
+/* ||d||^2 of one channel, in double. */
+static double channel_energy(const lm_cfloat *d, int64_t m)
+{
+    double e = 0;
+    for (int64_t j = 0; j < m; j++)
+        e += (double)crealf(d[j]) * crealf(d[j]) + (double)cimagf(d[j]) * cimagf(d[j]);
+    return e;
+}
+
+/* Adds |img|^2 of one channel into the root-sum-of-squares accumulator. */
+static void rss_add(double *rss, const lm_cfloat *img, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        rss[j] += (double)crealf(img[j]) * crealf(img[j]) + (double)cimagf(img[j]) * cimagf(img[j]);
+}
+
 /* GPU variants: Q (unless cached), F^H d and CG stay resident on the device
  * (lm_gpu_recon), so only the samples go up and only rho comes down. */
 static lm_code recon_cg_gpu(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
@@ -361,9 +377,7 @@ static lm_code recon_cg_gpu(const lm_geom *g, const lm_traj *t, const lm_kdata *
         const lm_cfloat *d = k->d + (size_t)ch * (size_t)m;
         c->coil = ch;
         c->stage = LM_STAGE_CG;
-        double energy = 0;
-        for (int64_t j = 0; j < m; j++)
-            energy += (double)crealf(d[j]) * crealf(d[j]) + (double)cimagf(d[j]) * cimagf(d[j]);
+        double energy = channel_energy(d, m);
         c->d_energy = energy;
         lm_cfloat *rho = k->ncoils > 1 ? img : res->image->data;
         free(rep.resid_history);
@@ -376,8 +390,7 @@ static lm_code recon_cg_gpu(const lm_geom *g, const lm_traj *t, const lm_kdata *
         res->time_fhd_s += times.fhd_s;
         res->time_cg_s += times.cg_s;
         if (k->ncoils > 1)
-            for (int64_t j = 0; j < nv; j++)
-                rss[j] += (double)crealf(rho[j]) * crealf(rho[j]) + (double)cimagf(rho[j]) * cimagf(rho[j]);
+            rss_add(rss, rho, nv);
     }
     res->iters_done = rep.iters_done;
     res->resid_history = rep.resid_history;
@@ -484,9 +497,7 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
             if (rc != LM_OK)
                 goto fail;
 
-            double energy = 0;
-            for (int64_t j = 0; j < m; j++)
-                energy += (double)crealf(d[j]) * crealf(d[j]) + (double)cimagf(d[j]) * cimagf(d[j]);
+            double energy = channel_energy(d, m);
             c.d_energy = energy;
             c.stage = LM_STAGE_CG;
             if (report(&c, 0, 0, 1, energy)) {
@@ -507,8 +518,7 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
             if (rc != LM_OK)
                 goto fail;
             if (ncoils > 1)
-                for (int64_t j = 0; j < nv; j++)
-                    rss[j] += (double)crealf(rho[j]) * crealf(rho[j]) + (double)cimagf(rho[j]) * cimagf(rho[j]);
+                rss_add(rss, rho, nv);
         }
         res->iters_done = rep.iters_done;
         res->resid_history = rep.resid_history;
@@ -529,8 +539,7 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
             if (rc != LM_OK)
                 goto fail;
             if (ncoils > 1)
-                for (int64_t j = 0; j < nv; j++)
-                    rss[j] += (double)crealf(out[j]) * crealf(out[j]) + (double)cimagf(out[j]) * cimagf(out[j]);
+                rss_add(rss, out, nv);
         }
         res->time_grid_s = now_s() - ts;
     }
