@@ -28,6 +28,7 @@ lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inpu
         in->have_geom = 1;
         in->traj = m.traj;
         in->kdata = m.kdata;
+        in->cartesian = m.cartesian;
         return LM_OK;
     }
     if (!traj_path || !kspace_path)

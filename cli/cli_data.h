@@ -8,6 +8,7 @@
 typedef struct cli_inputs {
     lm_geom geom;
     int have_geom;     /* from the file (ISMRMRD) */
+    int cartesian;     /* ISMRMRD Cartesian acquisition: reconstruct by FFT by default */
     lm_traj *traj;
     lm_kdata *kdata;
 } cli_inputs;

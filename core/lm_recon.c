@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "lm_gpu.h"
+#include "lm_cartesian.h"
 #include "lm_grid.h"
 #include "lm_qcache.h"
 
@@ -19,19 +20,20 @@ const char *lm_method_name(lm_method m)
     case LM_METHOD_CG: return "cg";
     case LM_METHOD_GRID_LINEAR: return "grid-linear";
     case LM_METHOD_GRID_KB: return "grid-kb";
+    case LM_METHOD_FFT: return "fft";
     }
     return "unknown";
 }
 
 lm_code lm_method_parse(const char *s, lm_method *out, lm_error *err)
 {
-    static const lm_method all[] = {LM_METHOD_CG, LM_METHOD_GRID_LINEAR, LM_METHOD_GRID_KB};
+    static const lm_method all[] = {LM_METHOD_CG, LM_METHOD_GRID_LINEAR, LM_METHOD_GRID_KB, LM_METHOD_FFT};
     for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
         if (strcmp(s, lm_method_name(all[i])) == 0) {
             *out = all[i];
             return LM_OK;
         }
-    return lm_fail(err, LM_ERR_INVALID, "method '%s' is unknown (cg, grid-linear, grid-kb)", s ? s : "");
+    return lm_fail(err, LM_ERR_INVALID, "method '%s' is unknown (cg, grid-linear, grid-kb, fft)", s ? s : "");
 }
 
 const char *lm_reg_name(lm_reg_kind r)
@@ -315,7 +317,8 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         if (!isfinite(crealf(k->d[j])) || !isfinite(cimagf(k->d[j])))
             return lm_fail(err, LM_ERR_FORMAT, "k-space sample %lld of channel %lld is not a finite number",
                            (long long)(j % k->m), (long long)(j / k->m));
-    if (o->method != LM_METHOD_CG && o->method != LM_METHOD_GRID_LINEAR && o->method != LM_METHOD_GRID_KB)
+    if (o->method != LM_METHOD_CG && o->method != LM_METHOD_GRID_LINEAR && o->method != LM_METHOD_GRID_KB &&
+        o->method != LM_METHOD_FFT)
         return lm_fail(err, LM_ERR_INVALID, "reconstruction: unknown method %d", (int)o->method);
     if (o->method == LM_METHOD_CG) {
         if (!(o->lambda >= 0) || !isfinite(o->lambda))
@@ -535,7 +538,8 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
             lm_cfloat *out = ncoils > 1 ? img : res->image->data;
             c.coil = ch;
             rc = o->method == LM_METHOD_GRID_LINEAR ? lm_grid_linear(g, t, d, out, &ctl, err)
-                                                    : lm_grid_kb(g, t, d, out, &ctl, err);
+                 : o->method == LM_METHOD_GRID_KB   ? lm_grid_kb(g, t, d, out, &ctl, err)
+                                                    : lm_cartesian_fft(g, t, d, out, &ctl, err);
             if (rc != LM_OK)
                 goto fail;
             if (ncoils > 1)

@@ -11,7 +11,8 @@
 typedef enum lm_method {
     LM_METHOD_CG = 0,
     LM_METHOD_GRID_LINEAR, /* trilinear gridding + inverse FFT (the paper's baseline) */
-    LM_METHOD_GRID_KB      /* Kaiser-Bessel gridding, Pipe-Menon density compensation */
+    LM_METHOD_GRID_KB,     /* Kaiser-Bessel gridding, Pipe-Menon density compensation */
+    LM_METHOD_FFT          /* Cartesian samples: one inverse FFT (lm_cartesian.h) */
 } lm_method;
 
 const char *lm_method_name(lm_method m);

@@ -26,6 +26,7 @@
  * A 3D product costs 7/12 of the 1D transforms of a full forward/inverse
  * pair and no separate zeroing, multiply or copy passes. */
 #include "lm_solver.h"
+#include "lm_fftw.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -43,15 +44,7 @@
  * barrier costs more than the work, and far more when cores are shared. */
 #define LM_PAR_MIN 32768
 
-static pthread_once_t fftw_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
-static int fftw_threads_ok;
-
-static void fftw_setup(void)
-{
-    fftw_threads_ok = fftwf_init_threads() != 0;
-    fftwf_make_planner_thread_safe();
-}
 
 int64_t lm_q_count(const int64_t n[3])
 {
@@ -121,7 +114,7 @@ static lm_code make_qhat(lm_toeplitz *t, const lm_cfloat *q, lm_error *err)
         if (p[a] > 1)
             dims[rank++] = (int)p[a];
     pthread_mutex_lock(&plan_lock);
-    if (fftw_threads_ok)
+    if (lm_fftw_setup())
         fftwf_plan_with_nthreads(t->threads);
     fftwf_plan full = fftwf_plan_dft(rank, dims, (fftwf_complex *)g, (fftwf_complex *)g, FFTW_FORWARD,
                                      FFTW_ESTIMATE);
@@ -179,7 +172,7 @@ lm_code lm_toeplitz_new(const int64_t n[3], const lm_cfloat *q, int threads, lm_
                            (long long)n[0], (long long)n[1], (long long)n[2]);
     if (!q)
         return lm_fail(err, LM_ERR_INVALID, "toeplitz: Q is missing");
-    pthread_once(&fftw_once, fftw_setup);
+    (void)lm_fftw_setup();
 
     lm_toeplitz *t = lm_calloc(1, sizeof *t, err, "toeplitz operator");
     if (!t)
@@ -240,7 +233,7 @@ lm_code lm_toeplitz_new(const int64_t n[3], const lm_cfloat *q, int threads, lm_
     /* Batched plans over one tile; every tile comes from fftwf_malloc, so
      * they share the planned alignment for fftwf_execute_dft. */
     pthread_mutex_lock(&plan_lock);
-    if (fftw_threads_ok)
+    if (lm_fftw_setup())
         fftwf_plan_with_nthreads(1);
     for (int a = 0; a < 3 && ok; a++) {
         if (t->p[a] <= 1)

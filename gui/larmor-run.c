@@ -46,6 +46,7 @@ const char *larmor_method_label(lm_method m)
     switch (m) {
     case LM_METHOD_GRID_LINEAR: return "Gridding (trilinear)";
     case LM_METHOD_GRID_KB: return "Gridding (Kaiser–Bessel)";
+    case LM_METHOD_FFT: return "Cartesian FFT";
     default: return "CG (Toeplitz)";
     }
 }

@@ -16,6 +16,7 @@
  *   work instead of 3. Real type 1 input (Q) spreads into a real grid and
  *   uses r2c along x (made on first use): half the memory and ~0.9 passes. */
 #include "lm_nufft.h"
+#include "lm_fftw.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -59,16 +60,7 @@ struct lm_nufft_plan {
 
 /* ---------- FFTW set-up: init once, plan creation serialised ---------- */
 
-static pthread_once_t fftw_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t fftw_lock = PTHREAD_MUTEX_INITIALIZER;
-static int fftw_threads_ok;
-
-static void fftw_init_once(void)
-{
-    fftw_threads_ok = fftwf_init_threads() != 0;
-    /* Other modules (solver, gridding) plan too; make the planner itself safe. */
-    fftwf_make_planner_thread_safe();
-}
 
 /* ---------- kernels ---------- */
 
@@ -271,9 +263,9 @@ static lm_code make_complex_passes_locked(lm_nufft_plan *p)
 
 static lm_code make_complex_passes(lm_nufft_plan *p)
 {
-    pthread_once(&fftw_once, fftw_init_once);
+    (void)lm_fftw_setup();
     pthread_mutex_lock(&fftw_lock);
-    if (fftw_threads_ok)
+    if (lm_fftw_setup())
         fftwf_plan_with_nthreads(p->nthreads);
     lm_code rc = make_complex_passes_locked(p);
     pthread_mutex_unlock(&fftw_lock);
@@ -294,7 +286,7 @@ static int make_real_passes(lm_nufft_plan *p)
     fftwf_plan pl[4] = {0};
     int n = 0, ok = ny >= p->g[1] + 1; /* the two y ranges must not overlap (nf = g does) */
     pthread_mutex_lock(&fftw_lock);
-    if (fftw_threads_ok)
+    if (lm_fftw_setup())
         fftwf_plan_with_nthreads(p->nthreads);
     if (ok) {
         fftwf_iodim64 t = {nx, 1, 1}, h[1] = {{ny * nz, 2 * hx, hx}};
