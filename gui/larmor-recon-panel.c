@@ -233,7 +233,7 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
 
 void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconParams *p)
 {
-    gtk_drop_down_set_selected(self->method_dropdown, CLAMP((guint)p->method, 0, 2));
+    gtk_drop_down_set_selected(self->method_dropdown, CLAMP((guint)p->method, 0, LM_METHOD_FFT));
     GListModel *m = gtk_drop_down_get_model(self->variant_dropdown);
     for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
         GtkStringObject *o = g_list_model_get_item(m, i);
