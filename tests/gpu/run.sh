@@ -7,7 +7,7 @@
 #                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi
 #
 # The device machines have no Debian packages: FFTW and libniftiio come from
-# .devdeps/*.deb (unpacked into /tmp/sysroot); meson may be a pip module; a
+# .devdeps/*.deb (made here by tests/gpu/fetch-devdeps.sh, unpacked into /tmp/sysroot); meson may be a pip module; a
 # missing pkg-config is replaced by a small Python one; a missing cairo (the
 # CLI's, not needed here) by an empty .pc, and only the GPU targets are built.
 set -u

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Run here (a Debian 12 development machine) before tests/gpu/run.sh goes to
+# a GPU machine that has no Debian packages: downloads the .debs the build
+# needs into .devdeps/ (git-ignored) for run.sh to unpack into a sysroot.
+# Pass `carry: [".devdeps"]` to the device call.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mkdir -p .devdeps
+cd .devdeps
+apt-get download libfftw3-dev libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-bin \
+    libniftiio-dev libniftiio2 libnifti2-dev libznz-dev libznz3 zlib1g-dev
+ls -1 *.deb
