@@ -16,6 +16,7 @@ struct _LarmorDataset {
     lm_traj *traj;
     lm_kdata *kdata;
     LarmorVolume *truth;
+    LarmorVolume *reference;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -46,6 +47,7 @@ static void larmor_dataset_finalize(GObject *object)
     lm_traj_free(self->traj);
     lm_kdata_free(self->kdata);
     g_clear_object(&self->truth);
+    g_clear_object(&self->reference);
     G_OBJECT_CLASS(larmor_dataset_parent_class)->finalize(object);
 }
 
@@ -131,6 +133,15 @@ static LarmorDataset *make_phantom(const LarmorDatasetSpec *spec, GError **error
     return self;
 }
 
+/* The anatomical reference of a 3D phantom dataset (best effort: without
+ * it the user can still open one). */
+static void make_reference(LarmorDataset *self, int sub)
+{
+    lm_volume *ref = NULL;
+    if (self->geom.n[2] > 1 && lm_phantom_truth(lm_phantom_shepp_logan_3d_ref(), &self->geom, sub, &ref, NULL) == LM_OK)
+        self->reference = larmor_volume_new_take(ref, "Reference: phantom, other contrast");
+}
+
 static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error)
 {
     lm_error err = { 0 };
@@ -149,6 +160,7 @@ static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error
     self->name = g_strdup(def->name);
     self->source = g_strdup_printf("benchmark problem %s", def->name);
     self->truth = larmor_volume_new_take(truth, "Truth");
+    make_reference(self, LM_PROBLEM_TRUTH_SUB);
     return self;
 }
 
@@ -277,6 +289,11 @@ const lm_traj *larmor_dataset_get_traj(LarmorDataset *self)
 const lm_kdata *larmor_dataset_get_kdata(LarmorDataset *self)
 {
     return self->kdata;
+}
+
+LarmorVolume *larmor_dataset_get_reference(LarmorDataset *self)
+{
+    return self->reference;
 }
 
 LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self)

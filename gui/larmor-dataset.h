@@ -49,6 +49,9 @@ const lm_geom *larmor_dataset_get_geom(LarmorDataset *self);
 const lm_traj *larmor_dataset_get_traj(LarmorDataset *self);
 const lm_kdata *larmor_dataset_get_kdata(LarmorDataset *self);
 LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self);
+/* For 3D phantoms: the same ellipsoids in another contrast, ready as the
+ * anatomical regulariser's reference (NULL for loaded data). */
+LarmorVolume *larmor_dataset_get_reference(LarmorDataset *self);
 /* Checks the grid: a truth of another size is accepted when the
  * trajectory fits its matrix, and the geometry follows it. */
 gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GError **error);

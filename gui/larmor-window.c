@@ -35,6 +35,7 @@ struct _LarmorWindow {
     LarmorSettings *settings;
     LarmorDataset *dataset;
     LarmorVolume *reference;
+    gboolean reference_from_data; /* the phantom's own, replaced with the data */
     char *truth_origin;        /* "analytic phantom…" or the truth's file name */
     GListStore *runs;          /* LarmorRun, in the order they finished */
     GListStore *volumes;       /* LarmorVolume: truth, reference, run images */
@@ -98,6 +99,8 @@ static void show_error(LarmorWindow *self, const GError *error)
 }
 
 /* --- volumes list (truth, reference, run images) ----------------------- */
+
+static void set_reference(LarmorWindow *self, LarmorVolume *v);
 
 static void volumes_remove(LarmorWindow *self, LarmorVolume *v)
 {
@@ -218,6 +221,17 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     self->truth_origin = g_strdup("the analytic phantom, sub-voxel averaged");
     set_truth_volume(self, old_truth, larmor_dataset_get_truth(ds));
     g_clear_object(&old_truth);
+    /* A phantom brings its own anatomical reference; it leaves with the
+     * data, while a reference the user opened stays. */
+    if (larmor_dataset_get_reference(ds)) {
+        set_reference(self, larmor_dataset_get_reference(ds));
+        larmor_recon_panel_set_reference_name(self->recon_panel, "phantom, other contrast");
+        self->reference_from_data = TRUE;
+    } else if (self->reference_from_data) {
+        set_reference(self, NULL);
+        larmor_recon_panel_set_reference_name(self->recon_panel, NULL);
+        self->reference_from_data = FALSE;
+    }
     /* Runs of the previous data stay listed but leave the comparison. */
     self->updating_compare = TRUE;
     for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
@@ -318,6 +332,17 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
     g_object_unref(self);
 }
 
+/* The anatomical regulariser's reference, listed after the truth. */
+static void set_reference(LarmorWindow *self, LarmorVolume *v)
+{
+    volumes_remove(self, self->reference);
+    g_set_object(&self->reference, v);
+    if (v) {
+        guint pos = self->dataset && larmor_dataset_get_truth(self->dataset) ? 1 : 0;
+        g_list_store_insert(self->volumes, pos, v);
+    }
+}
+
 static void on_reference_loaded(GObject *source, GAsyncResult *result, gpointer data)
 {
     LarmorWindow *self = data;
@@ -331,14 +356,12 @@ static void on_reference_loaded(GObject *source, GAsyncResult *result, gpointer 
         show_error(self, error);
         g_error_free(error);
     } else {
-        volumes_remove(self, self->reference);
         char *label = g_strdup_printf("Reference: %s", larmor_volume_get_name(v));
         larmor_recon_panel_set_reference_name(self->recon_panel, larmor_volume_get_name(v));
         larmor_volume_set_name(v, label);
         g_free(label);
-        g_set_object(&self->reference, v);
-        guint pos = self->dataset && larmor_dataset_get_truth(self->dataset) ? 1 : 0;
-        g_list_store_insert(self->volumes, pos, v);
+        set_reference(self, v);
+        self->reference_from_data = FALSE;
         char *msg = g_strdup_printf("%s: used by the anatomical regulariser", larmor_volume_get_name(v));
         larmor_window_show_message(self, msg, FALSE);
         g_free(msg);

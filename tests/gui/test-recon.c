@@ -230,6 +230,14 @@ static void test_errors_shown(void)
     g_assert_false(larmor_window_reconstruct(w, &p, &error));
     g_assert_nonnull(error);
     g_clear_error(&error);
+    /* The phantom brings its anatomical reference (same edges, another
+     * contrast); a 2D phantom has none, and the 3D one's leaves with it. */
+    g_assert_nonnull(larmor_dataset_get_reference(larmor_window_get_dataset(w)));
+    LarmorDatasetSpec flat = { .kind = LARMOR_SOURCE_PHANTOM, .matrix = 32, .traj_kind = LM_TRAJ_RADIAL2D, .seed = 1 };
+    g_strlcpy(flat.phantom, "shepp-logan-2d", sizeof flat.phantom);
+    larmor_window_load(w, &flat);
+    g_assert_true(gui_test_wait(idle, w, 30));
+    g_assert_null(larmor_dataset_get_reference(larmor_window_get_dataset(w)));
     /* Anatomical regularisation without a reference: refused. */
     cpu_params(&p, 3);
     p.reg = LM_REG_ANATOMICAL;
@@ -237,12 +245,14 @@ static void test_errors_shown(void)
     g_assert_nonnull(strstr(error->message, "reference"));
     g_clear_error(&error);
     /* A missing file: the library's one-line error is shown, data kept. */
+    char *kept = g_strdup(larmor_dataset_get_name(larmor_window_get_dataset(w)));
     GFile *f[2] = { g_file_new_for_path("/nonexistent/traj.cfl"), g_file_new_for_path("/nonexistent/ksp.cfl") };
     larmor_window_open_files(w, f, 2);
     g_assert_true(gui_test_wait(idle, w, 30));
     g_assert_nonnull(larmor_window_get_message(w));
     g_assert_nonnull(strstr(larmor_window_get_message(w), "/nonexistent/"));
-    g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, "B32");
+    g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, kept);
+    g_free(kept);
     g_object_unref(f[0]);
     g_object_unref(f[1]);
     /* The shortcuts window comes from the resources (gtk/help-overlay.ui). */
