@@ -116,13 +116,26 @@ static gboolean shot_tick(gpointer data)
             p.iters = self->iterations;
         break;
     case 2:
+        /* The paper's advanced reconstruction: CG with the anatomical prior
+         * (the phantom's own reference; lambda 0.3 is B32's best). */
+        p.method = LM_METHOD_CG;
+        if (!larmor_variant_is_available(p.variant, NULL))
+            g_strlcpy(p.variant, "cpu-sp", sizeof p.variant);
+        if (self->iterations > 0)
+            p.iters = self->iterations;
+        if (larmor_dataset_get_reference(larmor_window_get_dataset(w))) {
+            p.reg = LM_REG_ANATOMICAL;
+            p.lambda = 0.3;
+        }
+        break;
+    case 3:
         larmor_window_set_page(w, self->page ? self->page : "compare");
         if (g_strcmp0(self->page ? self->page : "compare", "compare") == 0)
             larmor_compare_view_set_differences(larmor_window_get_compare_view(w), TRUE);
         self->shot_step++;
         self->shot_wait = 8; /* a few frames for layout and drawing */
         return G_SOURCE_CONTINUE;
-    case 3:
+    case 4:
         if (self->shot_wait-- > 0)
             return G_SOURCE_CONTINUE;
         if (!larmor_widget_save_png(GTK_WIDGET(w), self->screenshot, &error)) {

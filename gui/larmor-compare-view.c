@@ -373,7 +373,10 @@ static void fill_metrics(LarmorCompareView *self)
         char *cells[9];
         cells[0] = g_strdup_printf("<span foreground=\"#%02x%02x%02x\">■</span>", (int)(c.red * 255),
                                    (int)(c.green * 255), (int)(c.blue * 255));
-        cells[1] = g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
+        cells[1] = p->method == LM_METHOD_CG && p->reg != LM_REG_IDENTITY
+                       ? g_strdup_printf("#%d %s · %s", larmor_run_get_index(run), larmor_method_label(p->method),
+                                         larmor_reg_label(p->reg))
+                       : g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
         cells[2] = g_strdup(cg ? p->variant : "—");
         cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
         cells[4] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");

@@ -88,8 +88,8 @@ static char *cell_text(LarmorRun *r, Col c)
     case COL_INDEX: return g_strdup_printf("%d", larmor_run_get_index(r));
     case COL_METHOD: {
         /* Short names keep the table within the page. */
-        static const char *names[] = { "CG", "Grid (linear)", "Grid (KB)" };
-        return g_strdup((unsigned)p->method < 3 ? names[p->method] : "?");
+        static const char *names[] = { "CG", "Grid (linear)", "Grid (KB)", "FFT" };
+        return g_strdup((unsigned)p->method < G_N_ELEMENTS(names) ? names[p->method] : "?");
     }
     case COL_VARIANT: return g_strdup(cg ? p->variant : "—");
     case COL_REG: return g_strdup(cg ? larmor_reg_label(p->reg) : "—");

@@ -12,7 +12,7 @@ if [ -z "${DISPLAY:-}" ] && [ -z "${WAYLAND_DISPLAY:-}" ]; then
     exit 77
 fi
 rm -f "$out"
-"$larmor" --screenshot "$out" --iterations 20
+"$larmor" --screenshot "$out" --iterations 60
 # A PNG of a window-sized picture: signature and a plausible size.
 head -c 8 "$out" | od -An -tx1 | tr -d ' \n' | grep -q '^89504e470d0a1a0a$'
 size=$(wc -c < "$out")
