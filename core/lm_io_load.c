@@ -96,6 +96,23 @@ static lm_code unknown_kind(const char *path, lm_error *err)
     return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: unknown file type; " LM_SUPPORTED, path);
 }
 
+/* Reads an MRD file and keeps only its trajectory or only its k-space. */
+static lm_code mrd_take(const char *path, lm_traj **traj, lm_kdata **kdata, lm_error *err)
+{
+    lm_mrd m = {0};
+    lm_code rc = lm_mrd_read(path, &m, err);
+    if (rc)
+        return rc;
+    if (traj ? !m.traj : !m.kdata)
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: holds no %s", path, traj ? "trajectory" : "k-space data");
+    else if (traj)
+        *traj = m.traj, m.traj = NULL;
+    else
+        *kdata = m.kdata, m.kdata = NULL;
+    lm_mrd_clear(&m);
+    return rc;
+}
+
 lm_code lm_load_traj(const char *path, lm_traj **out, lm_error *err)
 {
     switch (kind_of(path)) {
@@ -103,20 +120,8 @@ lm_code lm_load_traj(const char *path, lm_traj **out, lm_error *err)
         return lm_cfl_read_traj(path, out, err);
     case KIND_NIFTI:
         return lm_fail(err, LM_ERR_INVALID, "%s: a NIfTI file holds an image, not a trajectory", path);
-    case KIND_MRD: {
-        lm_mrd m = {0};
-        lm_code rc = lm_mrd_read(path, &m, err);
-        if (rc)
-            return rc;
-        if (!m.traj) {
-            lm_mrd_clear(&m);
-            return lm_fail(err, LM_ERR_FORMAT, "%s: holds no trajectory", path);
-        }
-        *out = m.traj;
-        m.traj = NULL;
-        lm_mrd_clear(&m);
-        return LM_OK;
-    }
+    case KIND_MRD:
+        return mrd_take(path, out, NULL, err);
     case KIND_PARBOIL: {
         lm_parboil *p;
         lm_code rc = lm_parboil_read(path, &p, err);
@@ -149,20 +154,8 @@ lm_code lm_load_kdata(const char *path, lm_kdata **out, lm_error *err)
         return lm_cfl_read_kdata(path, out, err);
     case KIND_NIFTI:
         return lm_fail(err, LM_ERR_INVALID, "%s: a NIfTI file holds an image, not k-space data", path);
-    case KIND_MRD: {
-        lm_mrd m = {0};
-        lm_code rc = lm_mrd_read(path, &m, err);
-        if (rc)
-            return rc;
-        if (!m.kdata) {
-            lm_mrd_clear(&m);
-            return lm_fail(err, LM_ERR_FORMAT, "%s: holds no k-space data", path);
-        }
-        *out = m.kdata;
-        m.kdata = NULL;
-        lm_mrd_clear(&m);
-        return LM_OK;
-    }
+    case KIND_MRD:
+        return mrd_take(path, NULL, out, err);
     case KIND_PARBOIL: {
         lm_parboil *p;
         lm_code rc = lm_parboil_read(path, &p, err);

@@ -148,8 +148,9 @@ static inline void kernel_row(const lm_nufft_plan *p, int w, double u, int64_t *
     }
 }
 
-/* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n). */
-static void gauss_legendre(int n, double *x, double *w)
+/* Gauss-Legendre nodes and weights on [-1, 1] (Newton on P_n); also used by
+ * the GPU plan (lm_gpu_nufft.cu) so both deapodise with the same quadrature. */
+void lm_nufft_gauss_legendre(int n, double *x, double *w)
 {
     for (int i = 0; i < (n + 1) / 2; i++) {
         double z = cos(M_PI * (i + 0.75) / (n + 0.5)), pp = 1.0;
@@ -187,7 +188,7 @@ static lm_code kernel_transform(lm_nufft_plan *p, int axis, lm_error *err)
     }
     enum { Q = 96 };
     double x[Q], wq[Q], z[Q], f[Q];
-    gauss_legendre(Q, x, wq);
+    lm_nufft_gauss_legendre(Q, x, wq);
     double hw = 0.5 * p->width;
     /* Integrate over [0, hw] (the kernel is even): nodes mapped from [-1, 1]. */
     for (int q = 0; q < Q; q++) {

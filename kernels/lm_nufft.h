@@ -90,4 +90,8 @@ void lm_nufft_destroy(lm_nufft_plan *p);
  * repeat call on the same samples; this frees it. */
 void lm_ksum_nufft_release_cache(void);
 
+/* Gauss-Legendre nodes and weights on [-1, 1] for the deapodisation
+ * quadrature (shared with the GPU plan). */
+void lm_nufft_gauss_legendre(int n, double *x, double *w);
+
 #endif

@@ -98,28 +98,8 @@ static double es_kernel(double z, double hw, double beta)
     return exp(beta * (sqrt(t) - 1.0));
 }
 
-static void gauss_legendre(int n, double *x, double *w)
-{
-    for (int i = 0; i < (n + 1) / 2; i++) {
-        double z = cos(M_PI * (i + 0.75) / (n + 0.5)), pp = 1.0;
-        for (int it = 0; it < 100; it++) {
-            double p1 = 1.0, p2 = 0.0;
-            for (int j = 1; j <= n; j++) {
-                double p3 = p2;
-                p2 = p1;
-                p1 = ((2.0 * j - 1.0) * z * p2 - (j - 1.0) * p3) / j;
-            }
-            pp = n * (z * p1 - p2) / (z * z - 1.0);
-            double dz = p1 / pp;
-            z -= dz;
-            if (fabs(dz) < 1e-15)
-                break;
-        }
-        x[i] = -z;
-        x[n - 1 - i] = z;
-        w[i] = w[n - 1 - i] = 2.0 / ((1.0 - z * z) * pp * pp);
-    }
-}
+/* The CPU plan's quadrature (kernels/lm_nufft.c), so both engines deapodise alike. */
+extern "C" void lm_nufft_gauss_legendre(int n, double *x, double *w);
 
 /* Quadrature of the kernel's Fourier transform (as the CPU plan): 96
  * Gauss-Legendre nodes on [0, W/2] (the kernel is even); q_z the nodes,
@@ -131,7 +111,7 @@ static pthread_once_t g_q_once = PTHREAD_ONCE_INIT;
 static void quad_init(void)
 {
     double x[LM_NU_Q], wq[LM_NU_Q];
-    gauss_legendre(LM_NU_Q, x, wq);
+    lm_nufft_gauss_legendre(LM_NU_Q, x, wq);
     const double hw = 0.5 * LM_NU_W;
     for (int q = 0; q < LM_NU_Q; q++) {
         g_qz[q] = 0.5 * hw * (x[q] + 1.0);
