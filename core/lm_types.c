@@ -173,3 +173,47 @@ lm_code lm_geom_check(const lm_geom *g, const lm_traj *t, lm_error *err)
                            (long long)(i / 3));
     return LM_OK;
 }
+
+lm_sens *lm_sens_new(const int64_t n[3], int64_t ncoils, lm_error *err)
+{
+    size_t count = 1;
+    for (int a = 0; a < 3; a++)
+        if (n[a] <= 0 || !lm_size_mul(count, (size_t)n[a], &count))
+            return lm_fail(err, LM_ERR_INVALID, "coil maps of %lldx%lldx%lld voxels are invalid",
+                           (long long)n[0], (long long)n[1], (long long)n[2]), NULL;
+    if (ncoils <= 0 || ncoils > 1024 || !lm_size_mul(count, (size_t)ncoils, &count))
+        return lm_fail(err, LM_ERR_INVALID, "coil maps for %lld coils are invalid", (long long)ncoils), NULL;
+    lm_sens *s = lm_calloc(1, sizeof *s, err, "coil maps");
+    if (!s)
+        return NULL;
+    s->s = lm_calloc(count, sizeof(lm_cfloat), err, "coil maps");
+    if (!s->s) {
+        free(s);
+        return NULL;
+    }
+    for (int a = 0; a < 3; a++)
+        s->n[a] = n[a];
+    s->ncoils = ncoils;
+    return s;
+}
+
+lm_sens *lm_sens_copy(const lm_sens *s, lm_error *err)
+{
+    lm_sens *c = lm_sens_new(s->n, s->ncoils, err);
+    if (c)
+        memcpy(c->s, s->s, (size_t)(lm_sens_voxels(s) * s->ncoils) * sizeof(lm_cfloat));
+    return c;
+}
+
+void lm_sens_free(lm_sens *s)
+{
+    if (s) {
+        free(s->s);
+        free(s);
+    }
+}
+
+int64_t lm_sens_voxels(const lm_sens *s)
+{
+    return s->n[0] * s->n[1] * s->n[2];
+}

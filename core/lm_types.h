@@ -49,6 +49,21 @@ typedef struct lm_kdata {
 lm_kdata *lm_kdata_new(int64_t m, int64_t ncoils, lm_error *err);
 void lm_kdata_free(lm_kdata *k);
 
+/* Coil sensitivities s_c(x) on the image grid: ncoils complex volumes, x
+ * fastest, coil slowest ([nx, ny, nz, coils], the layout of BART's ecalib
+ * and of a 4D NIfTI). Voxel positions as the image grid (GUIDE.md 2). */
+typedef struct lm_sens {
+    int64_t n[3];
+    int64_t ncoils;
+    lm_cfloat *s;       /* n0 n1 n2 x ncoils */
+} lm_sens;
+
+lm_sens *lm_sens_new(const int64_t n[3], int64_t ncoils, lm_error *err);
+lm_sens *lm_sens_copy(const lm_sens *s, lm_error *err);
+void lm_sens_free(lm_sens *s);
+/* Voxels per coil map. */
+int64_t lm_sens_voxels(const lm_sens *s);
+
 typedef enum lm_basis {
     LM_BASIS_BOX = 0,   /* phi(k) = sinc(kx/nx) sinc(ky/ny) sinc(kz/nz) */
     LM_BASIS_DIRAC      /* phi = 1 */
