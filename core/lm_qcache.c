@@ -21,7 +21,6 @@
 #include <sys/stat.h>
 
 #include "lm_atomic.h"
-#include "lm_solver.h"
 
 #define QC_VERSION 1u
 #define QC_HEADER 96

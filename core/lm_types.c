@@ -217,3 +217,8 @@ int64_t lm_sens_voxels(const lm_sens *s)
 {
     return s->n[0] * s->n[1] * s->n[2];
 }
+
+int64_t lm_q_count(const int64_t n[3])
+{
+    return (n[0] > 1 ? 2 * n[0] : 1) * (n[1] > 1 ? 2 * n[1] : 1) * (n[2] > 1 ? 2 * n[2] : 1);
+}

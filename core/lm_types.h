@@ -82,6 +82,10 @@ double lm_geom_phi(const lm_geom *g, double kx, double ky, double kz);
 /* Checks sizes and that every sample lies inside the matrix's k-space. */
 lm_code lm_geom_check(const lm_geom *g, const lm_traj *t, lm_error *err);
 
+/* Values of Q on the 2x grid for matrix n (lm_points_q_grid): 2n per
+ * axis, except that a flat axis (n == 1) stays flat: 8N in 3D, 4N in 2D. */
+int64_t lm_q_count(const int64_t n[3]);
+
 /* Positions in FOV fractions of voxel i along an axis of n: (i - n/2)/n. */
 static inline double lm_voxel_pos(int64_t i, int64_t n) { return (double)(i - n / 2) / (double)n; }
 

@@ -27,7 +27,7 @@ extern "C" {
 
 #include "lm_error.h"
 #include "lm_kernels.h"
-#include "lm_solver.h"
+#include "lm_reg.h"
 #include "lm_types.h"
 
 /* ---- devices ------------------------------------------------------------ */
@@ -136,21 +136,58 @@ typedef struct lm_gpu_stats {
 } lm_gpu_stats;
 void lm_gpu_last_stats(lm_gpu_stats *s);
 
-/* ---- the whole reconstruction on one device ------------------------------ */
+/* ---- device-resident building blocks of recon/ (back end, operators) ----
+ *
+ * Plain C over device memory of the calling thread's current device, every
+ * operation ordered on its per-thread default stream. recon/lm_backend_gpu.c
+ * makes the GPU back end of the solvers from these; the encoding operator
+ * (recon/lm_encoding.c) keeps Q, the coil maps and its vectors resident. */
 
-typedef struct lm_gpu_recon_times {
-    double q_s, fhd_s, cg_s, total_s;  /* wall time per stage, device synchronised */
-} lm_gpu_recon_times;
+lm_code lm_gpu_mem_alloc(void **p, size_t bytes, const char *what, lm_error *err);
+void lm_gpu_mem_free(void *p);
+lm_code lm_gpu_mem_upload(void *dst, const void *host, size_t bytes, lm_error *err);
+lm_code lm_gpu_mem_download(void *host, const void *src, size_t bytes, lm_error *err);
 
-/* Q (skipped when q != NULL: then q holds the 8N raw values), F^H d and the
- * Toeplitz CG, all resident on the current device: nothing but the samples
- * goes up and nothing but rho comes down. Weights from the geometry's voxel
- * basis: F^H d uses conj(phi) d, Q uses |phi|^2. variant names the engine
- * for Q and F^H d: "gpu-nufft", "gpu-phasor" or any other GPU variant.
- * Same scaling and result as lm_compute_q + lm_compute_fhd + lm_cg_solve_*. */
-lm_code lm_gpu_recon(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const lm_cfloat *q,
-                     const char *variant, const lm_cg_opts *o, lm_cfloat *rho, lm_cg_report *rep,
-                     lm_gpu_recon_times *times, lm_error *err);
+/* Vector operations with lm_backend.h's meaning (n complex values). */
+lm_code lm_gpu_vec_copy(int64_t n, lm_cfloat *y, const lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_vec_zero(int64_t n, lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_vec_scale(int64_t n, lm_cfloat *x, float a, lm_error *err);
+lm_code lm_gpu_vec_axpy(int64_t n, lm_cfloat *y, float a, const lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_vec_xpay(int64_t n, lm_cfloat *y, float a, const lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_vec_mul(int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_vec_mulc_acc(int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x, lm_error *err);
+/* Re <x, y> in double, reduced in a fixed order; scratch from
+ * lm_gpu_scratch_new (device partial sums and a pinned result). */
+typedef struct lm_gpu_scratch lm_gpu_scratch;
+lm_code lm_gpu_scratch_new(lm_gpu_scratch **out, lm_error *err);
+void lm_gpu_scratch_free(lm_gpu_scratch *s);
+lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
+                       lm_error *err);
+
+/* y = W^H W x (lm_reg.h), w: 3N edge weights in device memory (anatomical). */
+lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x,
+                         lm_cfloat *y, lm_error *err);
+
+/* F^H F on the device (lm_toeplitz.h's twin): FFT(Q) made once from Q in
+ * host memory (q_host) or device memory (q_dev, interleaved), cuFFT plans
+ * owned by the operator, the zero padding skipped (LARMOR_GPU_CG_FFT=0:
+ * one full 3D plan instead). x and y: N values in device memory. */
+typedef struct lm_gpu_toeplitz lm_gpu_toeplitz;
+lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
+                            lm_gpu_toeplitz **out, lm_error *err);
+lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
+void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
+
+/* Q (lm_q_count values, raw sums, interleaved) into device memory with a
+ * GPU variant's engine; weights |phi|^2 from the geometry. */
+lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev,
+                 const lm_ctl *ctl, lm_error *err);
+/* x = (1/N) sum_c conj(s_c) F^H d_c into device memory: the samples' coordinates go up once, each
+ * channel's weights conj(phi) d_c in turn. s_dev (N x coils, device) NULL:
+ * one channel, s = 1. */
+lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
+                       const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
 
 /* The CG's FFT strategy: 0 = one 3D cuFFT plan over the padded grid,
  * 1 = pruned (skip the zero padding as the CPU solver does). Default 1;

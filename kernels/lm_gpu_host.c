@@ -1,11 +1,10 @@
 /* The GPU rows of the variant table (lm_kernels.c calls lm_gpu_variants).
  * Present in every build: without CUDA each row's available() says the
  * program was built without CUDA, and the GPU entry points of lm_gpu.h
- * (and lm_cg_solve_gpu) return that as an error. */
+ * return that as an error. */
 #include "lm_config.h"
 #include "lm_gpu.h"
 #include "lm_kernels_impl.h"
-#include "lm_solver.h"
 
 static lm_code lm_gpu_row_available(lm_error *why)
 {
@@ -95,32 +94,61 @@ void lm_gpu_last_stats(lm_gpu_stats *s)
         memset(s, 0, sizeof *s);
 }
 
-lm_code lm_gpu_recon(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const lm_cfloat *q,
-                     const char *variant, const lm_cg_opts *o, lm_cfloat *rho, lm_cg_report *rep,
-                     lm_gpu_recon_times *times, lm_error *err)
-{
-    (void)g, (void)t, (void)d, (void)q, (void)variant, (void)o, (void)rho;
-    if (rep)
-        memset(rep, 0, sizeof *rep);
-    if (times)
-        memset(times, 0, sizeof *times);
-    return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu-recon: " LM_NO_CUDA);
-}
-
 void lm_gpu_cg_set_fft_mode(int mode)
 {
     (void)mode;
 }
 
-lm_code lm_cg_solve_gpu(const lm_geom *g, const lm_cfloat *q, const lm_cfloat *fhd, lm_cfloat *rho,
-                        const lm_cg_opts *o, lm_cg_report *rep, lm_error *err)
+lm_code lm_gpu_mem_alloc(void **p, size_t bytes, const char *what, lm_error *err)
 {
-    (void)g, (void)q, (void)fhd, (void)rho, (void)o;
-    if (rep)
-        memset(rep, 0, sizeof *rep);
-    return lm_fail(err, LM_ERR_UNSUPPORTED, "cg (gpu): " LM_NO_CUDA);
+    (void)bytes, (void)what;
+    *p = NULL;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu: " LM_NO_CUDA);
 }
-
+void lm_gpu_mem_free(void *p)
+{
+    (void)p;
+}
+#define LM_NO_CUDA_CALL(...) \
+    {                        \
+        (void)0, __VA_ARGS__; \
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu: " LM_NO_CUDA); \
+    }
+lm_code lm_gpu_mem_upload(void *dst, const void *host, size_t bytes, lm_error *err) LM_NO_CUDA_CALL((void)dst, (void)host, (void)bytes)
+lm_code lm_gpu_mem_download(void *host, const void *src, size_t bytes, lm_error *err) LM_NO_CUDA_CALL((void)host, (void)src, (void)bytes)
+lm_code lm_gpu_vec_copy(int64_t n, lm_cfloat *y, const lm_cfloat *x, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)y, (void)x)
+lm_code lm_gpu_vec_zero(int64_t n, lm_cfloat *x, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)x)
+lm_code lm_gpu_vec_scale(int64_t n, lm_cfloat *x, float a, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)x, (void)a)
+lm_code lm_gpu_vec_axpy(int64_t n, lm_cfloat *y, float a, const lm_cfloat *x, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)y, (void)a, (void)x)
+lm_code lm_gpu_vec_xpay(int64_t n, lm_cfloat *y, float a, const lm_cfloat *x, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)y, (void)a, (void)x)
+lm_code lm_gpu_vec_mul(int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)y, (void)s, (void)x)
+lm_code lm_gpu_vec_mulc_acc(int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)y, (void)s, (void)x)
+lm_code lm_gpu_scratch_new(lm_gpu_scratch **out, lm_error *err) LM_NO_CUDA_CALL(*out = NULL)
+void lm_gpu_scratch_free(lm_gpu_scratch *s)
+{
+    (void)s;
+}
+lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
+                       lm_error *err) LM_NO_CUDA_CALL((void)s, (void)n, (void)x, (void)y, *out = 0)
+lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x, lm_cfloat *y,
+                         lm_error *err) LM_NO_CUDA_CALL((void)n, (void)kind, (void)w, (void)x, (void)y)
+lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
+                            lm_gpu_toeplitz **out, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)q_host, (void)q_dev, *out = NULL)
+lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err) LM_NO_CUDA_CALL((void)t, (void)x, (void)y)
+double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t)
+{
+    (void)t;
+    return 0;
+}
+void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t)
+{
+    (void)t;
+}
+lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev, const lm_ctl *ctl,
+                 lm_error *err) LM_NO_CUDA_CALL((void)g, (void)t, (void)variant, (void)q_dev, (void)ctl)
+lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
+                       const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
+    LM_NO_CUDA_CALL((void)g, (void)t, (void)k, (void)s_dev, (void)variant, (void)x_dev, (void)ctl)
 #endif
 
 /* Rows in the paper's order, then the ones beyond it. */

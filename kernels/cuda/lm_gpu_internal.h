@@ -121,14 +121,7 @@ lm_code lm_gksum_host(enum lm_gengine e, const char *who, const lm_ksum_in *in, 
 /* gpu-tuned parameters for a device (cached after the first lookup). */
 lm_code lm_gtune_params(int device, lm_gpu_tune_params *p, lm_error *err);
 
-/* Released by lm_gpu_release(): nufft and CG caches. */
+/* Released by lm_gpu_release(): the nufft caches. */
 void lm_gnufft_release(void);
-void lm_gcg_release(void);
-
-/* CG with Q and F^H d already on the device (split re/im arrays): used by
- * lm_gpu_recon. Either the host pointers or the device ones are given. */
-lm_code lm_gcg_solve(const lm_geom *g, const lm_cfloat *q_host, const float *q_dre, const float *q_dim,
-                     const lm_cfloat *fhd_host, const float *fhd_dre, const float *fhd_dim,
-                     lm_cfloat *rho, const lm_cg_opts *o, lm_cg_report *rep, lm_error *err);
 
 #endif

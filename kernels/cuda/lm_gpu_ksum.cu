@@ -353,7 +353,6 @@ extern "C" void lm_gpu_info_string(const lm_gpu_info *i, char *buf, size_t len)
 extern "C" void lm_gpu_release(void)
 {
     lm_gnufft_release();
-    lm_gcg_release();
     for (int d = 0; d < g_dev_count; d++) {
         int prev = 0;
         if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(d) == cudaSuccess) {

@@ -21,6 +21,7 @@
 
 #include "gpu_util.h"
 #include "lm_metrics.h"
+#include "lm_recon.h"
 #include "lm_solver.h"
 #include "lm_trajgen.h"
 
@@ -385,24 +386,33 @@ static void run_problem(const char *pname, const double *prev_fhd, const double 
                 free(rg.resid_history);
             }
         }
-        /* whole reconstruction, all on the device */
+        /* whole reconstruction, all on the device (lm_recon_run with a GPU
+         * variant: Q summed on the device, no cache) */
         const char *how[2] = {"gpu-phasor", "gpu-nufft"};
         for (int h = 0; h < 2; h++) {
             double tot[4], tq[4], tf[4], tcg[4];
             int ok = 1;
             for (int r = 0; r < 4 && ok; r++) {
-                lm_gpu_recon_times tm;
-                lm_cg_report rep;
+                lm_recon_opts ro;
+                lm_recon_opts_init(&ro);
+                ro.variant = how[h];
+                ro.use_cache = 0;
+                ro.iters = o.iters;
+                ro.lambda = o.lambda;
+                ro.reg = o.reg;
+                lm_recon_result res;
                 lm_error_clear(&err);
-                ok = lm_gpu_recon(&g, traj, kd->d, h == 0 ? q : NULL, how[h], &o, h ? rho2 : rho, &rep, &tm, &err) ==
-                     LM_OK;
-                if (!ok)
+                ok = lm_recon_run(&g, traj, kd, &ro, &res, &err) == LM_OK;
+                if (!ok) {
                     fprintf(stderr, "gpu-recon: %s\n", err.msg);
-                free(rep.resid_history);
-                tot[r] = tm.total_s;
-                tq[r] = tm.q_s;
-                tf[r] = tm.fhd_s;
-                tcg[r] = tm.cg_s;
+                    break;
+                }
+                memcpy(h ? rho2 : rho, res.image->data, (size_t)N * sizeof(lm_cfloat));
+                tot[r] = res.time_total_s;
+                tq[r] = res.time_q_s;
+                tf[r] = res.time_fhd_s;
+                tcg[r] = res.time_cg_s;
+                lm_recon_result_clear(&res);
             }
             if (!ok)
                 continue;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lm_gpu.h"
+#include "lm_solver.h"
 #include "lm_kernels.h"
 #include "lm_kernels_impl.h" /* lm_gpu_variants */
 #include "lm_test.h"

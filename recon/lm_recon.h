@@ -1,10 +1,13 @@
 /* The whole reconstruction as one call, shared by the CLI and the GUI:
- * Q (cached on disk), F^H d, CG; or a gridding baseline. Reports stages and
- * iterations through one progress callback that can cancel. */
+ * the encoding operator of the acquisition (lm_encoding.h: Q cached on disk,
+ * coil maps), E^H d, CG on (E^H E + lambda W^H W) rho = E^H d; or a gridding
+ * baseline. Reports stages and iterations through one progress callback
+ * that can cancel. */
 #ifndef LM_RECON_H
 #define LM_RECON_H
 
 #include "lm_kernels.h"
+#include "lm_sums.h"
 #include "lm_solver.h"
 #include "lm_types.h"
 
@@ -19,6 +22,16 @@ const char *lm_method_name(lm_method m);
 lm_code lm_method_parse(const char *s, lm_method *out, lm_error *err);
 const char *lm_reg_name(lm_reg_kind r);
 lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err);
+
+/* How the channels of multi-coil data become one image. */
+typedef enum lm_coil_combine {
+    LM_COMBINE_AUTO = 0, /* SENSE with the given maps; without maps: root-sum-of-squares */
+    LM_COMBINE_SENSE,    /* one image from all coils at once (Pruessmann 2001); needs maps */
+    LM_COMBINE_RSS       /* each channel on its own, then root-sum-of-squares (magnitude) */
+} lm_coil_combine;
+
+const char *lm_coil_combine_name(lm_coil_combine c);
+lm_code lm_coil_combine_parse(const char *s, lm_coil_combine *out, lm_error *err);
 
 typedef enum lm_stage { LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE } lm_stage;
 /* Short lower-case labels for display: "loading", "computing Q", ... */
@@ -50,6 +63,8 @@ typedef struct lm_recon_opts {
     void *progress_user;
     double edge_frac;          /* anatomical edge threshold, fraction of max|ref|
                                   (lm_reg_anatomical_weights); 0 means LM_EDGE_FRAC_DEFAULT */
+    const lm_sens *sens;       /* coil maps on the matrix, one per channel (NULL: none) */
+    lm_coil_combine combine;
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);
@@ -61,9 +76,11 @@ typedef struct lm_recon_result {
     int iters_done;
     double *resid_history;     /* iters_done + 1 entries */
     double fhd_pairs;          /* M x N x channels, for Gpairs/s */
-    int coils;                 /* channels reconstructed; > 1: the image is their
-                                  root-sum-of-squares (real, >= 0), and iters_done
-                                  and resid_history are the last channel's */
+    int coils;                 /* channels reconstructed */
+    lm_coil_combine combine;   /* SENSE: one complex image from all coils; RSS (coils
+                                  > 1): the channels' root-sum-of-squares (real, >= 0),
+                                  and iters_done and resid_history are the last
+                                  channel's */
     double time_grid_s;        /* gridding methods: time in lm_grid_* */
 } lm_recon_result;
 
@@ -71,8 +88,10 @@ typedef struct lm_recon_result {
  * by lm_recon_run before). */
 void lm_recon_result_clear(lm_recon_result *r);
 
-/* Multi-coil k-space is reconstructed per channel and combined by
- * root-sum-of-squares. res is overwritten (not freed first); on failure or
+/* Multi-coil k-space: SENSE with o->sens (one image from all coils), or
+ * per channel and root-sum-of-squares (o->combine, lm_coil_combine). Gridding
+ * combines channels with the maps when given (sum conj(s_c) img_c /
+ * sum |s_c|^2), else by root-sum-of-squares. res is overwritten (not freed first); on failure or
  * cancel (LM_ERR_CANCELLED) it is left zeroed with nothing to free.
  * Progress: stage Q (fraction of the kernel or 1 on a cache hit), FHD and
  * CG (fractions over all channels; CG reports iter, iters, rel_resid and
@@ -80,16 +99,5 @@ void lm_recon_result_clear(lm_recon_result *r);
  * GRID for the gridding methods, then DONE. */
 lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                      const lm_recon_opts *o, lm_recon_result *res, lm_error *err);
-
-/* Building blocks (used by recon, bench and tests). Both return the raw
- * kernel sums of lm_kernels.h (no 1/N factors), allocated for the caller.
- * Q on the 2x grid (8N values), looked up in / stored to the disk cache when
- * use_cache; F^H d on the N voxels for one channel of k-space.
- * (lm_q_count() values in general: 4N in 2D. Any variant may take Q from the
- * cache; only non-approximate variants store it. ctl may be NULL.) */
-lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, int use_cache,
-                     const lm_ctl *ctl, lm_cfloat **q, int *from_cache, lm_error *err);
-lm_code lm_compute_fhd(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const char *variant,
-                       const lm_ctl *ctl, lm_cfloat **fhd, lm_error *err);
 
 #endif

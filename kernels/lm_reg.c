@@ -1,5 +1,5 @@
-/* Regularisers W^H W for the CG system (definitions in lm_solver.h). */
-#include "lm_solver.h"
+/* Regularisers W^H W and anatomical edge weights (lm_reg.h). */
+#include "lm_reg.h"
 
 #include <complex.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Toeplitz conjugate gradient on the CPU (GUIDE.md section 1, lm_solver.h).
+/* The Toeplitz normal operator on the CPU (GUIDE.md section 1, lm_toeplitz.h).
  *
  * F rho (k_m) = (1/N) phi(k_m) sum_n rho(x_n) exp(-i 2 pi k_m . x_n), hence
  *   F^H d          = fhd_raw / N,
@@ -25,7 +25,7 @@
  * The first axis reads rho and the last inverse writes the result directly.
  * A 3D product costs 7/12 of the 1D transforms of a full forward/inverse
  * pair and no separate zeroing, multiply or copy passes. */
-#include "lm_solver.h"
+#include "lm_toeplitz.h"
 #include "lm_fftw.h"
 
 #include <complex.h>
@@ -35,7 +35,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* Lines per tile: 16 complex floats are two cache lines, so a strided
  * gather reads whole lines. */
@@ -45,11 +44,6 @@
 #define LM_PAR_MIN 32768
 
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
-
-int64_t lm_q_count(const int64_t n[3])
-{
-    return (n[0] > 1 ? 2 * n[0] : 1) * (n[1] > 1 ? 2 * n[1] : 1) * (n[2] > 1 ? 2 * n[2] : 1);
-}
 
 struct lm_toeplitz {
     int64_t n[3], p[3];
@@ -370,190 +364,4 @@ void lm_toeplitz_apply(lm_toeplitz *t, const lm_cfloat *x, lm_cfloat *y)
     for (int a = t->last - 1; a >= t->first; a--)
         if (t->p[a] > 1)
             run_pass(t, a, PASS_INV, x, y);
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-typedef struct cg_sys {
-    lm_toeplitz *op;
-    int64_t n[3], count;
-    lm_reg_kind reg;
-    const float *weights;
-    double reg_scale;  /* lambda s */
-    lm_cfloat *tmp;    /* W^H W p for the difference regularisers */
-    int threads;
-} cg_sys;
-
-static void cg_apply(cg_sys *s, const lm_cfloat *x, lm_cfloat *y)
-{
-    lm_toeplitz_apply(s->op, x, y);
-    if (s->reg_scale == 0)
-        return;
-    const float c = (float)s->reg_scale;
-    const int64_t count = s->count;
-    if (s->reg == LM_REG_IDENTITY) {
-#pragma omp parallel for num_threads(s->threads) schedule(static) if (count >= LM_PAR_MIN)
-        for (int64_t j = 0; j < count; j++)
-            y[j] += c * x[j];
-        return;
-    }
-    lm_reg_apply(s->n, s->reg, s->weights, x, s->tmp, s->threads);
-    lm_cfloat *tmp = s->tmp;
-#pragma omp parallel for num_threads(s->threads) schedule(static) if (count >= LM_PAR_MIN)
-    for (int64_t j = 0; j < count; j++)
-        y[j] += c * tmp[j];
-}
-
-/* Re <a, b> = Re sum conj(a) b, in double. */
-static double dot_re(const lm_cfloat *a, const lm_cfloat *b, int64_t count, int nt)
-{
-    double s = 0;
-#pragma omp parallel for num_threads(nt) reduction(+ : s) schedule(static) if (count >= LM_PAR_MIN)
-    for (int64_t j = 0; j < count; j++)
-        s += (double)crealf(a[j]) * crealf(b[j]) + (double)cimagf(a[j]) * cimagf(b[j]);
-    return s;
-}
-
-lm_code lm_cg_solve_cpu(const lm_geom *g, const lm_cfloat *q, const lm_cfloat *fhd,
-                        lm_cfloat *rho, const lm_cg_opts *o, lm_cg_report *rep, lm_error *err)
-{
-    if (rep) {
-        rep->iters_done = 0;
-        rep->rel_resid = 0;
-        rep->resid_history = NULL;
-    }
-    if (!g || !q || !fhd || !rho || !o)
-        return lm_fail(err, LM_ERR_INVALID, "cg: missing argument");
-    if (!(o->lambda >= 0) || !isfinite(o->lambda))
-        return lm_fail(err, LM_ERR_INVALID, "cg: lambda %g must be finite and >= 0", o->lambda);
-    if (o->iters < 0)
-        return lm_fail(err, LM_ERR_INVALID, "cg: iteration count %d is negative", o->iters);
-    if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && o->reg != LM_REG_ANATOMICAL)
-        return lm_fail(err, LM_ERR_INVALID, "cg: unknown regulariser %d", (int)o->reg);
-    if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0 && !o->edge_weights)
-        return lm_fail(err, LM_ERR_INVALID, "cg: anatomical regulariser without edge weights");
-
-    const double t0 = now_s();
-    const int nt = o->threads > 0 ? o->threads : omp_get_max_threads();
-    cg_sys s = {0};
-    lm_code rc = lm_toeplitz_new(g->n, q, nt, &s.op, err);
-    if (rc != LM_OK)
-        return rc;
-    for (int a = 0; a < 3; a++)
-        s.n[a] = g->n[a];
-    const int64_t count = s.count = g->n[0] * g->n[1] * g->n[2];
-    s.reg = o->reg;
-    s.weights = o->edge_weights;
-    s.reg_scale = o->lambda * lm_toeplitz_diag(s.op);
-    s.threads = nt;
-
-    lm_cfloat *b = lm_alloc((size_t)count, sizeof *b, err, "cg vectors");
-    lm_cfloat *r = b ? lm_alloc((size_t)count, sizeof *r, err, "cg vectors") : NULL;
-    lm_cfloat *pv = r ? lm_alloc((size_t)count, sizeof *pv, err, "cg vectors") : NULL;
-    lm_cfloat *ap = pv ? lm_alloc((size_t)count, sizeof *ap, err, "cg vectors") : NULL;
-    double *hist = ap ? lm_alloc((size_t)o->iters + 1, sizeof *hist, err, "cg history") : NULL;
-    if (hist && s.reg != LM_REG_IDENTITY && s.reg_scale > 0) {
-        s.tmp = lm_alloc((size_t)count, sizeof *s.tmp, err, "cg vectors");
-        if (!s.tmp) {
-            free(hist);
-            hist = NULL;
-        }
-    }
-    if (!hist) {
-        rc = LM_ERR_NOMEM;
-        goto done;
-    }
-
-    const float inv_n = (float)(1.0 / (double)count);
-#pragma omp parallel for num_threads(nt) schedule(static) if (count >= LM_PAR_MIN)
-    for (int64_t j = 0; j < count; j++)
-        b[j] = fhd[j] * inv_n;
-    const double bnorm = sqrt(dot_re(b, b, count, nt));
-    if (!isfinite(bnorm)) {
-        rc = lm_fail(err, LM_ERR_INVALID, "cg: F^H d is not finite");
-        goto done;
-    }
-    if (bnorm == 0) {
-        /* A is positive semidefinite: 0 solves it (the minimum-norm answer). */
-        memset(rho, 0, (size_t)count * sizeof *rho);
-        hist[0] = 0;
-        if (rep) {
-            rep->resid_history = hist;
-            hist = NULL;
-        }
-        goto done;
-    }
-
-    if (o->warm_start) {
-        cg_apply(&s, rho, ap);
-#pragma omp parallel for num_threads(nt) schedule(static) if (count >= LM_PAR_MIN)
-        for (int64_t j = 0; j < count; j++)
-            r[j] = b[j] - ap[j];
-    } else {
-        memset(rho, 0, (size_t)count * sizeof *rho);
-        memcpy(r, b, (size_t)count * sizeof *r);
-    }
-    memcpy(pv, r, (size_t)count * sizeof *pv);
-    double rr = dot_re(r, r, count, nt);
-    double rel = sqrt(rr) / bnorm;
-    hist[0] = rel;
-    int done_iters = 0;
-
-    for (int it = 1; it <= o->iters && !(o->tol > 0 && rel < o->tol); it++) {
-        cg_apply(&s, pv, ap);
-        double pap = dot_re(pv, ap, count, nt);
-        if (!(pap > 0))
-            break; /* p in the null space (or rounding): no further descent */
-        const double alpha = rr / pap;
-        const float af = (float)alpha;
-        double rr_new = 0, cost_acc = 0;
-#pragma omp parallel for num_threads(nt) reduction(+ : rr_new, cost_acc) schedule(static) if (count >= LM_PAR_MIN)
-        for (int64_t j = 0; j < count; j++) {
-            lm_cfloat x = rho[j] + af * pv[j];
-            lm_cfloat rj = r[j] - af * ap[j];
-            rho[j] = x;
-            r[j] = rj;
-            double rre = crealf(rj), rim = cimagf(rj);
-            rr_new += rre * rre + rim * rim;
-            /* cost = rho^H A rho - 2 Re rho^H b = -Re <rho, r + b> */
-            cost_acc += (double)crealf(x) * (rre + crealf(b[j])) + (double)cimagf(x) * (rim + cimagf(b[j]));
-        }
-        rel = sqrt(rr_new) / bnorm;
-        hist[it] = rel;
-        done_iters = it;
-        if (o->monitor && o->monitor(o->monitor_user, it, rel, -cost_acc, now_s() - t0)) {
-            if (rep) {
-                rep->iters_done = it;
-                rep->rel_resid = rel;
-            }
-            rc = lm_fail(err, LM_ERR_CANCELLED, "cg: cancelled at iteration %d", it);
-            goto done;
-        }
-        const float beta = (float)(rr_new / rr);
-        rr = rr_new;
-#pragma omp parallel for num_threads(nt) schedule(static) if (count >= LM_PAR_MIN)
-        for (int64_t j = 0; j < count; j++)
-            pv[j] = r[j] + beta * pv[j];
-    }
-    if (rep) {
-        rep->iters_done = done_iters;
-        rep->rel_resid = rel;
-        rep->resid_history = hist;
-        hist = NULL;
-    }
-
-done:
-    free(hist);
-    free(s.tmp);
-    free(ap);
-    free(pv);
-    free(r);
-    free(b);
-    lm_toeplitz_free(s.op);
-    return rc;
 }

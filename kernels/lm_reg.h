@@ -1,0 +1,48 @@
+/* Regularisers of the reconstruction, ||W rho||^2, as CPU kernels: W^H W
+ * applied to a volume, and the anatomical edge weights. The GPU twin is
+ * lm_gpu_reg_apply (lm_gpu.h).
+ *
+ * With forward differences along each axis a (no difference past the last
+ * voxel: Neumann boundaries):
+ *   identity:   ||rho||^2                              (W^H W = I)
+ *   gradient:   sum_a sum_i |rho(i + e_a) - rho(i)|^2   (W^H W = -Laplacian)
+ *   anatomical: sum_a sum_i w_a(i) |rho(i + e_a) - rho(i)|^2,
+ *               i.e. W = diag(sqrt(w)) D, W^H W = D^T diag(w) D.
+ * Edge weights are 3 x N floats, axis-major: w[a * N + i] weights the
+ * difference between voxel i and voxel i + e_a (entries on the last slice
+ * of an axis are unused). 2D volumes have no z differences. */
+#ifndef LM_REG_H
+#define LM_REG_H
+
+#include <stdint.h>
+
+#include "lm_types.h"
+
+typedef enum lm_reg_kind {
+    LM_REG_IDENTITY = 0, /* W = I (Tikhonov) */
+    LM_REG_GRADIENT,     /* W = 3D forward finite differences */
+    LM_REG_ANATOMICAL    /* finite differences weighted by a reference's edges */
+} lm_reg_kind;
+
+/* Anatomical weights: w = 1 where the reference is smooth, small across its
+ * edges: w = 1 / (1 + (|diff ref| / (edge_frac * max|ref|))^2).
+ * |diff ref| is the forward difference of the reference's magnitude along
+ * each axis (layout above); edge_frac > 0. A reference whose dims differ
+ * from n is resampled by nearest neighbour: voxel i maps to reference voxel
+ * round(i * dims / n) (both grids share the FOV and put voxel n/2 at the
+ * centre). An all-zero reference gives w = 1. *weights is malloc'd (3N
+ * floats). */
+/* 0.05: region steps in a typical reference are well above 5 % of its
+ * maximum, so edges get weights near 1/17 while noise-level wiggles keep ~1
+ * (B32: 16.7 % error at 0.05 against 24.7 % at 0.1; BENCHMARKS.md). */
+#define LM_EDGE_FRAC_DEFAULT 0.05
+
+lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
+                                  float **weights, lm_error *err);
+
+/* y = W^H W x for the regulariser (identity, gradient or anatomical with
+ * edge_weights as above); threads 0: all cores. */
+void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
+                  const lm_cfloat *x, lm_cfloat *y, int threads);
+
+#endif

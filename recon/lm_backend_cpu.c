@@ -1,0 +1,157 @@
+/* The CPU back end of lm_backend.h: host memory, OpenMP loops. Small
+ * vectors run on one thread: a parallel region's barrier costs more than
+ * the work, and far more when cores are shared. */
+#include "lm_backend.h"
+
+#include <complex.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PAR_MIN 32768
+
+void lm_backend_fail(lm_backend *b, lm_code code, const char *msg)
+{
+    if (b->sticky.code == LM_OK) {
+        b->sticky.code = code;
+        snprintf(b->sticky.msg, sizeof b->sticky.msg, "%s", msg);
+    }
+}
+
+static lm_cfloat *cpu_alloc(lm_backend *b, int64_t n, const char *what)
+{
+    lm_error e = {0};
+    lm_cfloat *x = n > 0 ? lm_alloc((size_t)n, sizeof *x, &e, what) : NULL;
+    if (!x)
+        lm_backend_fail(b, LM_ERR_NOMEM, n > 0 ? e.msg : "empty vector");
+    return x;
+}
+
+static float *cpu_alloc_real(lm_backend *b, int64_t n, const char *what)
+{
+    lm_error e = {0};
+    float *x = n > 0 ? lm_alloc((size_t)n, sizeof *x, &e, what) : NULL;
+    if (!x)
+        lm_backend_fail(b, LM_ERR_NOMEM, n > 0 ? e.msg : "empty vector");
+    return x;
+}
+
+static void cpu_release(lm_backend *b, void *x)
+{
+    (void)b;
+    free(x);
+}
+
+static void cpu_move(lm_backend *b, void *dst, const void *src, size_t bytes)
+{
+    (void)b;
+    if (dst != src)
+        memcpy(dst, src, bytes);
+}
+
+static void cpu_copy(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *x)
+{
+    if (y == x)
+        return;
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        y[j] = x[j];
+}
+
+static void cpu_zero(lm_backend *b, int64_t n, lm_cfloat *x)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        x[j] = 0;
+}
+
+static void cpu_scale(lm_backend *b, int64_t n, lm_cfloat *x, float a)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        x[j] *= a;
+}
+
+static void cpu_axpy(lm_backend *b, int64_t n, lm_cfloat *y, float a, const lm_cfloat *x)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        y[j] += a * x[j];
+}
+
+static void cpu_xpay(lm_backend *b, int64_t n, lm_cfloat *y, float a, const lm_cfloat *x)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        y[j] = x[j] + a * y[j];
+}
+
+static double cpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfloat *y)
+{
+    double s = 0;
+#pragma omp parallel for num_threads(b->threads) reduction(+ : s) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        s += (double)crealf(x[j]) * crealf(y[j]) + (double)cimagf(x[j]) * cimagf(y[j]);
+    return s;
+}
+
+static void cpu_mul(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        y[j] = s[j] * x[j];
+}
+
+static void cpu_mulc_acc(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++)
+        y[j] += conjf(s[j]) * x[j];
+}
+
+static lm_code cpu_check(lm_backend *b, lm_error *err)
+{
+    lm_code rc = b->sticky.code;
+    if (rc != LM_OK) {
+        if (err)
+            *err = b->sticky;
+        memset(&b->sticky, 0, sizeof b->sticky);
+    }
+    return rc;
+}
+
+static void cpu_destroy(lm_backend *b)
+{
+    free(b);
+}
+
+lm_code lm_backend_cpu_new(int threads, lm_backend **out, lm_error *err)
+{
+    *out = NULL;
+    lm_backend *b = lm_calloc(1, sizeof *b, err, "CPU back end");
+    if (!b)
+        return LM_ERR_NOMEM;
+    *b = (lm_backend){
+        .name = "cpu", .device = LM_DEVICE_CPU, .threads = threads > 0 ? threads : omp_get_max_threads(),
+        .impl = NULL, .alloc = cpu_alloc, .release = cpu_release, .alloc_real = cpu_alloc_real,
+        .upload = cpu_move, .download = cpu_move, .copy = cpu_copy, .zero = cpu_zero, .scale = cpu_scale,
+        .axpy = cpu_axpy, .xpay = cpu_xpay, .dot = cpu_dot, .mul = cpu_mul, .mulc_acc = cpu_mulc_acc,
+        .check = cpu_check, .destroy = cpu_destroy,
+    };
+    *out = b;
+    return LM_OK;
+}
+
+lm_code lm_backend_for_variant(const lm_variant *v, int threads, lm_backend **out, lm_error *err)
+{
+    if (v && v->device == LM_DEVICE_GPU)
+        return lm_backend_gpu_new(out, err);
+    return lm_backend_cpu_new(threads, out, err);
+}
+
+void lm_backend_free(lm_backend *b)
+{
+    if (b)
+        b->destroy(b);
+}

@@ -1,0 +1,64 @@
+/* The encoding operator E of an acquisition (GUIDE.md sections 1 and 4):
+ *
+ *   (E rho)_c(m) = (1/N) phi(k_m) sum_n s_c(x_n) rho(x_n) exp(-i 2 pi k_m . x_n)
+ *
+ * for coil c with sensitivity s_c (s = 1 for one coil without maps). It owns
+ * what the operator depends on (geometry, trajectory, coil maps; the field
+ * map and sample times will join them here) and its plan, made once on the
+ * device of the chosen kernel variant: the back end, the coil maps and Q
+ * resident there. Three applications:
+ *
+ *   adjoint  E^H d  = (1/N) sum_c conj(s_c) F^H d_c   (F^H d: the variant's sum)
+ *   normal   E^H E x = sum_c conj(s_c) (F^H F)(s_c x)  (one Toeplitz Q for all coils)
+ *   forward  E x     (CPU NUFFT type 2; tests and residuals)
+ *
+ * Vectors of the image (N values) live in lm_encoding_backend()'s memory;
+ * k-space (m x coils, lm_kdata) in host memory. */
+#ifndef LM_ENCODING_H
+#define LM_ENCODING_H
+
+#include "lm_backend.h"
+#include "lm_kernels.h"
+#include "lm_linop.h"
+#include "lm_types.h"
+
+typedef struct lm_encoding lm_encoding;
+
+typedef struct lm_encoding_desc {
+    const lm_geom *geom;
+    const lm_traj *traj;
+    const lm_sens *sens;    /* NULL: one coil, s = 1; else its n must be geom->n (copied) */
+    const char *variant;    /* kernel variant for Q and F^H d; its device picks the back end */
+    int use_cache;          /* Q from / to the disk cache (lm_qcache.h) */
+    int threads;            /* CPU threads, 0: all cores */
+} lm_encoding_desc;
+
+lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *err);
+void lm_encoding_free(lm_encoding *e);
+
+lm_backend *lm_encoding_backend(const lm_encoding *e);
+const lm_variant *lm_encoding_variant(const lm_encoding *e);
+int64_t lm_encoding_voxels(const lm_encoding *e);
+/* Coils of the model: the maps' count, or 1 without maps. */
+int64_t lm_encoding_coils(const lm_encoding *e);
+
+/* Makes Q (from the cache when allowed) and the Toeplitz operator; called
+ * once, before the first normal application (which calls it otherwise).
+ * ctl gets the fraction of Q's sum and may cancel. */
+lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_from_cache, lm_error *err);
+
+/* x = E^H d, d with lm_encoding_coils() channels (host); x on the back end.
+ * ctl gets the fraction over channels. */
+lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl, lm_error *err);
+/* y = E^H E x (x != y), both on the back end. */
+lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+/* d = E x: x on the back end, d (host) m x coils, allocated by the caller. */
+lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_error *err);
+
+/* E^H E as an operator (borrowed: freed with e). Prepares Q if needed. */
+lm_code lm_encoding_normal_op(lm_encoding *e, lm_linop **op, lm_error *err);
+/* The mean diagonal of E^H E: (Q(0)/N^2) times the mean of sum_c |s_c|^2
+ * over the voxels the maps cover; lambda is relative to it (README). */
+double lm_encoding_diag(const lm_encoding *e);
+
+#endif

@@ -1,0 +1,217 @@
+/* Operator plumbing (lm_linop.h): application with the back end's sticky
+ * errors folded in, sums, and the regularisers' W^H W on either device. */
+#include "lm_linop.h"
+
+#include <stdlib.h>
+
+#include "lm_gpu.h"
+#include "lm_toeplitz.h"
+
+lm_code lm_linop_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    lm_code rc = op->apply(op, x, y, err);
+    if (rc != LM_OK)
+        return rc;
+    return op->be->check(op->be, err);
+}
+
+void lm_linop_free(lm_linop *op)
+{
+    if (!op)
+        return;
+    if (op->destroy)
+        op->destroy(op);
+    free(op);
+}
+
+static lm_linop *linop_new(lm_backend *be, int64_t n_in, int64_t n_out, const char *name, lm_error *err)
+{
+    lm_linop *op = lm_calloc(1, sizeof *op, err, name);
+    if (op) {
+        op->be = be;
+        op->n_in = n_in;
+        op->n_out = n_out;
+        op->name = name;
+    }
+    return op;
+}
+
+/* ---- sums ---- */
+
+typedef struct sum_state {
+    lm_linop *a, *b;
+    float c;
+    lm_cfloat *tmp;
+} sum_state;
+
+static lm_code sum_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    sum_state *s = op->state;
+    lm_code rc = s->a->apply(s->a, x, y, err);
+    if (rc == LM_OK && s->c != 0) {
+        rc = s->b->apply(s->b, x, s->tmp, err);
+        if (rc == LM_OK)
+            op->be->axpy(op->be, op->n_out, y, s->c, s->tmp);
+    }
+    return rc;
+}
+
+static void sum_destroy(lm_linop *op)
+{
+    sum_state *s = op->state;
+    if (s) {
+        op->be->release(op->be, s->tmp);
+        free(s);
+    }
+}
+
+lm_code lm_linop_sum(lm_linop *a, lm_linop *b, double c, lm_linop **out, lm_error *err)
+{
+    *out = NULL;
+    if (!a || !b || a->be != b->be || a->n_in != a->n_out || b->n_in != a->n_in || b->n_out != a->n_out)
+        return lm_fail(err, LM_ERR_INVALID, "operator sum: operators of different sizes or devices");
+    lm_linop *op = linop_new(a->be, a->n_in, a->n_out, "sum", err);
+    sum_state *s = op ? lm_calloc(1, sizeof *s, err, "operator sum") : NULL;
+    if (!s) {
+        free(op);
+        return LM_ERR_NOMEM;
+    }
+    *s = (sum_state){.a = a, .b = b, .c = (float)c};
+    op->state = s;
+    op->apply = sum_apply;
+    op->destroy = sum_destroy;
+    if (c != 0) {
+        s->tmp = a->be->alloc(a->be, a->n_out, "operator sum");
+        lm_code rc = a->be->check(a->be, err);
+        if (rc != LM_OK) {
+            lm_linop_free(op);
+            return rc;
+        }
+    }
+    *out = op;
+    return LM_OK;
+}
+
+/* ---- regularisers ---- */
+
+typedef struct reg_state {
+    int64_t n[3];
+    lm_reg_kind kind;
+    float *w;            /* back-end memory */
+} reg_state;
+
+static lm_code reg_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    reg_state *s = op->state;
+    lm_backend *be = op->be;
+    if (s->kind == LM_REG_IDENTITY) {
+        be->copy(be, op->n_out, y, x);
+        return LM_OK;
+    }
+    if (be->device == LM_DEVICE_GPU)
+        return lm_gpu_reg_apply(s->n, s->kind, s->w, x, y, err);
+    lm_reg_apply(s->n, s->kind, s->w, x, y, be->threads);
+    return LM_OK;
+}
+
+static void reg_destroy(lm_linop *op)
+{
+    reg_state *s = op->state;
+    if (s) {
+        op->be->release(op->be, s->w);
+        free(s);
+    }
+}
+
+lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const float *weights,
+                     lm_linop **out, lm_error *err)
+{
+    *out = NULL;
+    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && kind != LM_REG_ANATOMICAL)
+        return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)kind);
+    if (kind == LM_REG_ANATOMICAL && !weights)
+        return lm_fail(err, LM_ERR_INVALID, "anatomical regulariser without edge weights");
+    const int64_t count = n[0] * n[1] * n[2];
+    lm_linop *op = linop_new(be, count, count, "regulariser", err);
+    reg_state *s = op ? lm_calloc(1, sizeof *s, err, "regulariser") : NULL;
+    if (!s) {
+        free(op);
+        return LM_ERR_NOMEM;
+    }
+    for (int a = 0; a < 3; a++)
+        s->n[a] = n[a];
+    s->kind = kind;
+    op->state = s;
+    op->apply = reg_apply;
+    op->destroy = reg_destroy;
+    if (kind == LM_REG_ANATOMICAL) {
+        s->w = be->alloc_real(be, 3 * count, "edge weights");
+        if (s->w)
+            be->upload(be, s->w, weights, (size_t)(3 * count) * sizeof(float));
+    }
+    lm_code rc = be->check(be, err);
+    if (rc != LM_OK) {
+        lm_linop_free(op);
+        return rc;
+    }
+    *out = op;
+    return LM_OK;
+}
+
+/* ---- F^H F ---- */
+
+typedef struct toep_state {
+    lm_toeplitz *cpu;
+    lm_gpu_toeplitz *gpu;
+} toep_state;
+
+static lm_code toep_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    toep_state *s = op->state;
+    if (s->gpu)
+        return lm_gpu_toeplitz_apply(s->gpu, x, y, err);
+    lm_toeplitz_apply(s->cpu, x, y);
+    return LM_OK;
+}
+
+static void toep_destroy(lm_linop *op)
+{
+    toep_state *s = op->state;
+    if (s) {
+        lm_toeplitz_free(s->cpu);
+        lm_gpu_toeplitz_free(s->gpu);
+        free(s);
+    }
+}
+
+lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q, int q_on_backend,
+                          lm_linop **out, lm_error *err)
+{
+    *out = NULL;
+    const int64_t count = n[0] * n[1] * n[2];
+    lm_linop *op = linop_new(be, count, count, "F^H F", err);
+    toep_state *s = op ? lm_calloc(1, sizeof *s, err, "Toeplitz operator") : NULL;
+    if (!s) {
+        free(op);
+        return LM_ERR_NOMEM;
+    }
+    op->state = s;
+    op->apply = toep_apply;
+    op->destroy = toep_destroy;
+    lm_code rc;
+    if (be->device == LM_DEVICE_GPU) {
+        rc = lm_gpu_toeplitz_new(n, q_on_backend ? NULL : q, q_on_backend ? q : NULL, &s->gpu, err);
+        if (rc == LM_OK)
+            op->diag = lm_gpu_toeplitz_diag(s->gpu);
+    } else {
+        rc = lm_toeplitz_new(n, q, be->threads, &s->cpu, err);
+        if (rc == LM_OK)
+            op->diag = lm_toeplitz_diag(s->cpu);
+    }
+    if (rc != LM_OK) {
+        lm_linop_free(op);
+        return rc;
+    }
+    *out = op;
+    return LM_OK;
+}

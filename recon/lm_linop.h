@@ -1,0 +1,44 @@
+/* Linear operators on a back end's vectors (lm_backend.h): what the
+ * iterative algorithms see of the encoding, the regularisers and their
+ * sums. An operator maps n_in values to n_out values, both in its back
+ * end's memory; apply may use x == y only where the operator says so
+ * (none of the ones here do). */
+#ifndef LM_LINOP_H
+#define LM_LINOP_H
+
+#include <stdint.h>
+
+#include "lm_backend.h"
+#include "lm_reg.h"
+
+typedef struct lm_linop lm_linop;
+
+struct lm_linop {
+    int64_t n_in, n_out;
+    lm_backend *be;
+    const char *name;
+    double diag;          /* mean of the diagonal when known, else 0 */
+    lm_code (*apply)(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+    void (*destroy)(lm_linop *op);   /* frees state (not be) */
+    void *state;
+};
+
+lm_code lm_linop_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+void lm_linop_free(lm_linop *op);
+
+/* y = A x + c B x for square A and B on one back end. The sum does not own
+ * A or B (free them after it). */
+lm_code lm_linop_sum(lm_linop *a, lm_linop *b, double c, lm_linop **out, lm_error *err);
+
+/* W^H W of a regulariser on a back end (lm_reg.h); weights (3N floats,
+ * host memory) only for LM_REG_ANATOMICAL, copied. */
+lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const float *weights,
+                     lm_linop **out, lm_error *err);
+
+/* F^H F through Q (lm_toeplitz.h on the CPU, lm_gpu_toeplitz on a GPU):
+ * q holds lm_q_count(n) raw values in host memory, or in the back end's
+ * memory when q_on_backend. diag = Re Q(0) / N^2. */
+lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q, int q_on_backend,
+                          lm_linop **out, lm_error *err);
+
+#endif

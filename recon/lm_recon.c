@@ -1,0 +1,467 @@
+/* The reconstruction pipeline shared by the CLI and the GUI (lm_recon.h):
+ * validate, build the encoding operator (Q from the disk cache, coil maps,
+ * on the variant's device), E^H d, CG over the one solver source; or a
+ * gridding baseline; one progress callback. */
+#include "lm_recon.h"
+
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lm_cartesian.h"
+#include "lm_cg.h"
+#include "lm_encoding.h"
+#include "lm_grid.h"
+
+const char *lm_method_name(lm_method m)
+{
+    switch (m) {
+    case LM_METHOD_CG: return "cg";
+    case LM_METHOD_GRID_LINEAR: return "grid-linear";
+    case LM_METHOD_GRID_KB: return "grid-kb";
+    case LM_METHOD_FFT: return "fft";
+    }
+    return "unknown";
+}
+
+lm_code lm_method_parse(const char *s, lm_method *out, lm_error *err)
+{
+    static const lm_method all[] = {LM_METHOD_CG, LM_METHOD_GRID_LINEAR, LM_METHOD_GRID_KB, LM_METHOD_FFT};
+    for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(s, lm_method_name(all[i])) == 0) {
+            *out = all[i];
+            return LM_OK;
+        }
+    return lm_fail(err, LM_ERR_INVALID, "method '%s' is unknown (cg, grid-linear, grid-kb, fft)", s ? s : "");
+}
+
+const char *lm_reg_name(lm_reg_kind r)
+{
+    switch (r) {
+    case LM_REG_IDENTITY: return "identity";
+    case LM_REG_GRADIENT: return "gradient";
+    case LM_REG_ANATOMICAL: return "anatomical";
+    }
+    return "unknown";
+}
+
+lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err)
+{
+    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL};
+    for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(s, lm_reg_name(all[i])) == 0) {
+            *out = all[i];
+            return LM_OK;
+        }
+    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical)",
+                   s ? s : "");
+}
+
+const char *lm_coil_combine_name(lm_coil_combine c)
+{
+    switch (c) {
+    case LM_COMBINE_AUTO: return "auto";
+    case LM_COMBINE_SENSE: return "sense";
+    case LM_COMBINE_RSS: return "rss";
+    }
+    return "unknown";
+}
+
+lm_code lm_coil_combine_parse(const char *s, lm_coil_combine *out, lm_error *err)
+{
+    static const lm_coil_combine all[] = {LM_COMBINE_AUTO, LM_COMBINE_SENSE, LM_COMBINE_RSS};
+    for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(s, lm_coil_combine_name(all[i])) == 0) {
+            *out = all[i];
+            return LM_OK;
+        }
+    return lm_fail(err, LM_ERR_INVALID, "coil combination '%s' is unknown (auto, sense, rss)", s ? s : "");
+}
+
+const char *lm_stage_name(lm_stage s)
+{
+    switch (s) {
+    case LM_STAGE_LOAD: return "loading";
+    case LM_STAGE_Q: return "computing Q";
+    case LM_STAGE_FHD: return "computing F^H d";
+    case LM_STAGE_CG: return "conjugate gradient";
+    case LM_STAGE_GRID: return "gridding";
+    case LM_STAGE_DONE: return "done";
+    }
+    return "unknown";
+}
+
+void lm_recon_opts_init(lm_recon_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->method = LM_METHOD_CG;
+    o->variant = "cpu-simd";
+    /* Tikhonov with lambda = 0.01 of the diagonal of F^H F: a light touch.
+     * On noiseless B32 lambda 0 .. 0.1 give the same error after 60
+     * iterations (47.8 %; the error there is set by undersampling, see
+     * tests/solver/test_recon.c), while a non-zero lambda keeps the system
+     * positive definite when the trajectory leaves k-space unsampled and
+     * limits noise growth on noisy data if more iterations are run. */
+    o->lambda = 0.01;
+    o->reg = LM_REG_IDENTITY;
+    o->iters = 60;
+    o->tol = 0;
+    o->use_cache = 1;
+    o->threads = 0;
+    o->edge_frac = LM_EDGE_FRAC_DEFAULT;
+}
+
+void lm_recon_result_clear(lm_recon_result *r)
+{
+    if (!r)
+        return;
+    lm_volume_free(r->image);
+    free(r->resid_history);
+    memset(r, 0, sizeof *r);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- progress plumbing ---------------------------------------------------- */
+
+typedef struct run_ctx {
+    const lm_recon_opts *o;
+    double t0;
+    lm_stage stage;
+    int coil, ncoils;    /* channel in progress, for stage fractions */
+    int iters;
+    double d_energy;     /* ||d||^2 of the channel in CG */
+} run_ctx;
+
+static int report(run_ctx *c, double fraction, int iter, double rel_resid, double cost)
+{
+    if (!c->o->progress)
+        return 0;
+    lm_progress p = {
+        .stage = c->stage,
+        .fraction = fraction < 0 ? 0 : fraction > 1 ? 1 : fraction,
+        .iter = iter,
+        .iters = c->stage == LM_STAGE_CG ? c->iters : 0,
+        .rel_resid = rel_resid,
+        .cost = cost,
+        .elapsed_s = now_s() - c->t0,
+    };
+    return c->o->progress(c->o->progress_user, &p);
+}
+
+/* Stages done per channel report their fraction over all channels. */
+static double channel_fraction(const run_ctx *c, double f)
+{
+    if (c->stage == LM_STAGE_Q)
+        return f;
+    return ((double)c->coil + f) / (double)c->ncoils;
+}
+
+static int ctl_progress(void *user, double f)
+{
+    run_ctx *c = user;
+    return report(c, channel_fraction(c, f), 0, 0, 0);
+}
+
+static int cg_monitor(void *user, int iter, double rel_resid, double cost, double elapsed_s)
+{
+    run_ctx *c = user;
+    (void)elapsed_s;
+    double f = c->iters > 0 ? (double)iter / (double)c->iters : 1.0;
+    return report(c, channel_fraction(c, f), iter, rel_resid, cost + c->d_energy);
+}
+
+static lm_code cancelled(lm_error *err, const run_ctx *c)
+{
+    return lm_fail(err, LM_ERR_CANCELLED, "reconstruction cancelled during %s", lm_stage_name(c->stage));
+}
+
+static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
+                        lm_error *err)
+{
+    if (!g || !t || !k || !o || !t->k || !k->d)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: missing geometry, trajectory, k-space or options");
+    lm_code rc = lm_geom_check(g, t, err);
+    if (rc != LM_OK)
+        return rc;
+    if (t->m != k->m)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: trajectory has %lld samples, k-space %lld",
+                       (long long)t->m, (long long)k->m);
+    if (k->ncoils <= 0 || k->ncoils > 1024)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: %lld channels is out of range",
+                       (long long)k->ncoils);
+    int64_t total = k->m * k->ncoils;
+    for (int64_t j = 0; j < total; j++)
+        if (!isfinite(crealf(k->d[j])) || !isfinite(cimagf(k->d[j])))
+            return lm_fail(err, LM_ERR_FORMAT, "k-space sample %lld of channel %lld is not a finite number",
+                           (long long)(j % k->m), (long long)(j / k->m));
+    if (o->method != LM_METHOD_CG && o->method != LM_METHOD_GRID_LINEAR && o->method != LM_METHOD_GRID_KB &&
+        o->method != LM_METHOD_FFT)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: unknown method %d", (int)o->method);
+    if (o->sens) {
+        for (int a = 0; a < 3; a++)
+            if (o->sens->n[a] != g->n[a])
+                return lm_fail(err, LM_ERR_INVALID, "coil maps are %lldx%lldx%lld but the matrix is %lldx%lldx%lld",
+                               (long long)o->sens->n[0], (long long)o->sens->n[1], (long long)o->sens->n[2],
+                               (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
+        if (o->sens->ncoils != k->ncoils)
+            return lm_fail(err, LM_ERR_INVALID, "%lld coil maps but the k-space has %lld channels",
+                           (long long)o->sens->ncoils, (long long)k->ncoils);
+    }
+    if (o->combine == LM_COMBINE_SENSE && !o->sens && k->ncoils > 1)
+        return lm_fail(err, LM_ERR_INVALID, "SENSE needs coil maps for the %lld channels", (long long)k->ncoils);
+    if (o->combine != LM_COMBINE_AUTO && o->combine != LM_COMBINE_SENSE && o->combine != LM_COMBINE_RSS)
+        return lm_fail(err, LM_ERR_INVALID, "unknown coil combination %d", (int)o->combine);
+    if (o->method == LM_METHOD_CG) {
+        if (!(o->lambda >= 0) || !isfinite(o->lambda))
+            return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
+        if (o->iters < 0 || o->iters > 100000)
+            return lm_fail(err, LM_ERR_INVALID, "iteration count %d is out of range (0..100000)", o->iters);
+        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && o->reg != LM_REG_ANATOMICAL)
+            return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)o->reg);
+        if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0 && !o->ref)
+            return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
+        if (o->edge_frac < 0 || !isfinite(o->edge_frac))
+            return lm_fail(err, LM_ERR_INVALID, "edge fraction %g must be > 0", o->edge_frac);
+    }
+    return LM_OK;
+}
+
+/* ||d||^2 of one channel, in double. */
+static double channel_energy(const lm_cfloat *d, int64_t m)
+{
+    double e = 0;
+    for (int64_t j = 0; j < m; j++)
+        e += (double)crealf(d[j]) * crealf(d[j]) + (double)cimagf(d[j]) * cimagf(d[j]);
+    return e;
+}
+
+/* Adds |img|^2 of one channel into the root-sum-of-squares accumulator. */
+static void rss_add(double *rss, const lm_cfloat *img, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++)
+        rss[j] += (double)crealf(img[j]) * crealf(img[j]) + (double)cimagf(img[j]) * cimagf(img[j]);
+}
+
+/* Which channels go into one encoding: all of them (SENSE, or one channel)
+ * or each on its own (root-sum-of-squares). */
+static int use_rss(const lm_kdata *k, const lm_recon_opts *o)
+{
+    return k->ncoils > 1 && (o->combine == LM_COMBINE_RSS || (o->combine == LM_COMBINE_AUTO && !o->sens));
+}
+
+/* E^H d and CG for the channels in k (all of E's coils); rho (host) gets
+ * the solution. */
+static lm_code solve_channels(lm_encoding *e, const lm_kdata *k, const lm_recon_opts *o, const float *weights,
+                              run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep,
+                              lm_error *err)
+{
+    lm_backend *be = lm_encoding_backend(e);
+    const int64_t nv = lm_encoding_voxels(e);
+    lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
+    lm_cfloat *b = be->alloc(be, nv, "E^H d");
+    lm_cfloat *x = be->alloc(be, nv, "CG solution");
+    lm_code rc = be->check(be, err);
+
+    c->stage = LM_STAGE_FHD;
+    double ts = now_s();
+    if (rc == LM_OK)
+        rc = lm_encoding_adjoint(e, k, b, ctl, err);
+    if (rc == LM_OK)
+        rc = be->check(be, err);
+    res->time_fhd_s += now_s() - ts;
+
+    if (rc == LM_OK)
+        rc = lm_encoding_normal_op(e, &normal, err);
+    if (rc == LM_OK)
+        rc = lm_system_new(normal, res->image->dims, o->lambda,
+                           o->reg, weights, &reg, &sys, err);
+    if (rc == LM_OK) {
+        double energy = 0;
+        for (int64_t ch = 0; ch < k->ncoils; ch++)
+            energy += channel_energy(k->d + ch * k->m, k->m);
+        c->d_energy = energy;
+        c->stage = LM_STAGE_CG;
+        if (report(c, 0, 0, 1, energy))
+            rc = cancelled(err, c);
+    }
+    if (rc == LM_OK) {
+        free(rep->resid_history);
+        rep->resid_history = NULL;
+        lm_cg_params p = {.iters = o->iters, .tol = o->tol, .monitor = cg_monitor, .monitor_user = c};
+        ts = now_s();
+        rc = lm_cg(sys ? sys : normal, b, x, &p, rep, err);
+        if (rc == LM_OK) {
+            be->download(be, rho, x, (size_t)nv * sizeof *rho);
+            rc = be->check(be, err);
+        }
+        res->time_cg_s += now_s() - ts;
+    }
+    lm_linop_free(sys);
+    lm_linop_free(reg);
+    be->release(be, x);
+    be->release(be, b);
+    return rc;
+}
+
+/* CG: one encoding (one Q for every channel) and one solve, or one solve
+ * per channel combined by root-sum-of-squares. */
+static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
+                        run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
+{
+    const int rss_mode = use_rss(k, o);
+    const int64_t nv = lm_geom_voxels(g), m = t->m;
+    lm_encoding *e = NULL;
+    float *weights = NULL;
+    double *rss = NULL;
+    lm_cfloat *img = NULL;
+    lm_cg_report rep = {0};
+    lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : o->sens, .variant = o->variant,
+                          .use_cache = o->use_cache, .threads = o->threads};
+    lm_code rc = lm_encoding_new(&d, &e, err);
+    if (rc != LM_OK)
+        return rc;
+    res->combine = rss_mode ? LM_COMBINE_RSS : LM_COMBINE_SENSE;
+    res->fhd_pairs = (double)m * (double)nv * (double)k->ncoils;
+
+    c->stage = LM_STAGE_Q;
+    if (report(c, 0, 0, 0, 0)) {
+        rc = cancelled(err, c);
+        goto out;
+    }
+    double ts = now_s();
+    rc = lm_encoding_prepare_normal(e, ctl, &res->q_from_cache, err);
+    res->time_q_s = now_s() - ts;
+    if (rc != LM_OK)
+        goto out;
+    if (report(c, 1, 0, 0, 0)) {
+        rc = cancelled(err, c);
+        goto out;
+    }
+    if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0) {
+        rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
+                                       &weights, err);
+        if (rc != LM_OK)
+            goto out;
+    }
+    if (!rss_mode) {
+        c->ncoils = 1;
+        rc = solve_channels(e, k, o, weights, c, ctl, res, res->image->data, &rep, err);
+    } else {
+        rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
+        img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
+        rc = img ? LM_OK : LM_ERR_NOMEM;
+        for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
+            const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
+            c->coil = (int)ch;
+            rc = solve_channels(e, &one, o, weights, c, ctl, res, img, &rep, err);
+            if (rc == LM_OK)
+                rss_add(rss, img, nv);
+        }
+        if (rc == LM_OK)
+            for (int64_t j = 0; j < nv; j++)
+                res->image->data[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);
+    }
+    if (rc == LM_OK) {
+        res->iters_done = rep.iters_done;
+        res->resid_history = rep.resid_history;
+        rep.resid_history = NULL;
+    }
+out:
+    free(rep.resid_history);
+    free(weights), free(rss), free(img);
+    lm_encoding_free(e);
+    return rc;
+}
+
+/* Gridding baselines and the Cartesian FFT, per channel; channels combined
+ * with the maps when given, else by root-sum-of-squares. */
+static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
+                          run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
+{
+    const int64_t nv = lm_geom_voxels(g), m = t->m, nc = k->ncoils;
+    const int maps = o->sens && nc > 1 && o->combine != LM_COMBINE_RSS;
+    double *acc = NULL;
+    lm_cfloat *img = NULL, *num = NULL;
+    if (nc > 1) {
+        acc = lm_calloc((size_t)nv, sizeof *acc, err, "channel combination");
+        img = acc ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
+        num = img && maps ? lm_calloc((size_t)nv, sizeof *num, err, "channel combination") : NULL;
+        if (!img || (maps && !num)) {
+            free(acc), free(img);
+            return LM_ERR_NOMEM;
+        }
+    }
+    res->combine = nc == 1 ? LM_COMBINE_SENSE : maps ? LM_COMBINE_SENSE : LM_COMBINE_RSS;
+    c->stage = LM_STAGE_GRID;
+    lm_code rc = report(c, 0, 0, 0, 0) ? cancelled(err, c) : LM_OK;
+    double ts = now_s();
+    for (int64_t ch = 0; ch < nc && rc == LM_OK; ch++) {
+        const lm_cfloat *d = k->d + ch * m;
+        lm_cfloat *out = nc > 1 ? img : res->image->data;
+        c->coil = (int)ch;
+        rc = o->method == LM_METHOD_GRID_LINEAR ? lm_grid_linear(g, t, d, out, ctl, err)
+             : o->method == LM_METHOD_GRID_KB   ? lm_grid_kb(g, t, d, out, ctl, err)
+                                                : lm_cartesian_fft(g, t, d, out, ctl, err);
+        if (rc != LM_OK || nc == 1)
+            continue;
+        if (!maps) {
+            rss_add(acc, out, nv);
+            continue;
+        }
+        /* Roemer: sum conj(s_c) img_c / sum |s_c|^2 */
+        const lm_cfloat *s = o->sens->s + ch * nv;
+        for (int64_t j = 0; j < nv; j++) {
+            num[j] += conjf(s[j]) * out[j];
+            acc[j] += (double)crealf(s[j]) * crealf(s[j]) + (double)cimagf(s[j]) * cimagf(s[j]);
+        }
+    }
+    if (rc == LM_OK && nc > 1)
+        for (int64_t j = 0; j < nv; j++)
+            res->image->data[j] = maps ? (acc[j] > 0 ? num[j] / (float)acc[j] : 0) : CMPLXF((float)sqrt(acc[j]), 0.0f);
+    res->time_grid_s = now_s() - ts;
+    free(acc), free(img), free(num);
+    return rc;
+}
+
+lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
+                     lm_recon_result *res, lm_error *err)
+{
+    if (!res)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: missing result");
+    memset(res, 0, sizeof *res);
+    lm_code rc = validate(g, t, k, o, err);
+    if (rc != LM_OK)
+        return rc;
+
+    run_ctx c = {.o = o, .t0 = now_s(), .ncoils = (int)k->ncoils, .iters = o->iters};
+    lm_ctl ctl = {.progress = ctl_progress, .user = &c, .threads = o->threads};
+    double vox[3];
+    for (int a = 0; a < 3; a++)
+        vox[a] = g->fov_mm[a] > 0 ? g->fov_mm[a] / (double)g->n[a] : 1.0;
+    res->image = lm_volume_new(g->n, vox, err);
+    if (!res->image)
+        return LM_ERR_NOMEM;
+    res->coils = (int)k->ncoils;
+
+    rc = o->method == LM_METHOD_CG ? recon_cg(g, t, k, o, &c, &ctl, res, err)
+                                   : recon_grid(g, t, k, o, &c, &ctl, res, err);
+    if (rc != LM_OK) {
+        lm_recon_result_clear(res);
+        return rc;
+    }
+    res->time_total_s = now_s() - c.t0;
+    c.stage = LM_STAGE_DONE;
+    c.coil = 0;
+    c.ncoils = 1;
+    /* Too late to cancel: the result is complete. */
+    (void)report(&c, 1, 0, 0, 0);
+    return LM_OK;
+}

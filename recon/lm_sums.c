@@ -1,0 +1,147 @@
+/* The raw k-space sums of the encoding through a kernel variant (lm_kernels.h):
+ * Q on the 2x grid (cached on disk) and F^H d of one channel on the image grid. */
+#include "lm_sums.h"
+
+#include <complex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lm_qcache.h"
+
+/* Structure-of-arrays copy of the trajectory, as the kernels take it. */
+typedef struct ksoa {
+    float *kx, *ky, *kz, *wr, *wi;
+} ksoa;
+
+static void ksoa_free(ksoa *s)
+{
+    free(s->kx), free(s->ky), free(s->kz), free(s->wr), free(s->wi);
+    memset(s, 0, sizeof *s);
+}
+
+static lm_code ksoa_make(const lm_traj *t, int complex_w, ksoa *s, lm_error *err)
+{
+    memset(s, 0, sizeof *s);
+    size_t m = (size_t)t->m;
+    s->kx = lm_alloc(m, sizeof(float), err, "k-space coordinates");
+    s->ky = s->kx ? lm_alloc(m, sizeof(float), err, "k-space coordinates") : NULL;
+    s->kz = s->ky ? lm_alloc(m, sizeof(float), err, "k-space coordinates") : NULL;
+    s->wr = s->kz ? lm_alloc(m, sizeof(float), err, "k-space weights") : NULL;
+    if (s->wr && complex_w)
+        s->wi = lm_alloc(m, sizeof(float), err, "k-space weights");
+    if (!s->wr || (complex_w && !s->wi)) {
+        ksoa_free(s);
+        return LM_ERR_NOMEM;
+    }
+    for (size_t j = 0; j < m; j++) {
+        s->kx[j] = t->k[3 * j];
+        s->ky[j] = t->k[3 * j + 1];
+        s->kz[j] = t->k[3 * j + 2];
+    }
+    return LM_OK;
+}
+
+/* Runs the variant on pts and returns interleaved complex values. */
+static lm_code run_sum(const lm_variant *v, const ksoa *s, int64_t m, const lm_points *pts,
+                       const lm_ctl *ctl, lm_cfloat **out, lm_error *err)
+{
+    *out = NULL;
+    size_t n = (size_t)pts->n;
+    float *re = lm_alloc(n, sizeof(float), err, "kernel output");
+    float *im = re ? lm_alloc(n, sizeof(float), err, "kernel output") : NULL;
+    lm_cfloat *c = im ? lm_alloc(n, sizeof(lm_cfloat), err, "kernel output") : NULL;
+    if (!c) {
+        free(re), free(im);
+        return LM_ERR_NOMEM;
+    }
+    lm_ksum_in in = {.m = m, .kx = s->kx, .ky = s->ky, .kz = s->kz, .wr = s->wr, .wi = s->wi};
+    lm_code rc = lm_ksum_run(v, &in, pts, re, im, ctl, err);
+    if (rc == LM_OK) {
+        for (size_t j = 0; j < n; j++)
+            c[j] = CMPLXF(re[j], im[j]);
+        *out = c;
+    } else {
+        free(c);
+    }
+    free(re), free(im);
+    return rc;
+}
+
+const lm_variant *lm_sums_variant(const char *name, lm_error *err)
+{
+    return lm_variant_get_available(name && *name ? name : "cpu-simd", err);
+}
+
+lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, int use_cache,
+                     const lm_ctl *ctl, lm_cfloat **q, int *from_cache, lm_error *err)
+{
+    *q = NULL;
+    if (from_cache)
+        *from_cache = 0;
+    if (!g || !t)
+        return lm_fail(err, LM_ERR_INVALID, "Q: missing geometry or trajectory");
+    lm_code rc = lm_geom_check(g, t, err);
+    if (rc != LM_OK)
+        return rc;
+    const lm_variant *v = lm_sums_variant(variant, err);
+    if (!v)
+        return err ? err->code : LM_ERR_UNSUPPORTED;
+
+    if (use_cache && lm_qcache_load(g, t, q, NULL) == LM_OK) {
+        if (from_cache)
+            *from_cache = 1;
+        return LM_OK;
+    }
+
+    lm_points pts;
+    lm_points_q_grid(&pts, g->n);
+    if (pts.n != lm_q_count(g->n))
+        return lm_fail(err, LM_ERR_INTERNAL, "Q: grid of %lld points, solver expects %lld",
+                       (long long)pts.n, (long long)lm_q_count(g->n));
+    ksoa s;
+    rc = ksoa_make(t, 0, &s, err);
+    if (rc != LM_OK)
+        return rc;
+    for (int64_t j = 0; j < t->m; j++) {
+        double ph = lm_geom_phi(g, s.kx[j], s.ky[j], s.kz[j]);
+        s.wr[j] = (float)(ph * ph);
+    }
+    rc = run_sum(v, &s, t->m, &pts, ctl, q, err);
+    ksoa_free(&s);
+    /* The cache is best effort: an unwritable cache folder costs only the
+     * next run's time. Only exact (float-rounding) Q is stored, so a NUFFT
+     * run never hands its approximation to a later exact one. */
+    if (rc == LM_OK && use_cache && !v->approximate)
+        (void)lm_qcache_store(g, t, *q, NULL);
+    return rc;
+}
+
+lm_code lm_compute_fhd(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const char *variant,
+                       const lm_ctl *ctl, lm_cfloat **fhd, lm_error *err)
+{
+    *fhd = NULL;
+    if (!g || !t || !d)
+        return lm_fail(err, LM_ERR_INVALID, "F^H d: missing geometry, trajectory or data");
+    lm_code rc = lm_geom_check(g, t, err);
+    if (rc != LM_OK)
+        return rc;
+    const lm_variant *v = lm_sums_variant(variant, err);
+    if (!v)
+        return err ? err->code : LM_ERR_UNSUPPORTED;
+    ksoa s;
+    rc = ksoa_make(t, 1, &s, err);
+    if (rc != LM_OK)
+        return rc;
+    /* w = conj(phi) d, phi real */
+    for (int64_t j = 0; j < t->m; j++) {
+        double ph = lm_geom_phi(g, s.kx[j], s.ky[j], s.kz[j]);
+        s.wr[j] = (float)(ph * crealf(d[j]));
+        s.wi[j] = (float)(ph * cimagf(d[j]));
+    }
+    lm_points pts;
+    lm_points_image_grid(&pts, g->n);
+    rc = run_sum(v, &s, t->m, &pts, ctl, fhd, err);
+    ksoa_free(&s);
+    return rc;
+}
+
