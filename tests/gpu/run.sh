@@ -38,6 +38,10 @@ LIB=$SYS/usr/lib/x86_64-linux-gnu
 export PKG_CONFIG_PATH=$LIB/pkgconfig:/tmp/fakepc${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export PKG_CONFIG_SYSROOT_DIR=$SYS
 export LIBRARY_PATH=$LIB${LIBRARY_PATH:+:$LIBRARY_PATH}
+# BLAS and LAPACK sit in alternatives folders (no update-alternatives here)
+for d in blas lapack; do
+    [ -e $LIB/$d/lib$d.so.3 ] && ln -sf $LIB/$d/lib$d.so.3 $LIB/lib$d.so.3 && ln -sf $LIB/$d/lib$d.so.3 $LIB/lib$d.so
+done
 export LD_LIBRARY_PATH=$LIB:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export CPATH=$SYS/usr/include${CPATH:+:$CPATH}
 mkdir -p /tmp/fakepc /tmp/bin
@@ -126,7 +130,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/gpu_bench cli/larmor-cli"
+TARGETS="tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
