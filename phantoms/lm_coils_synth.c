@@ -53,7 +53,7 @@ static int ring_count(int dim, int64_t C)
 typedef struct coil_design {
     double p[3];   /* centre */
     double tg[3];  /* unit tangent (phase ramp direction) */
-    double theta;  /* phase offset: the azimuth */
+    double theta;  /* phase offset */
 } coil_design;
 
 static void layout(int dim, int64_t C, coil_design *cd)
@@ -71,7 +71,9 @@ static void layout(int dim, int64_t C, coil_design *cd)
             cd[c].tg[0] = -sin(az);
             cd[c].tg[1] = cos(az);
             cd[c].tg[2] = 0;
-            cd[c].theta = az;
+            /* Phase offsets 2 pi slot / C, slots i rings + r: a permutation
+             * of 0..C-1 that follows the azimuth within each ring. */
+            cd[c].theta = 2 * M_PI * (double)(i * rings + r) / (double)C;
         }
     }
 }
