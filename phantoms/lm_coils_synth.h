@@ -13,12 +13,17 @@
  * exact at every trajectory point: the maps and the data agree exactly.
  *
  * Design (deterministic, no randomness): coils sit on an elliptic cylinder
- * around the head, 3D on 1-4 rings at different z (2D: one ring), each with
- * a target profile 1 / (1 + |x - p_c|^2 / w^2) times a phase of the coil's
- * azimuth plus a slow tangential ramp; the coefficients are the weighted
+ * around the head, 3D on 1-4 rings at different z (2D: one ring; 3D: one
+ * ring up to 8 coils, 2 up to 16, 3 up to 40, else 4), each with a target
+ * profile 1 / (1 + |x - p_c|^2 / w^2), w = 0.3 FOV, times a phase: an
+ * offset 2 pi slot_c / C (distinct per coil) plus a ramp of 0.3 cycles/FOV
+ * along the coil's tangent; the coefficients are the weighted
  * least-squares fit of that target over the head (a small dense solve in
  * double), then scaled so that the root-sum-of-squares over coils is 1 at
- * the FOV centre. The fitted series, not the target, is the map. */
+ * the FOV centre. The fitted series, not the target, is the map. Being
+ * periodic over the FOV, a series cannot fall off fully between the head's
+ * top and bottom edges (0.46 of 0.5 FOV): coils facing +-y contrast ~2.6:1
+ * across the head, the others 5-9:1 (test_coils_maps prints them). */
 #ifndef LM_COILS_SYNTH_H
 #define LM_COILS_SYNTH_H
 
