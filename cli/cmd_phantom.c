@@ -1,5 +1,6 @@
 /* larmor-cli phantom: a named benchmark problem or a custom phantom, written
- * as DIR/traj.cfl, DIR/kspace.cfl and DIR/truth.nii.gz (or DIR/data.h5). */
+ * as DIR/traj.cfl, DIR/kspace.cfl and DIR/truth.nii.gz (or DIR/data.h5);
+ * with coils also DIR/sens.cfl, the maps the k-space was made with. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,15 +9,19 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_io.h"
+#include "lm_coils_synth.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_trajgen.h"
 
 static void help(void)
 {
-    puts("usage: larmor-cli phantom --problem NAME --out DIR [--format cfl|ismrmrd]\n"
+    puts("usage: larmor-cli phantom --problem NAME --out DIR [--format cfl|ismrmrd] [--coils C]\n"
          "       larmor-cli phantom --matrix N [--phantom shepp-logan|shepp-logan-2d] [--traj KIND]\n"
-         "                          [--samples M] [--readout R] [--noise LEVEL] [--seed S] --out DIR\n"
-         "  NAME: B32 B64 B128 B64n B128n\n"
+         "                          [--samples M] [--readout R] [--noise LEVEL] [--seed S] [--coils C] --out DIR\n"
+         "  NAME: B32 B64 B128 B64n B128n B64c8 B128c32 B64c8n\n"
+         "  C: receive coils 1..64 (1: one uniform coil; more: synthetic head-coil maps, the exact\n"
+         "     k-space per coil in kspace.cfl [1, samples, spokes, coils] and the maps in\n"
+         "     sens.cfl [nx, ny, nz, coils]; with --problem it replaces the problem's count)\n"
          "  KIND: radial3d radial3d-full stack-of-spirals spiral2d radial2d cartesian\n"
          "  LEVEL: noise sigma as a fraction of RMS |d| (0.05 = 5 %)\n"
          "writes DIR/traj.cfl+hdr, DIR/kspace.cfl+hdr, DIR/truth.nii.gz and, for 3D, DIR/ref.nii.gz\n"
@@ -31,11 +36,11 @@ int cmd_phantom(int argc, char **argv)
         {"phantom", required_argument, 0, 'P'}, {"traj", required_argument, 0, 't'},
         {"samples", required_argument, 0, 'm'}, {"readout", required_argument, 0, 'r'},
         {"noise", required_argument, 0, 'z'}, {"seed", required_argument, 0, 's'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"coils", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *problem = NULL, *out = NULL, *format = "cfl", *phantom_name = "shepp-logan";
     const char *traj_kind = NULL;
     int64_t n[3] = {0, 0, 0};
-    long long samples = 0, readout = 0, seed = 1;
+    long long samples = 0, readout = 0, seed = 1, coils = 0;
     double noise = 0;
     int c;
     optind = 1;
@@ -51,6 +56,7 @@ int cmd_phantom(int argc, char **argv)
         case 'r': if (!cli_parse_int("--readout", optarg, 1, 1 << 20, &readout)) return 1; break;
         case 'z': if (!cli_parse_double("--noise", optarg, &noise)) return 1; break;
         case 's': if (!cli_parse_int("--seed", optarg, 0, (1LL << 62), &seed)) return 1; break;
+        case 'c': if (!cli_parse_int("--coils", optarg, 1, LM_COILS_SYNTH_MAX, &coils)) return 1; break;
         case 'h': help(); return 0;
         default: return 2;
         }
@@ -69,11 +75,18 @@ int cmd_phantom(int argc, char **argv)
     lm_traj *t = NULL;
     lm_kdata *k = NULL;
     lm_volume *truth = NULL, *ref = NULL;
+    lm_sens *sens = NULL;
+    lm_coils_synth *cs = NULL;
     int rc = 1;
 
     if (problem) {
-        const lm_problem_def *def = lm_problem_find(problem, &err);
-        if (!def || lm_problem_make(def, &g, &t, &k, &truth, &err) != LM_OK)
+        const lm_problem_def *found = lm_problem_find(problem, &err);
+        if (!found)
+            goto done;
+        lm_problem_def def = *found;
+        if (coils)
+            def.coils = coils;
+        if (lm_problem_make_coils(&def, &g, &t, &k, &truth, &sens, &err) != LM_OK)
             goto done;
     } else {
         const lm_phantom *ph = lm_phantom_by_name(phantom_name, &err);
@@ -87,9 +100,15 @@ int cmd_phantom(int argc, char **argv)
         lm_geom_init(&g, n[0], n[1], n[2], 240.0);
         if (lm_traj_generate(kind, n, samples, readout, &t, &err) != LM_OK)
             goto done;
-        if (!(k = lm_kdata_new(t->m, 1, &err)))
+        if (!(k = lm_kdata_new(t->m, coils > 1 ? coils : 1, &err)))
             goto done;
-        if (lm_phantom_kspace(ph, t, k->d, &err) != LM_OK)
+        if (coils > 1) {
+            /* Maps of (x, y) only for a 2D phantom or a single slice. */
+            int dim = ph->dim == 2 || n[2] == 1 ? 2 : 3;
+            if (lm_coils_synth_make(dim, coils, &cs, &err) != LM_OK ||
+                lm_coils_synth_data(cs, ph, t, k, &err) != LM_OK || lm_coils_synth_maps(cs, g.n, &sens, &err) != LM_OK)
+                goto done;
+        } else if (lm_phantom_kspace(ph, t, k->d, &err) != LM_OK)
             goto done;
         if (noise > 0 && lm_noise_add(k, noise, (uint64_t)seed, &err) != LM_OK)
             goto done;
@@ -111,6 +130,12 @@ int cmd_phantom(int argc, char **argv)
         if (lm_cfl_write_kdata(path, k, t->readout, &err) != LM_OK)
             goto done;
     }
+    if (sens) {
+        int64_t dims[4] = {sens->n[0], sens->n[1], sens->n[2], sens->ncoils};
+        snprintf(path, sizeof path, "%s/sens", out);
+        if (lm_cfl_write(path, 4, dims, sens->s, &err) != LM_OK)
+            goto done;
+    }
     snprintf(path, sizeof path, "%s/truth.nii.gz", out);
     if (lm_nifti_write(path, truth, 0, &err) != LM_OK)
         goto done;
@@ -121,9 +146,9 @@ int cmd_phantom(int argc, char **argv)
         if (lm_nifti_write(path, ref, 0, &err) != LM_OK)
             goto done;
     }
-    fprintf(stderr, "phantom: %s: %lld samples, matrix %lldx%lldx%lld -> %s\n",
-            problem ? problem : phantom_name, (long long)t->m, (long long)g.n[0], (long long)g.n[1],
-            (long long)g.n[2], out);
+    fprintf(stderr, "phantom: %s: %lld samples x %lld coils, matrix %lldx%lldx%lld -> %s\n",
+            problem ? problem : phantom_name, (long long)t->m, (long long)k->ncoils, (long long)g.n[0],
+            (long long)g.n[1], (long long)g.n[2], out);
     rc = 0;
 done:
     if (rc)
@@ -132,5 +157,7 @@ done:
     lm_kdata_free(k);
     lm_volume_free(truth);
     lm_volume_free(ref);
+    lm_sens_free(sens);
+    lm_coils_synth_free(cs);
     return rc;
 }

@@ -40,6 +40,16 @@ lm_code lm_phantom_kspace(const lm_phantom *p, const lm_traj *t, lm_cfloat *d, l
  * reference that tests and other modules compare against. A 2D phantom
  * ignores kz. Returns 0 for an invalid phantom. */
 double _Complex lm_phantom_ft(const lm_phantom *p, double kx, double ky, double kz);
+/* Exact k-space of the phantom seen through trigonometric polynomials
+ * (e.g. coil sensitivities given as Fourier series):
+ *     w_s(x) = sum_j a[s nterms + j] exp(+i 2 pi f_j . x),
+ *     d_s(k) = integral rho(x) w_s(x) exp(-i 2 pi k.x) dx = sum_j a_sj FT(k - f_j),
+ * for every sample of t and every set s. f: nterms frequencies in
+ * cycles/FOV, (fx, fy, fz) per term (a 2D phantom needs fz = 0); a: nsets x
+ * nterms, term fastest; d: m x nsets, samples fastest (lm_kdata's layout).
+ * Evaluated in double, stored as float; OpenMP over samples. */
+lm_code lm_phantom_kspace_modulated(const lm_phantom *p, const lm_traj *t, int64_t nterms, const double *f,
+                                    int64_t nsets, const double _Complex *a, lm_cfloat *d, lm_error *err);
 /* The truth on the n grid, each voxel the mean of sub^3 (sub^2 in 2D)
  * sub-voxel samples. voxel_mm = fov_mm / n. */
 lm_code lm_phantom_truth(const lm_phantom *p, const lm_geom *g, int sub, lm_volume **out, lm_error *err);

@@ -1,8 +1,11 @@
 /* Noise and the named benchmark problems of GUIDE.md section 4. */
 #include "lm_trajgen.h"
 
+#include "lm_coils_synth.h"
+
 #include <complex.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -96,12 +99,17 @@ lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err)
 
 /* ---- benchmark problems ----------------------------------------------------
  * GUIDE.md section 4: M = round(n^3 * 284,592 / 128^3), readout n/2. */
+/* Multi-coil problems (GUIDE.md section 4, wave 2): B64's and B128's
+ * trajectories seen by 8 and 32 synthetic head coils (lm_coils_synth). */
 static const lm_problem_def problems[] = {
-    {"B32", 32, 4447, 16, 0.0},
-    {"B64", 64, 35574, 32, 0.0},
-    {"B128", 128, 284592, 64, 0.0},
-    {"B64n", 64, 35574, 32, 0.05},
-    {"B128n", 128, 284592, 64, 0.05},
+    {"B32", 32, 4447, 16, 0.0, 1},
+    {"B64", 64, 35574, 32, 0.0, 1},
+    {"B128", 128, 284592, 64, 0.0, 1},
+    {"B64n", 64, 35574, 32, 0.05, 1},
+    {"B128n", 128, 284592, 64, 0.05, 1},
+    {"B64c8", 64, 35574, 32, 0.0, 8},
+    {"B128c32", 128, 284592, 64, 0.0, 32},
+    {"B64c8n", 64, 35574, 32, 0.05, 8},
 };
 #define PROBLEM_COUNT (sizeof problems / sizeof problems[0])
 
@@ -114,15 +122,29 @@ const lm_problem_def *lm_problem_find(const char *name, lm_error *err)
     for (size_t i = 0; name && i < PROBLEM_COUNT; i++)
         if (!strcasecmp(name, problems[i].name))
             return &problems[i];
-    lm_fail(err, LM_ERR_INVALID, "problem '%s' is unknown (known: B32, B64, B128, B64n, B128n)",
-            name ? name : "(null)");
+    char known[256] = "";
+    size_t len = 0;
+    for (size_t i = 0; i < PROBLEM_COUNT && len < sizeof known; i++) {
+        int w = snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "", problems[i].name);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+    lm_fail(err, LM_ERR_INVALID, "problem '%s' is unknown (known: %s)", name ? name : "(null)", known);
     return NULL;
 }
 
 lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
                         lm_volume **truth, lm_error *err)
 {
-    if (!def || def->n < 2 || def->m < 1 || def->readout < 1 || !(def->noise >= 0))
+    return lm_problem_make_coils(def, g, traj, kdata, truth, NULL, err);
+}
+
+lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
+                              lm_volume **truth, lm_sens **sens, lm_error *err)
+{
+    if (!def || def->n < 2 || def->m < 1 || def->readout < 1 || !(def->noise >= 0) || def->coils < 0 ||
+        def->coils > LM_COILS_SYNTH_MAX)
         return lm_fail(err, LM_ERR_INVALID, "problem %s: definition is invalid",
                        def && def->name ? def->name : "(null)");
     if (traj)
@@ -131,6 +153,9 @@ lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, l
         *kdata = NULL;
     if (truth)
         *truth = NULL;
+    if (sens)
+        *sens = NULL;
+    const int64_t ncoils = def->coils > 1 ? def->coils : 1;
     const lm_phantom *ph = lm_phantom_shepp_logan_3d();
     lm_geom geom;
     lm_geom_init(&geom, def->n, def->n, def->n, LM_PROBLEM_FOV_MM);
@@ -139,24 +164,33 @@ lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, l
     lm_traj *t = NULL;
     lm_kdata *k = NULL;
     lm_volume *v = NULL;
+    lm_sens *s = NULL;
+    lm_coils_synth *cs = NULL;
     lm_code c = LM_OK;
+    /* One coefficient set for the maps and the data. */
+    if (ncoils > 1 && (kdata || sens) && (c = lm_coils_synth_make(3, ncoils, &cs, err)) != LM_OK)
+        goto fail;
     if (traj || kdata) {
         c = lm_traj_generate(LM_TRAJ_RADIAL3D, geom.n, def->m, def->readout, &t, err);
         if (c != LM_OK)
             goto fail;
     }
     if (kdata) {
-        if (!(k = lm_kdata_new(t->m, 1, err))) {
+        if (!(k = lm_kdata_new(t->m, ncoils, err))) {
             c = err ? err->code : LM_ERR_NOMEM;
             goto fail;
         }
-        if ((c = lm_phantom_kspace(ph, t, k->d, err)) != LM_OK)
+        c = cs ? lm_coils_synth_data(cs, ph, t, k, err) : lm_phantom_kspace(ph, t, k->d, err);
+        if (c != LM_OK)
             goto fail;
         if (def->noise > 0 && (c = lm_noise_add(k, def->noise, LM_PROBLEM_NOISE_SEED, err)) != LM_OK)
             goto fail;
     }
     if (truth && (c = lm_phantom_truth(ph, &geom, LM_PROBLEM_TRUTH_SUB, &v, err)) != LM_OK)
         goto fail;
+    if (sens && cs && (c = lm_coils_synth_maps(cs, geom.n, &s, err)) != LM_OK)
+        goto fail;
+    lm_coils_synth_free(cs);
 
     if (g)
         *g = geom;
@@ -168,10 +202,14 @@ lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, l
         *kdata = k;
     if (truth)
         *truth = v;
+    if (sens)
+        *sens = s;
     return LM_OK;
 fail:
+    lm_coils_synth_free(cs);
     lm_traj_free(t);
     lm_kdata_free(k);
     lm_volume_free(v);
+    lm_sens_free(s);
     return c;
 }

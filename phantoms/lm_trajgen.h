@@ -47,11 +47,13 @@ lm_code lm_traj_generate(lm_traj_kind kind, const int64_t n[3], int64_t m, int64
 lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err);
 
 typedef struct lm_problem_def {
-    const char *name;        /* B32, B64, B128, B64n, B128n */
+    const char *name;        /* B32, B64, B128, B64n, B128n, B64c8, B128c32, B64c8n */
     int64_t n;               /* matrix n^3 */
     int64_t m;               /* samples */
     int64_t readout;         /* samples per spoke */
     double noise;            /* relative sigma, 0 = none */
+    int64_t coils;           /* receive coils: 1 = one uniform coil (no maps), else
+                              * lm_coils_synth maps (3D) and their exact k-space */
 } lm_problem_def;
 
 /* Fixed parts of every benchmark problem (GUIDE.md section 4). */
@@ -68,5 +70,11 @@ const lm_problem_def *lm_problem_at(size_t i);
  * may be NULL to skip that part (the truth is the slow one). */
 lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
                         lm_volume **truth, lm_error *err);
+/* The same with the coil maps: kdata holds m x def->coils samples (noise
+ * added over all channels with one sigma, lm_noise_add), *sens the maps on
+ * the problem's grid, NULL for a single-coil problem. truth is rho itself,
+ * not coil-weighted. lm_problem_make is this with sens NULL. */
+lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
+                              lm_volume **truth, lm_sens **sens, lm_error *err);
 
 #endif

@@ -1,10 +1,12 @@
 /* Times building a benchmark problem (default B128): trajectory, exact
- * k-space and the sub-voxel averaged truth, each separately. Run through
+ * k-space (every coil of a multi-coil problem), coil maps and the
+ * sub-voxel averaged truth, each separately. Run through
  * `meson test --benchmark --suite phantoms` or directly with a name. */
 #include <stdio.h>
 #include <time.h>
 
 #include "lm_test.h"
+#include "lm_coils_synth.h"
 #include "lm_trajgen.h"
 
 static double now(void)
@@ -30,11 +32,21 @@ int main(int argc, char **argv)
     double t0 = now();
     CHECK_OK(lm_traj_generate(LM_TRAJ_RADIAL3D, g.n, def->m, def->readout, &t, &err), &err);
     double t1 = now();
-    if (t && (k = lm_kdata_new(t->m, 1, &err)))
-        CHECK_OK(lm_phantom_kspace(lm_phantom_shepp_logan_3d(), t, k->d, &err), &err);
+    const int64_t coils = def->coils > 1 ? def->coils : 1;
+    if (t && (k = lm_kdata_new(t->m, coils, &err))) {
+        if (coils > 1)
+            CHECK_OK(lm_coils_synth_kspace(lm_phantom_shepp_logan_3d(), 3, coils, t, k, &err), &err);
+        else
+            CHECK_OK(lm_phantom_kspace(lm_phantom_shepp_logan_3d(), t, k->d, &err), &err);
+    }
     if (k && def->noise > 0)
         CHECK_OK(lm_noise_add(k, def->noise, LM_PROBLEM_NOISE_SEED, &err), &err);
     double t2 = now();
+    lm_sens *s = NULL;
+    if (coils > 1)
+        CHECK_OK(lm_coils_synth_sens(3, coils, g.n, &s, &err), &err);
+    lm_sens_free(s);
+    double t2s = now();
     CHECK_OK(lm_phantom_truth(lm_phantom_shepp_logan_3d(), &g, LM_PROBLEM_TRUTH_SUB, &v, &err), &err);
     double t3 = now();
     lm_volume_free(v);
@@ -46,9 +58,9 @@ int main(int argc, char **argv)
     double t4 = now();
     CHECK_OK(lm_problem_make(def, NULL, &t, &k, &v, &err), &err);
     double t5 = now();
-    printf("{\"problem\": \"%s\", \"time_traj_s\": %.4f, \"time_kspace_s\": %.4f, \"time_truth_s\": %.4f, "
-           "\"time_make_s\": %.4f}\n",
-           def->name, t1 - t0, t2 - t1, t3 - t2, t5 - t4);
+    printf("{\"problem\": \"%s\", \"coils\": %lld, \"time_traj_s\": %.4f, \"time_kspace_s\": %.4f, "
+           "\"time_sens_s\": %.4f, \"time_truth_s\": %.4f, \"time_make_s\": %.4f}\n",
+           def->name, (long long)coils, t1 - t0, t2 - t1, t2s - t2, t3 - t2s, t5 - t4);
     lm_volume_free(v);
     lm_traj_free(t);
     lm_kdata_free(k);

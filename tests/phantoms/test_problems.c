@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "lm_test.h"
+#include "lm_coils_synth.h"
 #include "lm_trajgen.h"
 
 int main(void)
@@ -16,24 +17,29 @@ int main(void)
         const char *name;
         int64_t n, m, r;
         double noise;
-    } want[] = {{"B32", 32, 4447, 16, 0},
-                {"B64", 64, 35574, 32, 0},
-                {"B128", 128, 284592, 64, 0},
-                {"B64n", 64, 35574, 32, 0.05},
-                {"B128n", 128, 284592, 64, 0.05}};
-    CHECK(lm_problem_count() == 5);
-    for (size_t i = 0; i < 5; i++) {
+        int64_t coils;
+    } want[] = {{"B32", 32, 4447, 16, 0, 1},
+                {"B64", 64, 35574, 32, 0, 1},
+                {"B128", 128, 284592, 64, 0, 1},
+                {"B64n", 64, 35574, 32, 0.05, 1},
+                {"B128n", 128, 284592, 64, 0.05, 1},
+                {"B64c8", 64, 35574, 32, 0, 8},
+                {"B128c32", 128, 284592, 64, 0, 32},
+                {"B64c8n", 64, 35574, 32, 0.05, 8}};
+    CHECK(lm_problem_count() == 8);
+    for (size_t i = 0; i < 8; i++) {
         const lm_problem_def *d = lm_problem_find(want[i].name, &err);
         CHECK(d && d == lm_problem_at(i));
         if (!d)
             continue;
-        CHECK(d->n == want[i].n && d->m == want[i].m && d->readout == want[i].r && d->noise == want[i].noise);
+        CHECK(d->n == want[i].n && d->m == want[i].m && d->readout == want[i].r && d->noise == want[i].noise &&
+              d->coils == want[i].coils);
         CHECK(d->m == llround((double)(d->n * d->n * d->n) * 284592.0 / 2097152.0));
     }
-    CHECK(lm_problem_at(5) == NULL);
+    CHECK(lm_problem_at(8) == NULL);
     CHECK(lm_problem_find("b64N", &err) == lm_problem_at(3)); /* case does not matter */
     CHECK(lm_problem_find("B256", &err) == NULL && err.code == LM_ERR_INVALID);
-    CHECK(strstr(err.msg, "B256") && strstr(err.msg, "B128n")); /* names the bad one and the known ones */
+    CHECK(strstr(err.msg, "B256") && strstr(err.msg, "B128n") && strstr(err.msg, "B64c8n")); /* names the bad one and the known ones */
 
     /* B32 in full. */
     lm_geom g;
@@ -103,5 +109,56 @@ int main(void)
     lm_kdata_free(k64n2);
 
     CHECK(lm_problem_make(NULL, &g, NULL, NULL, NULL, &err) == LM_ERR_INVALID);
+
+    /* B64c8: B64's trajectory, 8 coils; the maps are lm_coils_synth's 3D
+     * set on the 64^3 grid and the data its exact k-space (float of the
+     * double reference, < 1e-8); the truth is rho, not coil-weighted. */
+    {
+        lm_traj *tc = NULL, *t64 = NULL;
+        lm_kdata *kc = NULL;
+        lm_sens *sc = NULL, *s8 = NULL, *none = (lm_sens *)&err;
+        lm_coils_synth *cs = NULL;
+        CHECK_OK(lm_problem_make_coils(lm_problem_find("B64c8", &err), &g, &tc, &kc, NULL, &sc, &err), &err);
+        CHECK_OK(lm_problem_make(lm_problem_find("B64", &err), NULL, &t64, NULL, NULL, &err), &err);
+        CHECK_OK(lm_coils_synth_make(3, 8, &cs, &err), &err);
+        const int64_t n64[3] = {64, 64, 64};
+        CHECK_OK(lm_coils_synth_sens(3, 8, n64, &s8, &err), &err);
+        if (tc && kc && sc && t64 && cs && s8) {
+            CHECK(g.n[0] == 64 && tc->m == 35574 && kc->m == 35574 && kc->ncoils == 8);
+            CHECK(memcmp(tc->k, t64->k, sizeof(float) * 3 * (size_t)tc->m) == 0);
+            CHECK(sc->ncoils == 8 && sc->n[0] == 64 && sc->n[1] == 64 && sc->n[2] == 64);
+            CHECK(memcmp(sc->s, s8->s, sizeof(lm_cfloat) * (size_t)(64 * 64 * 64 * 8)) == 0);
+            int bad_c = 0;
+            for (int64_t c = 0; c < 8; c++)
+                for (int64_t i = 0; i < tc->m; i += 97) {
+                    double complex r =
+                        lm_coils_synth_ft(cs, p, c, tc->k[3 * i], tc->k[3 * i + 1], tc->k[3 * i + 2]);
+                    bad_c += cabs(kc->d[c * tc->m + i] - r) > 1e-8;
+                }
+            CHECK(bad_c == 0);
+        }
+        /* A single-coil problem has no maps. */
+        CHECK_OK(lm_problem_make_coils(lm_problem_find("B32", &err), NULL, NULL, NULL, NULL, &none, &err), &err);
+        CHECK(none == NULL);
+        /* B64c8n: 5 % noise over all channels (one sigma), reproducible. */
+        lm_kdata *kn = NULL;
+        CHECK_OK(lm_problem_make(lm_problem_find("B64c8n", &err), NULL, NULL, &kn, NULL, &err), &err);
+        if (kn && kc) {
+            CHECK(kn->ncoils == 8 && kn->m == kc->m);
+            double sd = 0, sn = 0;
+            for (int64_t i = 0; i < kn->m * 8; i++) {
+                sd += pow(cabsf(kc->d[i]), 2);
+                sn += pow(cabsf(kn->d[i] - kc->d[i]), 2);
+            }
+            CHECK_NEAR(sqrt(sn / sd), 0.05, 0.05 * 0.02);
+        }
+        lm_kdata_free(kn);
+        lm_traj_free(tc);
+        lm_traj_free(t64);
+        lm_kdata_free(kc);
+        lm_sens_free(sc);
+        lm_sens_free(s8);
+        lm_coils_synth_free(cs);
+    }
     return lm_test_finish("problems");
 }
