@@ -19,12 +19,52 @@ static void help(void)
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
          "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
-         "        [--no-cache] [--json]\n"
+         "        [--no-cache] [--json] [--sens S] [--coil-combine auto|sense|rss]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
+         "  --sens S: coil maps [nx, ny, nz, coils] (.cfl as bart ecalib writes them); with maps the coils\n"
+         "  are reconstructed together (SENSE: one complex image); --coil-combine rss reconstructs each\n"
+         "  channel on its own and combines them by root-sum-of-squares (magnitude)\n"
          "  --edge: anatomical edge scale as a fraction of max|ref|: differences across reference\n"
          "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))");
+}
+
+/* Coil maps from a .cfl [nx, ny, nz, coils], checked against the matrix
+ * and the channel count. */
+static lm_code load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err)
+{
+    int nd = 0;
+    int64_t dims[LM_CFL_MAX_DIMS];
+    lm_cfloat *data = NULL;
+    *out = NULL;
+    lm_code rc = lm_cfl_read(path, &nd, dims, &data, err);
+    if (rc != LM_OK)
+        return rc;
+    for (int a = nd; a < 4; a++)
+        dims[a] = 1;
+    for (int a = 4; a < nd; a++)
+        if (dims[a] != 1) {
+            free(data);
+            return lm_fail(err, LM_ERR_FORMAT, "%s: coil maps have %d dimensions; expected [nx, ny, nz, coils]",
+                           path, nd);
+        }
+    if (dims[0] != g->n[0] || dims[1] != g->n[1] || dims[2] != g->n[2])
+        rc = lm_fail(err, LM_ERR_INVALID, "%s: coil maps are %lldx%lldx%lld but the matrix is %lldx%lldx%lld", path,
+                     (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)g->n[0],
+                     (long long)g->n[1], (long long)g->n[2]);
+    else if (dims[3] != ncoils)
+        rc = lm_fail(err, LM_ERR_INVALID, "%s: %lld coil maps but the k-space has %lld channels", path,
+                     (long long)dims[3], (long long)ncoils);
+    lm_sens *s = rc == LM_OK ? lm_sens_new(g->n, ncoils, err) : NULL;
+    if (s) {
+        memcpy(s->s, data, (size_t)(lm_sens_voxels(s) * ncoils) * sizeof(lm_cfloat));
+        *out = s;
+    } else if (rc == LM_OK) {
+        rc = LM_ERR_NOMEM;
+    }
+    free(data);
+    return rc;
 }
 
 int cmd_recon(int argc, char **argv)
@@ -39,8 +79,10 @@ int cmd_recon(int argc, char **argv)
         {"fov", required_argument, 0, 'f'}, {"dirac", no_argument, 0, 'd'},
         {"complex", no_argument, 0, 'c'}, {"no-cache", no_argument, 0, 'C'},
         {"edge", required_argument, 0, 'e'},
+        {"sens", required_argument, 0, 'S'}, {"coil-combine", required_argument, 0, 'B'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
+    const char *sens_path = NULL;
     int64_t n[3] = {0, 0, 0};
     double fov = 240.0;
     int json = 0, as_complex = 0, dirac = 0, method_given = 0;
@@ -72,6 +114,11 @@ int cmd_recon(int argc, char **argv)
         case 'd': dirac = 1; break;
         case 'e': if (!cli_parse_double("--edge", optarg, &o.edge_frac)) return 1; break;
         case 'c': as_complex = 1; break;
+        case 'S': sens_path = optarg; break;
+        case 'B':
+            if (lm_coil_combine_parse(optarg, &o.combine, &err) != LM_OK)
+                return cli_error(&err);
+            break;
         case 'C': o.use_cache = 0; break;
         case 'j': json = 1; break;
         case 'h': help(); return 0;
@@ -89,6 +136,7 @@ int cmd_recon(int argc, char **argv)
 
     cli_inputs in;
     lm_volume *ref = NULL, *truth = NULL;
+    lm_sens *sens = NULL;
     lm_recon_result res = {0};
     int rc = 1;
     if (cli_load_inputs(traj, kspace, &in, &err) != LM_OK)
@@ -114,7 +162,10 @@ int cmd_recon(int argc, char **argv)
                 (long long)truth->dims[2], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
         goto done;
     }
+    if (sens_path && load_sens(sens_path, &g, in.kdata->ncoils, &sens, &err) != LM_OK)
+        goto done;
     o.ref = ref;
+    o.sens = sens;
     cli_progress prog;
     cli_progress_init(&prog, 1);
     o.progress = cli_progress_cb;
@@ -154,7 +205,8 @@ int cmd_recon(int argc, char **argv)
         cli_json_num(stdout, "psnr_db", m.psnr_db, 1);
         cli_json_num(stdout, "percent_error", m.percent_error, 1);
         cli_json_int(stdout, "coils", res.coils, 1);
-        cli_json_str(stdout, "combine", res.coils > 1 ? "root-sum-of-squares" : "none", 1);
+        cli_json_str(stdout, "combine",
+                     res.coils == 1 ? "none" : res.combine == LM_COMBINE_RSS ? "root-sum-of-squares" : "sense", 1);
         cli_json_str(stdout, "out", out, 0);
         printf("}\n");
     } else {
@@ -167,9 +219,11 @@ int cmd_recon(int argc, char **argv)
         if (truth)
             printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error,
                    o.method == LM_METHOD_GRID_LINEAR || o.method == LM_METHOD_GRID_KB ? " (scale-matched)" : "");
-        if (res.coils > 1)
+        if (res.coils > 1 && res.combine == LM_COMBINE_RSS)
             printf("%d channels reconstructed one by one and combined by root-sum-of-squares "
                    "(magnitude; no coil sensitivities)\n", res.coils);
+        else if (res.coils > 1)
+            printf("%d channels reconstructed together with their coil maps (SENSE)\n", res.coils);
         printf("wrote %s\n", out);
     }
     rc = 0;
@@ -179,6 +233,7 @@ done:
     lm_recon_result_clear(&res);
     lm_volume_free(ref);
     lm_volume_free(truth);
+    lm_sens_free(sens);
     cli_inputs_clear(&in);
     return rc;
 }

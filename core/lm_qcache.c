@@ -82,10 +82,12 @@ static uint64_t get_u64(const unsigned char *b)
     return v;
 }
 
-uint64_t lm_qcache_key(const lm_geom *g, const lm_traj *t)
+uint64_t lm_qcache_key(const lm_geom *g, const lm_traj *t, const char *cls)
 {
     unsigned char b[8];
     uint64_t h = fnv_bytes(fnv_offset, "larmor-q-1", 10);
+    if (cls && cls[0])
+        h = fnv_bytes(h, cls, strlen(cls) + 1);
     for (int a = 0; a < 3; a++) {
         put_u64(b, (uint64_t)g->n[a]);
         h = fnv_bytes(h, b, 8);
@@ -197,13 +199,13 @@ static lm_code check_args(const lm_geom *g, const lm_traj *t, lm_error *err)
     return LM_OK;
 }
 
-lm_code lm_qcache_load(const lm_geom *g, const lm_traj *t, lm_cfloat **q, lm_error *err)
+lm_code lm_qcache_load(const lm_geom *g, const lm_traj *t, const char *cls, lm_cfloat **q, lm_error *err)
 {
     *q = NULL;
     lm_code rc = check_args(g, t, err);
     if (rc != LM_OK)
         return rc;
-    const uint64_t key = lm_qcache_key(g, t);
+    const uint64_t key = lm_qcache_key(g, t, cls);
     const int64_t count = lm_q_count(g->n);
     char *path = NULL;
     rc = entry_path(g, key, &path, err);
@@ -258,14 +260,15 @@ lm_code lm_qcache_load(const lm_geom *g, const lm_traj *t, lm_cfloat **q, lm_err
     return LM_OK;
 }
 
-lm_code lm_qcache_store(const lm_geom *g, const lm_traj *t, const lm_cfloat *q, lm_error *err)
+lm_code lm_qcache_store(const lm_geom *g, const lm_traj *t, const char *cls, const lm_cfloat *q,
+                         lm_error *err)
 {
     lm_code rc = check_args(g, t, err);
     if (rc != LM_OK)
         return rc;
     if (!q)
         return lm_fail(err, LM_ERR_INVALID, "Q cache: nothing to store");
-    const uint64_t key = lm_qcache_key(g, t);
+    const uint64_t key = lm_qcache_key(g, t, cls);
     const int64_t count = lm_q_count(g->n);
     char *path = NULL;
     rc = entry_path(g, key, &path, err);

@@ -143,17 +143,22 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
         rc = lm_compute_q(&e->g, e->t, e->v->name, e->use_cache, ctl, &q, &cached, err);
         if (rc == LM_OK)
             rc = lm_linop_toeplitz(e->be, e->g.n, q, 0, &e->fhf, err);
-    } else if (e->use_cache && lm_qcache_load(&e->g, e->t, &q, NULL) == LM_OK) {
+    } else if (e->use_cache && lm_qcache_load(&e->g, e->t, lm_sums_q_class(e->v), &q, NULL) == LM_OK) {
         cached = 1;
         rc = lm_linop_toeplitz(e->be, e->g.n, q, 0, &e->fhf, err);
     } else {
-        /* Summed on the device; Q never comes down. */
+        /* Summed on the device; it comes down only for the cache (best
+         * effort, as on the CPU). */
         void *qd = NULL;
-        rc = lm_gpu_mem_alloc(&qd, (size_t)lm_q_count(e->g.n) * sizeof(lm_cfloat), "Q", err);
+        const size_t bytes = (size_t)lm_q_count(e->g.n) * sizeof(lm_cfloat);
+        rc = lm_gpu_mem_alloc(&qd, bytes, "Q", err);
         if (rc == LM_OK)
             rc = lm_gpu_q(&e->g, e->t, e->v->name, qd, ctl, err);
         if (rc == LM_OK)
             rc = lm_linop_toeplitz(e->be, e->g.n, qd, 1, &e->fhf, err);
+        if (rc == LM_OK && e->use_cache && (q = malloc(bytes)) != NULL &&
+            lm_gpu_mem_download(q, qd, bytes, NULL) == LM_OK)
+            (void)lm_qcache_store(&e->g, e->t, lm_sums_q_class(e->v), q, NULL);
         lm_gpu_mem_free(qd);
     }
     free(q);

@@ -87,7 +87,8 @@ lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, in
     if (!v)
         return err ? err->code : LM_ERR_UNSUPPORTED;
 
-    if (use_cache && lm_qcache_load(g, t, q, NULL) == LM_OK) {
+    const char *cls = lm_sums_q_class(v);
+    if (use_cache && lm_qcache_load(g, t, cls, q, NULL) == LM_OK) {
         if (from_cache)
             *from_cache = 1;
         return LM_OK;
@@ -109,10 +110,10 @@ lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, in
     rc = run_sum(v, &s, t->m, &pts, ctl, q, err);
     ksoa_free(&s);
     /* The cache is best effort: an unwritable cache folder costs only the
-     * next run's time. Only exact (float-rounding) Q is stored, so a NUFFT
-     * run never hands its approximation to a later exact one. */
-    if (rc == LM_OK && use_cache && !v->approximate)
-        (void)lm_qcache_store(g, t, *q, NULL);
+     * next run's time. Entries are keyed by accuracy class, so a NUFFT run
+     * never hands its approximation to a later exact one. */
+    if (rc == LM_OK && use_cache)
+        (void)lm_qcache_store(g, t, cls, *q, NULL);
     return rc;
 }
 
@@ -145,3 +146,10 @@ lm_code lm_compute_fhd(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, c
     return rc;
 }
 
+
+const char *lm_sums_q_class(const lm_variant *v)
+{
+    if (v->approximate)
+        return v->name; /* each NUFFT has its own tolerance */
+    return strcmp(v->name, "cpu-dp") == 0 ? "exact-double" : "exact-single";
+}
