@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_coils.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_kernels.h"
@@ -160,6 +161,12 @@ int cmd_bench(int argc, char **argv)
             free(copy);
             return cli_error(&err);
         }
+
+    if (def->coils > 1) {
+        int brc = bench_coils(def, names, nnames, (int)iters, lambda, json);
+        free(copy);
+        return brc;
+    }
 
     lm_geom g;
     lm_traj *t = NULL;
