@@ -2,7 +2,8 @@
 # On a machine with a GPU: build Larmor with CUDA, run the GPU tests and the
 # GPU benchmark, leave the logs in $OUT (default ./gpu-out).
 #
-#   tests/gpu/run.sh [quick|multi|cli|quality] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
+#   tests/gpu/run.sh [quick|multi|cli|quality|coils] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
+#                                    # coils: gpu_sense test, SENSE bench on B64c8 and B128c32;
 #                                    # quality: scripts/quality-sweep.sh with gpu-nufft and the B128 bench;
 #                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi
 #
@@ -157,6 +158,16 @@ if [ "$MODE" = quality ]; then
     cp /tmp/sweep/runs.jsonl "$OUT/quality-runs.jsonl"
     [ -n "${QUALITY_ONLY:-}" ] || $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
     echo "quality mode done after $(( $(date +%s) - T0 )) s"
+    exit 0
+elif [ "$MODE" = coils ]; then
+    # SENSE on the device: the encoding test, then whole reconstructions with
+    # the true maps (Q cached after a warm-up run), E^H d over every coil.
+    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_sense >"$OUT/tests.log" 2>&1
+    grep -E "gpu_sense|E\^H|SENSE" "$OUT/tests.log" | head
+    CLI=./$B/cli/larmor-cli
+    $CLI bench --problem B64c8 --variants gpu-nufft,gpu-phasor,gpu-tuned,cpu-nufft | tee "$OUT/bench-B64c8.txt"
+    $CLI bench --problem B128c32 --variants ${COIL_VARIANTS:-gpu-nufft,gpu-phasor} | tee "$OUT/bench-B128c32.txt"
+    echo "coils mode done after $(( $(date +%s) - T0 )) s"
     exit 0
 elif [ "$MODE" = multi ]; then
     $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_avail gpu_ksum gpu_multi >"$OUT/tests.log" 2>&1
