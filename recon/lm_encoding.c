@@ -21,7 +21,7 @@ struct lm_encoding {
     lm_backend *be;
     int64_t nvox, ncoils;
     lm_cfloat *s;            /* coil maps on the back end (N x coils), NULL without maps */
-    lm_cfloat *s_host;       /* the same in host memory (forward) */
+    const lm_cfloat *s_host; /* the caller's maps (borrowed, as the trajectory) */
     double map_mean;         /* mean sum_c |s_c|^2 over covered voxels; 1 without maps */
     int use_cache, threads;
     lm_linop *fhf;           /* F^H F through Q, on the back end */
@@ -43,10 +43,10 @@ void lm_encoding_free(lm_encoding *e)
     lm_linop_free(e->fhf);
     if (e->be) {
         e->be->release(e->be, e->tmp);
-        e->be->release(e->be, e->s);
+        if (e->s != e->s_host)
+            e->be->release(e->be, e->s);
         lm_backend_free(e->be);
     }
-    free(e->s_host);
     free(e);
 }
 
@@ -61,21 +61,23 @@ static lm_code check_sens(const lm_sens *s, const lm_geom *g, double *mean, lm_e
         return lm_fail(err, LM_ERR_INVALID, "%lld coil maps is out of range", (long long)s->ncoils);
     const int64_t nv = lm_sens_voxels(s);
     double sum = 0;
-    int64_t covered = 0;
+    int64_t covered = 0, bad = -1;
+#pragma omp parallel for reduction(+ : sum, covered) reduction(max : bad) schedule(static) if (nv >= 32768)
     for (int64_t j = 0; j < nv; j++) {
         double e2 = 0;
         for (int64_t c = 0; c < s->ncoils; c++) {
             lm_cfloat v = s->s[c * nv + j];
-            if (!isfinite(crealf(v)) || !isfinite(cimagf(v)))
-                return lm_fail(err, LM_ERR_FORMAT, "coil map %lld is not a finite number at voxel %lld",
-                               (long long)c, (long long)j);
             e2 += (double)crealf(v) * crealf(v) + (double)cimagf(v) * cimagf(v);
         }
-        if (e2 > 0) {
+        if (!isfinite(e2))
+            bad = j > bad ? j : bad;
+        else if (e2 > 0) {
             sum += e2;
             covered++;
         }
     }
+    if (bad >= 0)
+        return lm_fail(err, LM_ERR_FORMAT, "coil maps are not finite numbers at voxel %lld", (long long)bad);
     if (covered == 0)
         return lm_fail(err, LM_ERR_INVALID, "coil maps are zero everywhere");
     *mean = sum / (double)covered;
@@ -110,14 +112,9 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
         goto fail;
     if (d->sens) {
         const size_t count = (size_t)(e->nvox * e->ncoils);
-        e->s_host = lm_alloc(count, sizeof(lm_cfloat), err, "coil maps");
-        if (!e->s_host) {
-            rc = LM_ERR_NOMEM;
-            goto fail;
-        }
-        memcpy(e->s_host, d->sens->s, count * sizeof(lm_cfloat));
-        e->s = e->be->alloc(e->be, (int64_t)count, "coil maps");
-        if (e->s)
+        e->s_host = d->sens->s;
+        e->s = e->be->device == LM_DEVICE_CPU ? (lm_cfloat *)d->sens->s : e->be->alloc(e->be, (int64_t)count, "coil maps");
+        if (e->s && e->s != e->s_host)
             e->be->upload(e->be, e->s, e->s_host, count * sizeof(lm_cfloat));
         e->tmp = e->be->alloc(e->be, e->nvox, "coil work vector");
         if ((rc = e->be->check(e->be, err)) != LM_OK)

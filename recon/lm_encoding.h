@@ -27,7 +27,8 @@ typedef struct lm_encoding lm_encoding;
 typedef struct lm_encoding_desc {
     const lm_geom *geom;
     const lm_traj *traj;
-    const lm_sens *sens;    /* NULL: one coil, s = 1; else its n must be geom->n (copied) */
+    const lm_sens *sens;    /* NULL: one coil, s = 1; else its n must be geom->n. Borrowed,
+                               as traj: both must outlive the encoding */
     const char *variant;    /* kernel variant for Q and F^H d; its device picks the back end */
     int use_cache;          /* Q from / to the disk cache (lm_qcache.h) */
     int threads;            /* CPU threads, 0: all cores */
