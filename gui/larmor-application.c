@@ -209,6 +209,20 @@ static void larmor_application_activate(GApplication *app)
     gtk_window_present(GTK_WINDOW(w));
 }
 
+/* Files from the command line (`larmor scan.h5`, `larmor traj.cfl ksp.cfl
+ * truth.nii.gz`) or the file manager: a new window opens them (the
+ * running instance's, when there is one). */
+static void larmor_application_open(GApplication *app, GFile **files, int n_files, const char *hint)
+{
+    LarmorApplication *self = LARMOR_APPLICATION(app);
+    if (n_files <= 0) {
+        larmor_application_activate(app);
+        return;
+    }
+    LarmorWindow *w = larmor_window_new_for_files(GTK_APPLICATION(app), self->settings, files, n_files);
+    gtk_window_present(GTK_WINDOW(w));
+}
+
 static int larmor_application_handle_local_options(GApplication *app, GVariantDict *options)
 {
     LarmorApplication *self = LARMOR_APPLICATION(app);
@@ -255,6 +269,7 @@ static void larmor_application_class_init(LarmorApplicationClass *klass)
     G_OBJECT_CLASS(klass)->finalize = larmor_application_finalize;
     G_APPLICATION_CLASS(klass)->startup = larmor_application_startup;
     G_APPLICATION_CLASS(klass)->activate = larmor_application_activate;
+    G_APPLICATION_CLASS(klass)->open = larmor_application_open;
     G_APPLICATION_CLASS(klass)->shutdown = larmor_application_shutdown;
     G_APPLICATION_CLASS(klass)->handle_local_options = larmor_application_handle_local_options;
 }
@@ -277,5 +292,5 @@ static void larmor_application_init(LarmorApplication *self)
 LarmorApplication *larmor_application_new(void)
 {
     return g_object_new(LARMOR_TYPE_APPLICATION, "application-id", LARMOR_APP_ID,
-                       "flags", G_APPLICATION_DEFAULT_FLAGS, NULL);
+                       "flags", G_APPLICATION_HANDLES_OPEN, NULL);
 }

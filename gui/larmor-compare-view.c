@@ -354,23 +354,35 @@ static void fill_metrics(LarmorCompareView *self)
     while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->metrics_grid))))
         gtk_grid_remove(self->metrics_grid, child);
     g_hash_table_remove_all(self->cells);
-    static const char *heads[] = { "", "Run", "Kernel", "λ", "Iter", "Time", "GFLOPS", "PSNR (dB)", "Error (%)" };
-    static const char *keys[] = { "swatch", "run", "variant", "lambda", "iters", "time", "gflops", "psnr", "error" };
+    static const char *heads[] = { "", "Run", "Kernel", "λ", "Iter", "Time", "Gpairs/s", "GFLOPS", "PSNR (dB)", "Error (%)" };
+    static const char *keys[] = { "swatch", "run", "variant", "lambda", "iters", "time", "gpairs", "gflops", "psnr", "error" };
+    static const char *tips[] = {
+        NULL, NULL, NULL, NULL, NULL, "Whole run: Q, Fᴴd and the solve (or gridding)",
+        "Fᴴd throughput: M samples × N voxels pairs per second of Fᴴd time, in 10⁹; comparable across every kernel, "
+        "NUFFT included",
+        "Fᴴd floating-point rate by the direct-sum count; only for kernels that evaluate the direct sum (“—” for "
+        "NUFFT and separable kernels)",
+        "Against the truth loaded now; in parentheses: stale", "100 RMS(I − I0) / RMS(I0); in parentheses: stale" };
+    G_STATIC_ASSERT(G_N_ELEMENTS(heads) == G_N_ELEMENTS(keys) && G_N_ELEMENTS(keys) == G_N_ELEMENTS(tips));
+    enum { NCOL = G_N_ELEMENTS(heads) };
     if (self->runs->len == 0) {
         GtkWidget *l = gtk_label_new("No runs to compare");
         gtk_widget_add_css_class(l, "dim-label");
         gtk_grid_attach(self->metrics_grid, l, 0, 0, 1, 1);
         return;
     }
-    for (int c = 0; c < (int)G_N_ELEMENTS(heads); c++)
+    for (int c = 0; c < NCOL; c++) {
         add_cell(self, 0, c, NULL, heads[c], c >= 3, TRUE);
+        if (tips[c])
+            gtk_widget_set_tooltip_text(gtk_grid_get_child_at(self->metrics_grid, c, 0), tips[c]);
+    }
     for (guint r = 0; r < self->runs->len; r++) {
         LarmorRun *run = self->runs->pdata[r];
         const LarmorReconParams *p = larmor_run_get_params(run);
         gboolean cg = p->method == LM_METHOD_CG;
         GdkRGBA c;
         larmor_palette_color(larmor_run_get_index(run) - 1, &c);
-        char *cells[9];
+        char *cells[NCOL];
         cells[0] = g_strdup_printf("<span foreground=\"#%02x%02x%02x\">■</span>", (int)(c.red * 255),
                                    (int)(c.green * 255), (int)(c.blue * 255));
         cells[1] = p->method == LM_METHOD_CG && p->reg != LM_REG_IDENTITY
@@ -381,10 +393,17 @@ static void fill_metrics(LarmorCompareView *self)
         cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
         cells[4] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");
         cells[5] = larmor_format_seconds(larmor_run_get_time_total(run));
-        cells[6] = larmor_format_number("%.1f", larmor_run_get_gflops(run));
-        cells[7] = larmor_format_number("%.2f", larmor_run_get_psnr(run));
-        cells[8] = larmor_format_number("%.2f", larmor_run_get_percent_error(run));
-        for (int k = 0; k < 9; k++) {
+        cells[6] = larmor_format_number("%.3g", larmor_run_get_gpairs(run));
+        cells[7] = larmor_format_number("%.1f", larmor_run_get_gflops(run));
+        cells[8] = larmor_format_number("%.2f", larmor_run_get_psnr(run));
+        cells[9] = larmor_format_number("%.2f", larmor_run_get_percent_error(run));
+        if (larmor_run_get_metrics_stale(run) && larmor_run_has_metrics(run))
+            for (int k = 8; k < 10; k++) {
+                char *t = g_strdup_printf("(%s)", cells[k]);
+                g_free(cells[k]);
+                cells[k] = t;
+            }
+        for (int k = 0; k < NCOL; k++) {
             add_cell(self, (int)r + 1, k, keys[k], cells[k], k >= 3, FALSE);
             g_free(cells[k]);
         }
@@ -602,13 +621,13 @@ static void larmor_compare_view_class_init(LarmorCompareViewClass *klass)
     gtk_widget_class_add_binding(wc, GDK_KEY_d, 0, key_diff, NULL);
 }
 
-/* Slices count from 1 on screen, as in the views' labels. */
+/* Slices count from 0 on screen, as in the views' labels and the cursor read-out. */
 static char *format_slice(GtkScale *scale, double value, gpointer data)
 {
     LarmorCompareView *self = data;
     int64_t dims[3];
     larmor_view_state_get_dims(self->state, dims);
-    return g_strdup_printf("%d / %lld", (int)lround(value) + 1, (long long)dims[normal_axis(self)]);
+    return larmor_format_slice(normal_axis(self), lround(value), (long long)dims[normal_axis(self)]);
 }
 
 static void larmor_compare_view_init(LarmorCompareView *self)

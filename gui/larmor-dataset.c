@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
 #include "larmor-util.h"
 #include "lm_io.h"
 #include "lm_io_ismrmrd.h"
@@ -17,6 +19,8 @@ struct _LarmorDataset {
     lm_kdata *kdata;
     LarmorVolume *truth;
     LarmorVolume *reference;
+    char *origin;              /* what the data are, from the spec (see key) */
+    char *key;                 /* origin and grid: equal keys, same data on the same grid */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -48,6 +52,8 @@ static void larmor_dataset_finalize(GObject *object)
     lm_kdata_free(self->kdata);
     g_clear_object(&self->truth);
     g_clear_object(&self->reference);
+    g_free(self->origin);
+    g_free(self->key);
     G_OBJECT_CLASS(larmor_dataset_parent_class)->finalize(object);
 }
 
@@ -232,13 +238,69 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
     return self;
 }
 
+static void update_key(LarmorDataset *self)
+{
+    g_free(self->key);
+    self->key = g_strdup_printf("%s@%lldx%lldx%lld", self->origin ? self->origin : "?", (long long)self->geom.n[0],
+                                (long long)self->geom.n[1], (long long)self->geom.n[2]);
+}
+
+/* A file's identity: its path, size and modification time. */
+static void append_file_id(GString *s, const char *path)
+{
+    GStatBuf st;
+    g_string_append_printf(s, "|%s", path ? path : "");
+    if (path && g_stat(path, &st) == 0)
+        g_string_append_printf(s, ":%lld:%lld", (long long)st.st_size, (long long)st.st_mtime);
+}
+
+static char *spec_origin(const LarmorDatasetSpec *spec)
+{
+    GString *s = g_string_new(NULL);
+    switch (spec->kind) {
+    case LARMOR_SOURCE_PROBLEM:
+        g_string_printf(s, "problem:%s", spec->problem);
+        break;
+    case LARMOR_SOURCE_PHANTOM:
+        g_string_printf(s, "phantom:%s:%d:%d:%lld:%lld:%.17g:%" G_GUINT64_FORMAT, spec->phantom, spec->matrix,
+                        (int)spec->traj_kind, (long long)spec->samples, (long long)spec->readout, spec->noise,
+                        spec->seed);
+        break;
+    default: {
+        /* Two files in either order are the same data. */
+        const char *a = spec->traj_path, *b = spec->kdata_path;
+        if (g_strcmp0(a, b) > 0) {
+            const char *t = a;
+            a = b;
+            b = t;
+        }
+        g_string_assign(s, "files");
+        append_file_id(s, a);
+        append_file_id(s, b);
+        break;
+    }
+    }
+    return g_string_free(s, FALSE);
+}
+
 LarmorDataset *larmor_dataset_new_from_spec(const LarmorDatasetSpec *spec, GError **error)
 {
+    LarmorDataset *self;
     switch (spec->kind) {
-    case LARMOR_SOURCE_PROBLEM: return make_problem(spec, error);
-    case LARMOR_SOURCE_PHANTOM: return make_phantom(spec, error);
-    default: return make_files(spec, error);
+    case LARMOR_SOURCE_PROBLEM: self = make_problem(spec, error); break;
+    case LARMOR_SOURCE_PHANTOM: self = make_phantom(spec, error); break;
+    default: self = make_files(spec, error); break;
     }
+    if (self) {
+        self->origin = spec_origin(spec);
+        update_key(self);
+    }
+    return self;
+}
+
+const char *larmor_dataset_get_key(LarmorDataset *self)
+{
+    return self->key;
 }
 
 static void load_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
@@ -323,6 +385,7 @@ gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GErr
                 return FALSE;
             }
             self->geom = g;
+            update_key(self);
         }
     }
     g_set_object(&self->truth, truth);

@@ -45,6 +45,11 @@ void larmor_dataset_load_async(const LarmorDatasetSpec *spec, GCancellable *canc
 LarmorDataset *larmor_dataset_load_finish(GAsyncResult *result, GError **error);
 
 const char *larmor_dataset_get_name(LarmorDataset *self);
+/* Identity of the data and their grid: the same benchmark problem, phantom
+ * parameters or files (path, size, time) on the same matrix give the same
+ * key, so runs can tell whether they belong to the data loaded now. A truth
+ * of another size changes the grid, and so the key. */
+const char *larmor_dataset_get_key(LarmorDataset *self);
 const lm_geom *larmor_dataset_get_geom(LarmorDataset *self);
 const lm_traj *larmor_dataset_get_traj(LarmorDataset *self);
 const lm_kdata *larmor_dataset_get_kdata(LarmorDataset *self);

@@ -101,13 +101,52 @@ static void set_flat(LarmorOrthoView *self, gboolean flat)
     gtk_grid_layout_child_set_row_span(traj, flat ? 2 : 1);
 }
 
+/* Each image keeps its own window/level per display mode, set from its
+ * own histogram the first time it is shown: one image's window never
+ * carries over to the next (a run on another scale would look black or
+ * white). Kept on the volume itself, so it goes when the image goes. */
+typedef struct {
+    double window, level;
+} SavedWindow;
+
+static const char *saved_key(LarmorMode mode)
+{
+    static const char *keys[] = { "larmor-wl-magnitude", "larmor-wl-phase", "larmor-wl-real", "larmor-wl-imaginary" };
+    return (unsigned)mode < G_N_ELEMENTS(keys) ? keys[mode] : keys[0];
+}
+
+static void save_window(LarmorOrthoView *self)
+{
+    if (!self->volume)
+        return;
+    SavedWindow *w = g_new(SavedWindow, 1);
+    w->window = larmor_view_state_get_window(self->state);
+    w->level = larmor_view_state_get_level(self->state);
+    g_object_set_data_full(G_OBJECT(self->volume), saved_key(larmor_view_state_get_mode(self->state)), w, g_free);
+}
+
+/* The image's own window: the one it was last shown with, else automatic. */
+static void restore_window(LarmorOrthoView *self)
+{
+    if (!self->volume)
+        return;
+    SavedWindow *w = g_object_get_data(G_OBJECT(self->volume), saved_key(larmor_view_state_get_mode(self->state)));
+    if (!w) {
+        larmor_ortho_view_auto_window(self);
+        return;
+    }
+    gtk_adjustment_set_step_increment(self->window_adjustment, w->window / 100);
+    gtk_adjustment_set_page_increment(self->window_adjustment, w->window / 10);
+    gtk_adjustment_set_step_increment(self->level_adjustment, w->window / 100);
+    gtk_adjustment_set_page_increment(self->level_adjustment, w->window / 10);
+    larmor_view_state_set_window_level(self->state, w->window, w->level);
+}
+
 static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
 {
     if (self->volume == volume)
         return;
-    /* A volume on a new grid gets its own window; one on the same grid
-     * keeps the current window so switching images compares them fairly. */
-    gboolean regrid = !self->volume || !volume || !larmor_volume_same_grid(self->volume, volume);
+    save_window(self);
     g_set_object(&self->volume, volume);
     if (volume) {
         const lm_volume *v = larmor_volume_get_data(volume);
@@ -124,8 +163,7 @@ static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
     for (int o = 0; o < 3; o++)
         larmor_slice_view_set_volume(self->views[o], volume);
     set_flat(self, volume && larmor_volume_get_data(volume)->dims[2] == 1);
-    if (regrid)
-        larmor_ortho_view_auto_window(self);
+    restore_window(self);
     int64_t ijk[3];
     larmor_view_state_get_cursor(self->state, ijk);
     show_status(self, ijk, FALSE);
@@ -139,9 +177,10 @@ static void on_volume_selected(GtkDropDown *dd, GParamSpec *pspec, LarmorOrthoVi
 
 static void on_mode(GtkDropDown *dd, GParamSpec *pspec, LarmorOrthoView *self)
 {
-    /* A new mode means a new value range. */
+    /* A new mode means a new value range: the image's own for that mode. */
+    save_window(self);
     larmor_view_state_set_mode(self->state, gtk_drop_down_get_selected(dd));
-    larmor_ortho_view_auto_window(self);
+    restore_window(self);
 }
 
 static void on_auto(GtkButton *b, LarmorOrthoView *self)

@@ -170,6 +170,9 @@ static void text_at(cairo_t *cr, PangoLayout *layout, const char *text, double x
     pango_layout_get_pixel_size(layout, &tw, &th);
     cairo_move_to(cr, x - xalign * tw, y - yalign * th);
     pango_cairo_show_layout(cr, layout);
+    /* show_layout leaves the move_to's current point: an arc or line_to
+     * after it would draw a segment from the text. */
+    cairo_new_path(cr);
 }
 
 /* 1e-3 as "10<sup>−3</sup>" on log axes; %g otherwise. */
@@ -309,6 +312,9 @@ static void draw(LarmorPlot *self, cairo_t *cr, double W, double H)
         GdkRGBA c;
         larmor_palette_color(se->color, &c);
         gdk_cairo_set_source_rgba(cr, &c);
+        /* Each series starts a path of its own: nothing joins it to the
+         * previous series, its labels or the axis text. */
+        cairo_new_path(cr);
         if (se->style & LARMOR_PLOT_LINES) {
             cairo_set_line_width(cr, 2);
             gboolean pen = FALSE;
@@ -326,9 +332,11 @@ static void draw(LarmorPlot *self, cairo_t *cr, double W, double H)
             cairo_stroke(cr);
         }
         if (se->style & LARMOR_PLOT_MARKERS) {
+            gdk_cairo_set_source_rgba(cr, &c);
             for (int i = 0; i < se->n; i++) {
                 if (!usable(se->x[i], f.xlog) || !usable(se->y[i], f.ylog))
                     continue;
+                cairo_new_sub_path(cr);
                 cairo_arc(cr, fx(&f, se->x[i]), fy(&f, se->y[i]), 3.5, 0, 2 * G_PI);
                 cairo_fill(cr);
             }
@@ -348,6 +356,7 @@ static void draw(LarmorPlot *self, cairo_t *cr, double W, double H)
         double x = fx(&f, self->hx), y = fy(&f, self->hy);
         cairo_set_source_rgba(cr, 1.0, 0.84, 0.2, 1);
         cairo_set_line_width(cr, 2.5);
+        cairo_new_path(cr);
         cairo_arc(cr, x, y, 8, 0, 2 * G_PI);
         cairo_stroke(cr);
         if (self->htext) {

@@ -16,6 +16,9 @@ struct _LarmorReconPanel {
     GtkWidget *reference_caption;
     GtkWidget *reference_button;
     GtkLabel *reference_label;
+    GtkWidget *edge_caption;
+    GtkSpinButton *edge_spin;
+    GtkCheckButton *recompute_check;
     GtkScale *lambda_scale;
     GtkAdjustment *lambda_adjustment;
     GtkEntry *lambda_entry;
@@ -29,6 +32,7 @@ struct _LarmorReconPanel {
     GtkEntry *sweep_from_entry;
     GtkEntry *sweep_to_entry;
     GtkSpinButton *sweep_steps_spin;
+    GtkWidget *sweep_button;
 
     double lambda;         /* exact value; the scale shows log10 of it */
     gboolean syncing;
@@ -197,6 +201,9 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_sensitive(GTK_WIDGET(self->tol_entry), cg);
     gtk_widget_set_visible(self->reference_caption, cg && anat);
     gtk_widget_set_visible(self->reference_button, cg && anat);
+    gtk_widget_set_visible(self->edge_caption, cg && anat);
+    gtk_widget_set_visible(GTK_WIDGET(self->edge_spin), cg && anat);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->recompute_check), cg);
 }
 
 static void on_method_or_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
@@ -218,6 +225,8 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
     g_strlcpy(p->variant, selected_variant(self), sizeof p->variant);
     p->reg = gtk_drop_down_get_selected(self->reg_dropdown);
     p->iters = gtk_spin_button_get_value_as_int(self->iters_spin);
+    p->edge = gtk_spin_button_get_value(self->edge_spin);
+    p->recompute_q = gtk_check_button_get_active(self->recompute_check);
     if (!parse_nonneg(gtk_editable_get_text(GTK_EDITABLE(self->lambda_entry)), &p->lambda)) {
         g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "λ “%s”: give a number ≥ 0, e.g. 1e-3",
                     gtk_editable_get_text(GTK_EDITABLE(self->lambda_entry)));
@@ -246,6 +255,9 @@ void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconPara
     }
     gtk_drop_down_set_selected(self->reg_dropdown, CLAMP((guint)p->reg, 0, 2));
     gtk_spin_button_set_value(self->iters_spin, p->iters);
+    if (p->edge > 0)
+        gtk_spin_button_set_value(self->edge_spin, p->edge);
+    gtk_check_button_set_active(self->recompute_check, p->recompute_q);
     self->lambda = p->lambda;
     show_lambda(self);
     char buf[32];
@@ -275,6 +287,16 @@ void larmor_recon_panel_set_sweep(LarmorReconPanel *self, double from, double to
     g_snprintf(buf, sizeof buf, "%g", to);
     gtk_editable_set_text(GTK_EDITABLE(self->sweep_to_entry), buf);
     gtk_spin_button_set_value(self->sweep_steps_spin, steps);
+}
+
+void larmor_recon_panel_clear_recompute(LarmorReconPanel *self)
+{
+    gtk_check_button_set_active(self->recompute_check, FALSE);
+}
+
+GtkWidget *larmor_recon_panel_get_sweep_button(LarmorReconPanel *self)
+{
+    return self->sweep_button;
 }
 
 void larmor_recon_panel_set_reference_name(LarmorReconPanel *self, const char *name)
@@ -347,6 +369,9 @@ static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
     CHILD(reference_caption);
     CHILD(reference_button);
     CHILD(reference_label);
+    CHILD(edge_caption);
+    CHILD(edge_spin);
+    CHILD(recompute_check);
     CHILD(lambda_scale);
     CHILD(lambda_adjustment);
     CHILD(lambda_entry);
@@ -360,6 +385,7 @@ static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
     CHILD(sweep_from_entry);
     CHILD(sweep_to_entry);
     CHILD(sweep_steps_spin);
+    CHILD(sweep_button);
 #undef CHILD
 }
 

@@ -1,7 +1,8 @@
 /* The sidebar's reconstruction settings: method, kernel variant (every
  * variant of the table; unavailable ones insensitive with the reason as
  * tooltip), regulariser and reference, lambda on a log scale with an entry,
- * iterations, tolerance; the progress of the running task; the sweep range.
+ * the anatomical prior's edge threshold, iterations, tolerance, "Recompute
+ * Q" (one run without the Q cache); the progress of the running task; the sweep range.
  * Buttons activate the window's actions (win.reconstruct, win.cancel,
  * win.sweep, win.open-reference). */
 #ifndef LARMOR_RECON_PANEL_H
@@ -24,6 +25,10 @@ gboolean larmor_recon_panel_get_sweep(LarmorReconPanel *self, double *from, doub
                                       GError **error);
 void larmor_recon_panel_set_sweep(LarmorReconPanel *self, double from, double to, int steps);
 void larmor_recon_panel_set_reference_name(LarmorReconPanel *self, const char *name);
+/* "Recompute Q" holds for one run: the window clears it once that run starts. */
+void larmor_recon_panel_clear_recompute(LarmorReconPanel *self);
+/* The last control of the panel (the sweep's button), for layout checks. */
+GtkWidget *larmor_recon_panel_get_sweep_button(LarmorReconPanel *self);
 
 void larmor_recon_panel_set_running(LarmorReconPanel *self, gboolean running);
 void larmor_recon_panel_set_progress(LarmorReconPanel *self, const LarmorProgressInfo *info);

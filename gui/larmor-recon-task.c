@@ -15,6 +15,7 @@ struct _LarmorReconTask {
     LarmorVolume *truth;       /* captured at creation: the window may swap it meanwhile */
     lm_geom geom;              /* likewise */
     char *dataset_name;
+    char *dataset_key;
     LarmorReconParams params;
     double *lambdas;
     int n_lambdas;
@@ -53,6 +54,7 @@ static void larmor_recon_task_finalize(GObject *object)
     g_clear_pointer(&self->context, g_main_context_unref);
     g_free(self->lambdas);
     g_free(self->dataset_name);
+    g_free(self->dataset_key);
     g_mutex_clear(&self->lock);
     G_OBJECT_CLASS(larmor_recon_task_parent_class)->finalize(object);
 }
@@ -82,6 +84,7 @@ LarmorReconTask *larmor_recon_task_new(LarmorDataset *dataset, LarmorVolume *ref
     self->truth = truth ? g_object_ref(truth) : NULL;
     self->geom = *larmor_dataset_get_geom(dataset);
     self->dataset_name = g_strdup(larmor_dataset_get_name(dataset));
+    self->dataset_key = g_strdup(larmor_dataset_get_key(dataset));
     self->params = *params;
     self->sweep = n_lambdas > 0;
     self->n_lambdas = n_lambdas > 0 ? n_lambdas : 1;
@@ -224,7 +227,8 @@ static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lam
     if (self->params.reg == LM_REG_ANATOMICAL) {
         lm_error err = { 0 };
         if (!self->reference ||
-            lm_reg_anatomical_weights(larmor_volume_get_data(self->reference), self->geom.n, 0.1,
+            lm_reg_anatomical_weights(larmor_volume_get_data(self->reference), self->geom.n,
+                                      self->params.edge > 0 ? self->params.edge : LM_EDGE_FRAC_DEFAULT,
                                       &weights, &err))
             return;
     }
@@ -273,7 +277,9 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         o.ref = self->reference ? larmor_volume_get_data(self->reference) : NULL;
         o.iters = self->params.iters;
         o.tol = self->params.tol;
-        o.use_cache = 1;
+        /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
+        o.use_cache = self->params.recompute_q ? 0 : 1;
+        o.edge_frac = self->params.edge;
         o.progress = on_progress;
         o.progress_user = self;
         self->run_index = i;
@@ -307,13 +313,15 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         if (o.method == LM_METHOD_CG && res.image)
             lcurve_norms(self, res.image, p.lambda, &dn, &rn);
         LarmorRun *run = larmor_run_new(&p, self->dataset_name, &res);
+        larmor_run_set_dataset_key(run, self->dataset_key);
         larmor_run_set_lcurve(run, dn, rn);
         LarmorVolume *img = larmor_run_get_image(run);
         if (truth && img) {
             lm_metrics m;
             if (lm_metrics_compute(larmor_volume_get_data(img)->data, truth->data,
                                    lm_volume_count(truth), NULL, o.method != LM_METHOD_CG, &m, &err) == LM_OK)
-                larmor_run_set_metrics(run, m.psnr_db, m.percent_error);
+                larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error,
+                                               larmor_volume_get_serial(self->truth));
         }
         g_ptr_array_add(runs, run);
         self->runs_time = (g_get_monotonic_time() - self->t_start) / 1e6;

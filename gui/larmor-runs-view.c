@@ -28,9 +28,11 @@ typedef enum {
     COL_LAMBDA,
     COL_ITERS,
     COL_TQ,
+    COL_QSRC,
     COL_TFHD,
     COL_TSOLVE,
     COL_TTOTAL,
+    COL_GPAIRS,
     COL_GFLOPS,
     COL_PSNR,
     COL_ERROR,
@@ -43,21 +45,29 @@ static const struct {
     gboolean numeric;
     const char *tooltip;
 } cols[N_COLS] = {
-    [COL_COMPARE] = { "Cmp", FALSE, "Show in the Compare page (up to four)" },
+    [COL_COMPARE] = { "Cmp", FALSE, "Show in the Compare page (up to four runs of the data loaded now)" },
     [COL_INDEX] = { "#", TRUE, NULL },
     [COL_METHOD] = { "Method", FALSE, NULL },
     [COL_VARIANT] = { "Kernel", FALSE, NULL },
     [COL_REG] = { "Reg.", FALSE, "Regulariser W" },
     [COL_LAMBDA] = { "λ", TRUE, NULL },
     [COL_ITERS] = { "Iter", TRUE, NULL },
-    [COL_TQ] = { "Q", TRUE, "Time to compute Q (cached Q marked ⟲)" },
-    [COL_TFHD] = { "Fᴴd", TRUE, NULL },
+    [COL_TQ] = { "Q", TRUE, "Time to compute Q, or to read it from the cache (marked ⟲)" },
+    [COL_QSRC] = { "Q from", FALSE, "Where Q came from: the on-disk cache, or computed for this run (tick “Recompute Q” to bypass the cache)" },
+    [COL_TFHD] = { "Fᴴd", TRUE, "Time to compute Fᴴd" },
     [COL_TSOLVE] = { "Solve", TRUE, "Time in CG, or in gridding" },
     [COL_TTOTAL] = { "Total", TRUE, NULL },
-    [COL_GFLOPS] = { "GFLOPS", TRUE, "Fᴴd throughput" },
-    [COL_PSNR] = { "PSNR dB", TRUE, "Against the truth (gridding after least-squares scale matching)" },
-    [COL_ERROR] = { "Error %", TRUE, "100 RMS(I − I0) / RMS(I0)" },
-    [COL_DATA] = { "Data", FALSE, NULL },
+    [COL_GPAIRS] = { "Gpairs/s", TRUE,
+                     "Fᴴd throughput: M samples × N voxels pairs per second of Fᴴd time, in 10⁹; "
+                     "comparable across every kernel, NUFFT included" },
+    [COL_GFLOPS] = { "GFLOPS", TRUE,
+                     "Fᴴd floating-point rate by the direct-sum count (operations per sample-voxel pair × pairs / "
+                     "time); only for kernels that evaluate the direct sum, “—” for NUFFT and separable kernels" },
+    [COL_PSNR] = { "PSNR dB", TRUE, "Against the truth (gridding after least-squares scale matching); "
+                                    "in parentheses: stale, against a truth no longer loaded" },
+    [COL_ERROR] = { "Error %", TRUE, "100 RMS(I − I0) / RMS(I0); in parentheses: stale, against a truth no longer loaded" },
+    [COL_DATA] = { "Data", FALSE, "The data set of the run; “not loaded”: another data set than the one loaded now, "
+                                  "not offered for comparison" },
 };
 
 static double cell_number(LarmorRun *r, Col c)
@@ -73,7 +83,9 @@ static double cell_number(LarmorRun *r, Col c)
     case COL_TFHD: return larmor_run_get_time_fhd(r);
     case COL_TSOLVE: return larmor_run_get_time_cg(r);
     case COL_TTOTAL: return larmor_run_get_time_total(r);
+    case COL_GPAIRS: return larmor_run_get_gpairs(r);
     case COL_GFLOPS: return larmor_run_get_gflops(r);
+    case COL_QSRC: return p->method == LM_METHOD_CG ? larmor_run_get_q_from_cache(r) : NAN;
     case COL_PSNR: return larmor_run_get_psnr(r);
     case COL_ERROR: return larmor_run_get_percent_error(r);
     default: return 0;
@@ -86,11 +98,7 @@ static char *cell_text(LarmorRun *r, Col c)
     gboolean cg = p->method == LM_METHOD_CG;
     switch (c) {
     case COL_INDEX: return g_strdup_printf("%d", larmor_run_get_index(r));
-    case COL_METHOD: {
-        /* Short names keep the table within the page. */
-        static const char *names[] = { "CG", "Grid (linear)", "Grid (KB)", "FFT" };
-        return g_strdup((unsigned)p->method < G_N_ELEMENTS(names) ? names[p->method] : "?");
-    }
+    case COL_METHOD: return g_strdup(larmor_method_short(p->method)); /* short: the table fits the page */
     case COL_VARIANT: return g_strdup(cg ? p->variant : "—");
     case COL_REG: return g_strdup(cg ? larmor_reg_label(p->reg) : "—");
     case COL_LAMBDA: return cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
@@ -106,15 +114,44 @@ static char *cell_text(LarmorRun *r, Col c)
         }
         return s;
     }
+    case COL_QSRC: return g_strdup(!cg ? "—" : larmor_run_get_q_from_cache(r) ? "cache" : "computed");
     case COL_TFHD: return cg ? larmor_format_seconds(larmor_run_get_time_fhd(r)) : g_strdup("—");
     case COL_TSOLVE: return larmor_format_seconds(larmor_run_get_time_cg(r));
     case COL_TTOTAL: return larmor_format_seconds(larmor_run_get_time_total(r));
+    case COL_GPAIRS: return larmor_format_number("%.3g", larmor_run_get_gpairs(r));
     case COL_GFLOPS: return larmor_format_number("%.1f", larmor_run_get_gflops(r));
-    case COL_PSNR: return larmor_format_number("%.2f", larmor_run_get_psnr(r));
-    case COL_ERROR: return larmor_format_number("%.2f", larmor_run_get_percent_error(r));
-    case COL_DATA: return g_strdup(larmor_run_get_dataset_name(r) ? larmor_run_get_dataset_name(r) : "");
+    case COL_PSNR:
+    case COL_ERROR: {
+        char *t = larmor_format_number("%.2f", c == COL_PSNR ? larmor_run_get_psnr(r) : larmor_run_get_percent_error(r));
+        if (larmor_run_get_metrics_stale(r) && larmor_run_has_metrics(r)) {
+            char *m = g_strdup_printf("(%s)", t);
+            g_free(t);
+            return m;
+        }
+        return t;
+    }
+    case COL_DATA: {
+        const char *n = larmor_run_get_dataset_name(r) ? larmor_run_get_dataset_name(r) : "";
+        return larmor_run_get_current(r) ? g_strdup(n) : g_strdup_printf("%s (not loaded)", n);
+    }
     default: return g_strdup("");
     }
+}
+
+char *larmor_runs_cell_text(LarmorRun *run, const char *title)
+{
+    for (int c = 0; c < N_COLS; c++)
+        if (g_strcmp0(cols[c].title, title) == 0)
+            return c == COL_COMPARE ? g_strdup(larmor_run_get_compare(run) ? "1" : "0") : cell_text(run, c);
+    return NULL;
+}
+
+const char *larmor_runs_column_tooltip(const char *title)
+{
+    for (int c = 0; c < N_COLS; c++)
+        if (g_strcmp0(cols[c].title, title) == 0)
+            return cols[c].tooltip;
+    return NULL;
 }
 
 /* --- factories --------------------------------------------------------- */
@@ -126,14 +163,14 @@ static void setup_label(GtkSignalListItemFactory *f, GtkListItem *item, gpointer
     gtk_label_set_xalign(GTK_LABEL(l), cols[c].numeric ? 1 : 0);
     if (cols[c].numeric)
         gtk_widget_add_css_class(l, "numeric");
+    /* What the figure means, on every cell of the column. */
+    if (cols[c].tooltip)
+        gtk_widget_set_tooltip_text(l, cols[c].tooltip);
     gtk_list_item_set_child(item, l);
 }
 
-static void bind_label(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+static void fill_label(GtkWidget *l, LarmorRun *r, Col c)
 {
-    Col c = GPOINTER_TO_INT(data);
-    LarmorRun *r = gtk_list_item_get_item(item);
-    GtkWidget *l = gtk_list_item_get_child(item);
     char *t = cell_text(r, c);
     if (c == COL_INDEX) {
         /* The run's colour, as in the plots and compare panels. */
@@ -146,6 +183,41 @@ static void bind_label(GtkSignalListItemFactory *f, GtkListItem *item, gpointer 
     } else
         gtk_label_set_text(GTK_LABEL(l), t);
     g_free(t);
+    /* Runs of another data set are greyed. */
+    if (larmor_run_get_current(r))
+        gtk_widget_remove_css_class(l, "dim-label");
+    else
+        gtk_widget_add_css_class(l, "dim-label");
+}
+
+/* Metrics recomputed or marked stale, or the run leaving the data loaded
+ * now: the bound cell follows. */
+static void on_run_notify(LarmorRun *r, GParamSpec *pspec, GtkWidget *l)
+{
+    fill_label(l, r, GPOINTER_TO_INT(g_object_get_data(G_OBJECT(l), "column")));
+}
+
+static void bind_label(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    Col c = GPOINTER_TO_INT(data);
+    LarmorRun *r = gtk_list_item_get_item(item);
+    GtkWidget *l = gtk_list_item_get_child(item);
+    g_object_set_data(G_OBJECT(l), "column", GINT_TO_POINTER(c));
+    fill_label(l, r, c);
+    gulong id = g_signal_connect_object(r, "notify", G_CALLBACK(on_run_notify), l, 0);
+    g_object_set_data(G_OBJECT(l), "notify-id", GSIZE_TO_POINTER(id));
+    g_object_set_data(G_OBJECT(l), "run", r);
+}
+
+static void unbind_label(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    GtkWidget *l = gtk_list_item_get_child(item);
+    LarmorRun *r = g_object_get_data(G_OBJECT(l), "run");
+    gulong id = GPOINTER_TO_SIZE(g_object_get_data(G_OBJECT(l), "notify-id"));
+    if (r && id)
+        g_signal_handler_disconnect(r, id);
+    g_object_set_data(G_OBJECT(l), "run", NULL);
+    g_object_set_data(G_OBJECT(l), "notify-id", NULL);
 }
 
 static void setup_check(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
@@ -161,6 +233,10 @@ static void bind_check(GtkSignalListItemFactory *f, GtkListItem *item, gpointer 
     GBinding *binding = g_object_bind_property(gtk_list_item_get_item(item), "compare", b, "active",
                                                G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
     g_object_set_data(G_OBJECT(b), "binding", binding);
+    /* Only runs of the data loaded now can be compared. */
+    GBinding *sens = g_object_bind_property(gtk_list_item_get_item(item), "current", b, "sensitive",
+                                            G_BINDING_SYNC_CREATE);
+    g_object_set_data(G_OBJECT(b), "sensitive-binding", sens);
 }
 
 static void unbind_check(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
@@ -170,13 +246,17 @@ static void unbind_check(GtkSignalListItemFactory *f, GtkListItem *item, gpointe
     if (binding)
         g_binding_unbind(binding);
     g_object_set_data(G_OBJECT(b), "binding", NULL);
+    GBinding *sens = g_object_get_data(G_OBJECT(b), "sensitive-binding");
+    if (sens)
+        g_binding_unbind(sens);
+    g_object_set_data(G_OBJECT(b), "sensitive-binding", NULL);
 }
 
 static int compare_col(gconstpointer a, gconstpointer b, gpointer data)
 {
     Col c = GPOINTER_TO_INT(data);
     LarmorRun *ra = LARMOR_RUN((gpointer)a), *rb = LARMOR_RUN((gpointer)b);
-    if (c == COL_VARIANT || c == COL_DATA) {
+    if (c == COL_VARIANT || c == COL_DATA || c == COL_QSRC) {
         char *ta = cell_text(ra, c), *tb = cell_text(rb, c);
         int r = g_strcmp0(ta, tb);
         g_free(ta);
@@ -256,7 +336,7 @@ char *larmor_runs_to_csv(GListModel *runs)
 {
     GString *s = g_string_new("index,dataset,method,variant,reg,lambda,iters,time_q_s,q_cached,time_fhd_s,"
                               "time_solve_s,time_total_s,gflops_fhd,psnr_db,percent_error,"
-                              "residual_norm,reg_norm\n");
+                              "residual_norm,reg_norm,gpairs_fhd,metrics_stale\n");
     for (guint i = 0; i < g_list_model_get_n_items(runs); i++) {
         LarmorRun *r = g_list_model_get_item(runs, i);
         const LarmorReconParams *p = larmor_run_get_params(r);
@@ -277,13 +357,13 @@ char *larmor_runs_to_csv(GListModel *runs)
         g_string_append_printf(s, ",%d,", larmor_run_get_q_from_cache(r) ? 1 : 0);
         const double rest[] = { larmor_run_get_time_fhd(r), larmor_run_get_time_cg(r), larmor_run_get_time_total(r),
                                 larmor_run_get_gflops(r), larmor_run_get_psnr(r), larmor_run_get_percent_error(r),
-                                larmor_run_get_data_norm(r), larmor_run_get_reg_norm(r) };
+                                larmor_run_get_data_norm(r), larmor_run_get_reg_norm(r), larmor_run_get_gpairs(r) };
         for (guint k = 0; k < G_N_ELEMENTS(rest); k++) {
             if (k)
                 g_string_append_c(s, ',');
             csv_num(s, rest[k]);
         }
-        g_string_append_c(s, '\n');
+        g_string_append_printf(s, ",%d\n", larmor_run_get_metrics_stale(r) ? 1 : 0);
         g_string_free(q, TRUE);
         g_free(ds);
         g_object_unref(r);
@@ -308,6 +388,19 @@ static void larmor_runs_view_dispose(GObject *object)
         gtk_widget_unparent(c);
     g_clear_object(&self->selection);
     G_OBJECT_CLASS(larmor_runs_view_parent_class)->dispose(object);
+}
+
+/* GTK 4.8 has no tooltip for column headers: find the titles' labels. */
+static void set_header_tooltips(GtkWidget *w)
+{
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        if (GTK_IS_LABEL(c)) {
+            const char *tip = larmor_runs_column_tooltip(gtk_label_get_text(GTK_LABEL(c)));
+            if (tip)
+                gtk_widget_set_tooltip_text(gtk_widget_get_parent(c), tip);
+        } else if (!GTK_IS_SCROLLABLE(c) || c == w)
+            set_header_tooltips(c);
+    }
 }
 
 static void larmor_runs_view_class_init(LarmorRunsViewClass *klass)
@@ -337,6 +430,7 @@ static void larmor_runs_view_init(LarmorRunsView *self)
         } else {
             g_signal_connect(f, "setup", G_CALLBACK(setup_label), GINT_TO_POINTER(c));
             g_signal_connect(f, "bind", G_CALLBACK(bind_label), GINT_TO_POINTER(c));
+            g_signal_connect(f, "unbind", G_CALLBACK(unbind_label), GINT_TO_POINTER(c));
         }
         GtkColumnViewColumn *col = gtk_column_view_column_new(cols[c].title, f);
         if (c != COL_COMPARE) {
@@ -355,5 +449,6 @@ static void larmor_runs_view_init(LarmorRunsView *self)
     gtk_single_selection_set_autoselect(self->selection, TRUE);
     gtk_column_view_set_model(self->column_view, GTK_SELECTION_MODEL(self->selection));
     g_signal_connect(self->column_view, "activate", G_CALLBACK(on_activate), self);
+    set_header_tooltips(GTK_WIDGET(self->column_view));
     update_stack(self);
 }

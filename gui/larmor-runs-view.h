@@ -21,6 +21,10 @@ void larmor_runs_view_select(LarmorRunsView *self, LarmorRun *run);
 
 /* The table as CSV (the same columns; numbers unformatted). */
 char *larmor_runs_to_csv(GListModel *runs);
+/* The text a run shows in the column of that title ("Q from", "Data",
+ * "Gpairs/s", ...), NULL for no such column; and the column's tooltip. */
+char *larmor_runs_cell_text(LarmorRun *run, const char *title);
+const char *larmor_runs_column_tooltip(const char *title);
 
 G_END_DECLS
 

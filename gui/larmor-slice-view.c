@@ -4,6 +4,7 @@
 
 #include "larmor-colormap.h"
 #include "larmor-slice.h"
+#include "larmor-util.h"
 
 typedef enum { DRAG_NONE, DRAG_CURSOR, DRAG_PAN, DRAG_WINDOW } DragMode;
 
@@ -201,12 +202,11 @@ static void draw_labels(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
     int64_t cur[3];
     larmor_view_state_get_cursor(self->state, cur);
     const lm_volume *vol = larmor_volume_get_data(self->volume);
-    static const char axis_name[3] = { 'x', 'y', 'z' };
     const char *head = self->title ? self->title : larmor_orientation_name(self->orientation);
     if (head[0])
         append_text(snapshot, w, head, 6, 4, 0, 0, &fg);
-    char *slice = g_strdup_printf("%c %lld / %lld", axis_name[l->n], (long long)cur[l->n] + 1,
-                                  (long long)vol->dims[l->n]);
+    /* 0-based, as the cursor read-out under the views. */
+    char *slice = larmor_format_slice(l->n, (long long)cur[l->n], (long long)vol->dims[l->n]);
     append_text(snapshot, w, slice, W - 6, 4, 1, 0, &fg);
     g_free(slice);
     /* Neurological convention (patient's right on the right): RAS voxel axes. */
@@ -541,6 +541,17 @@ void larmor_slice_view_set_show_labels(LarmorSliceView *self, gboolean show)
 {
     self->show_labels = show;
     gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+char *larmor_slice_view_get_slice_text(LarmorSliceView *self)
+{
+    if (!self->volume)
+        return NULL;
+    int u, v, n;
+    larmor_orientation_axes(self->orientation, &u, &v, &n);
+    int64_t cur[3];
+    larmor_view_state_get_cursor(self->state, cur);
+    return larmor_format_slice(n, (long long)cur[n], (long long)larmor_volume_get_data(self->volume)->dims[n]);
 }
 
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self)

@@ -41,6 +41,9 @@ gboolean larmor_slice_view_voxel_to_widget(LarmorSliceView *self, const int64_t 
                                            double *y);
 gboolean larmor_slice_view_widget_to_voxel(LarmorSliceView *self, double x, double y,
                                            int64_t ijk[3]);
+/* The slice label drawn in the top-right corner, "z 2 (0–3)" (NULL without
+ * a volume): 0-based, as the cursor read-out. */
+char *larmor_slice_view_get_slice_text(LarmorSliceView *self);
 /* Time spent turning the slice into pixels in the last snapshot. */
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self);
 

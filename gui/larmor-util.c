@@ -50,6 +50,13 @@ char *larmor_format_number(const char *fmt, double v)
     return g_strdup_printf(fmt, v);
 }
 
+char *larmor_format_slice(int axis, long long index, long long count)
+{
+    static const char names[3] = { 'x', 'y', 'z' };
+    return g_strdup_printf("%c %lld (0–%lld)", axis >= 0 && axis < 3 ? names[axis] : '?', index,
+                           count > 0 ? count - 1 : 0);
+}
+
 GdkTexture *larmor_widget_render(GtkWidget *widget)
 {
     GtkNative *native = gtk_widget_get_native(widget);

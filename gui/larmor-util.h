@@ -24,6 +24,9 @@ void larmor_resources_ensure(void);
 char *larmor_format_lambda(double lambda);
 char *larmor_format_seconds(double s);
 char *larmor_format_number(const char *fmt, double v);
+/* A slice position, 0-based like every voxel index Larmor shows (the
+ * cursor read-out, NIfTI, FSLeyes): "z 12 (0–31)". */
+char *larmor_format_slice(int axis, long long index, long long count);
 
 /* Renders a realised widget through its native's renderer, as on screen. */
 GdkTexture *larmor_widget_render(GtkWidget *widget);

@@ -6,9 +6,10 @@ struct _LarmorVolume {
     GObject parent_instance;
     lm_volume *vol;
     char *name;
+    guint serial;      /* unique per volume made in this process */
     GMutex lock;       /* guards the statistics cache (views and workers share volumes) */
-    gboolean have_p999;
-    double p999, maxabs_re, maxabs_im;
+    gboolean have_stats;
+    double p_lo, p_hi, maxabs_re, maxabs_im; /* magnitude percentiles (see auto_window) */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorVolume, larmor_volume, G_TYPE_OBJECT)
@@ -58,7 +59,14 @@ static void larmor_volume_class_init(LarmorVolumeClass *klass)
 
 static void larmor_volume_init(LarmorVolume *self)
 {
+    static guint next_serial;
     g_mutex_init(&self->lock);
+    self->serial = (guint)g_atomic_int_add((gint *)&next_serial, 1) + 1;
+}
+
+guint larmor_volume_get_serial(LarmorVolume *self)
+{
+    return self->serial;
 }
 
 LarmorVolume *larmor_volume_new_take(lm_volume *vol, const char *name)
@@ -99,8 +107,11 @@ gboolean larmor_volume_same_grid(LarmorVolume *a, LarmorVolume *b)
     return TRUE;
 }
 
-/* The 99.9th percentile of |v| from a 4096-bin histogram: one pass over the
- * data after the maximum, fine for 128^3. */
+#define LARMOR_WINDOW_P_LO 0.01
+#define LARMOR_WINDOW_P_HI 0.995
+
+/* Robust range of |v|: its 1st and 99.5th percentiles from a 4096-bin
+ * histogram, one pass over the data after the maximum (fine for 128^3). */
 static void compute_stats(LarmorVolume *self)
 {
     const int64_t n = lm_volume_count(self->vol);
@@ -112,44 +123,57 @@ static void compute_stats(LarmorVolume *self)
         if (r > mre) mre = r;
         if (m > mim) mim = m;
     }
-    double p = maxabs;
-    if (maxabs > 0 && n > 1000) {
+    double lo = 0, hi = maxabs;
+    if (maxabs > 0 && n > 1) {
         enum { BINS = 4096 };
         int64_t *hist = g_new0(int64_t, BINS);
         for (int64_t i = 0; i < n; i++) {
             int b = (int)(cabsf(d[i]) / maxabs * (BINS - 1));
             hist[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]++;
         }
-        int64_t want = (int64_t)(0.999 * (double)n), acc = 0;
+        /* Bin b holds [b, b + 1) * maxabs / (BINS - 1): lo is a bin's lower
+         * edge, hi an upper edge, so [lo, hi] covers the wanted fraction. */
+        int64_t want_lo = (int64_t)(LARMOR_WINDOW_P_LO * (double)n), want_hi = (int64_t)ceil(LARMOR_WINDOW_P_HI * (double)n);
+        int64_t acc = 0;
+        gboolean got_lo = FALSE;
         for (int b = 0; b < BINS; b++) {
+            if (!got_lo && acc + hist[b] > want_lo) {
+                lo = b * maxabs / (BINS - 1);
+                got_lo = TRUE;
+            }
             acc += hist[b];
-            if (acc >= want) {
-                p = (b + 1) * maxabs / (BINS - 1);
+            if (acc >= want_hi) {
+                hi = (b + 1) * maxabs / (BINS - 1);
                 break;
             }
         }
         g_free(hist);
-        if (p > maxabs)
-            p = maxabs;
+        hi = MIN(hi, maxabs);
     }
-    self->p999 = p > 0 ? p : 1.0;
+    if (!(hi > lo)) {
+        /* Constant image: a window that shows it mid-grey. */
+        lo = 0;
+        hi = maxabs > 0 ? maxabs : 1.0;
+    }
+    self->p_lo = lo;
+    self->p_hi = hi;
     self->maxabs_re = mre > 0 ? mre : 1.0;
     self->maxabs_im = mim > 0 ? mim : 1.0;
-    self->have_p999 = TRUE;
+    self->have_stats = TRUE;
 }
 
 void larmor_volume_auto_window(LarmorVolume *self, LarmorMode mode, double *window, double *level)
 {
     g_mutex_lock(&self->lock);
-    if (!self->have_p999)
+    if (!self->have_stats)
         compute_stats(self);
-    double p = self->p999, re = self->maxabs_re, im = self->maxabs_im;
+    double lo = self->p_lo, hi = self->p_hi, re = self->maxabs_re, im = self->maxabs_im;
     g_mutex_unlock(&self->lock);
     switch (mode) {
     case LARMOR_MODE_PHASE: *window = 2 * G_PI, *level = 0; break;
     case LARMOR_MODE_REAL: *window = 2 * re, *level = 0; break;
     case LARMOR_MODE_IMAGINARY: *window = 2 * im, *level = 0; break;
-    default: *window = p, *level = p / 2; break;
+    default: *window = hi - lo, *level = (lo + hi) / 2; break;
     }
 }
 

@@ -20,9 +20,14 @@ const lm_volume *larmor_volume_get_data(LarmorVolume *self);
 const char *larmor_volume_get_name(LarmorVolume *self);
 void larmor_volume_set_name(LarmorVolume *self, const char *name);
 gboolean larmor_volume_same_grid(LarmorVolume *a, LarmorVolume *b);
+/* Unique (never 0) per volume made in this process: what metrics were
+ * computed against. */
+guint larmor_volume_get_serial(LarmorVolume *self);
 
-/* Default window and level for a display mode: magnitude [0, p99.9 of |v|],
- * phase [-pi, pi], real and imaginary symmetric about 0. */
+/* Default window and level for a display mode, from the image's own
+ * histogram: magnitude [p1, p99.5] of |v| (robust percentiles: a few hot
+ * voxels or a large background do not set it), phase [-pi, pi], real and
+ * imaginary symmetric about 0 up to the largest |part|. */
 void larmor_volume_auto_window(LarmorVolume *self, LarmorMode mode, double *window, double *level);
 
 /* a - b on the same grid (NULL if the grids differ). */

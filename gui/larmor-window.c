@@ -10,12 +10,14 @@
 #include "larmor-phantom-dialog.h"
 #include "larmor-util.h"
 #include "lm_io.h"
+#include "lm_metrics.h"
 
 struct _LarmorWindow {
     GtkApplicationWindow parent_instance;
 
     /* template */
     GtkPaned *paned;
+    GtkWidget *sidebar;
     GtkSpinner *load_spinner;
     GtkLabel *data_title;
     GtkLabel *data_source;
@@ -37,6 +39,7 @@ struct _LarmorWindow {
     LarmorVolume *reference;
     gboolean reference_from_data; /* the phantom's own, replaced with the data */
     char *truth_origin;        /* "analytic phantom…" or the truth's file name */
+    char *pending_truth;       /* a truth opened with its data, applied once they load */
     GListStore *runs;          /* LarmorRun, in the order they finished */
     GListStore *volumes;       /* LarmorVolume: truth, reference, run images */
     GQueue compare_order;      /* runs ticked for comparison, oldest first */
@@ -115,7 +118,7 @@ static void update_compare(LarmorWindow *self)
     int n = 0;
     for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)) && n < LARMOR_COMPARE_MAX_RUNS; i++) {
         LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
-        if (larmor_run_get_compare(r) && larmor_run_get_image(r))
+        if (larmor_run_get_compare(r) && larmor_run_get_current(r) && larmor_run_get_image(r))
             sel[n++] = r;
         g_object_unref(r);
     }
@@ -125,6 +128,15 @@ static void update_compare(LarmorWindow *self)
 
 static void on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindow *self)
 {
+    if (larmor_run_get_compare(run) && !larmor_run_get_current(run)) {
+        /* Another data set (or grid): nothing to compare it with here. */
+        larmor_run_set_compare(run, FALSE);
+        char *t = g_strdup_printf("%s is of %s, not of the data loaded now: load that data again to compare it",
+                                  larmor_run_get_label(run), larmor_run_get_dataset_name(run));
+        larmor_window_show_message(self, t, TRUE);
+        g_free(t);
+        return;
+    }
     if (larmor_run_get_compare(run)) {
         g_queue_remove(&self->compare_order, run);
         g_queue_push_tail(&self->compare_order, run);
@@ -139,8 +151,61 @@ static void on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindow *self
         update_compare(self);
 }
 
+/* Does the run belong to the data loaded now (same data, same grid)? */
+static gboolean run_is_current(LarmorWindow *self, LarmorRun *run)
+{
+    return self->dataset && g_strcmp0(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset)) == 0;
+}
+
+/* Metrics of a run of the loaded data against the truth loaded now:
+ * recomputed when that truth is another one than they were computed
+ * against; marked stale when there is no truth (or no image) to recompute
+ * them with. TRUE when they were recomputed. */
+static gboolean refresh_metrics(LarmorWindow *self, LarmorRun *run)
+{
+    LarmorVolume *truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
+    if (truth && larmor_run_has_metrics(run) && larmor_run_get_metrics_truth(run) == larmor_volume_get_serial(truth))
+        return FALSE;
+    LarmorVolume *img = larmor_run_get_image(run);
+    if (truth && img && larmor_volume_same_grid(img, truth)) {
+        const lm_volume *t = larmor_volume_get_data(truth);
+        lm_metrics m;
+        lm_error err = { 0 };
+        if (lm_metrics_compute(larmor_volume_get_data(img)->data, t->data, lm_volume_count(t), NULL,
+                               larmor_run_get_params(run)->method != LM_METHOD_CG, &m, &err) == LM_OK) {
+            larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error, larmor_volume_get_serial(truth));
+            return TRUE;
+        }
+    }
+    if (larmor_run_has_metrics(run))
+        larmor_run_set_metrics_stale(run, TRUE);
+    return FALSE;
+}
+
+/* After new data or a new truth: which runs belong to the data, their
+ * metrics, and the comparison. Returns how many metrics were recomputed. */
+static int refresh_runs(LarmorWindow *self)
+{
+    int recomputed = 0;
+    self->updating_compare = TRUE;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        gboolean current = run_is_current(self, r);
+        larmor_run_set_current(r, current);
+        if (!current)
+            larmor_run_set_compare(r, FALSE);
+        else
+            recomputed += refresh_metrics(self, r);
+        g_object_unref(r);
+    }
+    self->updating_compare = FALSE;
+    update_compare(self);
+    return recomputed;
+}
+
 static void add_run(LarmorWindow *self, LarmorRun *run)
 {
+    larmor_run_set_current(run, run_is_current(self, run));
     larmor_run_set_index(run, ++self->next_index);
     g_signal_connect(run, "notify::compare", G_CALLBACK(on_run_compare), self);
     g_list_store_append(self->runs, run);
@@ -205,6 +270,7 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     self->loading = FALSE;
     gtk_spinner_stop(self->load_spinner);
     if (!ds) {
+        g_clear_pointer(&self->pending_truth, g_free);
         if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
             show_error(self, error);
         g_error_free(error);
@@ -232,16 +298,10 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
         larmor_recon_panel_set_reference_name(self->recon_panel, NULL);
         self->reference_from_data = FALSE;
     }
-    /* Runs of the previous data stay listed but leave the comparison. */
-    self->updating_compare = TRUE;
-    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
-        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
-        larmor_run_set_compare(r, FALSE);
-        g_object_unref(r);
-    }
-    self->updating_compare = FALSE;
+    /* Runs of other data stay listed, marked, but leave the comparison;
+     * runs of these data (loaded again) get metrics against this truth. */
     show_dataset(self);
-    update_compare(self);
+    refresh_runs(self);
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
     larmor_ortho_view_show_volume(self->ortho_view, truth);
     if (!truth)
@@ -251,6 +311,13 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     update_actions(self);
     if (self->settings && larmor_dataset_get_source(ds) && g_str_has_prefix(larmor_dataset_get_source(ds), "benchmark"))
         larmor_settings_set_string(self->settings, "data", "problem", larmor_dataset_get_name(ds));
+    /* A truth given together with the data (command line, drop) now has
+     * data to belong to. */
+    if (self->pending_truth) {
+        char *t = g_steal_pointer(&self->pending_truth);
+        larmor_window_open_truth(self, t);
+        g_free(t);
+    }
     g_object_unref(self);
 }
 
@@ -316,9 +383,11 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
             self->truth_origin = g_strdup(name);
             set_truth_volume(self, old, v);
             show_dataset(self);
-            update_compare(self);
+            int n = refresh_runs(self);
             larmor_ortho_view_show_volume(self->ortho_view, v);
-            char *msg = g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
+            char *msg = n > 0 ? g_strdup_printf("Truth loaded from %s: PSNR and error of %d run%s recomputed against it",
+                                                name, n, n == 1 ? "" : "s")
+                              : g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
             larmor_window_show_message(self, msg, FALSE);
             g_free(msg);
         } else {
@@ -420,8 +489,12 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
         }
     }
     if (truth) {
-        if (data->len > 0 || self->loading)
-            larmor_window_show_message(self, "Load the data first, then its truth", TRUE);
+        if (self->loading) {
+            /* With data, or while data load: the truth follows the data. */
+            g_free(self->pending_truth);
+            self->pending_truth = g_strdup(truth);
+        } else if (!self->dataset)
+            larmor_window_show_message(self, "Load the data first (trajectory and k-space), then its truth", TRUE);
         else
             larmor_window_open_truth(self, truth);
     }
@@ -624,6 +697,7 @@ static void save_params(LarmorWindow *self)
         larmor_settings_set_string(self->settings, "recon", "reg", lm_reg_name(p.reg));
         larmor_settings_set_int(self->settings, "recon", "iters", p.iters);
         larmor_settings_set_double(self->settings, "recon", "tol", p.tol);
+        larmor_settings_set_double(self->settings, "recon", "edge", p.edge);
     }
     double from, to;
     int steps;
@@ -658,11 +732,14 @@ static void load_params(LarmorWindow *self)
     if (s)
         lm_reg_parse(s, &p.reg, NULL);
     g_free(s);
-    if (p.reg == LM_REG_ANATOMICAL)
-        p.reg = LM_REG_GRADIENT; /* the reference itself is not remembered */
+    /* The anatomical prior is remembered too: phantoms bring their own
+     * reference, and without one a run says to open one. */
     p.lambda = MAX(0, larmor_settings_get_double(self->settings, "recon", "lambda", p.lambda));
     p.iters = CLAMP(larmor_settings_get_int(self->settings, "recon", "iters", p.iters), 1, 1000);
     p.tol = MAX(0, larmor_settings_get_double(self->settings, "recon", "tol", p.tol));
+    double edge = larmor_settings_get_double(self->settings, "recon", "edge", p.edge);
+    if (isfinite(edge) && edge > 0 && edge <= 1)
+        p.edge = edge;
     larmor_recon_panel_set_params(self->recon_panel, &p);
     larmor_recon_panel_set_sweep(self->recon_panel, larmor_settings_get_double(self->settings, "sweep", "from", 1e-4),
                                  larmor_settings_get_double(self->settings, "sweep", "to", 1),
@@ -672,12 +749,15 @@ static void load_params(LarmorWindow *self)
 static char *done_text(LarmorRun *run)
 {
     char *t = larmor_format_seconds(larmor_run_get_time_total(run));
+    const char *q = larmor_run_get_params(run)->method != LM_METHOD_CG ? ""
+                    : larmor_run_get_q_from_cache(run)               ? " · Q from cache"
+                                                                     : " · Q computed";
     char *s;
     if (larmor_run_has_metrics(run))
-        s = g_strdup_printf("#%d done in %s · PSNR %.2f dB · error %.2f %%", larmor_run_get_index(run), t,
+        s = g_strdup_printf("#%d done in %s%s · PSNR %.2f dB · error %.2f %%", larmor_run_get_index(run), t, q,
                             larmor_run_get_psnr(run), larmor_run_get_percent_error(run));
     else
-        s = g_strdup_printf("#%d done in %s", larmor_run_get_index(run), t);
+        s = g_strdup_printf("#%d done in %s%s", larmor_run_get_index(run), t, q);
     g_free(t);
     return s;
 }
@@ -791,6 +871,8 @@ gboolean larmor_window_reconstruct(LarmorWindow *self, const LarmorReconParams *
     /* The sidebar always shows what the newest run used. */
     if (params)
         larmor_recon_panel_set_params(self->recon_panel, params);
+    /* "Recompute Q" was for this run. */
+    larmor_recon_panel_clear_recompute(self->recon_panel);
     return TRUE;
 }
 
@@ -820,6 +902,8 @@ gboolean larmor_window_sweep(LarmorWindow *self, const LarmorReconParams *params
         l[i] = from * pow(to / from, (double)i / (steps - 1));
     gboolean ok = start_task(self, &p, l, steps, error);
     g_free(l);
+    if (ok)
+        larmor_recon_panel_clear_recompute(self->recon_panel);
     return ok;
 }
 
@@ -1168,6 +1252,16 @@ GtkWidget *larmor_window_get_sweep_view(LarmorWindow *self)
     return GTK_WIDGET(self->sweep_view);
 }
 
+GtkWidget *larmor_window_get_sidebar(LarmorWindow *self)
+{
+    return self->sidebar;
+}
+
+LarmorReconPanel *larmor_window_get_recon_panel(LarmorWindow *self)
+{
+    return self->recon_panel;
+}
+
 /* --- state ------------------------------------------------------------- */
 
 static void update_actions(LarmorWindow *self)
@@ -1241,6 +1335,7 @@ static void larmor_window_dispose(GObject *object)
     g_clear_object(&self->settings);
     g_clear_pointer(&self->last_status, g_free);
     g_clear_pointer(&self->truth_origin, g_free);
+    g_clear_pointer(&self->pending_truth, g_free);
     G_OBJECT_CLASS(larmor_window_parent_class)->dispose(object);
 }
 
@@ -1257,6 +1352,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorWindow, name)
     CHILD(paned);
+    CHILD(sidebar);
     CHILD(load_spinner);
     CHILD(data_title);
     CHILD(data_source);
@@ -1324,7 +1420,8 @@ static void larmor_window_init(LarmorWindow *self)
     update_actions(self);
 }
 
-LarmorWindow *larmor_window_new(GtkApplication *app, LarmorSettings *settings, const char *problem)
+static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, const char *problem,
+                                gboolean load)
 {
     LarmorWindow *self = g_object_new(LARMOR_TYPE_WINDOW, "application", app, NULL);
     self->settings = settings ? g_object_ref(settings) : NULL;
@@ -1344,10 +1441,34 @@ LarmorWindow *larmor_window_new(GtkApplication *app, LarmorSettings *settings, c
         remembered = larmor_settings_get_string(settings, "data", "problem", NULL);
         load_params(self);
     }
-    LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };
-    const char *name = problem ? problem : remembered && lm_problem_find(remembered, NULL) ? remembered : "B32";
-    g_strlcpy(spec.problem, name, sizeof spec.problem);
-    larmor_window_load(self, &spec);
+    if (load) {
+        LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };
+        const char *name = problem ? problem : remembered && lm_problem_find(remembered, NULL) ? remembered : "B32";
+        g_strlcpy(spec.problem, name, sizeof spec.problem);
+        larmor_window_load(self, &spec);
+    } else
+        show_dataset(self);
     g_free(remembered);
+    return self;
+}
+
+LarmorWindow *larmor_window_new(GtkApplication *app, LarmorSettings *settings, const char *problem)
+{
+    return window_new(app, settings, problem, TRUE);
+}
+
+LarmorWindow *larmor_window_new_for_files(GtkApplication *app, LarmorSettings *settings, GFile *const *files,
+                                          int n)
+{
+    /* Files that hold no data (a lone NIfTI) still get a window with the
+     * default problem, so there is something to use them with. */
+    gboolean data = FALSE;
+    for (int i = 0; i < n; i++) {
+        char *path = g_file_get_path(files[i]);
+        data |= path && !is_volume_file(path);
+        g_free(path);
+    }
+    LarmorWindow *self = window_new(app, settings, NULL, !data);
+    larmor_window_open_files(self, files, n);
     return self;
 }

@@ -11,6 +11,7 @@
 #include "larmor-compare-view.h"
 #include "larmor-dataset.h"
 #include "larmor-ortho-view.h"
+#include "larmor-recon-panel.h"
 #include "larmor-run.h"
 #include "larmor-settings.h"
 
@@ -22,6 +23,10 @@ G_DECLARE_FINAL_TYPE(LarmorWindow, larmor_window, LARMOR, WINDOW, GtkApplication
 /* settings may be NULL (then nothing is remembered). The window starts
  * loading `problem` (NULL: the last one used, else B32). */
 LarmorWindow *larmor_window_new(GtkApplication *app, LarmorSettings *settings, const char *problem);
+/* A window that opens files (command line, file manager) instead of the
+ * default problem: data files load, a NIfTI with them becomes their truth. */
+LarmorWindow *larmor_window_new_for_files(GtkApplication *app, LarmorSettings *settings, GFile *const *files,
+                                          int n);
 
 /* Data */
 void larmor_window_load(LarmorWindow *self, const LarmorDatasetSpec *spec);
@@ -60,6 +65,9 @@ const char *larmor_window_get_page(LarmorWindow *self);
 LarmorOrthoView *larmor_window_get_ortho_view(LarmorWindow *self);
 LarmorCompareView *larmor_window_get_compare_view(LarmorWindow *self);
 GtkWidget *larmor_window_get_sweep_view(LarmorWindow *self);
+/* The sidebar's scrolled window and the reconstruction panel in it. */
+GtkWidget *larmor_window_get_sidebar(LarmorWindow *self);
+LarmorReconPanel *larmor_window_get_recon_panel(LarmorWindow *self);
 /* The message bar's text (NULL when hidden). */
 const char *larmor_window_get_message(LarmorWindow *self);
 void larmor_window_show_message(LarmorWindow *self, const char *text, gboolean error);

