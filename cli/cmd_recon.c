@@ -19,13 +19,15 @@ static void help(void)
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
          "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
-         "        [--no-cache] [--json] [--sens S] [--coil-combine auto|sense|rss]\n"
+         "        [--no-cache] [--json] [--sens S] [--coil-combine auto|sense|rss] [--coil-images OUT]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
          "  --sens S: coil maps [nx, ny, nz, coils] (.cfl as bart ecalib writes them); with maps the coils\n"
          "  are reconstructed together (SENSE: one complex image); --coil-combine rss reconstructs each\n"
          "  channel on its own and combines them by root-sum-of-squares (magnitude)\n"
+         "  --coil-images OUT: also write one image per channel (.cfl [nx, ny, nz, coils]): each channel's\n"
+         "  own reconstruction, or s_c rho under SENSE\n"
          "  --edge: anatomical edge scale as a fraction of max|ref|: differences across reference\n"
          "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))");
 }
@@ -80,9 +82,10 @@ int cmd_recon(int argc, char **argv)
         {"complex", no_argument, 0, 'c'}, {"no-cache", no_argument, 0, 'C'},
         {"edge", required_argument, 0, 'e'},
         {"sens", required_argument, 0, 'S'}, {"coil-combine", required_argument, 0, 'B'},
+        {"coil-images", required_argument, 0, 'I'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
-    const char *sens_path = NULL;
+    const char *sens_path = NULL, *coil_images_path = NULL;
     int64_t n[3] = {0, 0, 0};
     double fov = 240.0;
     int json = 0, as_complex = 0, dirac = 0, method_given = 0;
@@ -115,6 +118,7 @@ int cmd_recon(int argc, char **argv)
         case 'e': if (!cli_parse_double("--edge", optarg, &o.edge_frac)) return 1; break;
         case 'c': as_complex = 1; break;
         case 'S': sens_path = optarg; break;
+        case 'I': coil_images_path = optarg; o.keep_coil_images = 1; break;
         case 'B':
             if (lm_coil_combine_parse(optarg, &o.combine, &err) != LM_OK)
                 return cli_error(&err);
@@ -174,8 +178,18 @@ int cmd_recon(int argc, char **argv)
     cli_progress_done(&prog);
     if (code != LM_OK)
         goto done;
+    if (coil_images_path && !res.coil_images) {
+        lm_fail(&err, LM_ERR_INVALID, "%s: one channel: there are no coil images to write", coil_images_path);
+        goto done;
+    }
     if (cli_write_image(out, res.image, as_complex, &err) != LM_OK)
         goto done;
+    if (coil_images_path) {
+        const int64_t dims[4] = {res.coil_images->n[0], res.coil_images->n[1], res.coil_images->n[2],
+                                 res.coil_images->ncoils};
+        if (lm_cfl_write(coil_images_path, 4, dims, res.coil_images->s, &err) != LM_OK)
+            goto done;
+    }
 
     lm_metrics m = {.psnr_db = NAN, .percent_error = NAN};
     /* Gridding is scored after scale matching, as the paper did. */

@@ -80,6 +80,16 @@ lm_code lm_coil_combine_parse(const char *s, lm_coil_combine *out, lm_error *err
     return lm_fail(err, LM_ERR_INVALID, "coil combination '%s' is unknown (auto, sense, rss)", s ? s : "");
 }
 
+const char *lm_sens_source_name(lm_sens_source s)
+{
+    switch (s) {
+    case LM_SENS_NONE: return "none";
+    case LM_SENS_GIVEN: return "from file";
+    case LM_SENS_ESTIMATED: return "estimated";
+    }
+    return "unknown";
+}
+
 const char *lm_stage_name(lm_stage s)
 {
     switch (s) {
@@ -119,6 +129,9 @@ void lm_recon_result_clear(lm_recon_result *r)
         return;
     lm_volume_free(r->image);
     free(r->resid_history);
+    lm_sens_free(r->coil_images);
+    lm_sens_free(r->sens);
+    free(r->noise_cov);
     memset(r, 0, sizeof *r);
 }
 
@@ -329,6 +342,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     if (rc != LM_OK)
         return rc;
     res->combine = rss_mode ? LM_COMBINE_RSS : LM_COMBINE_SENSE;
+    res->sens_source = !rss_mode && o->sens ? LM_SENS_GIVEN : LM_SENS_NONE;
     res->fhd_pairs = (double)m * (double)nv * (double)k->ncoils;
 
     c->stage = LM_STAGE_Q;
@@ -351,9 +365,16 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         if (rc != LM_OK)
             goto out;
     }
+    if (o->keep_coil_images && k->ncoils > 1 && !(res->coil_images = lm_sens_new(g->n, k->ncoils, err))) {
+        rc = LM_ERR_NOMEM;
+        goto out;
+    }
     if (!rss_mode) {
         c->ncoils = 1;
         rc = solve_channels(e, k, o, weights, c, ctl, res, res->image->data, &rep, err);
+        for (int64_t ch = 0; rc == LM_OK && res->coil_images && ch < k->ncoils; ch++)
+            for (int64_t j = 0; j < nv; j++)
+                res->coil_images->s[ch * nv + j] = o->sens->s[ch * nv + j] * res->image->data[j];
     } else {
         rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
         img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
@@ -364,6 +385,8 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
             rc = solve_channels(e, &one, o, weights, c, ctl, res, img, &rep, err);
             if (rc == LM_OK)
                 rss_add(rss, img, nv);
+            if (rc == LM_OK && res->coil_images)
+                memcpy(res->coil_images->s + ch * nv, img, (size_t)nv * sizeof *img);
         }
         if (rc == LM_OK)
             for (int64_t j = 0; j < nv; j++)
@@ -400,6 +423,10 @@ static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
         }
     }
     res->combine = nc == 1 ? LM_COMBINE_SENSE : maps ? LM_COMBINE_SENSE : LM_COMBINE_RSS;
+    if (o->keep_coil_images && nc > 1 && !(res->coil_images = lm_sens_new(g->n, nc, err))) {
+        free(acc), free(img), free(num);
+        return LM_ERR_NOMEM;
+    }
     c->stage = LM_STAGE_GRID;
     lm_code rc = report(c, 0, 0, 0, 0) ? cancelled(err, c) : LM_OK;
     double ts = now_s();
@@ -412,6 +439,8 @@ static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                                                 : lm_cartesian_fft(g, t, d, out, ctl, err);
         if (rc != LM_OK || nc == 1)
             continue;
+        if (res->coil_images)
+            memcpy(res->coil_images->s + ch * nv, out, (size_t)nv * sizeof *out);
         if (!maps) {
             rss_add(acc, out, nv);
             continue;

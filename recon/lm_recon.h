@@ -33,6 +33,15 @@ typedef enum lm_coil_combine {
 const char *lm_coil_combine_name(lm_coil_combine c);
 lm_code lm_coil_combine_parse(const char *s, lm_coil_combine *out, lm_error *err);
 
+/* Where the coil maps of a SENSE reconstruction came from. */
+typedef enum lm_sens_source {
+    LM_SENS_NONE = 0,    /* one coil, or root-sum-of-squares */
+    LM_SENS_GIVEN,       /* lm_recon_opts.sens */
+    LM_SENS_ESTIMATED    /* from the data's k-space centre (lm_recon_opts.estimate) */
+} lm_sens_source;
+
+const char *lm_sens_source_name(lm_sens_source s);
+
 typedef enum lm_stage { LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE } lm_stage;
 /* Short lower-case labels for display: "loading", "computing Q", ... */
 const char *lm_stage_name(lm_stage s);
@@ -65,6 +74,12 @@ typedef struct lm_recon_opts {
                                   (lm_reg_anatomical_weights); 0 means LM_EDGE_FRAC_DEFAULT */
     const lm_sens *sens;       /* coil maps on the matrix, one per channel (NULL: none) */
     lm_coil_combine combine;
+    int keep_coil_images;      /* fill lm_recon_result.coil_images */
+    int estimate_sens;         /* multi-coil data without maps: estimate them (SENSE)
+                                  instead of root-sum-of-squares (lm_coil_combine AUTO) */
+    const lm_kdata *noise;     /* noise samples (m x coils) to prewhiten with, or NULL */
+    int compress_coils;        /* 0: keep every coil; K > 0: K virtual coils; -1: auto
+                                  (the fewest that keep 99 % of the energy) */
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);
@@ -82,6 +97,18 @@ typedef struct lm_recon_result {
                                   and iters_done and resid_history are the last
                                   channel's */
     double time_grid_s;        /* gridding methods: time in lm_grid_* */
+    lm_sens_source sens_source;
+    lm_sens *sens;             /* the maps the reconstruction used when they are not
+                                  lm_recon_opts.sens itself (estimated, or compressed
+                                  with the data), else NULL */
+    lm_cfloat *noise_cov;      /* ncov x ncov noise covariance (row-major) measured
+                                  from lm_recon_opts.noise before whitening, or NULL */
+    int ncov;
+    int coils_in;              /* channels in the data before compression */
+    double energy_kept;        /* with compression: fraction of the data's energy kept */
+    lm_sens *coil_images;      /* with keep_coil_images and coils > 1: one image per
+                                  channel ([n, coils]): each channel's own reconstruction
+                                  (rss, gridding), or s_c rho under SENSE */
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled

@@ -137,13 +137,31 @@ static void test_sense_beats_single_coils(void)
     o.iters = 30;
     o.lambda = 0.001;
     o.sens = s;
+    o.keep_coil_images = 1;
     lm_recon_result rs = {0}, rr = {0};
     CHECK_OK(lm_recon_run(&g, t, k, &o, &rs, &err), &err);
-    CHECK(rs.combine == LM_COMBINE_SENSE && rs.coils == nc);
+    CHECK(rs.combine == LM_COMBINE_SENSE && rs.coils == nc && rs.sens_source == LM_SENS_GIVEN);
+    /* coil images under SENSE: s_c rho */
+    CHECK(rs.coil_images && rs.coil_images->ncoils == nc);
+    if (rs.coil_images && rs.image) {
+        const int64_t nv = lm_geom_voxels(&g);
+        lm_cfloat want = s->s[3 * nv + 2080] * rs.image->data[2080];
+        CHECK(cabsf(rs.coil_images->s[3 * nv + 2080] - want) <= 1e-6f * (cabsf(want) + 1e-6f));
+    }
     o.sens = NULL;
     o.combine = LM_COMBINE_RSS;
     CHECK_OK(lm_recon_run(&g, t, k, &o, &rr, &err), &err);
-    CHECK(rr.combine == LM_COMBINE_RSS);
+    CHECK(rr.combine == LM_COMBINE_RSS && rr.sens_source == LM_SENS_NONE);
+    /* rss of the per-channel images is the image */
+    if (rr.coil_images && rr.image) {
+        const int64_t nv = lm_geom_voxels(&g);
+        double a = 0;
+        for (int c = 0; c < nc; c++)
+            a += cabsf(rr.coil_images->s[c * nv + 2080]) * cabsf(rr.coil_images->s[c * nv + 2080]);
+        CHECK_NEAR(sqrt(a), crealf(rr.image->data[2080]), 1e-5 * sqrt(a) + 1e-9);
+    }
+    CHECK(rr.coil_images != NULL);
+    o.keep_coil_images = 0;
     if (!rs.image || !rr.image)
         return;
     const double es = scaled_error(rs.image->data, truth, 0), er = scaled_error(rr.image->data, truth, 1);
