@@ -99,6 +99,7 @@ const char *lm_stage_name(lm_stage s)
     case LM_STAGE_CG: return "conjugate gradient";
     case LM_STAGE_GRID: return "gridding";
     case LM_STAGE_DONE: return "done";
+    case LM_STAGE_COILS: return "preparing coils";
     }
     return "unknown";
 }

@@ -42,7 +42,10 @@ typedef enum lm_sens_source {
 
 const char *lm_sens_source_name(lm_sens_source s);
 
-typedef enum lm_stage { LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE } lm_stage;
+typedef enum lm_stage {
+    LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE,
+    LM_STAGE_COILS /* prewhitening, coil compression, coil-map estimation */
+} lm_stage;
 /* Short lower-case labels for display: "loading", "computing Q", ... */
 const char *lm_stage_name(lm_stage s);
 
@@ -105,6 +108,7 @@ typedef struct lm_recon_result {
                                   from lm_recon_opts.noise before whitening, or NULL */
     int ncov;
     int coils_in;              /* channels in the data before compression */
+    char note[256];            /* how the coils were prepared (estimation method, ...), or "" */
     double energy_kept;        /* with compression: fraction of the data's energy kept */
     lm_sens *coil_images;      /* with keep_coil_images and coils > 1: one image per
                                   channel ([n, coils]): each channel's own reconstruction
