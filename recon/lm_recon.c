@@ -339,7 +339,9 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : o->sens, .variant = o->variant,
                           .use_cache = o->use_cache, .threads = o->threads};
+    double t_prep = now_s();
     lm_code rc = lm_encoding_new(&d, &e, err);
+    res->time_prep_s += now_s() - t_prep;
     if (rc != LM_OK)
         return rc;
     res->combine = rss_mode ? LM_COMBINE_RSS : LM_COMBINE_SENSE;

@@ -100,6 +100,8 @@ typedef struct lm_recon_result {
                                   and iters_done and resid_history are the last
                                   channel's */
     double time_grid_s;        /* gridding methods: time in lm_grid_* */
+    double time_prep_s;        /* the encoding's set-up (maps checked and moved to the
+                                  device) and the coils' preparation */
     lm_sens_source sens_source;
     lm_sens *sens;             /* the maps the reconstruction used when they are not
                                   lm_recon_opts.sens itself (estimated, or compressed
