@@ -82,6 +82,14 @@ lm_code lm_sens_estimate(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
     lm_code rc = lm_calib_from_noncart(g, t, k, cal, &cc, &cb, &info->centre_samples, err);
     if (rc != LM_OK)
         return rc;
+    /* checked here so that AUTO does not fall back on data without signal */
+    double energy = 0;
+    for (int64_t i = 0; i < cb->n[0] * cb->n[1] * cb->n[2] * cb->ncoils; i++)
+        energy += creal(cb->y[i] * conj(cb->y[i]));
+    if (!(energy > 0)) {
+        lm_calib_free(cb);
+        return lm_fail(err, LM_ERR_INVALID, "coil maps: the data have no energy in the calibration region");
+    }
     sub_ctl se = {ctl, 0.3, 1.0};
     lm_ctl ce = {sub_progress, &se, ctl ? ctl->threads : 0};
     lm_sens *s = NULL;
