@@ -5,6 +5,12 @@
 #include "coils_synth.h"
 #include "lm_test.h"
 
+static int cancel_at_half(void *user, double f)
+{
+    (void)user;
+    return f > 0.5;
+}
+
 static void expect(lm_code got, lm_code want, const lm_error *err, const char *what)
 {
     CHECK_MSG(got == want, "%s: code %d, expected %d (%s)", what, (int)got, (int)want, err->msg);
@@ -25,6 +31,18 @@ int main(void)
     lm_sens *s = NULL;
     lm_coil_compress *cc = NULL;
     lm_cmat *cov = NULL, *w = NULL;
+
+    /* a monitor that cancels half-way */
+    lm_ctl ctl = {cancel_at_half, NULL, 0};
+    for (int meth = LM_SENS_ESPIRIT; meth <= LM_SENS_WALSH; meth++) {
+        lm_sens_est_opts oc;
+        lm_sens_est_default_opts(&oc);
+        oc.method = (lm_sens_method)meth;
+        lm_error_clear(&err);
+        expect(lm_sens_estimate(&p.g, p.t, p.k, &oc, &ctl, &s, NULL, &err), LM_ERR_CANCELLED, &err,
+               meth == LM_SENS_ESPIRIT ? "ESPIRiT cancelled half-way" : "Walsh cancelled half-way");
+        CHECK(!s);
+    }
 
     /* NaN data */
     lm_kdata *bad = lm_kdata_new(m, 4, &err);
