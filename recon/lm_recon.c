@@ -6,12 +6,14 @@
 
 #include <complex.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "lm_cartesian.h"
 #include "lm_cg.h"
+#include "lm_coil_prep.h"
 #include "lm_encoding.h"
 #include "lm_grid.h"
 
@@ -229,8 +231,13 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
             return lm_fail(err, LM_ERR_INVALID, "%lld coil maps but the k-space has %lld channels",
                            (long long)o->sens->ncoils, (long long)k->ncoils);
     }
-    if (o->combine == LM_COMBINE_SENSE && !o->sens && k->ncoils > 1)
-        return lm_fail(err, LM_ERR_INVALID, "SENSE needs coil maps for the %lld channels", (long long)k->ncoils);
+    if (o->estimate_sens && o->sens)
+        return lm_fail(err, LM_ERR_INVALID, "coil maps are given: nothing to estimate");
+    if (o->estimate_sens && o->combine == LM_COMBINE_RSS)
+        return lm_fail(err, LM_ERR_INVALID, "estimated coil maps and root-sum-of-squares exclude each other");
+    if (o->compress_coils < -1 || o->compress_coils > k->ncoils)
+        return lm_fail(err, LM_ERR_INVALID, "cannot compress %lld channels to %d coils", (long long)k->ncoils,
+                       o->compress_coils);
     if (o->combine != LM_COMBINE_AUTO && o->combine != LM_COMBINE_SENSE && o->combine != LM_COMBINE_RSS)
         return lm_fail(err, LM_ERR_INVALID, "unknown coil combination %d", (int)o->combine);
     if (o->method == LM_METHOD_CG) {
@@ -266,9 +273,9 @@ static void rss_add(double *rss, const lm_cfloat *img, int64_t n)
 
 /* Which channels go into one encoding: all of them (SENSE, or one channel)
  * or each on its own (root-sum-of-squares). */
-static int use_rss(const lm_kdata *k, const lm_recon_opts *o)
+static int use_rss(const lm_kdata *k, const lm_sens *sens)
 {
-    return k->ncoils > 1 && (o->combine == LM_COMBINE_RSS || (o->combine == LM_COMBINE_AUTO && !o->sens));
+    return k->ncoils > 1 && !sens;
 }
 
 /* E^H d and CG for the channels in k (all of E's coils); rho (host) gets
@@ -327,17 +334,17 @@ static lm_code solve_channels(lm_encoding *e, const lm_kdata *k, const lm_recon_
 
 /* CG: one encoding (one Q for every channel) and one solve, or one solve
  * per channel combined by root-sum-of-squares. */
-static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
-                        run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
+static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,
+                        const lm_recon_opts *o, run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
 {
-    const int rss_mode = use_rss(k, o);
+    const int rss_mode = use_rss(k, sens);
     const int64_t nv = lm_geom_voxels(g), m = t->m;
     lm_encoding *e = NULL;
     float *weights = NULL;
     double *rss = NULL;
     lm_cfloat *img = NULL;
     lm_cg_report rep = {0};
-    lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : o->sens, .variant = o->variant,
+    lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
                           .use_cache = o->use_cache, .threads = o->threads};
     double t_prep = now_s();
     lm_code rc = lm_encoding_new(&d, &e, err);
@@ -345,7 +352,6 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     if (rc != LM_OK)
         return rc;
     res->combine = rss_mode ? LM_COMBINE_RSS : LM_COMBINE_SENSE;
-    res->sens_source = !rss_mode && o->sens ? LM_SENS_GIVEN : LM_SENS_NONE;
     res->fhd_pairs = (double)m * (double)nv * (double)k->ncoils;
 
     c->stage = LM_STAGE_Q;
@@ -377,7 +383,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         rc = solve_channels(e, k, o, weights, c, ctl, res, res->image->data, &rep, err);
         for (int64_t ch = 0; rc == LM_OK && res->coil_images && ch < k->ncoils; ch++)
             for (int64_t j = 0; j < nv; j++)
-                res->coil_images->s[ch * nv + j] = o->sens->s[ch * nv + j] * res->image->data[j];
+                res->coil_images->s[ch * nv + j] = sens->s[ch * nv + j] * res->image->data[j];
     } else {
         rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
         img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
@@ -409,11 +415,11 @@ out:
 
 /* Gridding baselines and the Cartesian FFT, per channel; channels combined
  * with the maps when given, else by root-sum-of-squares. */
-static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
-                          run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
+static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,
+                          const lm_recon_opts *o, run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
 {
     const int64_t nv = lm_geom_voxels(g), m = t->m, nc = k->ncoils;
-    const int maps = o->sens && nc > 1 && o->combine != LM_COMBINE_RSS;
+    const int maps = sens && nc > 1;
     double *acc = NULL;
     lm_cfloat *img = NULL, *num = NULL;
     if (nc > 1) {
@@ -449,7 +455,7 @@ static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
             continue;
         }
         /* Roemer: sum conj(s_c) img_c / sum |s_c|^2 */
-        const lm_cfloat *s = o->sens->s + ch * nv;
+        const lm_cfloat *s = sens->s + ch * nv;
         for (int64_t j = 0; j < nv; j++) {
             num[j] += conjf(s[j]) * out[j];
             acc[j] += (double)crealf(s[j]) * crealf(s[j]) + (double)cimagf(s[j]) * cimagf(s[j]);
@@ -483,8 +489,39 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
         return LM_ERR_NOMEM;
     res->coils = (int)k->ncoils;
 
-    rc = o->method == LM_METHOD_CG ? recon_cg(g, t, k, o, &c, &ctl, res, err)
-                                   : recon_grid(g, t, k, o, &c, &ctl, res, err);
+    /* The coils as the operator sees them: whitened, compressed, maps given
+     * or estimated. CG estimates maps unless told to combine by
+     * root-sum-of-squares; gridding uses maps only when given. */
+    lm_coil_prep prep = {0};
+    const int want_maps = k->ncoils > 1 && o->combine != LM_COMBINE_RSS &&
+                          (o->estimate_sens || (o->method == LM_METHOD_CG && !o->sens));
+    c.stage = LM_STAGE_COILS;
+    double tp = now_s();
+    if (k->ncoils > 1 && report(&c, 0, 0, 0, 0))
+        rc = cancelled(err, &c);
+    if (rc == LM_OK && (k->ncoils > 1 || o->noise))
+        rc = lm_coil_prep_run(g, t, k, o, want_maps, &ctl, res, &prep, err);
+    else if (rc == LM_OK) {
+        prep = (lm_coil_prep){.k = k, .sens = o->sens};
+        res->sens_source = o->sens ? LM_SENS_GIVEN : LM_SENS_NONE;
+    }
+    if (rc != LM_OK && rc != LM_ERR_CANCELLED && want_maps && !o->estimate_sens && o->combine == LM_COMBINE_AUTO) {
+        /* estimation is the default, not a demand: say why and fall back */
+        snprintf(res->note, sizeof res->note, "coil maps could not be estimated (%.160s): channels combined by "
+                 "root-sum-of-squares", err ? err->msg : "");
+        lm_error_clear(err);
+        rc = lm_coil_prep_run(g, t, k, o, 0, &ctl, res, &prep, err);
+    }
+    res->time_prep_s = now_s() - tp;
+    if (rc == LM_OK) {
+        if (o->combine == LM_COMBINE_SENSE && prep.k->ncoils > 1 && !prep.sens)
+            rc = lm_fail(err, LM_ERR_INVALID, "SENSE needs coil maps for the %lld channels", (long long)prep.k->ncoils);
+        else
+            rc = o->method == LM_METHOD_CG ? recon_cg(g, t, prep.k, prep.sens, o, &c, &ctl, res, err)
+                                           : recon_grid(g, t, prep.k, prep.sens, o, &c, &ctl, res, err);
+    }
+    res->coils = (int)prep.k->ncoils;
+    lm_coil_prep_clear(&prep);
     if (rc != LM_OK) {
         lm_recon_result_clear(res);
         return rc;
