@@ -19,13 +19,18 @@ static void help(void)
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
          "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
-         "        [--no-cache] [--json] [--sens S] [--coil-combine auto|sense|rss] [--coil-images OUT]\n"
+         "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
+         "        [--noise N] [--coils-compress K|auto] [--coil-images OUT]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
          "  --sens S: coil maps [nx, ny, nz, coils] (.cfl as bart ecalib writes them); with maps the coils\n"
          "  are reconstructed together (SENSE: one complex image); --coil-combine rss reconstructs each\n"
          "  channel on its own and combines them by root-sum-of-squares (magnitude)\n"
+         "  without --sens, multi-coil data get maps estimated from their k-space centre (ESPIRiT, Walsh\n"
+         "  as fallback); --sens-out S writes the maps used (.cfl or .nii/.nii.gz complex 4D)\n"
+         "  --noise N: noise samples [1, samples, 1, coils] (.cfl) to prewhiten data and maps with\n"
+         "  --coils-compress K|auto: K virtual coils by SVD of the data (auto: 99 %% of the energy)\n"
          "  --coil-images OUT: also write one image per channel (.cfl [nx, ny, nz, coils]): each channel's\n"
          "  own reconstruction, or s_c rho under SENSE\n"
          "  --edge: anatomical edge scale as a fraction of max|ref|: differences across reference\n"
@@ -82,10 +87,11 @@ int cmd_recon(int argc, char **argv)
         {"complex", no_argument, 0, 'c'}, {"no-cache", no_argument, 0, 'C'},
         {"edge", required_argument, 0, 'e'},
         {"sens", required_argument, 0, 'S'}, {"coil-combine", required_argument, 0, 'B'},
-        {"coil-images", required_argument, 0, 'I'},
+        {"coil-images", required_argument, 0, 'I'}, {"sens-out", required_argument, 0, 'O'},
+        {"noise", required_argument, 0, 'N'}, {"coils-compress", required_argument, 0, 'K'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
-    const char *sens_path = NULL, *coil_images_path = NULL;
+    const char *sens_path = NULL, *coil_images_path = NULL, *sens_out = NULL, *noise_path = NULL;
     int64_t n[3] = {0, 0, 0};
     double fov = 240.0;
     int json = 0, as_complex = 0, dirac = 0, method_given = 0;
@@ -119,6 +125,17 @@ int cmd_recon(int argc, char **argv)
         case 'c': as_complex = 1; break;
         case 'S': sens_path = optarg; break;
         case 'I': coil_images_path = optarg; o.keep_coil_images = 1; break;
+        case 'O': sens_out = optarg; break;
+        case 'N': noise_path = optarg; break;
+        case 'K':
+            if (strcmp(optarg, "auto") == 0) {
+                o.compress_coils = -1;
+            } else {
+                if (!cli_parse_int("--coils-compress", optarg, 1, 1024, &iv))
+                    return 1;
+                o.compress_coils = (int)iv;
+            }
+            break;
         case 'B':
             if (lm_coil_combine_parse(optarg, &o.combine, &err) != LM_OK)
                 return cli_error(&err);
@@ -141,6 +158,7 @@ int cmd_recon(int argc, char **argv)
     cli_inputs in;
     lm_volume *ref = NULL, *truth = NULL;
     lm_sens *sens = NULL;
+    lm_kdata *noise = NULL;
     lm_recon_result res = {0};
     int rc = 1;
     if (cli_load_inputs(traj, kspace, &in, &err) != LM_OK)
@@ -168,6 +186,16 @@ int cmd_recon(int argc, char **argv)
     }
     if (sens_path && load_sens(sens_path, &g, in.kdata->ncoils, &sens, &err) != LM_OK)
         goto done;
+    if (noise_path) {
+        if (lm_load_kdata(noise_path, &noise, &err) != LM_OK)
+            goto done;
+        if (noise->ncoils != in.kdata->ncoils) {
+            lm_fail(&err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld",
+                    noise_path, (long long)noise->ncoils, (long long)in.kdata->ncoils);
+            goto done;
+        }
+        o.noise = noise;
+    }
     o.ref = ref;
     o.sens = sens;
     cli_progress prog;
@@ -184,6 +212,16 @@ int cmd_recon(int argc, char **argv)
     }
     if (cli_write_image(out, res.image, as_complex, &err) != LM_OK)
         goto done;
+    if (sens_out) {
+        const lm_sens *used = res.sens ? res.sens : sens;
+        if (!used) {
+            lm_fail(&err, LM_ERR_INVALID, "%s: this reconstruction used no coil maps", sens_out);
+            goto done;
+        }
+        const int64_t dims[4] = {used->n[0], used->n[1], used->n[2], used->ncoils};
+        if (lm_cfl_write(sens_out, 4, dims, used->s, &err) != LM_OK)
+            goto done;
+    }
     if (coil_images_path) {
         const int64_t dims[4] = {res.coil_images->n[0], res.coil_images->n[1], res.coil_images->n[2],
                                  res.coil_images->ncoils};
@@ -219,6 +257,11 @@ int cmd_recon(int argc, char **argv)
         cli_json_num(stdout, "psnr_db", m.psnr_db, 1);
         cli_json_num(stdout, "percent_error", m.percent_error, 1);
         cli_json_int(stdout, "coils", res.coils, 1);
+        cli_json_int(stdout, "coils_in", res.coils_in, 1);
+        cli_json_str(stdout, "sens_source", lm_sens_source_name(res.sens_source), 1);
+        cli_json_num(stdout, "energy_kept", res.coils_in > res.coils ? res.energy_kept : NAN, 1);
+        cli_json_bool(stdout, "prewhitened", res.noise_cov != NULL, 1);
+        cli_json_str(stdout, "note", res.note, 1);
         cli_json_str(stdout, "combine",
                      res.coils == 1 ? "none" : res.combine == LM_COMBINE_RSS ? "root-sum-of-squares" : "sense", 1);
         cli_json_str(stdout, "out", out, 0);
@@ -237,7 +280,15 @@ int cmd_recon(int argc, char **argv)
             printf("%d channels reconstructed one by one and combined by root-sum-of-squares "
                    "(magnitude; no coil sensitivities)\n", res.coils);
         else if (res.coils > 1)
-            printf("%d channels reconstructed together with their coil maps (SENSE)\n", res.coils);
+            printf("%d channels reconstructed together with their coil maps (SENSE, maps %s)\n", res.coils,
+                   lm_sens_source_name(res.sens_source));
+        if (res.noise_cov)
+            printf("data prewhitened with the noise covariance of %s\n", noise_path);
+        if (res.coils_in > res.coils)
+            printf("%d channels compressed to %d virtual coils keeping %.2f %% of the energy\n", res.coils_in,
+                   res.coils, 100 * res.energy_kept);
+        if (res.note[0])
+            printf("%s\n", res.note);
         printf("wrote %s\n", out);
     }
     rc = 0;
@@ -248,6 +299,7 @@ done:
     lm_volume_free(ref);
     lm_volume_free(truth);
     lm_sens_free(sens);
+    lm_kdata_free(noise);
     cli_inputs_clear(&in);
     return rc;
 }

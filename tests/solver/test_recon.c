@@ -179,14 +179,17 @@ int main(void)
     CHECK(r2.image == NULL && r2.resid_history == NULL);
     CHECK(log.last_iter == 3);
 
-    /* Two channels, the second twice the first: RSS = sqrt(5) |rho|. */
+    /* Two channels, the second twice the first, combined by
+     * root-sum-of-squares (the default estimates maps): RSS = sqrt(5) |rho|. */
     lm_kdata *k2 = lm_kdata_new(k->m, 2, &err);
     for (int64_t j = 0; j < k->m; j++) {
         k2->d[j] = k->d[j];
         k2->d[k->m + j] = 2 * k->d[j];
     }
     o.progress = NULL;
+    o.combine = LM_COMBINE_RSS;
     CHECK_OK(lm_recon_run(&g, t, k2, &o, &r2, &err), &err);
+    o.combine = LM_COMBINE_AUTO;
     if (r2.image) {
         CHECK(r2.coils == 2 && r2.fhd_pairs == 2.0 * (double)t->m * (double)nv);
         double num = 0, den = 0;
