@@ -62,6 +62,10 @@ lm_code lm_backend_gpu_new(lm_backend **out, lm_error *err);
 lm_code lm_backend_for_variant(const lm_variant *v, int threads, lm_backend **out, lm_error *err);
 void lm_backend_free(lm_backend *b);
 
+/* Returns b's sticky error (copied into err) and clears it: the check of
+ * every back end. */
+lm_code lm_backend_take_error(lm_backend *b, lm_error *err);
+
 /* Records err's code and message as b's sticky error unless one is there
  * (for back-end implementations and operators built on them). */
 void lm_backend_fail(lm_backend *b, lm_code code, const char *msg);

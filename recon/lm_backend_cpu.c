@@ -110,7 +110,7 @@ static void cpu_mulc_acc(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat
         y[j] += conjf(s[j]) * x[j];
 }
 
-static lm_code cpu_check(lm_backend *b, lm_error *err)
+lm_code lm_backend_take_error(lm_backend *b, lm_error *err)
 {
     lm_code rc = b->sticky.code;
     if (rc != LM_OK) {
@@ -137,7 +137,7 @@ lm_code lm_backend_cpu_new(int threads, lm_backend **out, lm_error *err)
         .impl = NULL, .alloc = cpu_alloc, .release = cpu_release, .alloc_real = cpu_alloc_real,
         .upload = cpu_move, .download = cpu_move, .copy = cpu_copy, .zero = cpu_zero, .scale = cpu_scale,
         .axpy = cpu_axpy, .xpay = cpu_xpay, .dot = cpu_dot, .mul = cpu_mul, .mulc_acc = cpu_mulc_acc,
-        .check = cpu_check, .destroy = cpu_destroy,
+        .check = lm_backend_take_error, .destroy = cpu_destroy,
     };
     *out = b;
     return LM_OK;

@@ -98,17 +98,6 @@ static double gpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfl
     return v;
 }
 
-static lm_code gpu_check(lm_backend *b, lm_error *err)
-{
-    lm_code rc = b->sticky.code;
-    if (rc != LM_OK) {
-        if (err)
-            *err = b->sticky;
-        memset(&b->sticky, 0, sizeof b->sticky);
-    }
-    return rc;
-}
-
 static void gpu_destroy(lm_backend *b)
 {
     gpu_state *s = b->impl;
@@ -140,7 +129,7 @@ lm_code lm_backend_gpu_new(lm_backend **out, lm_error *err)
         .alloc = gpu_alloc, .release = gpu_release, .alloc_real = gpu_alloc_real,
         .upload = gpu_upload, .download = gpu_download, .copy = gpu_copy, .zero = gpu_zero,
         .scale = gpu_scale, .axpy = gpu_axpy, .xpay = gpu_xpay, .dot = gpu_dot, .mul = gpu_mul,
-        .mulc_acc = gpu_mulc_acc, .check = gpu_check, .destroy = gpu_destroy,
+        .mulc_acc = gpu_mulc_acc, .check = lm_backend_take_error, .destroy = gpu_destroy,
     };
     *out = b;
     return LM_OK;

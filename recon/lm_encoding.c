@@ -11,6 +11,7 @@
 
 #include "lm_gpu.h"
 #include "lm_nufft.h"
+#include "lm_progress.h"
 #include "lm_qcache.h"
 #include "lm_sums.h"
 
@@ -190,18 +191,6 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     return be->check(be, err);
 }
 
-/* Progress of one channel mapped into the whole adjoint's fraction. */
-typedef struct chan_ctl {
-    const lm_ctl *parent;
-    int64_t c, nc;
-} chan_ctl;
-
-static int chan_progress(void *user, double f)
-{
-    chan_ctl *cc = user;
-    return lm_ctl_report(cc->parent, ((double)cc->c + f) / (double)cc->nc);
-}
-
 lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl, lm_error *err)
 {
     if (!d || d->m != e->t->m || d->ncoils != e->ncoils)
@@ -213,12 +202,11 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
 
     const int64_t nv = e->nvox, m = d->m;
     const float inv_n = (float)(1.0 / (double)nv);
-    chan_ctl cc = {.parent = ctl, .nc = e->ncoils};
-    lm_ctl sub = {.progress = chan_progress, .user = &cc, .threads = e->threads};
     lm_code rc = LM_OK;
     for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++) {
         lm_cfloat *fhd = NULL;
-        cc.c = c;
+        lm_ctl_range range;
+        const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)c / (double)e->ncoils, (double)(c + 1) / (double)e->ncoils);
         rc = lm_compute_fhd(&e->g, e->t, d->d + c * m, e->v->name, ctl ? &sub : NULL, &fhd, err);
         if (rc != LM_OK)
             break;

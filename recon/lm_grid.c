@@ -27,30 +27,13 @@
 #include <string.h>
 
 #include "lm_nufft.h"
+#include "lm_progress.h"
 
 #define LM_GRID_DCF_ITERS 15
 #define LM_GRID_KB_WIDTH 5
 
 /* Progress of a stage mapped into [lo, hi] of the caller's range. */
-typedef struct sub_ctl {
-    const lm_ctl *parent;
-    double lo, hi;
-} sub_ctl;
 
-static int sub_progress(void *user, double f)
-{
-    const sub_ctl *s = user;
-    return lm_ctl_report(s->parent, s->lo + (s->hi - s->lo) * f);
-}
-
-static lm_ctl sub_make(sub_ctl *s, const lm_ctl *parent, double lo, double hi)
-{
-    s->parent = parent;
-    s->lo = lo;
-    s->hi = hi;
-    lm_ctl c = {sub_progress, s, parent ? parent->threads : 0};
-    return c;
-}
 
 static lm_code grid_run(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, lm_cfloat *img,
                         const lm_ctl *ctl, lm_error *err, int kb)
@@ -108,16 +91,16 @@ static lm_code grid_run(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, 
     if (t->w) {
         memcpy(w, t->w, (size_t)m * sizeof(float));
     } else {
-        sub_ctl sc;
-        lm_ctl dc = sub_make(&sc, ctl, 0.0, 0.8);
+        lm_ctl_range sc;
+        lm_ctl dc = lm_ctl_sub(&sc, ctl, 0.0, 0.8);
         rc = lm_nufft_density(p, LM_GRID_DCF_ITERS, w, &dc, err);
         if (rc != LM_OK)
             goto done;
     }
     for (int64_t i = 0; i < m; i++)
         wd[i] = w[i] * d[i];
-    sub_ctl sc;
-    lm_ctl ec = sub_make(&sc, ctl, t->w ? 0.0 : 0.8, 1.0);
+    lm_ctl_range sc;
+    lm_ctl ec = lm_ctl_sub(&sc, ctl, t->w ? 0.0 : 0.8, 1.0);
     rc = lm_nufft_execute_c(p, wd, img, &ec, err);
 done:
     lm_nufft_destroy(p);

@@ -27,6 +27,7 @@
 
 #include "lm_kernels_impl.h"
 #include "lm_nufft.h"
+#include "lm_progress.h"
 
 #define LM_CALIB_DCF_ITERS 15
 #define LM_CALIB_TOL 1e-5
@@ -39,16 +40,6 @@ void lm_calib_free(lm_calib *c)
     }
 }
 
-typedef struct sub_ctl {
-    const lm_ctl *parent;
-    double lo, hi;
-} sub_ctl;
-
-static int sub_progress(void *user, double f)
-{
-    const sub_ctl *s = user;
-    return lm_ctl_report(s->parent, s->lo + (s->hi - s->lo) * f);
-}
 
 static double taper(double ak, double half, double margin)
 {
@@ -162,8 +153,8 @@ lm_code lm_calib_from_noncart(const lm_geom *g, const lm_traj *t, const lm_kdata
         for (int64_t j = 0; j < nsel; j++)
             w[j] = t->w[idx[j]];
     } else {
-        sub_ctl sc = {ctl, 0.0, 0.6};
-        lm_ctl dc = {sub_progress, &sc, ctl ? ctl->threads : 0};
+        lm_ctl_range sc;
+        lm_ctl dc = lm_ctl_sub(&sc, ctl, 0.0, 0.6);
         rc = lm_nufft_density(p, LM_CALIB_DCF_ITERS, w, &dc, err);
         if (rc != LM_OK)
             goto done;

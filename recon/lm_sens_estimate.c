@@ -3,6 +3,7 @@
  * large an eigenproblem, a LAPACK failure) or keeps under 5 % of the voxels
  * (the eigenvalue never reaches the crop level: inconsistent calibration). */
 #include "lm_coils_impl.h"
+#include "lm_progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,16 +28,6 @@ void lm_sens_est_default_opts(lm_sens_est_opts *o)
     o->mask = LM_SENS_MASK;
 }
 
-typedef struct sub_ctl {
-    const lm_ctl *parent;
-    double lo, hi;
-} sub_ctl;
-
-static int sub_progress(void *user, double f)
-{
-    const sub_ctl *s = user;
-    return lm_ctl_report(s->parent, s->lo + (s->hi - s->lo) * f);
-}
 
 lm_code lm_sens_estimate(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                          const lm_sens_est_opts *o, const lm_ctl *ctl, lm_sens **out,
@@ -77,8 +68,8 @@ lm_code lm_sens_estimate(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
     int kernel = o->kernel ? o->kernel : (dim == 2 ? LM_SENS_KERNEL_2D : LM_SENS_KERNEL_3D);
 
     lm_calib *cb = NULL;
-    sub_ctl sc = {ctl, 0.0, 0.3};
-    lm_ctl cc = {sub_progress, &sc, ctl ? ctl->threads : 0};
+    lm_ctl_range sc;
+    lm_ctl cc = lm_ctl_sub(&sc, ctl, 0.0, 0.3);
     lm_code rc = lm_calib_from_noncart(g, t, k, cal, &cc, &cb, &info->centre_samples, err);
     if (rc != LM_OK)
         return rc;
@@ -90,8 +81,8 @@ lm_code lm_sens_estimate(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
         lm_calib_free(cb);
         return lm_fail(err, LM_ERR_INVALID, "coil maps: the data have no energy in the calibration region");
     }
-    sub_ctl se = {ctl, 0.3, 1.0};
-    lm_ctl ce = {sub_progress, &se, ctl ? ctl->threads : 0};
+    lm_ctl_range se;
+    lm_ctl ce = lm_ctl_sub(&se, ctl, 0.3, 1.0);
     lm_sens *s = NULL;
     if (o->method != LM_SENS_WALSH) {
         lm_error e1;
