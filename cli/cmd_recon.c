@@ -37,43 +37,6 @@ static void help(void)
          "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))");
 }
 
-/* Coil maps from a .cfl [nx, ny, nz, coils], checked against the matrix
- * and the channel count. */
-static lm_code load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err)
-{
-    int nd = 0;
-    int64_t dims[LM_CFL_MAX_DIMS];
-    lm_cfloat *data = NULL;
-    *out = NULL;
-    lm_code rc = lm_cfl_read(path, &nd, dims, &data, err);
-    if (rc != LM_OK)
-        return rc;
-    for (int a = nd; a < 4; a++)
-        dims[a] = 1;
-    for (int a = 4; a < nd; a++)
-        if (dims[a] != 1) {
-            free(data);
-            return lm_fail(err, LM_ERR_FORMAT, "%s: coil maps have %d dimensions; expected [nx, ny, nz, coils]",
-                           path, nd);
-        }
-    if (dims[0] != g->n[0] || dims[1] != g->n[1] || dims[2] != g->n[2])
-        rc = lm_fail(err, LM_ERR_INVALID, "%s: coil maps are %lldx%lldx%lld but the matrix is %lldx%lldx%lld", path,
-                     (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)g->n[0],
-                     (long long)g->n[1], (long long)g->n[2]);
-    else if (dims[3] != ncoils)
-        rc = lm_fail(err, LM_ERR_INVALID, "%s: %lld coil maps but the k-space has %lld channels", path,
-                     (long long)dims[3], (long long)ncoils);
-    lm_sens *s = rc == LM_OK ? lm_sens_new(g->n, ncoils, err) : NULL;
-    if (s) {
-        memcpy(s->s, data, (size_t)(lm_sens_voxels(s) * ncoils) * sizeof(lm_cfloat));
-        *out = s;
-    } else if (rc == LM_OK) {
-        rc = LM_ERR_NOMEM;
-    }
-    free(data);
-    return rc;
-}
-
 int cmd_recon(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -184,7 +147,8 @@ int cmd_recon(int argc, char **argv)
                 (long long)truth->dims[2], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
         goto done;
     }
-    if (sens_path && load_sens(sens_path, &g, in.kdata->ncoils, &sens, &err) != LM_OK)
+    if (sens_path && (lm_load_sens(sens_path, &sens, &err) != LM_OK ||
+                      lm_check_sens(sens, g.n, in.kdata->ncoils, sens_path, &err) != LM_OK))
         goto done;
     if (noise_path) {
         if (lm_load_kdata(noise_path, &noise, &err) != LM_OK)
@@ -218,8 +182,7 @@ int cmd_recon(int argc, char **argv)
             lm_fail(&err, LM_ERR_INVALID, "%s: this reconstruction used no coil maps", sens_out);
             goto done;
         }
-        const int64_t dims[4] = {used->n[0], used->n[1], used->n[2], used->ncoils};
-        if (lm_cfl_write(sens_out, 4, dims, used->s, &err) != LM_OK)
+        if (lm_save_sens(sens_out, used, g.fov_mm, &err) != LM_OK)
             goto done;
     }
     if (coil_images_path) {

@@ -34,6 +34,22 @@ lm_code lm_cfl_write_volume(const char *path, const lm_volume *v, lm_error *err)
 lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_error *err);
 /* Any real or complex datatype; scaled by scl_slope/inter; 3D (4th dim 1). */
 lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err);
+/* 4D: frames volumes of v's grid, one after another in data (x fastest,
+ * frame slowest), with v's voxel size and affine. */
+lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t frames, const lm_cfloat *data,
+                              int as_complex, lm_error *err);
+/* Reads a 3D or 4D image: (*out)->data holds *frames volumes. */
+lm_code lm_nifti_read_frames(const char *path, lm_volume **out, int64_t *frames, lm_error *err);
+
+/* Coil maps [nx, ny, nz, coils]: .cfl (as bart ecalib writes them; a 5th
+ * "maps" dimension keeps its first set) or a complex 4D NIfTI. NaN/Inf and
+ * all-zero maps are refused. */
+lm_code lm_load_sens(const char *path, lm_sens **out, lm_error *err);
+/* Atomic; .cfl or .nii/.nii.gz (complex64, 4D, centred affine from fov_mm,
+ * which may be NULL). */
+lm_code lm_save_sens(const char *path, const lm_sens *s, const double fov_mm[3], lm_error *err);
+/* Maps against the reconstruction: matrix and channel count. */
+lm_code lm_check_sens(const lm_sens *s, const int64_t n[3], int64_t ncoils, const char *path, lm_error *err);
 
 /* Parboil mri-q / mri-fhd. */
 typedef struct lm_parboil {

@@ -76,7 +76,7 @@ static lm_code verify_written(const char *tmp, const char *path, const nifti_ima
     int swapped = 0;
     nifti_1_header *h = nifti_read_header(tmp, &swapped, 1);
     int ok = h && h->datatype == nim->datatype;
-    for (int i = 0; ok && i < 4; i++)
+    for (int i = 0; ok && i < 5; i++)
         ok = h->dim[i] == nim->dim[i];
     free(h);
     if (!ok)
@@ -97,8 +97,16 @@ static lm_code verify_written(const char *tmp, const char *path, const nifti_ima
 
 lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_error *err)
 {
-    if (!v || !v->data)
+    return lm_nifti_write_frames(path, v, 1, v ? v->data : NULL, as_complex, err);
+}
+
+lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t frames, const lm_cfloat *data,
+                              int as_complex, lm_error *err)
+{
+    if (!v || !data)
         return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", path);
+    if (frames < 1 || frames > LM_NIFTI_MAX_DIM)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld volumes do not fit NIfTI-1", path, (long long)frames);
     if (!has_suffix(path, ".nii") && !has_suffix(path, ".nii.gz"))
         return lm_fail(err, LM_ERR_INVALID, "%s: a NIfTI file name must end in .nii or .nii.gz", path);
     for (int a = 0; a < 3; a++)
@@ -109,23 +117,23 @@ lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_
                            LM_NIFTI_MAX_DIM);
     nifti_quiet();
 
-    size_t count = (size_t)lm_volume_count(v);
+    size_t count = (size_t)lm_volume_count(v) * (size_t)frames;
     float *mag = NULL;
     if (!as_complex) {
         mag = lm_alloc(count, sizeof(float), err, path);
         if (!mag)
             return err ? err->code : LM_ERR_NOMEM;
         for (size_t i = 0; i < count; i++)
-            mag[i] = cabsf(v->data[i]);
+            mag[i] = cabsf(data[i]);
     }
-    int dims[8] = {3, (int)v->dims[0], (int)v->dims[1], (int)v->dims[2], 1, 1, 1, 1};
+    int dims[8] = {frames > 1 ? 4 : 3, (int)v->dims[0], (int)v->dims[1], (int)v->dims[2], (int)frames, 1, 1, 1};
     nifti_image *nim = nifti_make_new_nim(dims, as_complex ? NIFTI_TYPE_COMPLEX64 : NIFTI_TYPE_FLOAT32, 0);
     if (!nim) {
         free(mag);
         return lm_fail(err, LM_ERR_NOMEM, "%s: libniftiio cannot make an image header", path);
     }
     /* Borrowed: detached again before nifti_image_free. */
-    nim->data = as_complex ? (void *)v->data : (void *)mag;
+    nim->data = as_complex ? (void *)data : (void *)mag;
 
     nim->dx = nim->pixdim[1] = (float)v->voxel_mm[0];
     nim->dy = nim->pixdim[2] = (float)v->voxel_mm[1];
@@ -395,6 +403,11 @@ static lm_code precheck_header(const char *path, int64_t file_size, lm_error *er
 
 lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
 {
+    return lm_nifti_read_frames(path, out, NULL, err);
+}
+
+lm_code lm_nifti_read_frames(const char *path, lm_volume **out, int64_t *frames, lm_error *err)
+{
     struct stat st;
     if (stat(path, &st) != 0)
         return lm_fail(err, LM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
@@ -419,15 +432,15 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
                          (long long)d[i]);
             goto out;
         }
-    for (int i = 4; i <= 7; i++)
+    for (int i = frames ? 5 : 4; i <= 7; i++)
         if (d[i] > 1) {
             rc = lm_fail(err, LM_ERR_UNSUPPORTED,
-                         "%s: holds a %dD image (dim[%d] is %lld); Larmor reads 2D and 3D images only",
-                         path, nim->dim[0], i, (long long)d[i]);
+                         "%s: holds a %dD image (dim[%d] is %lld); Larmor reads %s images only",
+                         path, nim->dim[0], i, (long long)d[i], frames ? "2D, 3D and 4D" : "2D and 3D");
             goto out;
         }
     size_t count = 1;
-    for (int i = 1; i <= 3; i++)
+    for (int i = 1; i <= (frames ? 4 : 3); i++)
         if (!lm_size_mul(count, (size_t)d[i], &count) || count > LM_MAX_ELEMENTS) {
             rc = lm_fail(err, LM_ERR_NOMEM, "%s: dimensions %lld x %lld x %lld are an absurd size",
                          path, (long long)d[1], (long long)d[2], (long long)d[3]);
@@ -521,6 +534,8 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err)
     } else {
         lm_volume_set_centered_affine(v);
     }
+    if (frames)
+        *frames = d[4];
     *out = v;
     v = NULL;
 out:
