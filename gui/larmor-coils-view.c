@@ -61,6 +61,9 @@ static LarmorCoilMaps *shown_maps(LarmorCoilsView *self)
 {
     if (self->run && larmor_run_get_maps(self->run))
         return larmor_run_get_maps(self->run);
+    /* A run of other data: the maps loaded now are not its. */
+    if (self->run && !larmor_run_get_current(self->run))
+        return NULL;
     return self->data_maps;
 }
 
@@ -370,11 +373,10 @@ static void rebuild(LarmorCoilsView *self)
     LarmorRun *run = self->run;
     int coils = run ? larmor_run_get_coils(run) : self->data_coils;
     if (run) {
-        char *ct = larmor_run_get_coils_text(run);
-        char *t = g_strdup_printf("%s · coils: %s", larmor_run_get_label(run), ct);
+        /* The label names the coils ("… · SENSE 8") when there are several. */
+        char *t = g_strdup_printf("%s%s", larmor_run_get_label(run), coils > 1 ? "" : " · one coil");
         gtk_label_set_text(self->run_label, t);
         g_free(t);
-        g_free(ct);
     } else
         gtk_label_set_text(self->run_label, "No run selected: the data set's maps");
 
@@ -430,6 +432,8 @@ static void rebuild(LarmorCoilsView *self)
     } else {
         gtk_label_set_text(self->maps_heading, "Sensitivity maps");
         gtk_label_set_text(self->maps_note, coils <= 1 ? "One coil: no maps"
+                                            : run && !larmor_run_get_current(run)
+                                                ? "The run used no maps, and its data are not loaded"
                                                        : "No coil maps: open them (menu → Open Coil Maps…), or "
                                                          "estimate them in a run");
     }

@@ -476,8 +476,7 @@ char *larmor_dataset_describe(LarmorDataset *self)
     g_string_append_printf(s, "\nFOV %.0f mm, voxels %.2f mm", g->fov_mm[0], g->fov_mm[0] / (double)g->n[0]);
     g_string_append_printf(s, "\n%.4f samples per voxel", larmor_dataset_samples_per_voxel(self));
     if (self->kdata->ncoils > 1)
-        g_string_append_printf(s, "\n%" G_GINT64_FORMAT " coils, %s", self->kdata->ncoils,
-                               self->maps ? "with coil maps" : "no coil maps");
+        g_string_append_printf(s, "\n%" G_GINT64_FORMAT " coils", self->kdata->ncoils);
     return g_string_free(s, FALSE);
 }
 

@@ -248,9 +248,8 @@ static void show_dataset(LarmorWindow *self)
     LarmorCoilMaps *maps = larmor_dataset_get_maps(ds);
     gtk_widget_set_visible(GTK_WIDGET(self->maps_label), coils > 1);
     if (coils > 1) {
-        char *t = maps ? g_strdup_printf("%lld coils · maps: %s", (long long)coils, larmor_coil_maps_get_origin(maps))
-                       : g_strdup_printf("%lld coils · no coil maps: open them (menu → Open Coil Maps…) or estimate them",
-                                         (long long)coils);
+        char *t = maps ? g_strdup_printf("Coil maps: %s", larmor_coil_maps_get_origin(maps))
+                       : g_strdup("No coil maps: open them (menu → Open Coil Maps…) or estimate them");
         gtk_label_set_text(self->maps_label, t);
         g_free(t);
     }

@@ -7,8 +7,10 @@
  * kspace.cfl with sens.cfl beside it loads the maps; maps of the wrong coil
  * count, matrix, or with NaN give a one-line error and the window stays
  * usable; the coil choice persists across a restart. */
+#include <complex.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gui-test.h"
@@ -88,6 +90,34 @@ static void pixel_stats(GtkWidget *widget, int *range, int *lit, GuiTestImage *k
         gui_test_image_clear(&img);
 }
 
+/* With LARMOR_TEST_SHOTS=DIR, pictures of what was checked (for a look). */
+static void save_shot(GtkWidget *widget, const char *name)
+{
+    const char *dir = g_getenv("LARMOR_TEST_SHOTS");
+    if (!dir)
+        return;
+    char *p = g_build_filename(dir, name, NULL);
+    GError *error = NULL;
+    if (!larmor_widget_save_png(widget, p, &error)) {
+        printf("# %s: %s\n", p, error->message);
+        g_error_free(error);
+    }
+    g_free(p);
+}
+
+/* The toggle button with this (mnemonic) label under w. */
+static GtkWidget *find_button(GtkWidget *w, const char *label)
+{
+    if (GTK_IS_TOGGLE_BUTTON(w) && g_strcmp0(gtk_button_get_label(GTK_BUTTON(w)), label) == 0)
+        return w;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *f = find_button(c, label);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
 static char *cell(LarmorRun *run, const char *title)
 {
     return larmor_runs_cell_text(run, title);
@@ -111,7 +141,7 @@ static void test_sense_and_rss(void)
     g_assert_cmpint(larmor_coil_maps_get_count(maps), ==, COILS);
     g_assert_nonnull(strstr(larmor_coil_maps_get_origin(maps), "true maps"));
     char *desc = larmor_dataset_describe(ds);
-    g_assert_nonnull(strstr(desc, "4 coils, with coil maps"));
+    g_assert_nonnull(strstr(desc, "\n4 coils"));
     g_free(desc);
     LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
     g_assert_true(larmor_recon_panel_coil_source_available(panel, LARMOR_COILS_SENSE, NULL));
@@ -179,7 +209,14 @@ static void test_sense_and_rss(void)
     GuiTestImage mag, ph;
     int range, lit;
     pixel_stats(larmor_coils_view_get_thumbnail(cv, LARMOR_COILS_MAPS, 0), &range, &lit, &mag);
-    larmor_coils_view_set_map_mode(cv, LARMOR_MODE_PHASE);
+    /* The toolbar's Phase toggle switches them. */
+    GtkWidget *phase_b = find_button(GTK_WIDGET(cv), "_Phase"), *mag_b = find_button(GTK_WIDGET(cv), "_Magnitude");
+    g_assert_nonnull(phase_b);
+    g_assert_nonnull(mag_b);
+    g_assert_true(gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(mag_b)));
+    gtk_toggle_button_set_active(GTK_TOGGLE_BUTTON(phase_b), TRUE);
+    g_assert_cmpint(larmor_coils_view_get_map_mode(cv), ==, LARMOR_MODE_PHASE);
+    g_assert_false(gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(mag_b)));
     gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
     gui_test_spin(0.2);
     pixel_stats(larmor_coils_view_get_thumbnail(cv, LARMOR_COILS_MAPS, 0), &range, &lit, &ph);
@@ -191,8 +228,13 @@ static void test_sense_and_rss(void)
     gui_test_image_clear(&mag);
     gui_test_image_clear(&ph);
     larmor_coils_view_set_map_mode(cv, LARMOR_MODE_MAGNITUDE);
-    /* A click shows one large. */
-    larmor_coils_view_show_large(cv, LARMOR_COILS_IMAGES, 2);
+    g_assert_true(gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(mag_b)));
+    g_assert_false(gtk_toggle_button_get_active(GTK_TOGGLE_BUTTON(phase_b)));
+    /* A click shows one large (the flow box child's activation, as a click gives). */
+    GtkWidget *child = gtk_widget_get_ancestor(larmor_coils_view_get_thumbnail(cv, LARMOR_COILS_IMAGES, 2),
+                                               GTK_TYPE_FLOW_BOX_CHILD);
+    g_assert_nonnull(child);
+    g_assert_true(gtk_widget_activate(child));
     gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
     gui_test_spin(0.2);
     LarmorSliceView *large = larmor_coils_view_get_large_view(cv);
@@ -205,6 +247,7 @@ static void test_sense_and_rss(void)
     g_assert_true(memcmp(ld->data, ci->s + 2 * nv, (size_t)nv * sizeof(lm_cfloat)) == 0);
     pixel_stats(GTK_WIDGET(large), &range, &lit, NULL);
     g_assert_cmpint(range, >, 50);
+    save_shot(GTK_WIDGET(cv), "coils-page.png");
 
     /* Root-sum-of-squares: a magnitude image, "rss 4". */
     LarmorRun *rss = reconstruct(w, LARMOR_COILS_RSS);
@@ -232,6 +275,11 @@ static void test_sense_and_rss(void)
     /* The data set's maps, marked as not used by this run. */
     g_assert_cmpint(larmor_coils_view_get_count(cv, LARMOR_COILS_MAPS), ==, COILS);
     g_assert_nonnull(strstr(larmor_coils_view_get_note(cv, LARMOR_COILS_MAPS), "did not use"));
+    larmor_window_set_page(w, "runs");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.2);
+    save_shot(GTK_WIDGET(w), "window-runs.png");
+    larmor_window_set_page(w, "coils");
 
     /* Estimated maps: only where the library does it. */
     LarmorRun *est = reconstruct(w, LARMOR_COILS_ESTIMATE);
@@ -492,6 +540,66 @@ static void test_persist(void)
     gtk_window_destroy(GTK_WINDOW(d));
 }
 
+/* 4. A run that measured a noise covariance (built here as the library
+ * would hand it over): the coils page draws |cov| with its colour bar;
+ * a run without one hides the picture. */
+static void test_noise_covariance(void)
+{
+    const int64_t n[3] = { 16, 16, 16 };
+    const int nc = 4;
+    lm_recon_result res;
+    memset(&res, 0, sizeof res);
+    double vox[3] = { 1, 1, 1 };
+    res.image = lm_volume_new(n, vox, NULL);
+    for (int64_t i = 0; i < 16 * 16 * 16; i++)
+        res.image->data[i] = (float)(i % 7);
+    res.coils = res.coils_in = nc;
+    res.combine = LM_COMBINE_RSS;
+    res.noise_cov = malloc(sizeof(lm_cfloat) * nc * nc);
+    res.ncov = nc;
+    for (int r = 0; r < nc; r++)
+        for (int c = 0; c < nc; c++)
+            res.noise_cov[r * nc + c] = r == c ? 1.0f + r : 0.2f * (float)(r + c) * I;
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    LarmorRun *run = larmor_run_new(&p, "made up", &res);
+    g_assert_null(res.noise_cov);
+    int ncov = 0;
+    g_assert_nonnull(larmor_run_get_noise_cov(run, &ncov));
+    g_assert_cmpint(ncov, ==, nc);
+
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(win), 1000, 700);
+    LarmorCoilsView *cv = LARMOR_COILS_VIEW(larmor_coils_view_new());
+    gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(cv));
+    larmor_coils_view_set_run(cv, run);
+    gui_test_show(GTK_WINDOW(win));
+    GtkWidget *area = larmor_coils_view_get_noise_widget(cv);
+    g_assert_true(gtk_widget_get_mapped(area));
+    GuiTestImage img;
+    g_assert_true(gui_test_capture(area, &img));
+    /* Distinct colours: the matrix's cells and the bar's ramp. */
+    GHashTable *colours = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int i = 0; i < img.w * img.h; i++)
+        g_hash_table_add(colours, GUINT_TO_POINTER(img.px[i] & 0xffffffu));
+    g_assert_cmpuint(g_hash_table_size(colours), >, 40);
+    g_hash_table_unref(colours);
+    /* The largest entry (the last diagonal) is the bar's top colour: yellow in viridis. */
+    double cell = MIN(img.w - 14 - 10 - 56, img.h - 4) / (double)nc;
+    guint32 top = gui_test_pixel(&img, (nc - 0.5) * cell, 2 + (nc - 0.5) * cell);
+    g_assert_cmpint((top >> 16) & 0xff, >, 200);
+    g_assert_cmpint((top >> 8) & 0xff, >, 200);
+    gui_test_image_clear(&img);
+    save_shot(GTK_WIDGET(cv), "coils-noise.png");
+
+    /* None: hidden, and the note says why. */
+    larmor_coils_view_set_run(cv, NULL);
+    g_assert_false(gtk_widget_get_visible(area));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(run);
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -504,6 +612,7 @@ int main(int argc, char **argv)
     g_test_add_func("/coils/sense-and-rss", test_sense_and_rss);
     g_test_add_func("/coils/files-and-wrong-maps", test_files_and_wrong_maps);
     g_test_add_func("/coils/persist", test_persist);
+    g_test_add_func("/coils/noise-covariance", test_noise_covariance);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
     g_object_unref(app);
