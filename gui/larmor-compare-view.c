@@ -354,10 +354,13 @@ static void fill_metrics(LarmorCompareView *self)
     while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->metrics_grid))))
         gtk_grid_remove(self->metrics_grid, child);
     g_hash_table_remove_all(self->cells);
-    static const char *heads[] = { "", "Run", "Kernel", "λ", "Iter", "Time", "Gpairs/s", "GFLOPS", "PSNR (dB)", "Error (%)" };
-    static const char *keys[] = { "swatch", "run", "variant", "lambda", "iters", "time", "gpairs", "gflops", "psnr", "error" };
+    static const char *heads[] = { "", "Run", "Kernel", "λ", "Coils", "Iter", "Time", "Gpairs/s", "GFLOPS", "PSNR (dB)", "Error (%)" };
+    static const char *keys[] = { "swatch", "run", "variant", "lambda", "coils", "iters", "time", "gpairs", "gflops", "psnr", "error" };
     static const char *tips[] = {
-        NULL, NULL, NULL, NULL, NULL, "Whole run: Q, Fᴴd and the solve (or gridding)",
+        NULL, NULL, NULL, NULL,
+        "Channels and how they were combined: SENSE (given maps), SENSE est. (estimated maps), rss "
+        "(root-sum-of-squares); “—”: one coil",
+        NULL, "Whole run: Q, Fᴴd and the solve (or gridding)",
         "Fᴴd throughput: M samples × N voxels pairs per second of Fᴴd time, in 10⁹; comparable across every kernel, "
         "NUFFT included",
         "Fᴴd floating-point rate by the direct-sum count; only for kernels that evaluate the direct sum (“—” for "
@@ -391,14 +394,15 @@ static void fill_metrics(LarmorCompareView *self)
                        : g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
         cells[2] = g_strdup(cg ? p->variant : "—");
         cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
-        cells[4] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");
-        cells[5] = larmor_format_seconds(larmor_run_get_time_total(run));
-        cells[6] = larmor_format_number("%.3g", larmor_run_get_gpairs(run));
-        cells[7] = larmor_format_number("%.1f", larmor_run_get_gflops(run));
-        cells[8] = larmor_format_number("%.2f", larmor_run_get_psnr(run));
-        cells[9] = larmor_format_number("%.2f", larmor_run_get_percent_error(run));
+        cells[4] = larmor_run_get_coils_text(run);
+        cells[5] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");
+        cells[6] = larmor_format_seconds(larmor_run_get_time_total(run));
+        cells[7] = larmor_format_number("%.3g", larmor_run_get_gpairs(run));
+        cells[8] = larmor_format_number("%.1f", larmor_run_get_gflops(run));
+        cells[9] = larmor_format_number("%.2f", larmor_run_get_psnr(run));
+        cells[10] = larmor_format_number("%.2f", larmor_run_get_percent_error(run));
         if (larmor_run_get_metrics_stale(run) && larmor_run_has_metrics(run))
-            for (int k = 8; k < 10; k++) {
+            for (int k = 9; k < 11; k++) {
                 char *t = g_strdup_printf("(%s)", cells[k]);
                 g_free(cells[k]);
                 cells[k] = t;

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 
 #include "larmor-util.h"
+#include "lm_coils_synth.h"
 #include "lm_io.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_phantom.h"
@@ -19,6 +20,8 @@ struct _LarmorDataset {
     lm_kdata *kdata;
     LarmorVolume *truth;
     LarmorVolume *reference;
+    LarmorCoilMaps *maps;
+    char *maps_note;
     char *origin;              /* what the data are, from the spec (see key) */
     char *key;                 /* origin and grid: equal keys, same data on the same grid */
 };
@@ -31,6 +34,7 @@ LarmorDatasetSpec *larmor_dataset_spec_copy(const LarmorDatasetSpec *spec)
     *c = *spec;
     c->traj_path = g_strdup(spec->traj_path);
     c->kdata_path = g_strdup(spec->kdata_path);
+    c->sens_path = g_strdup(spec->sens_path);
     return c;
 }
 
@@ -40,6 +44,7 @@ void larmor_dataset_spec_free(LarmorDatasetSpec *spec)
         return;
     g_free(spec->traj_path);
     g_free(spec->kdata_path);
+    g_free(spec->sens_path);
     g_free(spec);
 }
 
@@ -52,6 +57,8 @@ static void larmor_dataset_finalize(GObject *object)
     lm_kdata_free(self->kdata);
     g_clear_object(&self->truth);
     g_clear_object(&self->reference);
+    g_clear_object(&self->maps);
+    g_free(self->maps_note);
     g_free(self->origin);
     g_free(self->key);
     G_OBJECT_CLASS(larmor_dataset_parent_class)->finalize(object);
@@ -114,25 +121,46 @@ static LarmorDataset *make_phantom(const LarmorDatasetSpec *spec, GError **error
         g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "matrix %d: choose 4 to 512", spec->matrix);
         return NULL;
     }
+    int coils = MAX(spec->coils, 1);
+    if (coils > LM_COILS_SYNTH_MAX) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%d coils: choose 1 to %d", coils, LM_COILS_SYNTH_MAX);
+        return NULL;
+    }
     LarmorDataset *self = g_object_new(LARMOR_TYPE_DATASET, NULL);
     lm_geom_init(&self->geom, spec->matrix, spec->matrix, flat ? 1 : spec->matrix, LM_PROBLEM_FOV_MM);
     self->geom.basis = LM_BASIS_BOX;
     lm_volume *truth = NULL;
     /* Sub-voxel averaging as the benchmarks do, lighter on big matrices. */
     int sub = spec->matrix <= 64 ? LM_PROBLEM_TRUTH_SUB : 2;
+    lm_coils_synth *cs = NULL;
+    lm_sens *sens = NULL;
+    /* Maps of (x, y) only for a 2D phantom or a single slice, as larmor-cli phantom --coils. */
+    int cdim = flat || self->geom.n[2] == 1 ? 2 : 3;
     if (lm_traj_generate(spec->traj_kind, self->geom.n, spec->samples, spec->readout, &self->traj, &err) ||
-        !(self->kdata = lm_kdata_new(self->traj->m, 1, &err)) ||
-        lm_phantom_kspace(ph, self->traj, self->kdata->d, &err) ||
+        !(self->kdata = lm_kdata_new(self->traj->m, coils, &err)) ||
+        (coils == 1 ? lm_phantom_kspace(ph, self->traj, self->kdata->d, &err)
+                    : (lm_coils_synth_make(cdim, coils, &cs, &err) ||
+                       lm_coils_synth_data(cs, ph, self->traj, self->kdata, &err) ||
+                       lm_coils_synth_maps(cs, self->geom.n, &sens, &err))) ||
         (spec->noise > 0 && lm_noise_add(self->kdata, spec->noise, spec->seed, &err)) ||
         lm_phantom_truth(ph, &self->geom, sub, &truth, &err)) {
         larmor_set_error(error, &err);
+        lm_coils_synth_free(cs);
+        lm_sens_free(sens);
         g_object_unref(self);
         return NULL;
     }
-    self->name = spec->noise > 0 ? g_strdup_printf("%s %d, %s, %.3g%% noise", ph->dim == 2 ? "SL2D" : "SL",
-                                                   spec->matrix, lm_traj_kind_name(spec->traj_kind), spec->noise * 100)
-                                 : g_strdup_printf("%s %d, %s", ph->dim == 2 ? "SL2D" : "SL", spec->matrix,
-                                                   lm_traj_kind_name(spec->traj_kind));
+    lm_coils_synth_free(cs);
+    if (sens)
+        self->maps = larmor_coil_maps_new_take(sens, "true maps of the synthetic coils");
+    char coil_text[32] = "";
+    if (coils > 1)
+        g_snprintf(coil_text, sizeof coil_text, ", %d coils", coils);
+    self->name = spec->noise > 0 ? g_strdup_printf("%s %d, %s%s, %.3g%% noise", ph->dim == 2 ? "SL2D" : "SL",
+                                                   spec->matrix, lm_traj_kind_name(spec->traj_kind), coil_text,
+                                                   spec->noise * 100)
+                                 : g_strdup_printf("%s %d, %s%s", ph->dim == 2 ? "SL2D" : "SL", spec->matrix,
+                                                   lm_traj_kind_name(spec->traj_kind), coil_text);
     self->source = g_strdup_printf("%s phantom, %s trajectory, seed %" G_GUINT64_FORMAT, ph->name,
                                    lm_traj_kind_name(spec->traj_kind), spec->seed);
     self->truth = larmor_volume_new_take(truth, "Truth");
@@ -158,11 +186,14 @@ static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error
     }
     LarmorDataset *self = g_object_new(LARMOR_TYPE_DATASET, NULL);
     lm_volume *truth = NULL;
-    if (lm_problem_make(def, &self->geom, &self->traj, &self->kdata, &truth, &err)) {
+    lm_sens *sens = NULL;
+    if (lm_problem_make_coils(def, &self->geom, &self->traj, &self->kdata, &truth, &sens, &err)) {
         larmor_set_error(error, &err);
         g_object_unref(self);
         return NULL;
     }
+    if (sens)
+        self->maps = larmor_coil_maps_new_take(sens, "true maps of the synthetic coils");
     self->name = g_strdup(def->name);
     self->source = g_strdup_printf("benchmark problem %s", def->name);
     self->truth = larmor_volume_new_take(truth, "Truth");
@@ -173,6 +204,33 @@ static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error
 static gboolean has_suffix(const char *path, const char *suffix)
 {
     return path && g_str_has_suffix(path, suffix);
+}
+
+/* Maps for loaded k-space: the ones named in the spec, else sens.cfl in
+ * the k-space's folder (as larmor-cli phantom --coils writes them). Maps
+ * that do not fit leave the data without maps and a note that says why;
+ * maps named explicitly that do not fit fail the same way. */
+static void find_maps(LarmorDataset *self, const LarmorDatasetSpec *spec, const char *kpath)
+{
+    char *path = NULL;
+    if (spec->sens_path)
+        path = g_strdup(spec->sens_path);
+    else if (self->kdata->ncoils > 1 && kpath) {
+        char *dir = g_path_get_dirname(kpath);
+        path = g_build_filename(dir, "sens.cfl", NULL);
+        g_free(dir);
+        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
+            g_clear_pointer(&path, g_free);
+    }
+    if (!path)
+        return;
+    GError *error = NULL;
+    self->maps = larmor_coil_maps_load(path, self->geom.n, self->kdata->ncoils, &error);
+    if (!self->maps) {
+        self->maps_note = g_strdup(error->message);
+        g_error_free(error);
+    }
+    g_free(path);
 }
 
 static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
@@ -229,6 +287,7 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         g_object_unref(self);
         return NULL;
     }
+    find_maps(self, spec, kpath);
     char *base = g_path_get_basename(tpath);
     self->name = base;
     if (g_strcmp0(tpath, kpath) == 0)
@@ -265,6 +324,8 @@ static char *spec_origin(const LarmorDatasetSpec *spec)
         g_string_printf(s, "phantom:%s:%d:%d:%lld:%lld:%.17g:%" G_GUINT64_FORMAT, spec->phantom, spec->matrix,
                         (int)spec->traj_kind, (long long)spec->samples, (long long)spec->readout, spec->noise,
                         spec->seed);
+        if (spec->coils > 1)
+            g_string_append_printf(s, ":c%d", spec->coils);
         break;
     default: {
         /* Two files in either order are the same data. */
@@ -386,6 +447,12 @@ gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GErr
             }
             self->geom = g;
             update_key(self);
+            /* Maps on the old grid no longer fit. */
+            if (self->maps) {
+                g_clear_object(&self->maps);
+                g_free(self->maps_note);
+                self->maps_note = g_strdup("coil maps dropped: they were on the grid before the truth changed it");
+            }
         }
     }
     g_set_object(&self->truth, truth);
@@ -409,8 +476,38 @@ char *larmor_dataset_describe(LarmorDataset *self)
     g_string_append_printf(s, "\nFOV %.0f mm, voxels %.2f mm", g->fov_mm[0], g->fov_mm[0] / (double)g->n[0]);
     g_string_append_printf(s, "\n%.4f samples per voxel", larmor_dataset_samples_per_voxel(self));
     if (self->kdata->ncoils > 1)
-        g_string_append_printf(s, "\n%" G_GINT64_FORMAT " coils (root-sum-of-squares)", self->kdata->ncoils);
+        g_string_append_printf(s, "\n%" G_GINT64_FORMAT " coils", self->kdata->ncoils);
     return g_string_free(s, FALSE);
+}
+
+int64_t larmor_dataset_get_coils(LarmorDataset *self)
+{
+    return self->kdata->ncoils;
+}
+
+LarmorCoilMaps *larmor_dataset_get_maps(LarmorDataset *self)
+{
+    return self->maps;
+}
+
+gboolean larmor_dataset_set_maps(LarmorDataset *self, LarmorCoilMaps *maps, GError **error)
+{
+    if (maps && !larmor_coil_maps_check(larmor_coil_maps_get_sens(maps), self->geom.n, self->kdata->ncoils,
+                                        larmor_coil_maps_get_origin(maps), error))
+        return FALSE;
+    g_set_object(&self->maps, maps);
+    g_clear_pointer(&self->maps_note, g_free);
+    return TRUE;
+}
+
+const char *larmor_dataset_get_maps_note(LarmorDataset *self)
+{
+    return self->maps_note;
+}
+
+gboolean larmor_dataset_has_noise(LarmorDataset *self)
+{
+    return FALSE;
 }
 
 static void volume_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)

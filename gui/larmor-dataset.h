@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "larmor-coil-maps.h"
 #include "larmor-volume.h"
 #include "lm_trajgen.h"
 #include "lm_types.h"
@@ -29,7 +30,10 @@ typedef struct {
     int64_t readout;           /* 0: default */
     double noise;              /* relative sigma */
     guint64 seed;
+    int coils;                 /* custom phantom: receive coils (0 or 1: one uniform coil;
+                                  more: lm_coils_synth maps, kept with the data) */
     char *traj_path, *kdata_path;
+    char *sens_path;           /* files: coil maps; NULL looks for sens.cfl beside the k-space */
 } LarmorDatasetSpec;
 
 LarmorDatasetSpec *larmor_dataset_spec_copy(const LarmorDatasetSpec *spec);
@@ -65,6 +69,22 @@ double larmor_dataset_samples_per_voxel(LarmorDataset *self);
 char *larmor_dataset_describe(LarmorDataset *self);
 /* Where it came from: "benchmark problem B32", a file name, ... */
 const char *larmor_dataset_get_source(LarmorDataset *self);
+
+/* Receive channels of the k-space (1 for single-coil data). */
+int64_t larmor_dataset_get_coils(LarmorDataset *self);
+/* The coil maps that go with the data (NULL: none): the true maps of a
+ * synthetic multi-coil phantom, sens.cfl beside the k-space, or maps the
+ * user opened (larmor_dataset_set_maps). Running tasks keep their own
+ * reference, so replacing them never pulls maps from under a worker. */
+LarmorCoilMaps *larmor_dataset_get_maps(LarmorDataset *self);
+/* Checks the maps against the matrix and the channel count (one-line error). */
+gboolean larmor_dataset_set_maps(LarmorDataset *self, LarmorCoilMaps *maps, GError **error);
+/* Why maps found beside the data were not taken ("sens.cfl: 4 coil maps but
+ * the k-space has 8 channels"), or NULL. */
+const char *larmor_dataset_get_maps_note(LarmorDataset *self);
+/* Noise-only samples for prewhitening: none of Larmor's inputs carry them
+ * yet, so always FALSE (the prewhitening control says so). */
+gboolean larmor_dataset_has_noise(LarmorDataset *self);
 
 /* Loads a NIfTI/cfl volume in a worker thread. */
 void larmor_volume_load_async(const char *path, GCancellable *cancellable,

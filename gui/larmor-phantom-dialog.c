@@ -19,6 +19,7 @@ struct _LarmorPhantomDialog {
     GtkSpinButton *readout_spin;
     GtkSpinButton *noise_spin;
     GtkSpinButton *seed_spin;
+    GtkSpinButton *coils_spin;
     GtkLabel *summary_label;
 };
 
@@ -60,7 +61,7 @@ static void on_problem(GtkDropDown *dd, GParamSpec *pspec, LarmorPhantomDialog *
     GtkWidget *fields[] = { GTK_WIDGET(self->phantom_dropdown), GTK_WIDGET(self->matrix_spin),
                             GTK_WIDGET(self->traj_dropdown), GTK_WIDGET(self->samples_spin),
                             GTK_WIDGET(self->readout_spin), GTK_WIDGET(self->noise_spin),
-                            GTK_WIDGET(self->seed_spin) };
+                            GTK_WIDGET(self->seed_spin), GTK_WIDGET(self->coils_spin) };
     for (guint k = 0; k < G_N_ELEMENTS(fields); k++)
         gtk_widget_set_sensitive(fields[k], c);
     if (!c) {
@@ -73,6 +74,7 @@ static void on_problem(GtkDropDown *dd, GParamSpec *pspec, LarmorPhantomDialog *
         gtk_spin_button_set_value(self->readout_spin, (double)d->readout);
         gtk_spin_button_set_value(self->noise_spin, d->noise * 100);
         gtk_spin_button_set_value(self->seed_spin, LM_PROBLEM_NOISE_SEED);
+        gtk_spin_button_set_value(self->coils_spin, (double)d->coils);
     }
     update_summary(self);
 }
@@ -94,6 +96,7 @@ LarmorDatasetSpec *larmor_phantom_dialog_get_spec(LarmorPhantomDialog *self)
     s->readout = (int64_t)gtk_spin_button_get_value(self->readout_spin);
     s->noise = gtk_spin_button_get_value(self->noise_spin) / 100;
     s->seed = (guint64)gtk_spin_button_get_value(self->seed_spin);
+    s->coils = gtk_spin_button_get_value_as_int(self->coils_spin);
     return s;
 }
 
@@ -113,6 +116,7 @@ void larmor_phantom_dialog_set_spec(LarmorPhantomDialog *self, const LarmorDatas
         gtk_spin_button_set_value(self->readout_spin, (double)s->readout);
         gtk_spin_button_set_value(self->noise_spin, s->noise * 100);
         gtk_spin_button_set_value(self->seed_spin, (double)s->seed);
+        gtk_spin_button_set_value(self->coils_spin, MAX(s->coils, 1));
     }
     gtk_drop_down_set_selected(self->problem_dropdown, sel);
     on_problem(self->problem_dropdown, NULL, self);
@@ -152,6 +156,7 @@ static void larmor_phantom_dialog_class_init(LarmorPhantomDialogClass *klass)
     CHILD(readout_spin);
     CHILD(noise_spin);
     CHILD(seed_spin);
+    CHILD(coils_spin);
     CHILD(summary_label);
 #undef CHILD
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "window.close", NULL);
@@ -167,7 +172,10 @@ static void larmor_phantom_dialog_init(LarmorPhantomDialog *self)
     gtk_string_list_append(problems, "Custom");
     for (size_t i = 0; i < lm_problem_count(); i++) {
         const lm_problem_def *d = lm_problem_at(i);
-        char *t = g_strdup_printf("%s — %lld³, %lld samples%s", d->name, (long long)d->n, (long long)d->m,
+        char coils[24] = "";
+        if (d->coils > 1)
+            g_snprintf(coils, sizeof coils, ", %lld coils", (long long)d->coils);
+        char *t = g_strdup_printf("%s — %lld³, %lld samples%s%s", d->name, (long long)d->n, (long long)d->m, coils,
                                   d->noise > 0 ? ", noisy" : "");
         gtk_string_list_append(problems, t);
         g_free(t);

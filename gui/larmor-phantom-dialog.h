@@ -1,5 +1,6 @@
 /* New phantom: a named benchmark problem, or phantom, matrix, trajectory
- * kind, samples, readout, noise level and seed. Emits "create" with the
+ * kind, samples, readout, noise level, seed and receive coils (with
+ * synthetic maps kept as the data's true maps). Emits "create" with the
  * LarmorDatasetSpec; the window builds it in a worker thread. */
 #ifndef LARMOR_PHANTOM_DIALOG_H
 #define LARMOR_PHANTOM_DIALOG_H

@@ -19,6 +19,13 @@ struct _LarmorReconPanel {
     GtkWidget *edge_caption;
     GtkSpinButton *edge_spin;
     GtkCheckButton *recompute_check;
+    GtkWidget *coils_caption;
+    GtkDropDown *coils_dropdown;
+    GtkLabel *coils_note;
+    GtkWidget *compress_caption;
+    GtkDropDown *compress_dropdown;
+    GtkSpinButton *compress_spin;
+    GtkCheckButton *prewhiten_check;
     GtkScale *lambda_scale;
     GtkAdjustment *lambda_adjustment;
     GtkEntry *lambda_entry;
@@ -36,6 +43,8 @@ struct _LarmorReconPanel {
 
     double lambda;         /* exact value; the scale shows log10 of it */
     gboolean syncing;
+    int ncoils;            /* of the data loaded now (1: single coil) */
+    gboolean has_maps, has_noise;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorReconPanel, larmor_recon_panel, GTK_TYPE_WIDGET)
@@ -187,6 +196,119 @@ static void on_tol_changed(GtkEditable *e, LarmorReconPanel *self)
         gtk_widget_add_css_class(GTK_WIDGET(e), "error");
 }
 
+/* --- coils ------------------------------------------------------------- */
+
+/* Why a coil source cannot run on the data loaded now (NULL: it can). */
+static const char *coil_source_why(LarmorReconPanel *self, LarmorCoilSource c)
+{
+    if (c == LARMOR_COILS_SENSE && self->ncoils > 1 && !self->has_maps)
+        return "No coil maps for these data: open them (menu → Open Coil Maps…) or choose another source";
+    return NULL;
+}
+
+static void coils_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    GtkWidget *l = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(l), 0);
+    gtk_list_item_set_child(item, l);
+}
+
+static void coils_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    LarmorReconPanel *self = data;
+    GtkWidget *l = gtk_list_item_get_child(item);
+    LarmorCoilSource c = gtk_list_item_get_position(item);
+    gtk_label_set_text(GTK_LABEL(l), larmor_coil_source_label(c));
+    const char *why = coil_source_why(self, c);
+    /* Unavailable sources stay listed, greyed, with the reason (as kernels). */
+    gtk_widget_set_sensitive(l, why == NULL);
+    gtk_list_item_set_selectable(item, why == NULL);
+    gtk_list_item_set_activatable(item, why == NULL);
+    gtk_widget_set_tooltip_text(l, why);
+}
+
+static void update_coils(LarmorReconPanel *self)
+{
+    gboolean multi = self->ncoils > 1;
+    LarmorCoilSource c = gtk_drop_down_get_selected(self->coils_dropdown);
+    const char *why = coil_source_why(self, c);
+    char *note;
+    if (!multi)
+        note = g_strdup("One receive coil: nothing to combine");
+    else if (why)
+        note = g_strdup(why);
+    else if (c == LARMOR_COILS_SENSE)
+        note = g_strdup_printf("SENSE with the %d coils' maps", self->ncoils);
+    else if (c == LARMOR_COILS_ESTIMATE)
+        note = g_strdup_printf("SENSE with maps estimated from the %d channels' k-space centre", self->ncoils);
+    else
+        note = g_strdup_printf("%d channels reconstructed one by one, then root-sum-of-squares (magnitude)",
+                               self->ncoils);
+    gtk_label_set_text(self->coils_note, note);
+    if (why)
+        gtk_widget_add_css_class(GTK_WIDGET(self->coils_note), "warning");
+    else
+        gtk_widget_remove_css_class(GTK_WIDGET(self->coils_note), "warning");
+    g_free(note);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->coils_dropdown), multi);
+    gtk_widget_set_sensitive(self->coils_caption, multi);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->compress_dropdown), multi);
+    gtk_widget_set_sensitive(self->compress_caption, multi);
+    gtk_widget_set_visible(GTK_WIDGET(self->compress_spin), gtk_drop_down_get_selected(self->compress_dropdown) == 2);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->compress_spin), multi);
+    if (self->ncoils > 1)
+        gtk_adjustment_set_upper(gtk_spin_button_get_adjustment(self->compress_spin), self->ncoils);
+    /* The control stays, so the choice is there once data bring noise samples. */
+    gtk_widget_set_sensitive(GTK_WIDGET(self->prewhiten_check), multi && self->has_noise);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->prewhiten_check),
+                                self->has_noise ? "Whiten the channels with the noise covariance measured from the "
+                                                  "data's noise samples before reconstructing"
+                                                : "The data carry no noise samples: nothing to prewhiten with");
+}
+
+static void on_coils(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
+{
+    update_coils(self);
+}
+
+void larmor_recon_panel_set_coil_info(LarmorReconPanel *self, int ncoils, gboolean has_maps, gboolean has_noise)
+{
+    self->ncoils = MAX(ncoils, 1);
+    self->has_maps = has_maps;
+    self->has_noise = has_noise;
+    /* Rebind the list rows so their sensitivity follows. */
+    GtkListItemFactory *f = gtk_drop_down_get_factory(self->coils_dropdown);
+    g_object_ref(f);
+    gtk_drop_down_set_factory(self->coils_dropdown, NULL);
+    gtk_drop_down_set_factory(self->coils_dropdown, f);
+    g_object_unref(f);
+    update_coils(self);
+}
+
+const char *larmor_recon_panel_get_coils_note(LarmorReconPanel *self)
+{
+    return gtk_label_get_text(self->coils_note);
+}
+
+gboolean larmor_recon_panel_coil_source_available(LarmorReconPanel *self, LarmorCoilSource c, const char **why)
+{
+    const char *w = coil_source_why(self, c);
+    if (why)
+        *why = w;
+    return w == NULL;
+}
+
+GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const char *name)
+{
+    if (g_strcmp0(name, "coils") == 0)
+        return GTK_WIDGET(self->coils_dropdown);
+    if (g_strcmp0(name, "compress") == 0)
+        return GTK_WIDGET(self->compress_dropdown);
+    if (g_strcmp0(name, "prewhiten") == 0)
+        return GTK_WIDGET(self->prewhiten_check);
+    return NULL;
+}
+
 /* --- sensitivity ------------------------------------------------------- */
 
 static void update_sensitivity(LarmorReconPanel *self)
@@ -227,6 +349,13 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
     p->iters = gtk_spin_button_get_value_as_int(self->iters_spin);
     p->edge = gtk_spin_button_get_value(self->edge_spin);
     p->recompute_q = gtk_check_button_get_active(self->recompute_check);
+    p->coils = MIN(gtk_drop_down_get_selected(self->coils_dropdown), LARMOR_N_COILS_SOURCES - 1);
+    switch (gtk_drop_down_get_selected(self->compress_dropdown)) {
+    case 1: p->compress = -1; break;
+    case 2: p->compress = gtk_spin_button_get_value_as_int(self->compress_spin); break;
+    default: p->compress = 0; break;
+    }
+    p->prewhiten = gtk_check_button_get_active(self->prewhiten_check);
     if (!parse_nonneg(gtk_editable_get_text(GTK_EDITABLE(self->lambda_entry)), &p->lambda)) {
         g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "λ “%s”: give a number ≥ 0, e.g. 1e-3",
                     gtk_editable_get_text(GTK_EDITABLE(self->lambda_entry)));
@@ -258,6 +387,14 @@ void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconPara
     if (p->edge > 0)
         gtk_spin_button_set_value(self->edge_spin, p->edge);
     gtk_check_button_set_active(self->recompute_check, p->recompute_q);
+    gtk_drop_down_set_selected(self->coils_dropdown, MIN((guint)p->coils, LARMOR_N_COILS_SOURCES - 1));
+    if (p->compress > 0) {
+        gtk_spin_button_set_value(self->compress_spin, p->compress);
+        gtk_drop_down_set_selected(self->compress_dropdown, 2);
+    } else
+        gtk_drop_down_set_selected(self->compress_dropdown, p->compress < 0 ? 1 : 0);
+    gtk_check_button_set_active(self->prewhiten_check, p->prewhiten);
+    update_coils(self);
     self->lambda = p->lambda;
     show_lambda(self);
     char buf[32];
@@ -372,6 +509,13 @@ static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
     CHILD(edge_caption);
     CHILD(edge_spin);
     CHILD(recompute_check);
+    CHILD(coils_caption);
+    CHILD(coils_dropdown);
+    CHILD(coils_note);
+    CHILD(compress_caption);
+    CHILD(compress_dropdown);
+    CHILD(compress_spin);
+    CHILD(prewhiten_check);
     CHILD(lambda_scale);
     CHILD(lambda_adjustment);
     CHILD(lambda_entry);
@@ -404,6 +548,19 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     g_object_unref(f);
     g_object_unref(names);
 
+    GtkStringList *sources = gtk_string_list_new(NULL);
+    for (int c = 0; c < LARMOR_N_COILS_SOURCES; c++)
+        gtk_string_list_append(sources, larmor_coil_source_label(c));
+    GtkListItemFactory *cf = gtk_signal_list_item_factory_new();
+    g_signal_connect(cf, "setup", G_CALLBACK(coils_setup), self);
+    g_signal_connect(cf, "bind", G_CALLBACK(coils_bind), self);
+    gtk_drop_down_set_factory(self->coils_dropdown, cf);
+    gtk_drop_down_set_model(self->coils_dropdown, G_LIST_MODEL(sources));
+    g_object_unref(cf);
+    g_object_unref(sources);
+    self->ncoils = 1;
+    g_signal_connect(self->coils_dropdown, "notify::selected", G_CALLBACK(on_coils), self);
+    g_signal_connect(self->compress_dropdown, "notify::selected", G_CALLBACK(on_coils), self);
     g_signal_connect(self->method_dropdown, "notify::selected", G_CALLBACK(on_method_or_reg), self);
     g_signal_connect(self->reg_dropdown, "notify::selected", G_CALLBACK(on_method_or_reg), self);
     g_signal_connect(self->variant_dropdown, "notify::selected", G_CALLBACK(on_variant), self);

@@ -2,7 +2,8 @@
  * variant of the table; unavailable ones insensitive with the reason as
  * tooltip), regulariser and reference, lambda on a log scale with an entry,
  * the anatomical prior's edge threshold, iterations, tolerance, "Recompute
- * Q" (one run without the Q cache); the progress of the running task; the sweep range.
+ * Q" (one run without the Q cache); the coil sensitivity source (maps, estimated
+ * maps or root-sum-of-squares), coil compression and prewhitening; the progress of the running task; the sweep range.
  * Buttons activate the window's actions (win.reconstruct, win.cancel,
  * win.sweep, win.open-reference). */
 #ifndef LARMOR_RECON_PANEL_H
@@ -34,6 +35,17 @@ void larmor_recon_panel_set_running(LarmorReconPanel *self, gboolean running);
 void larmor_recon_panel_set_progress(LarmorReconPanel *self, const LarmorProgressInfo *info);
 /* Final line after a run: "Done: PSNR 27.1 dB in 3.2 s", "Cancelled". */
 void larmor_recon_panel_set_status(LarmorReconPanel *self, const char *text, double fraction);
+
+/* The data loaded now: channel count, whether it has coil maps and noise
+ * samples. Sets what the coil controls offer ("Coil maps (SENSE)" greyed
+ * with the reason when there are no maps; prewhitening insensitive without
+ * noise samples); the choice itself is kept. */
+void larmor_recon_panel_set_coil_info(LarmorReconPanel *self, int ncoils, gboolean has_maps, gboolean has_noise);
+/* The line under the coil choice ("SENSE with the 8 coils' maps", or why not). */
+const char *larmor_recon_panel_get_coils_note(LarmorReconPanel *self);
+gboolean larmor_recon_panel_coil_source_available(LarmorReconPanel *self, LarmorCoilSource c, const char **why);
+/* "coils", "compress", "prewhiten": the controls, for tests. */
+GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const char *name);
 
 /* Availability of a variant, checked once (GPU probing costs). */
 gboolean larmor_variant_is_available(const char *name, const char **why);

@@ -13,6 +13,7 @@ struct _LarmorReconTask {
     LarmorDataset *dataset;
     LarmorVolume *reference;
     LarmorVolume *truth;       /* captured at creation: the window may swap it meanwhile */
+    LarmorCoilMaps *maps;      /* likewise (NULL: none, or not used) */
     lm_geom geom;              /* likewise */
     char *dataset_name;
     char *dataset_key;
@@ -50,6 +51,7 @@ static void larmor_recon_task_finalize(GObject *object)
     g_clear_object(&self->dataset);
     g_clear_object(&self->reference);
     g_clear_object(&self->truth);
+    g_clear_object(&self->maps);
     g_clear_object(&self->cancellable);
     g_clear_pointer(&self->context, g_main_context_unref);
     g_free(self->lambdas);
@@ -82,6 +84,9 @@ LarmorReconTask *larmor_recon_task_new(LarmorDataset *dataset, LarmorVolume *ref
     self->reference = reference ? g_object_ref(reference) : NULL;
     LarmorVolume *truth = larmor_dataset_get_truth(dataset);
     self->truth = truth ? g_object_ref(truth) : NULL;
+    LarmorCoilMaps *maps = larmor_dataset_get_maps(dataset);
+    if (maps && params->coils == LARMOR_COILS_SENSE && larmor_dataset_get_coils(dataset) > 1)
+        self->maps = g_object_ref(maps);
     self->geom = *larmor_dataset_get_geom(dataset);
     self->dataset_name = g_strdup(larmor_dataset_get_name(dataset));
     self->dataset_key = g_strdup(larmor_dataset_get_key(dataset));
@@ -280,6 +285,26 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
         o.use_cache = self->params.recompute_q ? 0 : 1;
         o.edge_frac = self->params.edge;
+        /* Coils: SENSE with the data set's maps, SENSE with maps the library
+         * estimates, or root-sum-of-squares; per-channel images for the coils
+         * page (not for sweeps: C volumes per point). */
+        if (kdata->ncoils > 1) {
+            switch (self->params.coils) {
+            case LARMOR_COILS_SENSE:
+                o.sens = self->maps ? larmor_coil_maps_get_sens(self->maps) : NULL;
+                o.combine = o.sens ? LM_COMBINE_SENSE : LM_COMBINE_AUTO;
+                break;
+            case LARMOR_COILS_ESTIMATE:
+                o.combine = LM_COMBINE_AUTO;
+                o.estimate_sens = 1;
+                break;
+            default:
+                o.combine = LM_COMBINE_RSS;
+                break;
+            }
+            o.compress_coils = self->params.compress;
+            o.keep_coil_images = !self->sweep;
+        }
         o.progress = on_progress;
         o.progress_user = self;
         self->run_index = i;
@@ -312,7 +337,10 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         double dn = NAN, rn = NAN;
         if (o.method == LM_METHOD_CG && res.image)
             lcurve_norms(self, res.image, p.lambda, &dn, &rn);
+        gboolean given = o.sens && !res.sens && res.combine != LM_COMBINE_RSS;
         LarmorRun *run = larmor_run_new(&p, self->dataset_name, &res);
+        if (given && self->maps)
+            larmor_run_set_maps(run, self->maps);
         larmor_run_set_dataset_key(run, self->dataset_key);
         larmor_run_set_lcurve(run, dn, rn);
         LarmorVolume *img = larmor_run_get_image(run);

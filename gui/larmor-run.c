@@ -1,6 +1,7 @@
 #include "larmor-run.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lm_kernels.h"
@@ -25,6 +26,15 @@ struct _LarmorRun {
     gboolean metrics_stale;
     double data_norm, reg_norm;
     gboolean compare;
+    int coils, coils_in;
+    lm_coil_combine combine;
+    lm_sens_source sens_source;
+    double energy_kept;
+    lm_sens *coil_images;
+    LarmorCoilMaps *maps;
+    gboolean own_maps;         /* from lm_recon_result.sens, not the data set's */
+    lm_cfloat *noise_cov;
+    int ncov;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorRun, larmor_run, G_TYPE_OBJECT)
@@ -45,6 +55,35 @@ void larmor_recon_params_init(LarmorReconParams *p)
     p->tol = o.tol;
     p->edge = o.edge_frac > 0 ? o.edge_frac : LM_EDGE_FRAC_DEFAULT;
     p->recompute_q = FALSE;
+    p->coils = LARMOR_COILS_SENSE;
+    p->compress = 0;
+    p->prewhiten = TRUE;
+}
+
+static const char *const coil_names[LARMOR_N_COILS_SOURCES] = { "sense", "estimate", "rss" };
+
+const char *larmor_coil_source_name(LarmorCoilSource c)
+{
+    return (guint)c < LARMOR_N_COILS_SOURCES ? coil_names[c] : "sense";
+}
+
+gboolean larmor_coil_source_parse(const char *s, LarmorCoilSource *out)
+{
+    for (int i = 0; i < LARMOR_N_COILS_SOURCES; i++)
+        if (g_strcmp0(s, coil_names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+const char *larmor_coil_source_label(LarmorCoilSource c)
+{
+    switch (c) {
+    case LARMOR_COILS_ESTIMATE: return "Estimate maps (SENSE)";
+    case LARMOR_COILS_RSS: return "Root-sum-of-squares";
+    default: return "Coil maps (SENSE)";
+    }
 }
 
 const char *larmor_method_label(lm_method m)
@@ -85,6 +124,9 @@ static void larmor_run_finalize(GObject *object)
     g_free(self->dataset_key);
     g_free(self->resid);
     g_clear_object(&self->image);
+    lm_sens_free(self->coil_images);
+    g_clear_object(&self->maps);
+    free(self->noise_cov);
     G_OBJECT_CLASS(larmor_run_parent_class)->finalize(object);
 }
 
@@ -132,6 +174,7 @@ static void larmor_run_init(LarmorRun *self)
     self->psnr = self->percent_error = NAN;
     self->data_norm = self->reg_norm = NAN;
     self->gflops = self->gpairs = NAN;
+    self->energy_kept = NAN;
     self->current = TRUE;
 }
 
@@ -140,10 +183,14 @@ static void update_label(LarmorRun *self)
     const LarmorReconParams *p = &self->params;
     g_free(self->label);
     const char *m = larmor_method_short(p->method);
+    char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
+    char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g", self->index, m, p->variant, p->lambda);
+        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s", self->index, m, p->variant, p->lambda, c);
     else
-        self->label = g_strdup_printf("#%d %s", self->index, m);
+        self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
+    g_free(coils);
+    g_free(c);
     if (self->image) {
         char *name = g_strdup_printf("%s", self->label);
         larmor_volume_set_name(self->image, name);
@@ -180,6 +227,28 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
         const lm_variant *v = lm_variant_find(params->variant, NULL);
         if (v && !v->approximate && !v->grid_only)
             self->gflops = res->fhd_pairs * lm_ksum_flops_per_pair(0) / res->time_fhd_s / 1e9;
+    }
+    self->coils = res->coils;
+    self->coils_in = res->coils_in > 0 ? res->coils_in : res->coils;
+    self->combine = res->combine;
+    self->sens_source = res->sens_source;
+    if (self->coils_in != self->coils && res->energy_kept > 0)
+        self->energy_kept = res->energy_kept;
+    /* Per-channel images, the run's own maps and the noise covariance
+     * stay with the run (the coils page shows them). */
+    self->coil_images = res->coil_images;
+    res->coil_images = NULL;
+    if (res->sens) {
+        self->maps = larmor_coil_maps_new_take(res->sens, res->sens_source == LM_SENS_ESTIMATED
+                                                              ? "estimated by the run"
+                                                              : "compressed with the data by the run");
+        self->own_maps = TRUE;
+        res->sens = NULL;
+    }
+    if (res->noise_cov && res->ncov > 0) {
+        self->noise_cov = res->noise_cov;
+        self->ncov = res->ncov;
+        res->noise_cov = NULL;
     }
     lm_recon_result_clear(res);
     update_label(self);
@@ -248,6 +317,52 @@ double larmor_run_get_percent_error(LarmorRun *self) { return self->percent_erro
 double larmor_run_get_data_norm(LarmorRun *self) { return self->data_norm; }
 double larmor_run_get_reg_norm(LarmorRun *self) { return self->reg_norm; }
 gboolean larmor_run_get_compare(LarmorRun *self) { return self->compare; }
+int larmor_run_get_coils(LarmorRun *self) { return self->coils; }
+int larmor_run_get_coils_in(LarmorRun *self) { return self->coils_in; }
+lm_coil_combine larmor_run_get_combine(LarmorRun *self) { return self->combine; }
+lm_sens_source larmor_run_get_sens_source(LarmorRun *self) { return self->sens_source; }
+double larmor_run_get_energy_kept(LarmorRun *self) { return self->energy_kept; }
+const lm_sens *larmor_run_get_coil_images(LarmorRun *self) { return self->coil_images; }
+LarmorCoilMaps *larmor_run_get_maps(LarmorRun *self) { return self->maps; }
+
+char *larmor_run_get_coils_text(LarmorRun *self)
+{
+    if (self->coils_in <= 1 && self->coils <= 1)
+        return g_strdup("—");
+    char n[32];
+    if (self->coils_in > self->coils)
+        g_snprintf(n, sizeof n, "%d of %d", self->coils, self->coils_in);
+    else
+        g_snprintf(n, sizeof n, "%d", self->coils);
+    if (self->combine == LM_COMBINE_RSS)
+        return g_strdup_printf("rss %s", n);
+    /* Gridding weights the channel images with the maps (Roemer), no SENSE solve. */
+    if (self->params.method != LM_METHOD_CG)
+        return g_strdup_printf("maps %s", n);
+    return g_strdup_printf("SENSE %s%s", self->sens_source == LM_SENS_ESTIMATED ? "est. " : "", n);
+}
+
+void larmor_run_set_maps(LarmorRun *self, LarmorCoilMaps *maps)
+{
+    g_set_object(&self->maps, maps);
+    self->own_maps = FALSE;
+}
+
+const lm_cfloat *larmor_run_get_noise_cov(LarmorRun *self, int *ncov)
+{
+    if (ncov)
+        *ncov = self->ncov;
+    return self->noise_cov;
+}
+
+void larmor_run_drop_coil_data(LarmorRun *self)
+{
+    g_clear_pointer(&self->coil_images, lm_sens_free);
+    /* Given maps belong to the data set and cost nothing extra; the run's
+     * own (estimated, compressed) go. */
+    if (self->own_maps)
+        g_clear_object(&self->maps);
+}
 
 const double *larmor_run_get_residuals(LarmorRun *self, int *n)
 {

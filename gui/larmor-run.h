@@ -6,10 +6,24 @@
 
 #include <glib-object.h>
 
+#include "larmor-coil-maps.h"
 #include "larmor-volume.h"
 #include "lm_recon.h"
 
 G_BEGIN_DECLS
+
+/* Where the coil sensitivities of multi-coil data come from. */
+typedef enum {
+    LARMOR_COILS_SENSE = 0, /* the data set's maps (SENSE) */
+    LARMOR_COILS_ESTIMATE,  /* maps estimated from the data (SENSE, lm_recon_opts.estimate_sens) */
+    LARMOR_COILS_RSS,       /* each channel on its own, root-sum-of-squares */
+    LARMOR_N_COILS_SOURCES
+} LarmorCoilSource;
+
+/* "sense", "estimate", "rss" (settings); labels for the panel. */
+const char *larmor_coil_source_name(LarmorCoilSource c);
+gboolean larmor_coil_source_parse(const char *s, LarmorCoilSource *out);
+const char *larmor_coil_source_label(LarmorCoilSource c);
 
 /* What the user asked for (also the worker's input). */
 typedef struct {
@@ -21,6 +35,9 @@ typedef struct {
     double tol;
     double edge;          /* anatomical edge threshold, fraction of max|ref| */
     gboolean recompute_q; /* bypass the Q cache (lm_recon_opts.use_cache = 0) */
+    LarmorCoilSource coils; /* multi-coil data only */
+    int compress;         /* lm_recon_opts.compress_coils: 0 off, -1 auto, K virtual coils */
+    gboolean prewhiten;   /* with noise samples (lm_recon_opts.noise) */
 } LarmorReconParams;
 
 void larmor_recon_params_init(LarmorReconParams *p);
@@ -81,6 +98,25 @@ double larmor_run_get_percent_error(LarmorRun *self);
 void larmor_run_set_lcurve(LarmorRun *self, double data_norm, double reg_norm);
 double larmor_run_get_data_norm(LarmorRun *self);
 double larmor_run_get_reg_norm(LarmorRun *self);
+
+/* Coils: what the library reports it did. */
+int larmor_run_get_coils(LarmorRun *self);          /* channels reconstructed (after compression) */
+int larmor_run_get_coils_in(LarmorRun *self);       /* channels in the data */
+lm_coil_combine larmor_run_get_combine(LarmorRun *self);
+lm_sens_source larmor_run_get_sens_source(LarmorRun *self);
+double larmor_run_get_energy_kept(LarmorRun *self); /* with compression, else NaN */
+/* "SENSE 8", "SENSE est. 8", "rss 8", "SENSE 4 of 8" (compressed), "—" for one coil. */
+char *larmor_run_get_coils_text(LarmorRun *self);
+/* One image per channel (lm_recon_result.coil_images), NULL when not kept. */
+const lm_sens *larmor_run_get_coil_images(LarmorRun *self);
+/* The maps the run used: its own (estimated or compressed, from
+ * lm_recon_result.sens) or the data set's given ones (set by the task). */
+LarmorCoilMaps *larmor_run_get_maps(LarmorRun *self);
+void larmor_run_set_maps(LarmorRun *self, LarmorCoilMaps *maps);
+/* ncov x ncov noise covariance (row-major), NULL when the run had none. */
+const lm_cfloat *larmor_run_get_noise_cov(LarmorRun *self, int *ncov);
+/* Frees the per-channel images and the run's own maps (memory: C volumes each). */
+void larmor_run_drop_coil_data(LarmorRun *self);
 
 gboolean larmor_run_get_compare(LarmorRun *self);
 void larmor_run_set_compare(LarmorRun *self, gboolean compare);

@@ -16,7 +16,7 @@ struct _LarmorRunsView {
 
 G_DEFINE_FINAL_TYPE(LarmorRunsView, larmor_runs_view, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_RUN_ACTIVATED, N_SIGNALS };
+enum { SIGNAL_RUN_ACTIVATED, SIGNAL_RUN_SELECTED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 typedef enum {
@@ -26,6 +26,7 @@ typedef enum {
     COL_VARIANT,
     COL_REG,
     COL_LAMBDA,
+    COL_COILS,
     COL_ITERS,
     COL_TQ,
     COL_QSRC,
@@ -51,6 +52,9 @@ static const struct {
     [COL_VARIANT] = { "Kernel", FALSE, NULL },
     [COL_REG] = { "Reg.", FALSE, "Regulariser W" },
     [COL_LAMBDA] = { "λ", TRUE, NULL },
+    [COL_COILS] = { "Coils", FALSE, "How the channels were combined and how many: SENSE with the given maps, "
+                                    "SENSE with estimated maps (est.), maps-weighted gridding, or root-sum-of-squares "
+                                    "(rss); “K of C”: compressed to K virtual coils; “—”: one coil" },
     [COL_ITERS] = { "Iter", TRUE, NULL },
     [COL_TQ] = { "Q", TRUE, "Time to compute Q, or to read it from the cache (marked ⟲)" },
     [COL_QSRC] = { "Q from", FALSE, "Where Q came from: the on-disk cache, or computed for this run (tick “Recompute Q” to bypass the cache)" },
@@ -102,6 +106,7 @@ static char *cell_text(LarmorRun *r, Col c)
     case COL_VARIANT: return g_strdup(cg ? p->variant : "—");
     case COL_REG: return g_strdup(cg ? larmor_reg_label(p->reg) : "—");
     case COL_LAMBDA: return cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
+    case COL_COILS: return larmor_run_get_coils_text(r);
     case COL_ITERS: return cg ? g_strdup_printf("%d", larmor_run_get_iters_done(r)) : g_strdup("—");
     case COL_TQ: {
         if (!cg)
@@ -256,7 +261,7 @@ static int compare_col(gconstpointer a, gconstpointer b, gpointer data)
 {
     Col c = GPOINTER_TO_INT(data);
     LarmorRun *ra = LARMOR_RUN((gpointer)a), *rb = LARMOR_RUN((gpointer)b);
-    if (c == COL_VARIANT || c == COL_DATA || c == COL_QSRC) {
+    if (c == COL_VARIANT || c == COL_DATA || c == COL_QSRC || c == COL_COILS) {
         char *ta = cell_text(ra, c), *tb = cell_text(rb, c);
         int r = g_strcmp0(ta, tb);
         g_free(ta);
@@ -326,6 +331,11 @@ static void on_activate(GtkColumnView *cv, guint position, LarmorRunsView *self)
     }
 }
 
+static void on_selected(GtkSingleSelection *sel, GParamSpec *pspec, LarmorRunsView *self)
+{
+    g_signal_emit(self, signals[SIGNAL_RUN_SELECTED], 0, gtk_single_selection_get_selected_item(sel));
+}
+
 static void csv_num(GString *s, double v)
 {
     if (isfinite(v))
@@ -336,7 +346,7 @@ char *larmor_runs_to_csv(GListModel *runs)
 {
     GString *s = g_string_new("index,dataset,method,variant,reg,lambda,iters,time_q_s,q_cached,time_fhd_s,"
                               "time_solve_s,time_total_s,gflops_fhd,psnr_db,percent_error,"
-                              "residual_norm,reg_norm,gpairs_fhd,metrics_stale\n");
+                              "residual_norm,reg_norm,gpairs_fhd,metrics_stale,coils,coils_in,combine,sens_source\n");
     for (guint i = 0; i < g_list_model_get_n_items(runs); i++) {
         LarmorRun *r = g_list_model_get_item(runs, i);
         const LarmorReconParams *p = larmor_run_get_params(r);
@@ -363,7 +373,10 @@ char *larmor_runs_to_csv(GListModel *runs)
                 g_string_append_c(s, ',');
             csv_num(s, rest[k]);
         }
-        g_string_append_printf(s, ",%d\n", larmor_run_get_metrics_stale(r) ? 1 : 0);
+        g_string_append_printf(s, ",%d,%d,%d,%s,%s\n", larmor_run_get_metrics_stale(r) ? 1 : 0,
+                               larmor_run_get_coils(r), larmor_run_get_coils_in(r),
+                               larmor_run_get_coils(r) > 1 ? lm_coil_combine_name(larmor_run_get_combine(r)) : "",
+                               lm_sens_source_name(larmor_run_get_sens_source(r)));
         g_string_free(q, TRUE);
         g_free(ds);
         g_object_unref(r);
@@ -416,6 +429,9 @@ static void larmor_runs_view_class_init(LarmorRunsViewClass *klass)
     /* run-activated(LarmorRun): double click or Enter on a row. */
     signals[SIGNAL_RUN_ACTIVATED] = g_signal_new("run-activated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
                                                  0, NULL, NULL, NULL, G_TYPE_NONE, 1, LARMOR_TYPE_RUN);
+    /* run-selected(LarmorRun or NULL): the selection changed. */
+    signals[SIGNAL_RUN_SELECTED] = g_signal_new("run-selected", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+                                                0, NULL, NULL, NULL, G_TYPE_NONE, 1, LARMOR_TYPE_RUN);
 }
 
 static void larmor_runs_view_init(LarmorRunsView *self)
@@ -449,6 +465,7 @@ static void larmor_runs_view_init(LarmorRunsView *self)
     gtk_single_selection_set_autoselect(self->selection, TRUE);
     gtk_column_view_set_model(self->column_view, GTK_SELECTION_MODEL(self->selection));
     g_signal_connect(self->column_view, "activate", G_CALLBACK(on_activate), self);
+    g_signal_connect(self->selection, "notify::selected-item", G_CALLBACK(on_selected), self);
     set_header_tooltips(GTK_WIDGET(self->column_view));
     update_stack(self);
 }

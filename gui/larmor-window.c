@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "larmor-coils-view.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
@@ -23,12 +24,14 @@ struct _LarmorWindow {
     GtkLabel *data_source;
     GtkLabel *data_summary;
     GtkLabel *truth_label;
+    GtkLabel *maps_label;
     LarmorReconPanel *recon_panel;
     GtkStack *main_stack;
     LarmorOrthoView *ortho_view;
     LarmorCompareView *compare_view;
     LarmorRunsView *runs_view;
     LarmorSweepView *sweep_view;
+    LarmorCoilsView *coils_view;
     GtkRevealer *toast_revealer;
     GtkImage *toast_icon;
     GtkLabel *toast_label;
@@ -222,6 +225,8 @@ static void show_dataset(LarmorWindow *self)
         gtk_label_set_text(self->data_source, "");
         gtk_label_set_text(self->data_summary, "");
         gtk_label_set_text(self->truth_label, "");
+        gtk_widget_set_visible(GTK_WIDGET(self->maps_label), FALSE);
+        larmor_recon_panel_set_coil_info(self->recon_panel, 1, FALSE, FALSE);
         return;
     }
     LarmorDataset *ds = self->dataset;
@@ -239,6 +244,17 @@ static void show_dataset(LarmorWindow *self)
         g_free(t);
     } else
         gtk_label_set_text(self->truth_label, "No truth: open one (Ctrl+T) to measure PSNR and error");
+    int64_t coils = larmor_dataset_get_coils(ds);
+    LarmorCoilMaps *maps = larmor_dataset_get_maps(ds);
+    gtk_widget_set_visible(GTK_WIDGET(self->maps_label), coils > 1);
+    if (coils > 1) {
+        char *t = maps ? g_strdup_printf("Coil maps: %s", larmor_coil_maps_get_origin(maps))
+                       : g_strdup("No coil maps: open them (menu → Open Coil Maps…) or estimate them");
+        gtk_label_set_text(self->maps_label, t);
+        g_free(t);
+    }
+    larmor_recon_panel_set_coil_info(self->recon_panel, (int)coils, maps != NULL, larmor_dataset_has_noise(ds));
+    larmor_coils_view_set_data_maps(self->coils_view, maps, (int)coils);
     const lm_geom *g = larmor_dataset_get_geom(ds);
     char *cap = g_strdup_printf("%'" G_GINT64_FORMAT " samples · %.4f per voxel",
                                 larmor_dataset_get_traj(ds)->m, larmor_dataset_samples_per_voxel(ds));
@@ -307,6 +323,11 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     if (!truth)
         larmor_window_set_page(self, "viewer");
     larmor_sweep_view_set_runs(self->sweep_view, NULL);
+    if (larmor_dataset_get_maps_note(ds)) {
+        char *t = g_strdup_printf("Coil maps not loaded: %s", larmor_dataset_get_maps_note(ds));
+        larmor_window_show_message(self, t, TRUE);
+        g_free(t);
+    }
     g_object_unref(ds);
     update_actions(self);
     if (self->settings && larmor_dataset_get_source(ds) && g_str_has_prefix(larmor_dataset_get_source(ds), "benchmark"))
@@ -439,6 +460,44 @@ static void on_reference_loaded(GObject *source, GAsyncResult *result, gpointer 
     g_object_unref(self);
 }
 
+static void on_maps_loaded(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    if (self->disposed) {
+        g_object_unref(self);
+        return;
+    }
+    GError *error = NULL;
+    LarmorCoilMaps *maps = larmor_coil_maps_load_finish(result, &error);
+    /* Checked again here: the data may have changed while the file loaded. */
+    if (maps && !self->dataset)
+        g_set_error_literal(&error, LARMOR_ERROR, LM_ERR_INVALID, "Load data before their coil maps");
+    else if (maps)
+        larmor_dataset_set_maps(self->dataset, maps, &error);
+    if (error) {
+        show_error(self, error);
+        g_error_free(error);
+    } else {
+        show_dataset(self);
+        char *t = g_strdup_printf("%s: %lld coil maps for %s", larmor_coil_maps_get_origin(maps),
+                                  (long long)larmor_coil_maps_get_count(maps), larmor_dataset_get_name(self->dataset));
+        larmor_window_show_message(self, t, FALSE);
+        g_free(t);
+    }
+    g_clear_object(&maps);
+    g_object_unref(self);
+}
+
+void larmor_window_open_maps(LarmorWindow *self, const char *path)
+{
+    if (!self->dataset) {
+        larmor_window_show_message(self, "Load data before their coil maps", TRUE);
+        return;
+    }
+    larmor_coil_maps_load_async(path, larmor_dataset_get_geom(self->dataset)->n,
+                                larmor_dataset_get_coils(self->dataset), NULL, on_maps_loaded, g_object_ref(self));
+}
+
 static gboolean is_volume_file(const char *path)
 {
     return g_str_has_suffix(path, ".nii") || g_str_has_suffix(path, ".nii.gz");
@@ -452,10 +511,18 @@ static char *cfl_base(const char *path)
     return NULL;
 }
 
+static gboolean is_maps_base(const char *base)
+{
+    char *name = g_path_get_basename(base);
+    gboolean yes = g_str_equal(name, "sens");
+    g_free(name);
+    return yes;
+}
+
 void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
 {
     GPtrArray *data = g_ptr_array_new_with_free_func(g_free);
-    char *truth = NULL;
+    char *truth = NULL, *sens = NULL;
     for (int i = 0; i < n; i++) {
         char *path = g_file_get_path(files[i]);
         if (!path)
@@ -465,6 +532,10 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
         if (is_volume_file(path)) {
             if (!truth)
                 truth = g_strdup(path);
+        } else if (base && is_maps_base(base)) {
+            /* sens.cfl picked with the data: their coil maps. */
+            g_free(sens);
+            sens = g_strdup(base);
         } else if (base) {
             gboolean seen = FALSE;
             for (guint k = 0; k < data->len; k++)
@@ -485,6 +556,7 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
         } else {
             spec.traj_path = data->pdata[0];
             spec.kdata_path = data->len > 1 ? data->pdata[1] : data->pdata[0];
+            spec.sens_path = sens;
             larmor_window_load(self, &spec);
         }
     }
@@ -498,9 +570,17 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
         else
             larmor_window_open_truth(self, truth);
     }
-    if (data->len == 0 && !truth && n > 0)
+    if (sens && data->len == 0) {
+        /* Maps alone: for the data loaded now. */
+        if (self->dataset && !self->loading)
+            larmor_window_open_maps(self, sens);
+        else
+            larmor_window_show_message(self, "Load the data first (trajectory and k-space), then their coil maps", TRUE);
+    }
+    if (data->len == 0 && !truth && !sens && n > 0)
         larmor_window_show_message(self, "Not a file Larmor reads (.cfl/.hdr, .h5, .bin, .nii, .nii.gz)", TRUE);
     g_free(truth);
+    g_free(sens);
     g_ptr_array_unref(data);
 }
 
@@ -628,6 +708,21 @@ static void action_open_truth(GtkWidget *w, const char *name, GVariant *param)
     show_chooser(c);
 }
 
+static void maps_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_maps(self, p);
+    g_free(p);
+}
+
+static void action_open_maps(GtkWidget *w, const char *name, GVariant *param)
+{
+    GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Coil Maps", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", maps_done);
+    add_filter(c, "Coil maps [nx, ny, nz, coils] (.cfl)", (const char *const[]){ "*.cfl", "*.hdr", NULL });
+    show_chooser(c);
+}
+
 static void action_open_reference(GtkWidget *w, const char *name, GVariant *param)
 {
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Anatomical Reference", GTK_FILE_CHOOSER_ACTION_OPEN,
@@ -698,6 +793,9 @@ static void save_params(LarmorWindow *self)
         larmor_settings_set_int(self->settings, "recon", "iters", p.iters);
         larmor_settings_set_double(self->settings, "recon", "tol", p.tol);
         larmor_settings_set_double(self->settings, "recon", "edge", p.edge);
+        larmor_settings_set_string(self->settings, "recon", "coils", larmor_coil_source_name(p.coils));
+        larmor_settings_set_int(self->settings, "recon", "compress", p.compress);
+        larmor_settings_set_bool(self->settings, "recon", "prewhiten", p.prewhiten);
     }
     double from, to;
     int steps;
@@ -740,6 +838,12 @@ static void load_params(LarmorWindow *self)
     double edge = larmor_settings_get_double(self->settings, "recon", "edge", p.edge);
     if (isfinite(edge) && edge > 0 && edge <= 1)
         p.edge = edge;
+    s = larmor_settings_get_string(self->settings, "recon", "coils", NULL);
+    if (s)
+        larmor_coil_source_parse(s, &p.coils);
+    g_free(s);
+    p.compress = CLAMP(larmor_settings_get_int(self->settings, "recon", "compress", 0), -1, 64);
+    p.prewhiten = larmor_settings_get_bool(self->settings, "recon", "prewhiten", p.prewhiten);
     larmor_recon_panel_set_params(self->recon_panel, &p);
     larmor_recon_panel_set_sweep(self->recon_panel, larmor_settings_get_double(self->settings, "sweep", "from", 1e-4),
                                  larmor_settings_get_double(self->settings, "sweep", "to", 1),
@@ -760,6 +864,24 @@ static char *done_text(LarmorRun *run)
         s = g_strdup_printf("#%d done in %s%s", larmor_run_get_index(run), t, q);
     g_free(t);
     return s;
+}
+
+/* Per-channel images and a run's own maps cost C volumes each (512 MB for
+ * B128c32): only the newest runs keep them. */
+#define KEEP_COIL_DATA_RUNS 2
+
+static void keep_coil_data(LarmorWindow *self)
+{
+    guint n = g_list_model_get_n_items(G_LIST_MODEL(self->runs));
+    for (guint i = 0; i + KEEP_COIL_DATA_RUNS < n; i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        if (larmor_run_get_coil_images(r)) {
+            larmor_run_drop_coil_data(r);
+            if (larmor_coils_view_get_run(self->coils_view) == r)
+                larmor_coils_view_set_run(self->coils_view, NULL);
+        }
+        g_object_unref(r);
+    }
 }
 
 static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
@@ -799,13 +921,26 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     } else if (!sweep) {
         LarmorRun *run = runs->pdata[0];
         add_run(self, run);
+        keep_coil_data(self);
         larmor_run_set_compare(run, TRUE);
         larmor_ortho_view_show_volume(self->ortho_view, larmor_run_get_image(run));
         larmor_runs_view_select(self->runs_view, run);
+        larmor_coils_view_set_run(self->coils_view, run);
         char *t = done_text(run);
         larmor_recon_panel_set_status(self->recon_panel, t, 1);
         g_free(t);
         set_status(self, "done");
+        /* Say so when the library did not do what was asked. */
+        const LarmorReconParams *rp = larmor_run_get_params(run);
+        if (larmor_run_get_coils(run) > 1 && rp->coils == LARMOR_COILS_ESTIMATE &&
+            larmor_run_get_sens_source(run) != LM_SENS_ESTIMATED) {
+            char *m = g_strdup_printf("#%d: this build of the library does not estimate coil maps; the run used %s",
+                                      larmor_run_get_index(run),
+                                      larmor_run_get_combine(run) == LM_COMBINE_RSS ? "root-sum-of-squares"
+                                                                                    : "the given maps");
+            larmor_window_show_message(self, m, FALSE);
+            g_free(m);
+        }
     } else {
         int best = larmor_sweep_view_set_runs(self->sweep_view, runs);
         /* The best point joins the runs (with its image when it kept one). */
@@ -846,6 +981,14 @@ static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const
     if (p->method == LM_METHOD_CG && p->reg == LM_REG_ANATOMICAL && !self->reference) {
         g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
                             "The anatomical regulariser needs a reference image: open one first");
+        return FALSE;
+    }
+    if (larmor_dataset_get_coils(self->dataset) > 1 && p->coils == LARMOR_COILS_SENSE &&
+        !larmor_dataset_get_maps(self->dataset)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID,
+                    "Coil maps (SENSE) needs maps for the %lld coils: open them (menu → Open Coil Maps…), or choose "
+                    "Estimate maps or Root-sum-of-squares",
+                    (long long)larmor_dataset_get_coils(self->dataset));
         return FALSE;
     }
     self->task = larmor_recon_task_new(self->dataset, p->reg == LM_REG_ANATOMICAL ? self->reference : NULL, p,
@@ -987,6 +1130,11 @@ static void action_show_run(GtkWidget *w, const char *name, GVariant *param)
     }
 }
 
+static void on_run_selected(LarmorRunsView *v, LarmorRun *run, LarmorWindow *self)
+{
+    larmor_coils_view_set_run(self->coils_view, run);
+}
+
 static void on_run_activated(LarmorRunsView *v, LarmorRun *run, LarmorWindow *self)
 {
     if (larmor_run_get_image(run)) {
@@ -1010,6 +1158,8 @@ static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
                                       self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL);
     volumes_remove(self, larmor_run_get_image(r));
     g_list_store_remove(self->runs, pos);
+    if (larmor_coils_view_get_run(self->coils_view) == r)
+        larmor_coils_view_set_run(self->coils_view, larmor_runs_view_get_selected(self->runs_view));
     update_compare(self);
     g_object_unref(r);
     update_actions(self);
@@ -1242,6 +1392,11 @@ LarmorOrthoView *larmor_window_get_ortho_view(LarmorWindow *self)
     return self->ortho_view;
 }
 
+LarmorCoilsView *larmor_window_get_coils_view(LarmorWindow *self)
+{
+    return self->coils_view;
+}
+
 LarmorCompareView *larmor_window_get_compare_view(LarmorWindow *self)
 {
     return self->compare_view;
@@ -1275,6 +1430,7 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.open", !running);
     gtk_widget_action_set_enabled(w, "win.new-phantom", !running);
     gtk_widget_action_set_enabled(w, "win.open-truth", !running && self->dataset);
+    gtk_widget_action_set_enabled(w, "win.open-maps", !running && !self->loading && self->dataset);
     gboolean any = g_list_model_get_n_items(G_LIST_MODEL(self->runs)) > 0;
     gtk_widget_action_set_enabled(w, "win.export-csv", any);
     gtk_widget_action_set_enabled(w, "win.show-run", any);
@@ -1348,6 +1504,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     g_type_ensure(LARMOR_TYPE_COMPARE_VIEW);
     g_type_ensure(LARMOR_TYPE_RUNS_VIEW);
     g_type_ensure(LARMOR_TYPE_SWEEP_VIEW);
+    g_type_ensure(LARMOR_TYPE_COILS_VIEW);
     larmor_resources_ensure();
     gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-window.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorWindow, name)
@@ -1358,12 +1515,14 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     CHILD(data_source);
     CHILD(data_summary);
     CHILD(truth_label);
+    CHILD(maps_label);
     CHILD(recon_panel);
     CHILD(main_stack);
     CHILD(ortho_view);
     CHILD(compare_view);
     CHILD(runs_view);
     CHILD(sweep_view);
+    CHILD(coils_view);
     CHILD(toast_revealer);
     CHILD(toast_icon);
     CHILD(toast_label);
@@ -1374,6 +1533,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.open", NULL, action_open);
     gtk_widget_class_install_action(wc, "win.open-truth", NULL, action_open_truth);
     gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
+    gtk_widget_class_install_action(wc, "win.open-maps", NULL, action_open_maps);
     gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);
     gtk_widget_class_install_action(wc, "win.reconstruct", NULL, action_reconstruct);
     gtk_widget_class_install_action(wc, "win.sweep", NULL, action_sweep);
@@ -1395,8 +1555,8 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK, "win.export-nifti", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.export-png", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.export-csv", NULL);
-    static const char *pages[] = { "viewer", "compare", "runs", "sweep" };
-    for (int i = 0; i < 4; i++)
+    static const char *pages[] = { "viewer", "compare", "runs", "sweep", "coils" };
+    for (int i = 0; i < 5; i++)
         gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.page", "s", pages[i]);
 }
 
@@ -1409,6 +1569,8 @@ static void larmor_window_init(LarmorWindow *self)
     larmor_ortho_view_set_model(self->ortho_view, G_LIST_MODEL(self->volumes));
     larmor_runs_view_set_model(self->runs_view, G_LIST_MODEL(self->runs));
     g_signal_connect(self->runs_view, "run-activated", G_CALLBACK(on_run_activated), self);
+    g_signal_connect(self->runs_view, "run-selected", G_CALLBACK(on_run_selected), self);
+    larmor_coils_view_set_linked_state(self->coils_view, larmor_ortho_view_get_state(self->ortho_view));
     g_signal_connect(self->sweep_view, "use-lambda", G_CALLBACK(on_use_lambda), self);
     g_signal_connect(self->toast_close, "clicked", G_CALLBACK(on_toast_close), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);

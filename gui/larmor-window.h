@@ -1,6 +1,6 @@
 /* The workbench window: data (phantom, files, truth, reference), the
- * reconstruction settings and progress in the sidebar, and four pages:
- * Viewer, Compare, Runs, lambda Sweep. Owns the list of runs and the
+ * reconstruction settings and progress in the sidebar, and five pages:
+ * Viewer, Compare, Runs, lambda Sweep, Coils. Owns the list of runs and the
  * running task. Actions (win.*) are listed in larmor-window.c; their
  * shortcuts are set by the application and shown in the shortcuts window. */
 #ifndef LARMOR_WINDOW_H
@@ -8,6 +8,7 @@
 
 #include <gtk/gtk.h>
 
+#include "larmor-coils-view.h"
 #include "larmor-compare-view.h"
 #include "larmor-dataset.h"
 #include "larmor-ortho-view.h"
@@ -37,6 +38,10 @@ LarmorDataset *larmor_window_get_dataset(LarmorWindow *self);
 /* Loaded in a worker; the result (or the error) shows in the window. */
 void larmor_window_open_truth(LarmorWindow *self, const char *path);
 void larmor_window_open_reference(LarmorWindow *self, const char *path);
+/* Coil maps (.cfl [nx, ny, nz, coils]) for the data loaded now, read in a
+ * worker and checked against the matrix and channel count (one-line error
+ * otherwise; the data keep the maps they had). */
+void larmor_window_open_maps(LarmorWindow *self, const char *path);
 
 /* Export: the image shown in the viewer (the selected run on the Runs
  * page) as NIfTI, written in a worker with a message when done; the
@@ -64,6 +69,7 @@ void larmor_window_set_page(LarmorWindow *self, const char *name);
 const char *larmor_window_get_page(LarmorWindow *self);
 LarmorOrthoView *larmor_window_get_ortho_view(LarmorWindow *self);
 LarmorCompareView *larmor_window_get_compare_view(LarmorWindow *self);
+LarmorCoilsView *larmor_window_get_coils_view(LarmorWindow *self);
 GtkWidget *larmor_window_get_sweep_view(LarmorWindow *self);
 /* The sidebar's scrolled window and the reconstruction panel in it. */
 GtkWidget *larmor_window_get_sidebar(LarmorWindow *self);

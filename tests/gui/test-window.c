@@ -296,7 +296,7 @@ static void test_small_window(void)
     g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(w)), <=, 1024);
     g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(w)), <=, 600);
     /* Each page fits the width it is given (none is clipped). */
-    static const char *pages[] = { "viewer", "compare", "runs", "sweep" };
+    static const char *pages[] = { "viewer", "compare", "runs", "sweep", "coils" };
     for (guint i = 0; i < G_N_ELEMENTS(pages); i++) {
         larmor_window_set_page(w, pages[i]);
         gui_test_spin(0.3);
