@@ -118,9 +118,10 @@ lm_code lm_coil_prep_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
 {
     memset(p, 0, sizeof *p);
     p->k = k;
-    p->sens = o->sens;
+    /* root-sum-of-squares asked for: maps, even given ones, play no part */
+    p->sens = o->combine == LM_COMBINE_RSS ? NULL : o->sens;
     res->coils_in = (int)k->ncoils;
-    res->sens_source = o->sens ? LM_SENS_GIVEN : LM_SENS_NONE;
+    res->sens_source = p->sens ? LM_SENS_GIVEN : LM_SENS_NONE;
     lm_code rc = LM_OK;
     if (o->noise)
         rc = whiten(o, res, p, err);

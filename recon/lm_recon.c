@@ -502,8 +502,8 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, cons
     if (rc == LM_OK && (k->ncoils > 1 || o->noise))
         rc = lm_coil_prep_run(g, t, k, o, want_maps, &ctl, res, &prep, err);
     else if (rc == LM_OK) {
-        prep = (lm_coil_prep){.k = k, .sens = o->sens};
-        res->sens_source = o->sens ? LM_SENS_GIVEN : LM_SENS_NONE;
+        prep = (lm_coil_prep){.k = k, .sens = o->combine == LM_COMBINE_RSS ? NULL : o->sens};
+        res->sens_source = prep.sens ? LM_SENS_GIVEN : LM_SENS_NONE;
     }
     if (rc != LM_OK && rc != LM_ERR_CANCELLED && want_maps && !o->estimate_sens && o->combine == LM_COMBINE_AUTO) {
         /* estimation is the default, not a demand: say why and fall back */

@@ -148,9 +148,9 @@ static void test_sense_beats_single_coils(void)
         lm_cfloat want = s->s[3 * nv + 2080] * rs.image->data[2080];
         CHECK(cabsf(rs.coil_images->s[3 * nv + 2080] - want) <= 1e-6f * (cabsf(want) + 1e-6f));
     }
-    o.sens = NULL;
-    o.combine = LM_COMBINE_RSS;
+    o.combine = LM_COMBINE_RSS; /* maps given but not wanted */
     CHECK_OK(lm_recon_run(&g, t, k, &o, &rr, &err), &err);
+    o.sens = NULL;
     CHECK(rr.combine == LM_COMBINE_RSS && rr.sens_source == LM_SENS_NONE);
     /* rss of the per-channel images is the image */
     if (rr.coil_images && rr.image) {
