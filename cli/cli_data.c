@@ -28,6 +28,7 @@ lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inpu
         in->have_geom = 1;
         in->traj = m.traj;
         in->kdata = m.kdata;
+        in->noise = m.noise;
         in->cartesian = m.cartesian;
         return LM_OK;
     }
@@ -47,8 +48,10 @@ void cli_inputs_clear(cli_inputs *in)
 {
     lm_traj_free(in->traj);
     lm_kdata_free(in->kdata);
+    lm_kdata_free(in->noise);
     in->traj = NULL;
     in->kdata = NULL;
+    in->noise = NULL;
 }
 
 lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm_error *err)

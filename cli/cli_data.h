@@ -11,6 +11,7 @@ typedef struct cli_inputs {
     int cartesian;     /* ISMRMRD Cartesian acquisition: reconstruct by FFT by default */
     lm_traj *traj;
     lm_kdata *kdata;
+    lm_kdata *noise;   /* noise scans of an ISMRMRD file, or NULL */
 } cli_inputs;
 
 lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inputs *in, lm_error *err);

@@ -159,6 +159,9 @@ int cmd_recon(int argc, char **argv)
             goto done;
         }
         o.noise = noise;
+    } else if (in.noise && in.kdata->ncoils > 1) {
+        o.noise = in.noise; /* the file's own noise scans */
+        noise_path = traj ? traj : kspace;
     }
     o.ref = ref;
     o.sens = sens;

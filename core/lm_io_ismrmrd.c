@@ -69,6 +69,7 @@ void lm_mrd_clear(lm_mrd *m)
         return;
     lm_traj_free(m->traj);
     lm_kdata_free(m->kdata);
+    lm_kdata_free(m->noise);
     memset(m, 0, sizeof *m);
 }
 
@@ -898,6 +899,8 @@ typedef struct mrd_scan {
     int reversed;
     uint16_t lo[4], hi[4];  /* slice, contrast, phase, set among kept */
     uint16_t e2_max;
+    int64_t noise_m;        /* samples per channel of the noise scans */
+    int64_t noise_channels; /* their channel count (0: none) */
 } mrd_scan;
 
 static int acq_skipped(const mrd_head *h, mrd_scan *s)
@@ -1077,6 +1080,17 @@ static lm_code scan_headers(mrd_file *f, const char *path, mrd_scan *s, lm_error
         for (hsize_t b = 0; b < count; b++) {
             const mrd_head *h = &buf[b].head;
             unsigned long long a = (unsigned long long)(start + b);
+            if (flag_set(h->flags, ISMRMRD_ACQ_IS_NOISE_MEASUREMENT) && h->ns > 0 && h->channels > 0) {
+                /* noise scans are kept for prewhitening, all their samples */
+                if (s->noise_channels && h->channels != s->noise_channels) {
+                    rc = lm_fail(err, LM_ERR_FORMAT, "%s: noise acquisition %llu has %u channels, an earlier one "
+                                 "%lld", path, a, h->channels, (long long)s->noise_channels);
+                    break;
+                }
+                s->noise_channels = h->channels;
+                s->noise_m += h->ns;
+                stored += (uint64_t)h->ns * (uint64_t)h->channels * 8u;
+            }
             if (acq_skipped(h, s))
                 continue;
             if (h->tdim != 0 && h->tdim != 2 && h->tdim != 3) {
@@ -1192,13 +1206,13 @@ static double enc_center(const lm_mrd_header *h, int step)
  * (tdim values per sample scaled later); for tdim 0 the trajectory is
  * derived from the counters. */
 static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, float *k, int tdim_eff,
-                            lm_kdata *kd, lm_error *err)
+                            lm_kdata *kd, lm_kdata *noise, lm_error *err)
 {
     mrd_acq *buf = calloc(MRD_BLOCK, sizeof *buf);
     if (!buf)
         return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
     lm_code rc = LM_OK;
-    int64_t pos = 0;
+    int64_t pos = 0, npos = 0;
     const int64_t m = s->m, nc = s->channels;
     const lm_mrd_header *hdr = &f->hdr;
     double c1 = enc_center(hdr, 0), c2 = enc_center(hdr, 1);
@@ -1219,6 +1233,24 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, fl
             const mrd_acq *q = &buf[b];
             const mrd_head *h = &q->head;
             unsigned long long a = (unsigned long long)(start + b);
+            if (noise && flag_set(h->flags, ISMRMRD_ACQ_IS_NOISE_MEASUREMENT) && h->ns > 0 && h->channels > 0) {
+                const size_t want = (size_t)h->ns * h->channels * (f->data_complex ? 1 : 2);
+                if (h->channels != noise->ncoils || npos + h->ns > noise->m || q->data.len != want || !q->data.p) {
+                    rc = lm_fail(err, LM_ERR_FORMAT, "%s: noise acquisition %llu stores %zu values, its header "
+                                 "says %u samples x %u channels", path, a, q->data.len, h->ns, h->channels);
+                    break;
+                }
+                const float *dv = q->data.p;
+                for (int64_t c = 0; c < noise->ncoils; c++)
+                    for (int64_t j = 0; j < h->ns; j++) {
+                        const float *p = dv + 2 * ((size_t)c * h->ns + (size_t)j);
+                        float *dst = (float *)&noise->d[(size_t)c * (size_t)noise->m + (size_t)(npos + j)];
+                        dst[0] = p[0];
+                        dst[1] = p[1];
+                    }
+                npos += h->ns;
+                continue;
+            }
             if (acq_skipped(h, NULL))
                 continue;
             /* The headers must still agree with pass 1. */
@@ -1351,9 +1383,17 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
         }
     }
 
+    if (s.noise_channels && s.noise_channels != s.channels) {
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: noise scans have %lld channels but the imaging data %lld", path,
+                     (long long)s.noise_channels, (long long)s.channels);
+        goto done;
+    }
     lm_traj *t = lm_traj_new(s.m, ndim, err);
     lm_kdata *kd = t ? lm_kdata_new(s.m, s.channels, err) : NULL;
-    if (!t || !kd) {
+    lm_kdata *nk = kd && s.noise_m > 0 && out ? lm_kdata_new(s.noise_m, s.noise_channels, err) : NULL;
+    if (!t || !kd || (s.noise_m > 0 && out && !nk)) {
+        lm_kdata_free(kd);
+        kd = NULL;
         lm_traj_free(t);
         rc = err ? err->code : LM_ERR_NOMEM;
         if (err) {
@@ -1363,10 +1403,11 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
         }
         goto done;
     }
-    rc = read_samples(&f, path, &s, t->k, ndim, kd, err);
+    rc = read_samples(&f, path, &s, t->k, ndim, kd, nk, err);
     if (rc != LM_OK) {
         lm_traj_free(t);
         lm_kdata_free(kd);
+        lm_kdata_free(nk);
         goto done;
     }
 
@@ -1406,6 +1447,7 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
                                  path, (double)t->k[3 * i + 2], (long long)i);
                     lm_traj_free(t);
                     lm_kdata_free(kd);
+                    lm_kdata_free(nk);
                     goto done;
                 }
             t->ndim = 2;
@@ -1427,10 +1469,12 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
             out->geom.fov_mm[a] = h->fov_mm[a];
         out->traj = t;
         out->kdata = kd;
+        out->noise = nk;
         out->cartesian = s.tdim == 0;
     } else {
         lm_traj_free(t);
         lm_kdata_free(kd);
+        lm_kdata_free(nk);
     }
 done:
     mrd_file_close(&f);
@@ -1529,6 +1573,8 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
         sb_printf(&b, ", %llu empty", (unsigned long long)s->empty);
     sb_printf(&b, ")\n");
     sb_printf(&b, "  channels: %lld\n", (long long)s->channels);
+    if (s->noise_m > 0)
+        sb_printf(&b, "  noise scans: %lld samples per channel (used to prewhiten)\n", (long long)s->noise_m);
     if (s->ns_min == s->ns_max)
         sb_printf(&b, "  samples per acquisition: %lld", (long long)s->ns_min);
     else

@@ -11,7 +11,9 @@
 typedef struct lm_mrd {
     lm_geom geom;       /* encoded matrix and FOV from the XML header */
     lm_traj *traj;      /* cycles/FOV (converted; see docs/ismrmrd.md) */
-    lm_kdata *kdata;    /* all channels, noise-adjustment scans skipped */
+    lm_kdata *kdata;    /* all channels of the imaging acquisitions */
+    lm_kdata *noise;    /* the noise-measurement acquisitions (all their samples,
+                           every channel), or NULL when the file has none */
     int cartesian;      /* trajectory derived from encoding counters */
 } lm_mrd;
 
