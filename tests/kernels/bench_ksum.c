@@ -57,7 +57,7 @@ int main(int argc, char **argv)
             wi[i] = (float)(phi * cimagf(kd->d[i]));
         }
     }
-    lm_ksum_in in = {m, kx, ky, kz, wr, q ? NULL : wi};
+    lm_ksum_in in = {m, kx, ky, kz, wr, q ? NULL : wi, 1};
     lm_points pts;
     if (q)
         lm_points_q_grid(&pts, g.n);
