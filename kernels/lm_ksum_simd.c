@@ -41,6 +41,9 @@ typedef float lm_vf8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define LM_VLOAD(p) (*(const lm_vfu *)(p))
 #define LM_VSTORE(p, v) (*(lm_vfu *)(p) = (v))
 #define LM_SPLAT(x) ((lm_vf){0} + (float)(x))
+/* A broadcast without the scalar add that 0 + x costs (x - 0 is x for
+ * every x, -0 included, so the compiler drops it). */
+#define LM_BCAST(x) ((float)(x) - (lm_vf){0})
 #define LM_SPLATD(x) ((lm_vd){0} + (double)(x))
 
 /* Round to nearest integer (ties to even): for |t| < 2^22 (float) and
@@ -358,7 +361,7 @@ lm_simd_sets_block(const int B, int64_t K, const float *tab, const float *w, dou
         lm_vf cs = LM_VLOAD(tab + m * 2 * LM_NL), sn = LM_VLOAD(tab + m * 2 * LM_NL + LM_NL);
         const float *wm = w + m * B * 2;
         for (int b = 0; b < B; b++) {
-            lm_vf wr = LM_SPLAT(wm[2 * b]), wi = LM_SPLAT(wm[2 * b + 1]);
+            lm_vf wr = LM_BCAST(wm[2 * b]), wi = LM_BCAST(wm[2 * b + 1]);
             /* Separate statements so that each is one fused multiply-add. */
             ar[b] += cs * wr;
             ar[b] -= sn * wi;
@@ -443,7 +446,7 @@ static void lm_simd_grid_sets_unit(void *vctx, int64_t unit)
                 base[m] = (float)(t - rint(t));
             }
             for (int64_t m = 0; m < K; m++) {
-                lm_vf t = base[m] + LM_SPLAT(st[m]) * lm_lane_off;
+                lm_vf t = base[m] + LM_BCAST(st[m]) * lm_lane_off;
                 lm_vf r = t - LM_VROUND(t), sn, cs;
                 lm_sincos2pi(&r, &sn, &cs);
                 LM_VSTORE(tab + m * 2 * LM_NL, cs);
