@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -151,18 +152,18 @@ static lm_code lm_always_available(lm_error *why)
 
 static const lm_variant lm_cpu_variants[] = {
     {"cpu-dp", "double precision, scalar, OpenMP over points: the reference", LM_DEVICE_CPU, 0, 0,
-     lm_always_available, lm_ksum_cpu_dp},
+     lm_always_available, lm_ksum_cpu_dp, 1},
     {"cpu-sp", "single precision, scalar sinf/cosf, OpenMP over points (the paper's CPU.SP "
                "per core)",
-     LM_DEVICE_CPU, 0, 0, lm_always_available, lm_ksum_cpu_sp},
+     LM_DEVICE_CPU, 0, 0, lm_always_available, lm_ksum_cpu_sp, 1},
     {"cpu-simd", "single precision, vectorised (" LM_SIMD_ISA "), all cores, cache-tiled, "
                  "polynomial sin/cos",
-     LM_DEVICE_CPU, 0, 0, lm_cpu_simd_available, lm_ksum_cpu_simd},
+     LM_DEVICE_CPU, 0, 0, lm_cpu_simd_available, lm_ksum_cpu_simd, 1},
     {"cpu-nufft", "non-uniform FFT (gridding kernel + FFT), beyond the paper", LM_DEVICE_CPU, 1, 1,
-     lm_always_available, lm_ksum_cpu_nufft},
+     lm_always_available, lm_ksum_cpu_nufft, 1},
     {"cpu-separable", "single precision, grid points only: the exact sum as a complex matrix "
                       "product of per-axis phasors, beyond the paper",
-     LM_DEVICE_CPU, 0, 1, lm_always_available, lm_ksum_cpu_separable},
+     LM_DEVICE_CPU, 0, 1, lm_always_available, lm_ksum_cpu_separable, 0},
 };
 #define LM_N_CPU (sizeof lm_cpu_variants / sizeof lm_cpu_variants[0])
 
@@ -261,6 +262,37 @@ static lm_code lm_check_array(const char *what, const float *v, int64_t n, lm_er
     return LM_OK;
 }
 
+/* Progress of one weight set mapped into the whole run's fraction. */
+typedef struct lm_set_ctl {
+    const lm_ctl *parent;
+    int64_t c, nc;
+} lm_set_ctl;
+
+static int lm_set_progress(void *user, double f)
+{
+    const lm_set_ctl *sc = user;
+    return lm_ctl_report(sc->parent, ((double)sc->c + f) / (double)sc->nc);
+}
+
+/* Sets one after another, for variants without multi_set. */
+static lm_code lm_ksum_run_sets(const lm_variant *v, const lm_ksum_in *in, const lm_points *pts,
+                                float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err)
+{
+    const int64_t nc = lm_ksum_nsets(in), m = in->m, n = pts->n;
+    lm_set_ctl sc = {.parent = ctl, .nc = nc};
+    lm_ctl sub = {.progress = lm_set_progress, .user = &sc, .threads = ctl ? ctl->threads : 0};
+    lm_code rc = LM_OK;
+    for (int64_t c = 0; c < nc && rc == LM_OK; c++) {
+        lm_ksum_in one = *in;
+        one.nsets = 1;
+        one.wr = in->wr + c * m;
+        one.wi = in->wi ? in->wi + c * m : NULL;
+        sc.c = c;
+        rc = v->ksum(&one, pts, out_re + c * n, out_im + c * n, ctl ? &sub : NULL, err);
+    }
+    return rc;
+}
+
 lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *pts,
                     float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err)
 {
@@ -278,13 +310,21 @@ lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *
                        (long long)pts->n);
     if (in->m > (int64_t)LM_MAX_ELEMENTS || pts->n > (int64_t)LM_MAX_ELEMENTS)
         return lm_fail(err, LM_ERR_INVALID, "%s: absurd problem size", v->name);
+    if (in->nsets < 0 || in->nsets > LM_KSUM_MAX_SETS)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld weight sets is out of range (0 .. %d)",
+                       v->name, (long long)in->nsets, LM_KSUM_MAX_SETS);
+    /* Both factors are below 2^36 and 2^17: the products fit in int64. */
+    const int64_t nsets = lm_ksum_nsets(in);
+    if (in->m * nsets > (int64_t)LM_MAX_ELEMENTS || pts->n * nsets > (int64_t)LM_MAX_ELEMENTS)
+        return lm_fail(err, LM_ERR_INVALID, "%s: absurd problem size (%lld weight sets)", v->name,
+                       (long long)nsets);
     lm_code c;
     if ((c = lm_check_array("kx", in->kx, in->m, err)) ||
         (c = lm_check_array("ky", in->ky, in->m, err)) ||
         (c = lm_check_array("kz", in->kz, in->m, err)) ||
-        (c = lm_check_array("weights (real)", in->wr, in->m, err)))
+        (c = lm_check_array("weights (real)", in->wr, in->m * nsets, err)))
         return c;
-    if (in->wi && (c = lm_check_array("weights (imag)", in->wi, in->m, err)))
+    if (in->wi && (c = lm_check_array("weights (imag)", in->wi, in->m * nsets, err)))
         return c;
 
     if (pts->x) {
@@ -318,5 +358,45 @@ lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *
     if (c != LM_OK)
         return lm_fail(err, c, "%s: not available: %s", v->name,
                        why.msg[0] ? why.msg : lm_code_name(c));
+    if (nsets > 1 && !v->multi_set)
+        return lm_ksum_run_sets(v, in, pts, out_re, out_im, ctl, err);
     return v->ksum(in, pts, out_re, out_im, ctl, err);
+}
+
+/* ---- weight sets, blocked for the multi-set kernels ----------------------- */
+
+lm_code lm_wsets_make(const lm_ksum_in *in, int64_t block_max, lm_wsets *ws, const char *what,
+                      lm_error *err)
+{
+    memset(ws, 0, sizeof *ws);
+    const int64_t nc = lm_ksum_nsets(in), m = in->m;
+    if (block_max < 1)
+        block_max = 1;
+    /* Even blocks: 10 sets in blocks of at most 8 become 5 + 5, not 8 + 2. */
+    ws->nblk = (nc + block_max - 1) / block_max;
+    ws->B = (nc + ws->nblk - 1) / ws->nblk;
+    ws->m = m;
+    ws->nsets = nc;
+    size_t count;
+    if (!lm_size_mul((size_t)ws->nblk * (size_t)ws->B * 2, (size_t)m, &count))
+        return lm_fail(err, LM_ERR_NOMEM, "%s: size overflows", what);
+    ws->w = lm_calloc(count, sizeof(float), err, what);
+    if (!ws->w)
+        return err ? err->code : LM_ERR_NOMEM;
+    for (int64_t c = 0; c < nc; c++) {
+        const int64_t b = c / ws->B, l = c % ws->B;
+        const float *wr = in->wr + c * m, *wi = in->wi ? in->wi + c * m : NULL;
+        float *dst = ws->w + (b * m * ws->B + l) * 2;
+        for (int64_t j = 0; j < m; j++) {
+            dst[j * ws->B * 2] = wr[j];
+            dst[j * ws->B * 2 + 1] = wi ? wi[j] : 0.0f;
+        }
+    }
+    return LM_OK;
+}
+
+void lm_wsets_free(lm_wsets *ws)
+{
+    free(ws->w);
+    memset(ws, 0, sizeof *ws);
 }

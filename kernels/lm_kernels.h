@@ -13,12 +13,30 @@
 
 #include "lm_error.h"
 
-/* k-space samples and their weights, structure of arrays (coalescing-friendly). */
+/* k-space samples and their weights, structure of arrays (coalescing-friendly).
+ *
+ * Weight sets: with nsets = C > 1 the same sum is taken for C weight vectors
+ * on one trajectory (F^H d of C receive channels): wr and wi hold C blocks
+ * of m weights (set c at wr + c * m), and the outputs C blocks of pts->n
+ * values (set c at out_re + c * pts->n). Variants with multi_set compute
+ * each exp(i 2 pi k.x) once per sample-point pair for all C sets; for the
+ * others lm_ksum_run runs the sets one after another. nsets 0 (a
+ * zero-initialised struct) and 1 both mean one set. */
 typedef struct lm_ksum_in {
     int64_t m;
     const float *kx, *ky, *kz; /* cycles/FOV */
     const float *wr, *wi;      /* weights; wi == NULL means real weights (Q) */
+    int64_t nsets;             /* weight sets: 0 or 1 one, C > 1 see above */
 } lm_ksum_in;
+
+/* Beyond this many weight sets lm_ksum_run calls the request absurd. */
+#define LM_KSUM_MAX_SETS 65536
+
+/* The number of weight sets in (nsets 0 counts as 1). */
+static inline int64_t lm_ksum_nsets(const lm_ksum_in *in)
+{
+    return in->nsets > 1 ? in->nsets : 1;
+}
 
 /* Where to evaluate: either explicit points (x != NULL) or a regular grid
  * x_i = (i - c) / s per axis, x fastest (lets NUFFT and phasor-rotation
@@ -66,7 +84,10 @@ typedef struct lm_variant {
     int grid_only;             /* needs lm_points as a grid */
     /* LM_OK when it can run here; otherwise why not (no GPU, no AVX, ...). */
     lm_code (*available)(lm_error *why);
+    /* Through lm_ksum_run. Called directly, a kernel without multi_set
+     * computes only the first weight set. */
     lm_ksum_fn ksum;
+    int multi_set;             /* ksum handles nsets > 1 itself (one sin/cos per pair) */
 } lm_variant;
 
 size_t lm_variant_count(void);
@@ -81,7 +102,9 @@ const lm_variant *lm_variant_get_available(const char *name, lm_error *err);
  * (real weights); see lm_kernels.c. Used by bench for GFLOPS. */
 double lm_ksum_flops_per_pair(int real_weights);
 
-/* Convenience: run a variant, checking availability and arguments. */
+/* Convenience: run a variant, checking availability and arguments. Every
+ * variant accepts weight sets here: those without multi_set run set by set
+ * (progress spans all sets). */
 lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *pts,
                     float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err);
 

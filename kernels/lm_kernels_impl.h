@@ -39,4 +39,22 @@ typedef void (*lm_unit_fn)(void *ctx, int64_t unit);
 lm_code lm_ksum_parallel(int64_t units, const lm_ctl *ctl, lm_unit_fn body, void *ctx,
                          const char *what, lm_error *err);
 
+/* All weight sets of in (lm_ksum_nsets, real weights with zero imaginary
+ * part), blocked for the multi-set kernels: the sets split into nblk even
+ * blocks of B <= block_max (the last zero-padded), block b of sample j at
+ * w + (b * m + j) * B * 2 as B (re, im) pairs, so that a kernel reading one
+ * block walks memory in order. block_max >= nsets gives one block, [j][c]. */
+typedef struct lm_wsets {
+    float *w;
+    int64_t m, nsets, nblk;
+    int64_t B;
+} lm_wsets;
+lm_code lm_wsets_make(const lm_ksum_in *in, int64_t block_max, lm_wsets *ws, const char *what,
+                      lm_error *err);
+void lm_wsets_free(lm_wsets *ws);
+static inline const float *lm_wsets_at(const lm_wsets *ws, int64_t blk, int64_t j)
+{
+    return ws->w + (blk * ws->m + j) * ws->B * 2;
+}
+
 #endif

@@ -9,10 +9,16 @@
  * threads: cpu-dp is the reference on whole benchmark problems and must
  * finish in reasonable time. Per-core figures (the paper's single-core
  * CPU.DP / CPU.SP) are obtained with ctl->threads = 1 or by dividing by the
- * thread count; every thread runs the same scalar loop, so the two agree. */
+ * thread count; every thread runs the same scalar loop, so the two agree.
+ *
+ * Weight sets (nsets > 1): per sample-point pair one phase and one sin/cos,
+ * then a complex multiply-accumulate per set, each set with the same
+ * arithmetic as a one-set run (cpu-dp's sets come out bit for bit the same). */
 #include "lm_kernels_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Points per work unit: about 2^22 pairs (a few ms to tens of ms) keeps
  * cancel responsive without measurable overhead. */
@@ -31,6 +37,8 @@ typedef struct lm_scalar_ctx {
     const lm_points *pts;
     float *out_re, *out_im;
     int64_t per_unit;
+    lm_wsets ws;   /* nsets > 1: weights as [m][set][re, im] */
+    int oom;       /* set by a worker that could not get its accumulators */
 } lm_scalar_ctx;
 
 static void lm_dp_unit(void *vctx, int64_t unit)
@@ -99,25 +107,112 @@ static void lm_sp_unit(void *vctx, int64_t unit)
     }
 }
 
-static lm_code lm_scalar_run(const char *name, lm_unit_fn fn, const lm_ksum_in *in,
-                             const lm_points *pts, float *out_re, float *out_im, const lm_ctl *ctl,
-                             lm_error *err)
+/* Weight sets: accumulators of every set per point, weights read in order. */
+static void lm_dp_sets_unit(void *vctx, int64_t unit)
+{
+    lm_scalar_ctx *c = vctx;
+    const lm_ksum_in *in = c->in;
+    const float *kx = in->kx, *ky = in->ky, *kz = in->kz;
+    const int64_t nc = c->ws.nsets, n = c->pts->n;
+    double *acc = malloc((size_t)nc * 2 * sizeof(double));
+    if (!acc) {
+        __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t j0 = unit * c->per_unit, j1 = j0 + c->per_unit;
+    if (j1 > n)
+        j1 = n;
+    for (int64_t j = j0; j < j1; j++) {
+        double x[3];
+        lm_points_get(c->pts, j, x);
+        memset(acc, 0, (size_t)nc * 2 * sizeof(double));
+        for (int64_t m = 0; m < in->m; m++) {
+            double t = (double)kx[m] * x[0] + (double)ky[m] * x[1] + (double)kz[m] * x[2];
+            t -= rint(t);
+            double s, co;
+            sincos(2.0 * M_PI * t, &s, &co);
+            const float *w = lm_wsets_at(&c->ws, 0, m);
+            for (int64_t k = 0; k < nc; k++) {
+                double wr = w[2 * k], wi = w[2 * k + 1];
+                acc[2 * k] += wr * co - wi * s;
+                acc[2 * k + 1] += wr * s + wi * co;
+            }
+        }
+        for (int64_t k = 0; k < nc; k++) {
+            c->out_re[k * n + j] = (float)acc[2 * k];
+            c->out_im[k * n + j] = (float)acc[2 * k + 1];
+        }
+    }
+    free(acc);
+}
+
+static void lm_sp_sets_unit(void *vctx, int64_t unit)
+{
+    lm_scalar_ctx *c = vctx;
+    const lm_ksum_in *in = c->in;
+    const float *kx = in->kx, *ky = in->ky, *kz = in->kz;
+    const float two_pi = (float)(2.0 * M_PI);
+    const int64_t nc = c->ws.nsets, n = c->pts->n;
+    float *acc = malloc((size_t)nc * 2 * sizeof(float));
+    if (!acc) {
+        __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
+    int64_t j0 = unit * c->per_unit, j1 = j0 + c->per_unit;
+    if (j1 > n)
+        j1 = n;
+    for (int64_t j = j0; j < j1; j++) {
+        double xd[3];
+        lm_points_get(c->pts, j, xd);
+        float x = (float)xd[0], y = (float)xd[1], z = (float)xd[2];
+        memset(acc, 0, (size_t)nc * 2 * sizeof(float));
+        for (int64_t m = 0; m < in->m; m++) {
+            float arg = two_pi * (kx[m] * x + ky[m] * y + kz[m] * z);
+            float co = cosf(arg), s = sinf(arg);
+            const float *w = lm_wsets_at(&c->ws, 0, m);
+            for (int64_t k = 0; k < nc; k++) {
+                float wr = w[2 * k], wi = w[2 * k + 1];
+                acc[2 * k] += wr * co - wi * s;
+                acc[2 * k + 1] += wi * co + wr * s;
+            }
+        }
+        for (int64_t k = 0; k < nc; k++) {
+            c->out_re[k * n + j] = acc[2 * k];
+            c->out_im[k * n + j] = acc[2 * k + 1];
+        }
+    }
+    free(acc);
+}
+
+static lm_code lm_scalar_run(const char *name, lm_unit_fn fn, lm_unit_fn fn_sets,
+                             const lm_ksum_in *in, const lm_points *pts, float *out_re,
+                             float *out_im, const lm_ctl *ctl, lm_error *err)
 {
     if (!in || !pts || !out_re || !out_im || in->m <= 0 || pts->n <= 0)
         return lm_fail(err, LM_ERR_INVALID, "%s: empty problem or missing arrays", name);
-    lm_scalar_ctx c = {in, pts, out_re, out_im, lm_points_per_unit(in->m, pts->n)};
+    const int64_t nc = lm_ksum_nsets(in);
+    lm_scalar_ctx c = {in, pts, out_re, out_im, lm_points_per_unit(in->m * nc, pts->n), {0}, 0};
     int64_t units = (pts->n + c.per_unit - 1) / c.per_unit;
-    return lm_ksum_parallel(units, ctl, fn, &c, name, err);
+    if (nc == 1)
+        return lm_ksum_parallel(units, ctl, fn, &c, name, err);
+    lm_code rc = lm_wsets_make(in, nc, &c.ws, name, err);
+    if (rc != LM_OK)
+        return rc;
+    rc = lm_ksum_parallel(units, ctl, fn_sets, &c, name, err);
+    lm_wsets_free(&c.ws);
+    if (rc == LM_OK && c.oom)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the sets' sums", name);
+    return rc;
 }
 
 lm_code lm_ksum_cpu_dp(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
                        const lm_ctl *ctl, lm_error *err)
 {
-    return lm_scalar_run("cpu-dp", lm_dp_unit, in, pts, out_re, out_im, ctl, err);
+    return lm_scalar_run("cpu-dp", lm_dp_unit, lm_dp_sets_unit, in, pts, out_re, out_im, ctl, err);
 }
 
 lm_code lm_ksum_cpu_sp(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,
                        const lm_ctl *ctl, lm_error *err)
 {
-    return lm_scalar_run("cpu-sp", lm_sp_unit, in, pts, out_re, out_im, ctl, err);
+    return lm_scalar_run("cpu-sp", lm_sp_unit, lm_sp_sets_unit, in, pts, out_re, out_im, ctl, err);
 }

@@ -41,6 +41,9 @@ typedef float lm_vf8u __attribute__((vector_size(32), aligned(4), may_alias));
 #define LM_VLOAD(p) (*(const lm_vfu *)(p))
 #define LM_VSTORE(p, v) (*(lm_vfu *)(p) = (v))
 #define LM_SPLAT(x) ((lm_vf){0} + (float)(x))
+/* A broadcast without the scalar add that 0 + x costs (x - 0 is x for
+ * every x, -0 included, so the compiler drops it). */
+#define LM_BCAST(x) ((float)(x) - (lm_vf){0})
 #define LM_SPLATD(x) ((lm_vd){0} + (double)(x))
 
 /* Round to nearest integer (ties to even): for |t| < 2^22 (float) and
@@ -186,6 +189,8 @@ typedef struct lm_simd_ctx {
     double *kd;          /* explicit: (th, kx, ky, kz) per sample */
     int V;               /* vectors per work unit */
     int64_t nseg;        /* grid: segments per row */
+    lm_wsets ws;         /* nsets > 1: the weights in blocks of sets */
+    int oom;             /* set by a worker that could not get its accumulators */
 } lm_simd_ctx;
 
 /* Lane offsets from the centre lane of a 16-voxel block: |step * L| <= 4,
@@ -329,6 +334,176 @@ static void lm_simd_points_unit(void *vctx, int64_t unit)
     }
 }
 
+/* ---- cpu-simd, weight sets ------------------------------------------------
+ *
+ * With C > 1 weight sets the weight's phase can no longer join the phase
+ * (each set has its own), so per sample and 16 points: one range-reduced
+ * sin/cos into an L1 table, then per block of up to LM_SIMD_SB sets a
+ * complex multiply-accumulate, 4 FMAs per set. A block's 2 x 8 accumulators,
+ * sin and cos stay in registers (32 zmm); the table lets every block reuse
+ * the chunk's sin/cos, so they are computed once whatever C is. Sums run in
+ * float over a chunk and in double across chunks, as for one set. */
+#define LM_SIMD_SB 8   /* sets per register block */
+#define LM_SIMD_KS 128 /* samples per chunk: the sin/cos table is 16 KB */
+
+/* B sets of one vector over K samples: tab [K][cos 16, sin 16], w [K][B][re,
+ * im]; adds into double rows d[2 b] (re) and d[2 b + 1] (im), stride ds. */
+static inline __attribute__((always_inline)) void
+lm_simd_sets_block(const int B, int64_t K, const float *tab, const float *w, double *d,
+                   int64_t ds)
+{
+    lm_vf ar[LM_SIMD_SB], ai[LM_SIMD_SB];
+    for (int b = 0; b < B; b++) {
+        ar[b] = (lm_vf){0};
+        ai[b] = (lm_vf){0};
+    }
+    for (int64_t m = 0; m < K; m++) {
+        lm_vf cs = LM_VLOAD(tab + m * 2 * LM_NL), sn = LM_VLOAD(tab + m * 2 * LM_NL + LM_NL);
+        const float *wm = w + m * B * 2;
+        for (int b = 0; b < B; b++) {
+            lm_vf wr = LM_BCAST(wm[2 * b]), wi = LM_BCAST(wm[2 * b + 1]);
+            /* Separate statements so that each is one fused multiply-add. */
+            ar[b] += cs * wr;
+            ar[b] -= sn * wi;
+            ai[b] += sn * wr;
+            ai[b] += cs * wi;
+        }
+    }
+    for (int b = 0; b < B; b++)
+        for (int l = 0; l < LM_NL; l++) {
+            d[2 * b * ds + l] += ar[b][l];
+            d[(2 * b + 1) * ds + l] += ai[b][l];
+        }
+}
+
+/* Every block of sets for one vector: d points at set 0's real row. */
+static void lm_simd_sets_all(const lm_wsets *ws, int64_t m0, int64_t K, const float *tab,
+                             double *d, int64_t ds)
+{
+    for (int64_t blk = 0; blk < ws->nblk; blk++) {
+        const float *w = lm_wsets_at(ws, blk, m0);
+        double *db = d + blk * ws->B * 2 * ds;
+        switch (ws->B) {
+        case 1: lm_simd_sets_block(1, K, tab, w, db, ds); break;
+        case 2: lm_simd_sets_block(2, K, tab, w, db, ds); break;
+        case 3: lm_simd_sets_block(3, K, tab, w, db, ds); break;
+        case 4: lm_simd_sets_block(4, K, tab, w, db, ds); break;
+        case 5: lm_simd_sets_block(5, K, tab, w, db, ds); break;
+        case 6: lm_simd_sets_block(6, K, tab, w, db, ds); break;
+        case 7: lm_simd_sets_block(7, K, tab, w, db, ds); break;
+        default: lm_simd_sets_block(8, K, tab, w, db, ds); break;
+        }
+    }
+}
+
+/* Accumulators of every (padded) set for VN points: [set][re, im][VN]. */
+static double *lm_simd_sets_acc(lm_simd_ctx *c, int64_t VN)
+{
+    double *acc = calloc((size_t)(c->ws.nblk * c->ws.B * 2 * VN), sizeof(double));
+    if (!acc)
+        __atomic_store_n(&c->oom, 1, __ATOMIC_RELAXED);
+    return acc;
+}
+
+static void lm_simd_sets_store(const lm_simd_ctx *c, const double *acc, int64_t VN, int64_t j0,
+                               int64_t nj)
+{
+    const int64_t n = c->pts->n;
+    for (int64_t k = 0; k < c->ws.nsets; k++)
+        for (int64_t l = 0; l < nj; l++) {
+            c->out_re[k * n + j0 + l] = (float)acc[2 * k * VN + l];
+            c->out_im[k * n + j0 + l] = (float)acc[(2 * k + 1) * VN + l];
+        }
+}
+
+static void lm_simd_grid_sets_unit(void *vctx, int64_t unit)
+{
+    lm_simd_ctx *c = vctx;
+    const lm_ksum_in *in = c->in;
+    const lm_points *p = c->pts;
+    const int V = c->V;
+    const int64_t VN = V * LM_NL;
+    int64_t row = unit / c->nseg, seg = unit % c->nseg;
+    int64_t i1 = row % p->g[1], i2 = row / p->g[1];
+    double y = (double)(i1 - p->c[1]) / (double)p->s[1];
+    double z = (double)(i2 - p->c[2]) / (double)p->s[2];
+    int64_t x0 = seg * VN;
+    double *acc = lm_simd_sets_acc(c, VN);
+    if (!acc)
+        return;
+    float base[LM_SIMD_KS] __attribute__((aligned(64)));
+    float tab[LM_SIMD_KS * 2 * LM_NL] __attribute__((aligned(64)));
+
+    for (int64_t m0 = 0; m0 < in->m; m0 += LM_SIMD_KS) {
+        int64_t K = in->m - m0 < LM_SIMD_KS ? in->m - m0 : LM_SIMD_KS;
+        const float *kx = in->kx + m0, *ky = in->ky + m0, *kz = in->kz + m0;
+        const float *st = c->step + m0;
+        for (int v = 0; v < V; v++) {
+            double xv = (double)(x0 + v * LM_NL + 8 - p->c[0]) / (double)p->s[0];
+#pragma omp simd
+            for (int64_t m = 0; m < K; m++) {
+                double t = (double)ky[m] * y + (double)kz[m] * z + (double)kx[m] * xv;
+                base[m] = (float)(t - rint(t));
+            }
+            for (int64_t m = 0; m < K; m++) {
+                lm_vf t = base[m] + LM_BCAST(st[m]) * lm_lane_off;
+                lm_vf r = t - LM_VROUND(t), sn, cs;
+                lm_sincos2pi(&r, &sn, &cs);
+                LM_VSTORE(tab + m * 2 * LM_NL, cs);
+                LM_VSTORE(tab + m * 2 * LM_NL + LM_NL, sn);
+            }
+            lm_simd_sets_all(&c->ws, m0, K, tab, acc + v * LM_NL, VN);
+        }
+    }
+    int64_t nx = p->g[0] - x0 < VN ? p->g[0] - x0 : VN;
+    lm_simd_sets_store(c, acc, VN, row * p->g[0] + x0, nx);
+    free(acc);
+}
+
+static void lm_simd_points_sets_unit(void *vctx, int64_t unit)
+{
+    lm_simd_ctx *c = vctx;
+    const lm_ksum_in *in = c->in;
+    const lm_points *p = c->pts;
+    enum { V = LM_SIMD_VE, VN = LM_SIMD_VE * LM_NL };
+    int64_t j0 = unit * VN;
+    int64_t nj = p->n - j0 < VN ? p->n - j0 : VN;
+    double *acc = lm_simd_sets_acc(c, VN);
+    if (!acc)
+        return;
+    double pos[3][VN] __attribute__((aligned(64)));
+    memset(pos, 0, sizeof pos);
+    for (int64_t l = 0; l < nj; l++) {
+        pos[0][l] = p->x[j0 + l];
+        pos[1][l] = p->y[j0 + l];
+        pos[2][l] = p->z[j0 + l];
+    }
+    float tab[LM_SIMD_KS * 2 * LM_NL] __attribute__((aligned(64)));
+
+    for (int64_t m0 = 0; m0 < in->m; m0 += LM_SIMD_KS) {
+        int64_t K = in->m - m0 < LM_SIMD_KS ? in->m - m0 : LM_SIMD_KS;
+        const double *kd = c->kd + 4 * m0;
+        for (int v = 0; v < V; v++) {
+            lm_vd px0 = *(const lm_vdu *)&pos[0][16 * v], px1 = *(const lm_vdu *)&pos[0][16 * v + 8];
+            lm_vd py0 = *(const lm_vdu *)&pos[1][16 * v], py1 = *(const lm_vdu *)&pos[1][16 * v + 8];
+            lm_vd pz0 = *(const lm_vdu *)&pos[2][16 * v], pz1 = *(const lm_vdu *)&pos[2][16 * v + 8];
+            for (int64_t m = 0; m < K; m++) {
+                lm_vd kx = LM_SPLATD(kd[4 * m + 1]), ky = LM_SPLATD(kd[4 * m + 2]);
+                lm_vd kz = LM_SPLATD(kd[4 * m + 3]);
+                lm_vd t0 = kx * px0 + ky * py0 + kz * pz0;
+                lm_vd t1 = kx * px1 + ky * py1 + kz * pz1;
+                lm_vf r = LM_VD2F(t0 - LM_VROUNDD(t0), t1 - LM_VROUNDD(t1)), sn, cs;
+                lm_sincos2pi(&r, &sn, &cs);
+                LM_VSTORE(tab + m * 2 * LM_NL, cs);
+                LM_VSTORE(tab + m * 2 * LM_NL + LM_NL, sn);
+            }
+            lm_simd_sets_all(&c->ws, m0, K, tab, acc + v * LM_NL, VN);
+        }
+    }
+    lm_simd_sets_store(c, acc, VN, j0, nj);
+    free(acc);
+}
+
 lm_code lm_cpu_simd_available(lm_error *why)
 {
     (void)why; /* portable vector code: runs wherever it was compiled for */
@@ -346,7 +521,11 @@ lm_code lm_ksum_cpu_simd(const lm_ksum_in *in, const lm_points *pts, float *out_
     c.pts = pts;
     c.out_re = out_re;
     c.out_im = out_im;
-    lm_code rc = lm_wprep_make(in, &c.w, "cpu-simd: sample tables", err);
+    /* One set: the weight's phase joins the reduction (lm_wprep); sets:
+     * the weights as they are, blocked for the accumulation. */
+    const int sets = lm_ksum_nsets(in) > 1;
+    lm_code rc = sets ? lm_wsets_make(in, LM_SIMD_SB, &c.ws, "cpu-simd: weight sets", err)
+                      : lm_wprep_make(in, &c.w, "cpu-simd: sample tables", err);
     if (rc)
         return rc;
 
@@ -355,22 +534,22 @@ lm_code lm_ksum_cpu_simd(const lm_ksum_in *in, const lm_points *pts, float *out_
     if (pts->x) {
         c.kd = lm_alloc((size_t)in->m * 4, sizeof(double), err, "cpu-simd: sample tables");
         if (!c.kd) {
-            lm_wprep_free(&c.w);
-            return err ? err->code : LM_ERR_NOMEM;
+            rc = err ? err->code : LM_ERR_NOMEM;
+            goto done;
         }
         for (int64_t m = 0; m < in->m; m++) {
-            c.kd[4 * m] = c.w.th[m];
+            c.kd[4 * m] = sets ? 0.0 : c.w.th[m];
             c.kd[4 * m + 1] = in->kx[m];
             c.kd[4 * m + 2] = in->ky[m];
             c.kd[4 * m + 3] = in->kz[m];
         }
         units = (pts->n + LM_SIMD_VE * LM_NL - 1) / (LM_SIMD_VE * LM_NL);
-        fn = lm_simd_points_unit;
+        fn = sets ? lm_simd_points_sets_unit : lm_simd_points_unit;
     } else {
         c.step = lm_alloc((size_t)in->m, sizeof(float), err, "cpu-simd: sample tables");
         if (!c.step) {
-            lm_wprep_free(&c.w);
-            return err ? err->code : LM_ERR_NOMEM;
+            rc = err ? err->code : LM_ERR_NOMEM;
+            goto done;
         }
         for (int64_t m = 0; m < in->m; m++)
             c.step[m] = (float)lm_frac((double)in->kx[m] / (double)pts->s[0]);
@@ -382,12 +561,16 @@ lm_code lm_ksum_cpu_simd(const lm_ksum_in *in, const lm_points *pts, float *out_
         c.V = (int)((per + LM_NL - 1) / LM_NL);
         c.nseg = (g0 + c.V * LM_NL - 1) / (c.V * LM_NL);
         units = pts->g[1] * pts->g[2] * c.nseg;
-        fn = lm_simd_grid_unit;
+        fn = sets ? lm_simd_grid_sets_unit : lm_simd_grid_unit;
     }
     rc = lm_ksum_parallel(units, ctl, fn, &c, "cpu-simd", err);
+    if (rc == LM_OK && c.oom)
+        rc = lm_fail(err, LM_ERR_NOMEM, "cpu-simd: out of memory for the sets' sums");
+done:
     free(c.kd);
     free(c.step);
     lm_wprep_free(&c.w);
+    lm_wsets_free(&c.ws);
     return rc;
 }
 

@@ -191,6 +191,10 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     return be->check(be, err);
 }
 
+/* F^H d of a group of channels holds 16 bytes per voxel and channel (the
+ * kernel's planes and the complex copy): groups stay under this. */
+#define LM_ADJOINT_GROUP_BYTES ((int64_t)1 << 29)
+
 lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl, lm_error *err)
 {
     if (!d || d->m != e->t->m || d->ncoils != e->ncoils)
@@ -200,26 +204,38 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
     if (e->be->device == LM_DEVICE_GPU)
         return lm_gpu_adjoint(&e->g, e->t, d, e->s, e->v->name, x, ctl, err);
 
-    const int64_t nv = e->nvox, m = d->m;
+    /* Channels go to the kernel together (one sin/cos per pair for all of
+     * them), in groups when N x channels would take too much memory. */
+    const int64_t nv = e->nvox, m = d->m, nc = e->ncoils;
+    int64_t group = LM_ADJOINT_GROUP_BYTES / (16 * nv);
+    group = group < 1 ? 1 : group > nc ? nc : group;
+    const int64_t ngroups = (nc + group - 1) / group;
+    group = (nc + ngroups - 1) / ngroups; /* even: 20 channels by 16 go as 10 + 10 */
     const float inv_n = (float)(1.0 / (double)nv);
     lm_code rc = LM_OK;
-    for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++) {
+    for (int64_t c0 = 0; c0 < nc && rc == LM_OK; c0 += group) {
+        const int64_t ng = nc - c0 < group ? nc - c0 : group;
+        const lm_kdata part = {.m = m, .ncoils = ng, .d = d->d + c0 * m};
         lm_cfloat *fhd = NULL;
         lm_ctl_range range;
-        const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)c / (double)e->ncoils, (double)(c + 1) / (double)e->ncoils);
-        rc = lm_compute_fhd(&e->g, e->t, d->d + c * m, e->v->name, ctl ? &sub : NULL, &fhd, err);
+        const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)c0 / (double)nc, (double)(c0 + ng) / (double)nc);
+        rc = lm_compute_fhd_sets(&e->g, e->t, &part, e->v->name, ctl ? &sub : NULL, &fhd, err);
         if (rc != LM_OK)
             break;
-        const lm_cfloat *sc = e->s_host ? e->s_host + c * nv : NULL;
+        for (int64_t k = 0; k < ng; k++) {
+            const int64_t c = c0 + k;
+            const lm_cfloat *fc = fhd + k * nv;
+            const lm_cfloat *sc = e->s_host ? e->s_host + c * nv : NULL;
 #pragma omp parallel for num_threads(e->be->threads) schedule(static) if (nv >= 32768)
-        for (int64_t j = 0; j < nv; j++) {
-            const lm_cfloat b = fhd[j] * inv_n; /* F^H d / N, as the single-coil solver always did */
-            if (!sc)
-                x[j] = b;
-            else if (c == 0)
-                x[j] = conjf(sc[j]) * b;
-            else
-                x[j] += conjf(sc[j]) * b;
+            for (int64_t j = 0; j < nv; j++) {
+                const lm_cfloat b = fc[j] * inv_n; /* F^H d / N, as the single-coil solver always did */
+                if (!sc)
+                    x[j] = b;
+                else if (c == 0)
+                    x[j] = conjf(sc[j]) * b;
+                else
+                    x[j] += conjf(sc[j]) * b;
+            }
         }
         free(fhd);
     }

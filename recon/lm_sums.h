@@ -15,6 +15,14 @@ lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, in
                      const lm_ctl *ctl, lm_cfloat **q, int *from_cache, lm_error *err);
 lm_code lm_compute_fhd(const lm_geom *g, const lm_traj *t, const lm_cfloat *d, const char *variant,
                        const lm_ctl *ctl, lm_cfloat **fhd, lm_error *err);
+/* F^H d of every channel of k (k->m == t->m) in one call: the channels are
+ * the kernel's weight sets (lm_ksum_in.nsets), so variants with multi_set
+ * compute each exp(i 2 pi k.x) once for all of them. *fhd: N x k->ncoils
+ * values, channel c at *fhd + c * N, each as lm_compute_fhd would give it
+ * (to float rounding). Needs 16 bytes per voxel and channel while it runs. */
+lm_code lm_compute_fhd_sets(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                            const char *variant, const lm_ctl *ctl, lm_cfloat **fhd,
+                            lm_error *err);
 
 /* The Q cache class of a variant's Q (lm_qcache.h): "exact-double"
  * (cpu-dp), "exact-single" (every other direct sum) or the NUFFT variant's

@@ -80,6 +80,7 @@ extern "C" lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *vari
     float *hk = NULL, *split = NULL;
     lm_points pq;
     lm_ksum_in kin;
+    memset(&kin, 0, sizeof kin);
     const long long m = t->m;
     const int e = engine_of(variant);
     memset(&s, 0, sizeof s);
@@ -145,6 +146,7 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     double *ph = NULL;
     lm_points pf;
     lm_ksum_in kin;
+    memset(&kin, 0, sizeof kin);
     const long long m = t->m;
     const int e = engine_of(variant);
     chan_ctl cc = {ctl, 0, k->ncoils};

@@ -63,6 +63,7 @@ static inline void gu_samples_make(gu_samples *s, int64_t m, const double kmax[3
     s->in.kz = kz;
     s->in.wr = wr;
     s->in.wi = complex_w ? wi : NULL;
+    s->in.nsets = 1;
 }
 
 static inline void gu_samples_free(gu_samples *s)

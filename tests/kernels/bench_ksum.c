@@ -1,15 +1,18 @@
 /* Throughput of the CPU direct kernels on a benchmark problem's geometry
  * (not a test: meson benchmark, or run by hand):
  *
- *   bench_ksum [problem] [variants] [threads] [fhd|q] [planes]
+ *   bench_ksum [problem] [variants] [threads] [fhd|q] [planes] [sets]
  *
  * problem B32/B64/B128 (default B64), variants comma-separated (default
  * cpu-simd,cpu-separable), threads 0 = all, fhd = F^H d on the image grid
  * (weights conj(phi) d), q = Q on the 2x grid (weights |phi|^2); planes > 0
  * evaluates only that many z planes (keeps cpu-dp and cpu-sp short: the
- * per-pair rate does not depend on it). Prints seconds, Gpairs/s (sample x
- * point pairs per second), paper-equivalent GFLOPS and the relative error
- * of each variant against the first one listed. */
+ * per-pair rate does not depend on it); sets a comma-separated list of
+ * weight-set counts C (default 1): C channels in one call (lm_ksum_in.nsets),
+ * channel c's data the problem's times exp(i 0.7 c). Prints seconds,
+ * Gpairs/s (sample x point x set triples per second), paper-equivalent
+ * GFLOPS and the relative error of each variant against the first one
+ * listed, over all sets. */
 #include <complex.h>
 #include <time.h>
 
@@ -43,21 +46,35 @@ int main(int argc, char **argv)
         return 1;
     }
     int64_t m = t->m;
-    float *buf = malloc((size_t)m * 5 * sizeof(float));
-    float *kx = buf, *ky = buf + m, *kz = buf + 2 * m, *wr = buf + 3 * m, *wi = buf + 4 * m;
+    int64_t counts[64], ncounts = 0, cmax = 1;
+    char *sets = strdup(argc > 6 ? argv[6] : "1"), *sv = NULL;
+    for (char *c = strtok_r(sets, ",", &sv); c && ncounts < 64; c = strtok_r(NULL, ",", &sv))
+        if (atoll(c) >= 1) {
+            counts[ncounts++] = atoll(c);
+            cmax = counts[ncounts - 1] > cmax ? counts[ncounts - 1] : cmax;
+        }
+    free(sets);
+    if (cmax > LM_KSUM_MAX_SETS) {
+        fprintf(stderr, "bench_ksum: at most %d sets\n", LM_KSUM_MAX_SETS);
+        return 1;
+    }
+    float *buf = malloc((size_t)m * (3 + 2 * cmax) * sizeof(float));
+    float *kx = buf, *ky = buf + m, *kz = buf + 2 * m, *wr = buf + 3 * m, *wi = wr + cmax * m;
     for (int64_t i = 0; i < m; i++) {
         kx[i] = t->k[3 * i];
         ky[i] = t->k[3 * i + 1];
         kz[i] = t->k[3 * i + 2];
         double phi = lm_geom_phi(&g, kx[i], ky[i], kz[i]);
-        if (q) {
-            wr[i] = (float)(phi * phi);
-        } else {
-            wr[i] = (float)(phi * crealf(kd->d[i]));
-            wi[i] = (float)(phi * cimagf(kd->d[i]));
+        for (int64_t c = 0; c < cmax; c++) {
+            if (q) {
+                wr[c * m + i] = (float)(phi * phi);
+            } else {
+                double complex w = phi * kd->d[i] * cexp(0.7 * I * (double)c);
+                wr[c * m + i] = (float)creal(w);
+                wi[c * m + i] = (float)cimag(w);
+            }
         }
     }
-    lm_ksum_in in = {m, kx, ky, kz, wr, q ? NULL : wi};
     lm_points pts;
     if (q)
         lm_points_q_grid(&pts, g.n);
@@ -68,49 +85,59 @@ int main(int argc, char **argv)
         pts.n = pts.g[0] * pts.g[1] * planes;
     }
     lm_ctl ctl = {NULL, NULL, threads};
-    float *rr = NULL, *ri = NULL;
-    const char *refname = NULL;
-    char *names = strdup(list);
+    char *names = NULL;
     int rc = 0;
-    for (char *s = strtok(names, ","); s; s = strtok(NULL, ",")) {
-        const lm_variant *v = lm_variant_get_available(s, &err);
-        if (!v) {
-            fprintf(stderr, "bench_ksum: %s\n", err.msg);
-            rc = 1;
-            continue;
+    for (int64_t ci = 0; ci < ncounts; ci++) {
+        const int64_t C = counts[ci];
+        lm_ksum_in in = {m, kx, ky, kz, wr, q ? NULL : wi, C};
+        size_t nout = (size_t)pts.n * (size_t)C;
+        float *rr = NULL, *ri = NULL;
+        const char *refname = NULL;
+        free(names);
+        names = strdup(list);
+        char *vs = NULL;
+        for (char *s = strtok_r(names, ",", &vs); s; s = strtok_r(NULL, ",", &vs)) {
+            const lm_variant *v = lm_variant_get_available(s, &err);
+            if (!v) {
+                fprintf(stderr, "bench_ksum: %s\n", err.msg);
+                rc = 1;
+                continue;
+            }
+            float *re = malloc(nout * sizeof(float)), *im = malloc(nout * sizeof(float));
+            double t0 = now();
+            lm_code c = lm_ksum_run(v, &in, &pts, re, im, &ctl, &err);
+            double dt = now() - t0;
+            if (c != LM_OK) {
+                fprintf(stderr, "bench_ksum: %s\n", err.msg);
+                rc = 1;
+                free(re);
+                free(im);
+                continue;
+            }
+            double pairs = (double)m * (double)pts.n * (double)C;
+            printf("%s %s %-14s threads %d sets %3lld: M %lld x %lld points (%lldx%lldx%lld) "
+                   "%8.3f s %8.3f Gpairs/s %7.1f GFLOPS",
+                   problem, q ? "Q  " : "FHd", v->name, lm_ctl_threads(&ctl), (long long)C,
+                   (long long)m, (long long)pts.n, (long long)pts.g[0], (long long)pts.g[1],
+                   (long long)pts.g[2], dt, pairs / dt * 1e-9,
+                   pairs * lm_ksum_flops_per_pair(q) / dt * 1e-9);
+            if (!rr) {
+                rr = re;
+                ri = im;
+                refname = v->name;
+                printf("\n");
+            } else {
+                printf("  rel err vs %s %.3g\n", refname,
+                       ku_rel_error((int64_t)nout, re, im, rr, ri));
+                free(re);
+                free(im);
+            }
+            fflush(stdout);
         }
-        float *re = malloc(pts.n * sizeof(float)), *im = malloc(pts.n * sizeof(float));
-        double t0 = now();
-        lm_code c = lm_ksum_run(v, &in, &pts, re, im, &ctl, &err);
-        double dt = now() - t0;
-        if (c != LM_OK) {
-            fprintf(stderr, "bench_ksum: %s\n", err.msg);
-            rc = 1;
-            free(re);
-            free(im);
-            continue;
-        }
-        double pairs = (double)m * (double)pts.n;
-        printf("%s %s %-14s threads %d: M %lld x %lld points (%lldx%lldx%lld) %8.3f s %8.3f "
-               "Gpairs/s %7.1f GFLOPS",
-               problem, q ? "Q  " : "FHd", v->name, lm_ctl_threads(&ctl), (long long)m,
-               (long long)pts.n, (long long)pts.g[0], (long long)pts.g[1], (long long)pts.g[2], dt,
-               pairs / dt * 1e-9, pairs * lm_ksum_flops_per_pair(q) / dt * 1e-9);
-        if (!rr) {
-            rr = re;
-            ri = im;
-            refname = v->name;
-            printf("\n");
-        } else {
-            printf("  rel err vs %s %.3g\n", refname, ku_rel_error(pts.n, re, im, rr, ri));
-            free(re);
-            free(im);
-        }
-        fflush(stdout);
+        free(rr);
+        free(ri);
     }
     free(names);
-    free(rr);
-    free(ri);
     free(buf);
     lm_traj_free(t);
     lm_kdata_free(kd);

@@ -113,7 +113,7 @@ static void test_cartesian(void)
         wr[m] = (float)sr;
         wi[m] = (float)si;
     }
-    lm_ksum_in in = {N, kx, ky, kz, wr, wi};
+    lm_ksum_in in = {N, kx, ky, kz, wr, wi, 1};
     float *tr = malloc(N * sizeof(float)), *ti = calloc(N, sizeof(float));
     for (int64_t j = 0; j < N; j++)
         tr[j] = (float)(N * rho[j]);
