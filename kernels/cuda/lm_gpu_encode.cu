@@ -122,17 +122,22 @@ done:
     return rc;
 }
 
-/* Progress of one channel within the whole adjoint. */
-struct chan_ctl {
-    const lm_ctl *parent;
-    long long c, nc;
-};
-
-static int chan_progress(void *user, double f)
+/* Weights conj(phi) d of g channels (phi real), split re/im: wr[c m + j]. */
+__global__ void k_enc_weights(long long m, long long g, const float *__restrict__ phi, const float2 *__restrict__ d,
+                              float *__restrict__ wr, float *__restrict__ wi)
 {
-    chan_ctl *cc = (chan_ctl *)user;
-    return lm_gctl_report(cc->parent, ((double)cc->c + f) / (double)cc->nc);
+    const long long total = m * g;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (long long)gridDim.x * blockDim.x) {
+        const float p = phi[i % m];
+        const float2 v = d[i];
+        wr[i] = p * v.x;
+        wi[i] = p * v.y;
+    }
 }
+
+/* Outputs of one engine call stay under this (split re/im, all channels of
+ * a group): B128 with 32 coils goes in one group. */
+#define ENC_GROUP_BYTES ((long long)1 << 30)
 
 extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
                                   const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
@@ -142,26 +147,25 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     int device = 0;
     const cudaStream_t st = cudaStreamPerThread;
     lm_gsamples s;
-    float *hk = NULL, *split = NULL;
-    double *ph = NULL;
+    float *hk = NULL, *split = NULL, *wbuf = NULL;
+    float2 *dbuf = NULL;
     lm_points pf;
     lm_ksum_in kin;
     memset(&kin, 0, sizeof kin);
-    const long long m = t->m;
+    const long long m = t->m, nc = k->ncoils;
     const int e = engine_of(variant);
-    chan_ctl cc = {ctl, 0, k->ncoils};
-    lm_ctl sub;
+    long long group = 1;
     memset(&s, 0, sizeof s);
-    memset(&sub, 0, sizeof sub);
-    sub.progress = chan_progress;
-    sub.user = &cc;
     if (e < 0)
         return lm_fail(err, LM_ERR_INVALID, "%s: %s is not a GPU variant", who, variant);
     LM_GTRY(lm_gdevice_begin(who, &device, err));
     grid_points(g, 0, &pf);
-    hk = (float *)lm_alloc((size_t)m, 5 * sizeof(float), err, "E^H d samples");
-    ph = hk ? (double *)lm_alloc((size_t)m, sizeof(double), err, "E^H d samples") : NULL;
-    if (!ph) {
+    group = ENC_GROUP_BYTES / (8 * (long long)pf.n);
+    group = group < 1 ? 1 : group > nc ? nc : group;
+    group = (nc + (nc + group - 1) / group - 1) / ((nc + group - 1) / group); /* even groups */
+    /* coordinates and phi go up once; the channels' data in one copy */
+    hk = (float *)lm_alloc((size_t)m, 4 * sizeof(float), err, "E^H d samples");
+    if (!hk) {
         rc = LM_ERR_NOMEM;
         goto done;
     }
@@ -169,38 +173,39 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
         hk[i] = t->k[3 * i];
         hk[m + i] = t->k[3 * i + 1];
         hk[2 * m + i] = t->k[3 * i + 2];
-        ph[i] = lm_geom_phi(g, hk[i], hk[m + i], hk[2 * m + i]);
+        hk[3 * m + i] = (float)lm_geom_phi(g, hk[i], hk[m + i], hk[2 * m + i]);
     }
     kin.m = m;
     kin.kx = hk;
     kin.ky = hk + m;
     kin.kz = hk + 2 * m;
-    kin.wr = hk + 3 * m;
-    kin.wi = hk + 4 * m;
-    LM_GTRY(lm_gmalloc((void **)&split, (size_t)pf.n * 2 * sizeof(float), err, who, "F^H d"));
-    for (long long c = 0; c < k->ncoils; c++) {
-        const float *d = (const float *)(k->d + c * m);
-        for (long long i = 0; i < m; i++) { /* conj(phi) d, phi real */
-            hk[3 * m + i] = (float)(ph[i] * d[2 * i]);
-            hk[4 * m + i] = (float)(ph[i] * d[2 * i + 1]);
+    kin.wr = hk + 3 * m; /* phi, kept on the device as s.wr */
+    LM_GTRY(lm_gsamples_upload(who, &kin, &s, st, err));
+    LM_GTRY(lm_gmalloc((void **)&dbuf, (size_t)(m * nc) * sizeof(float2), err, who, "the k-space"));
+    LM_GCHECK(cudaMemcpyAsync(dbuf, k->d, (size_t)(m * nc) * sizeof(float2), cudaMemcpyHostToDevice, st), who,
+              "upload k-space");
+    LM_GTRY(lm_gmalloc((void **)&wbuf, (size_t)(m * group) * 2 * sizeof(float), err, who, "the weights"));
+    LM_GTRY(lm_gmalloc((void **)&split, (size_t)(pf.n * group) * 2 * sizeof(float), err, who, "F^H d"));
+    for (long long c0 = 0; c0 < nc; c0 += group) {
+        const long long ng = nc - c0 < group ? nc - c0 : group;
+        k_enc_weights<<<enc_blocks(m * ng), ENC_T, 0, st>>>(m, ng, s.wr, dbuf + c0 * m, wbuf, wbuf + ng * m);
+        LM_GLAUNCH(who, "weights");
+        lm_gsamples gs = s;
+        gs.wr = wbuf;
+        gs.wi = wbuf + ng * m;
+        gs.nsets = ng;
+        LM_GTRY(lm_gengine_run((enum lm_gengine)e, variant, &gs, &pf, split, split + ng * pf.n, st, NULL, NULL, err));
+        for (long long c = 0; c < ng; c++) {
+            k_enc_combine<<<enc_blocks(pf.n), ENC_T, 0, st>>>(pf.n, split + c * pf.n, split + (ng + c) * pf.n,
+                                                              s_dev ? (const float2 *)(s_dev + (c0 + c) * pf.n) : NULL,
+                                                              (float)(1.0 / (double)pf.n), c0 + c == 0,
+                                                              (float2 *)x_dev);
+            LM_GLAUNCH(who, "coil combination");
         }
-        if (c == 0) {
-            LM_GTRY(lm_gsamples_upload(who, &kin, &s, st, err));
-        } else { /* coordinates stay; only the weights change */
-            LM_GCHECK(cudaMemcpyAsync(s.wr, kin.wr, (size_t)m * sizeof(float), cudaMemcpyHostToDevice, st), who,
-                      "upload weights");
-            LM_GCHECK(cudaMemcpyAsync(s.wi, kin.wi, (size_t)m * sizeof(float), cudaMemcpyHostToDevice, st), who,
-                      "upload weights");
+        if (lm_gctl_report(ctl, (double)(c0 + ng) / (double)nc)) {
+            rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+            goto done;
         }
-        /* the host weights are rewritten next round */
-        LM_GCHECK(cudaStreamSynchronize(st), who, "upload weights");
-        cc.c = c;
-        LM_GTRY(lm_gengine_run((enum lm_gengine)e, variant, &s, &pf, split, split + pf.n, st, ctl ? &sub : NULL,
-                               NULL, err));
-        k_enc_combine<<<enc_blocks(pf.n), ENC_T, 0, st>>>(pf.n, split, split + pf.n,
-                                                          s_dev ? (const float2 *)(s_dev + c * pf.n) : NULL,
-                                                          (float)(1.0 / (double)pf.n), c == 0, (float2 *)x_dev);
-        LM_GLAUNCH(who, "coil combination");
     }
     LM_GCHECK(cudaStreamSynchronize(st), who, "E^H d");
 done:
@@ -208,7 +213,8 @@ done:
         (void)cudaStreamSynchronize(st);
     lm_gsamples_free(&s);
     lm_gfree(split);
-    free(ph);
+    lm_gfree(wbuf);
+    lm_gfree(dbuf);
     free(hk);
     return rc;
 }

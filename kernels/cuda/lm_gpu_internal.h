@@ -14,6 +14,8 @@
 struct lm_gsamples {
     int64_t m;
     float *kx, *ky, *kz, *wr, *wi; /* wi NULL: real weights */
+    int64_t nsets;                 /* 0 or 1: one weight set; C: wr, wi hold C x m
+                                      and the outputs C x points (lm_gengine_run) */
 };
 
 /* Engines behind the variants. Each computes the raw sum for every point of

@@ -1181,11 +1181,25 @@ lm_code lm_gpaper_run(enum lm_gengine e, const char *who, const lm_gsamples *s, 
 lm_code lm_gengine_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
                        float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
 {
-    if (e == LM_GE_PHASOR)
-        return lm_gphasor_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
-    if (e == LM_GE_NUFFT)
+    if (e == LM_GE_NUFFT) /* sorts once for every set */
         return lm_gnufft_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
-    return paper_run(e, NULL, who, s, pts, 0, pts->n, d_re, d_im, st, ctl, NULL, NULL, kernel_s, err);
+    const int64_t nsets = s->nsets > 1 ? s->nsets : 1;
+    lm_code rc = LM_OK;
+    double total = 0;
+    for (int64_t c = 0; c < nsets && rc == LM_OK; c++) {
+        lm_gsamples one = *s;
+        one.nsets = 1;
+        one.wr = s->wr + c * s->m;
+        one.wi = s->wi ? s->wi + c * s->m : NULL;
+        double ks = 0;
+        float *re = d_re + c * pts->n, *im = d_im + c * pts->n;
+        rc = e == LM_GE_PHASOR ? lm_gphasor_run(who, &one, pts, re, im, st, ctl, &ks, err)
+                               : paper_run(e, NULL, who, &one, pts, 0, pts->n, re, im, st, ctl, NULL, NULL, &ks, err);
+        total += ks;
+    }
+    if (kernel_s)
+        *kernel_s = total;
+    return rc;
 }
 
 int lm_gengine_by_name(const char *name)

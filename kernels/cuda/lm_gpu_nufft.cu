@@ -154,7 +154,7 @@ __global__ void k_nu_prep(int m, const float *__restrict__ kx, const float *__re
                           const float *__restrict__ kz, const float *__restrict__ wr, const float *__restrict__ wi,
                           nu_geo geo, double is0, double is1, double is2, double sh0, double sh1, double sh2,
                           unsigned *__restrict__ key, int *__restrict__ count, float4 *__restrict__ rel,
-                          float2 *__restrict__ cw)
+                          float2 *__restrict__ cw, float2 *__restrict__ eph)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m)
@@ -190,6 +190,7 @@ __global__ void k_nu_prep(int m, const float *__restrict__ kx, const float *__re
     sincospi(2.0 * ph, &s, &c);
     const double a_r = wr[i], a_i = wi ? wi[i] : 0.0;
     cw[i] = make_float2((float)(a_r * c - a_i * s), (float)(a_r * s + a_i * c));
+    eph[i] = make_float2((float)c, (float)s);
     rel[i] = make_float4(r[0], r[1], r[2], 0.0f);
     const unsigned bin = (unsigned)((b[2] * geo.nb[1] + b[1]) * geo.nb[0] + b[0]);
     key[i] = bin;
@@ -200,7 +201,8 @@ __global__ void k_nu_prep(int m, const float *__restrict__ kx, const float *__re
  * order inside a bin varies run to run, as the atomic sums do anyway. */
 __global__ void k_nu_scatter(int m, const unsigned *__restrict__ key, const int *__restrict__ bstart,
                              int *__restrict__ fill, const float4 *__restrict__ rel, const float2 *__restrict__ cw,
-                             unsigned *__restrict__ skey, float4 *__restrict__ srel, float2 *__restrict__ scw)
+                             unsigned *__restrict__ skey, float4 *__restrict__ srel, float2 *__restrict__ scw,
+                             int *__restrict__ sidx)
 {
     const int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= m)
@@ -210,6 +212,22 @@ __global__ void k_nu_scatter(int m, const unsigned *__restrict__ key, const int 
     skey[p] = k;
     srel[p] = rel[i];
     scw[p] = cw[i];
+    sidx[p] = i;
+}
+
+/* The next weight set in the sorted order: the samples stay where the
+ * first set's sort put them; only their weights (times the same centring
+ * phase) change. */
+__global__ void k_nu_reweight(int m, const int *__restrict__ sidx, const float *__restrict__ wr,
+                              const float *__restrict__ wi, const float2 *__restrict__ eph, float2 *__restrict__ scw)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m)
+        return;
+    const int i = sidx[p];
+    const float a_r = wr[i], a_i = wi ? wi[i] : 0.0f;
+    const float2 e = eph[i];
+    scw[p] = make_float2(a_r * e.x - a_i * e.y, a_r * e.y + a_i * e.x);
 }
 
 /* Exclusive scan, 1024 values per block; block totals to sums. */
@@ -471,6 +489,7 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
 {
     lm_code rc = LM_OK;
     const int m = (int)s->m;
+    const long long nsets = s->nsets > 1 ? s->nsets : 1;
     const bool d3 = pts->g[2] > 1;
     nu_geo geo;
     long long nfine = 1, nbins = 1;
@@ -479,7 +498,8 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     void *scratch = NULL;
     unsigned *key = NULL, *skey = NULL;
     float4 *rel = NULL, *srel = NULL;
-    float2 *cw = NULL, *scw = NULL;
+    float2 *cw = NULL, *scw = NULL, *eph = NULL;
+    int *sidx = NULL;
     int *count = NULL, *bstart = NULL, *fill = NULL, *nsub = NULL, *suboff = NULL, *dtotal = NULL, *stmp = NULL;
     int3 *subs = NULL;
     float *dec = NULL;
@@ -524,8 +544,8 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     for (int i = 0; i < 5; i++)
         LM_GCHECK(cudaEventCreate(&ev[i]), who, "events");
     if (m == 0) {
-        LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)pts->n * sizeof(float), st), who, "clear");
-        LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)pts->n * sizeof(float), st), who, "clear");
+        LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)(pts->n * nsets) * sizeof(float), st), who, "clear");
+        LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)(pts->n * nsets) * sizeof(float), st), who, "clear");
         LM_GCHECK(cudaStreamSynchronize(st), who, "clear");
         if (kernel_s)
             *kernel_s = 0;
@@ -544,7 +564,8 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
                              (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),
                              (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  64,
                              nsubmax * sizeof(int3),       scan_tmp_ints(nbins) * sizeof(int),
-                             ((size_t)geo.g[0] + geo.g[1] + geo.g[2]) * sizeof(float), sizeof hq};
+                             ((size_t)geo.g[0] + geo.g[1] + geo.g[2]) * sizeof(float), sizeof hq,
+                             (size_t)m * sizeof(int), (size_t)m * sizeof(float2)};
         size_t tot = 0;
         for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
             tot += (sz[i] + 255) / 256 * 256;
@@ -571,6 +592,8 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         stmp = (int *)ptrs[13];
         dec = (float *)ptrs[14];
         dq = (double *)ptrs[15];
+        sidx = (int *)ptrs[16];
+        eph = (float2 *)ptrs[17];
     }
 
     lm_gdevice_lock(device);
@@ -613,10 +636,10 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     k_nu_prep<<<(m + 255) / 256, 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, s->wi, geo, 1.0 / (double)pts->s[0],
                                                1.0 / (double)pts->s[1], 1.0 / (double)pts->s[2],
                                                (double)(pts->g[0] / 2 - pts->c[0]), (double)(pts->g[1] / 2 - pts->c[1]),
-                                               (double)(pts->g[2] / 2 - pts->c[2]), key, count, rel, cw);
+                                               (double)(pts->g[2] / 2 - pts->c[2]), key, count, rel, cw, eph);
     LM_GLAUNCH(who, "bin samples");
     LM_GTRY(gscan(count, bstart, (int)nbins, stmp, st, who, err));
-    k_nu_scatter<<<(m + 255) / 256, 256, 0, st>>>(m, key, bstart, fill, rel, cw, skey, srel, scw);
+    k_nu_scatter<<<(m + 255) / 256, 256, 0, st>>>(m, key, bstart, fill, rel, cw, skey, srel, scw, sidx);
     LM_GLAUNCH(who, "sort samples");
     k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, count, nsub);
     LM_GLAUNCH(who, "subproblems");
@@ -626,6 +649,12 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     k_nu_total<<<1, 1, 0, st>>>((int)nbins, nsub, suboff, dtotal);
     LM_GLAUNCH(who, "subproblems");
     LM_GCHECK(cudaEventRecord(ev[0], st), who, "events");
+    for (long long set = 0; set < nsets; set++) {
+    if (set > 0) {
+        k_nu_reweight<<<(m + 255) / 256, 256, 0, st>>>(m, sidx, s->wr + set * m, s->wi ? s->wi + set * m : NULL, eph,
+                                                       scw);
+        LM_GLAUNCH(who, "weights");
+    }
     LM_GCHECK(cudaMemsetAsync(cache->fine, 0, (size_t)nfine * sizeof(float2), st), who, "clear fine grid");
     LM_GCHECK(cudaEventRecord(ev[1], st), who, "events");
     if (d3)
@@ -636,8 +665,10 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
                                                                                         geo, cache->fine);
     LM_GLAUNCH(who, "spread");
     LM_GCHECK(cudaEventRecord(ev[2], st), who, "events");
-    LM_GCHECK(cudaMemcpyAsync(&nsubs, dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who, "subproblem count");
-    LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
+    if (set == 0) { /* the subproblems depend on the positions only */
+        LM_GCHECK(cudaMemcpyAsync(&nsubs, dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who, "subproblem count");
+        LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
+    }
     if (nsubs > 0) {
         if (d3)
             k_nu_spread_sm<true><<<nsubs, 256, tile_bytes, st>>>(subs, srel, scw, geo, cache->fine);
@@ -646,15 +677,17 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         LM_GLAUNCH(who, "spread");
     }
     LM_GCHECK(cudaEventRecord(ev[3], st), who, "events");
-    if (lm_gctl_report(ctl, 0.4)) {
+    if (lm_gctl_report(ctl, ((double)set + 0.4) / (double)nsets)) {
         rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
         goto done;
     }
     LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)cache->fine, (cufftComplex *)cache->fine, CUFFT_INVERSE), who,
             "FFT");
     k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(pts->n, geo, cache->fine, dec, dec + geo.g[0],
-                                                                 dec + geo.g[0] + geo.g[1], d_re, d_im);
+                                                                 dec + geo.g[0] + geo.g[1], d_re + set * pts->n,
+                                                                 d_im + set * pts->n);
     LM_GLAUNCH(who, "deapodise");
+    }
     LM_GCHECK(cudaEventRecord(ev[4], st), who, "events");
     LM_GCHECK(cudaEventRecord(e1, st), who, "events");
     LM_GCHECK(cudaEventSynchronize(e1), who, "kernel");
