@@ -170,8 +170,9 @@ lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, c
 
 /* F^H F on the device (lm_toeplitz.h's twin): FFT(Q) made once from Q in
  * host memory (q_host) or device memory (q_dev, interleaved), cuFFT plans
- * owned by the operator, the zero padding skipped (LARMOR_GPU_CG_FFT=0:
- * one full 3D plan instead). x and y: N values in device memory. */
+ * owned by the operator, the zero padding skipped, the third axis fused
+ * with the product (lm_gpu_cg_set_fft_mode). x and y: N values in device
+ * memory. */
 typedef struct lm_gpu_toeplitz lm_gpu_toeplitz;
 lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
                             lm_gpu_toeplitz **out, lm_error *err);
@@ -189,8 +190,10 @@ lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfl
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
                        const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
 
-/* The CG's FFT strategy: 0 = one 3D cuFFT plan over the padded grid,
- * 1 = pruned (skip the zero padding as the CPU solver does). Default 1;
+/* The Toeplitz product's FFT strategy: 0 = one 3D cuFFT plan over the
+ * padded grid, 1 = pruned (skip the zero padding as the CPU solver does),
+ * 2 = pruned with the third axis, FFT(Q) and the crop fused in one pass
+ * (power-of-two padded z from 16 to 512; others fall back to 1). Default 2;
  * the environment variable LARMOR_GPU_CG_FFT overrides (bench). */
 void lm_gpu_cg_set_fft_mode(int mode);
 

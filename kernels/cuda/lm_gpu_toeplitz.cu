@@ -104,8 +104,8 @@ static int fft_mode(void)
         return g_fft_mode;
     const char *e = getenv("LARMOR_GPU_CG_FFT");
     if (e && e[0])
-        return atoi(e) ? 1 : 0;
-    return 1;
+        return atoi(e) <= 0 ? 0 : atoi(e) == 1 ? 1 : 2;
+    return 2;
 }
 
 static void plans_clear(cg_plans *c)
@@ -199,11 +199,98 @@ done:
     return rc;
 }
 
+/* ---- the third axis fused: forward FFT, times FFT(Q), inverse FFT ----
+ *
+ * One block owns 32 neighbouring x-lines of one y row: it reads their n2
+ * data planes (the padded half is zero and never stored), transforms along
+ * z in shared memory (radix 2: decimation in time from bit-reversed order,
+ * then decimation in frequency back into it), multiplies by FFT(Q) and
+ * writes back only the n2 planes the crop keeps. Against three cuFFT passes
+ * over the whole 2x grid this moves a quarter of the bytes: the buffer
+ * holds n2 planes, not 2 n2. Lengths: powers of two, 16 to 512. */
+#define TP_LINES 32
+#define TP_ZT 256
+
+static __device__ __forceinline__ int tp_bitrev(int v, int bits)
+{
+    return (int)(__brev((unsigned)v) >> (32 - bits));
+}
+
+__global__ void __launch_bounds__(TP_ZT) k_tp_zfused(int P2, int bits, long long p0, long long p1, long long n2,
+                                                     float2 *__restrict__ buf, const float *__restrict__ qhat,
+                                                     const float2 *__restrict__ tw)
+{
+    extern __shared__ float2 zs[]; /* P2 rows of TP_LINES + 1 (no bank conflicts) */
+    const int S = TP_LINES + 1;
+    const int lane = threadIdx.x & 31, row = threadIdx.x >> 5, rows = TP_ZT / 32;
+    const long long x = (long long)blockIdx.x * TP_LINES + lane, y = blockIdx.y;
+    const bool in = x < p0;
+    const long long plane = p0 * p1;
+    for (int z = row; z < P2; z += rows) {
+        float2 v = make_float2(0.0f, 0.0f);
+        if (in && z < n2)
+            v = buf[x + p0 * y + plane * z];
+        zs[tp_bitrev(z, bits) * S + lane] = v;
+    }
+    __syncthreads();
+    const int nb = (P2 / 2) * TP_LINES;
+    for (int len = 2; len <= P2; len <<= 1) { /* forward, DIT: natural order out */
+        const int half = len >> 1, step = P2 / len;
+        for (int b = threadIdx.x; b < nb; b += TP_ZT) {
+            const int l = b & 31, k = b >> 5, j = k & (half - 1);
+            const int i0 = (k - j) * 2 + j, i1 = i0 + half;
+            const float2 w = tw[j * step], a = zs[i0 * S + l], c = zs[i1 * S + l];
+            const float2 t = make_float2(w.x * c.x - w.y * c.y, w.x * c.y + w.y * c.x);
+            zs[i0 * S + l] = make_float2(a.x + t.x, a.y + t.y);
+            zs[i1 * S + l] = make_float2(a.x - t.x, a.y - t.y);
+        }
+        __syncthreads();
+    }
+    for (int z = row; z < P2; z += rows) {
+        const float q = in ? qhat[x + p0 * y + plane * z] : 0.0f;
+        float2 v = zs[z * S + lane];
+        zs[z * S + lane] = make_float2(v.x * q, v.y * q);
+    }
+    __syncthreads();
+    for (int len = P2; len >= 2; len >>= 1) { /* inverse, DIF: bit-reversed order out */
+        const int half = len >> 1, step = P2 / len;
+        for (int b = threadIdx.x; b < nb; b += TP_ZT) {
+            const int l = b & 31, k = b >> 5, j = k & (half - 1);
+            const int i0 = (k - j) * 2 + j, i1 = i0 + half;
+            const float2 w = tw[j * step], a = zs[i0 * S + l], c = zs[i1 * S + l];
+            const float2 d = make_float2(a.x - c.x, a.y - c.y);
+            zs[i0 * S + l] = make_float2(a.x + c.x, a.y + c.y);
+            zs[i1 * S + l] = make_float2(w.x * d.x + w.y * d.y, w.x * d.y - w.y * d.x); /* times conj(w) */
+        }
+        __syncthreads();
+    }
+    for (int z = row; z < n2; z += rows)
+        if (in)
+            buf[x + p0 * y + plane * z] = zs[tp_bitrev(z, bits) * S + lane];
+}
+
+/* Zero-padded x and y of the n2 data planes (the fused pass pads z). */
+__global__ void k_tp_pad_planes(long long total, long long p0, long long p1, long long n0, long long n1,
+                                const float2 *__restrict__ x, float2 *__restrict__ buf)
+{
+    const long long d = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (d >= total)
+        return;
+    const long long i = d % p0, q = d / p0, j = q % p1, k = q / p1;
+    float2 v = make_float2(0.0f, 0.0f);
+    if (i < n0 && j < n1)
+        v = x[(size_t)i + (size_t)n0 * ((size_t)j + (size_t)n1 * (size_t)k)];
+    buf[d] = v;
+}
+
 /* ---- the operator ---- */
 
 struct lm_gpu_toeplitz {
     long long n[3], p[3], N, P;
     cg_plans plans;
+    int fused;         /* the z axis in k_tp_zfused (mode 2) */
+    int zbits;         /* log2 p[2] */
+    float2 *tw;        /* p[2]/2 twiddles exp(-2 pi i k / p[2]) */
     float2 *buf;       /* the padded grid */
     float *qhat;       /* FFT(Qs) / (N^2 P), real */
     double diag;
@@ -215,6 +302,7 @@ extern "C" void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t)
     if (!t)
         return;
     plans_clear(&t->plans);
+    lm_gfree(t->tw);
     lm_gfree(t->buf);
     lm_gfree(t->qhat);
     free(t);
@@ -257,7 +345,39 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
     LM_GTRY(lm_gdevice_begin(who, &t->device, err));
     LM_GTRY(lm_gmalloc((void **)&t->buf, (size_t)t->P * sizeof(float2), err, who, "the padded FFT grid"));
     LM_GTRY(lm_gmalloc((void **)&t->qhat, (size_t)t->P * sizeof(float), err, who, "FFT(Q)"));
-    LM_GTRY(plans_get(&t->plans, t->n, t->p, fft_mode(), who, err));
+    {
+        const int mode = fft_mode();
+        LM_GTRY(plans_get(&t->plans, t->n, t->p, mode > 0 ? 1 : 0, who, err));
+        const long long p2 = t->p[2];
+        /* fused z: 3D with pruned plans and a power-of-two third axis whose
+         * shared-memory tile fits (512 x 33 x 8 bytes = 135 KB on sm_80+) */
+        if (mode == 2 && t->plans.mode == 1 && p2 >= 16 && p2 <= 512 && (p2 & (p2 - 1)) == 0) {
+            const size_t smem = (size_t)p2 * (TP_LINES + 1) * sizeof(float2);
+            float2 *htw = (float2 *)lm_alloc((size_t)p2 / 2, sizeof(float2), err, "twiddles");
+            if (!htw) {
+                rc = LM_ERR_NOMEM;
+                goto done;
+            }
+            for (long long k = 0; k < p2 / 2; k++) {
+                double sn, cs;
+                sincospi(-2.0 * (double)k / (double)p2, &sn, &cs);
+                htw[k] = make_float2((float)cs, (float)sn);
+            }
+            rc = lm_gmalloc((void **)&t->tw, (size_t)p2 / 2 * sizeof(float2), err, who, "twiddles");
+            if (rc == LM_OK && cudaMemcpy(t->tw, htw, (size_t)p2 / 2 * sizeof(float2), cudaMemcpyHostToDevice) != cudaSuccess)
+                rc = lm_fail(err, LM_ERR_GPU, "%s: cannot upload the twiddles", who);
+            free(htw);
+            if (rc != LM_OK)
+                goto done;
+            if (smem > 48 * 1024)
+                LM_GCHECK(cudaFuncSetAttribute((const void *)k_tp_zfused, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)smem),
+                          who, "shared memory");
+            t->fused = 1;
+            while ((1LL << t->zbits) < p2)
+                t->zbits++;
+        }
+    }
     {
         const long long *n = t->n, *p = t->p;
         const size_t c0 = (size_t)(p[0] > 1 ? n[0] : 0) +
@@ -300,6 +420,24 @@ extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x,
     const unsigned pblocks = (unsigned)((t->P + LM_TP_T - 1) / LM_TP_T);
     const unsigned nblocks = (unsigned)((t->N + LM_TP_T - 1) / LM_TP_T < 65535 * 16 ? (t->N + LM_TP_T - 1) / LM_TP_T
                                                                                        : 65535 * 16);
+    if (t->fused) {
+        /* 2D transforms of the n2 data planes (the pruned plan's first
+         * stage), the z axis fused with FFT(Q), then the 2D inverse */
+        const long long half = t->p[0] * t->p[1] * t->n[2];
+        k_tp_pad_planes<<<(unsigned)((half + LM_TP_T - 1) / LM_TP_T), LM_TP_T, 0, st>>>(
+            half, t->p[0], t->p[1], t->n[0], t->n[1], (const float2 *)x, t->buf);
+        LM_GLAUNCH(who, "pad");
+        LM_GFFT(cufftSetStream(t->plans.h[0], st), who, "FFT stream");
+        LM_GFFT(cufftExecC2C(t->plans.h[0], (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_FORWARD), who, "FFT");
+        const dim3 zg((unsigned)((t->p[0] + TP_LINES - 1) / TP_LINES), (unsigned)t->p[1]);
+        const size_t smem = (size_t)t->p[2] * (TP_LINES + 1) * sizeof(float2);
+        k_tp_zfused<<<zg, TP_ZT, smem, st>>>((int)t->p[2], t->zbits, t->p[0], t->p[1], t->n[2], t->buf, t->qhat, t->tw);
+        LM_GLAUNCH(who, "z axis");
+        LM_GFFT(cufftExecC2C(t->plans.h[0], (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_INVERSE), who, "FFT");
+        k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, (float2 *)y);
+        LM_GLAUNCH(who, "crop");
+        return LM_OK;
+    }
     k_tp_pad<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->p[0], t->p[1], t->n[0], t->n[1], t->n[2], (const float2 *)x,
                                           t->buf);
     LM_GLAUNCH(who, "pad");

@@ -201,13 +201,21 @@ static void compare(const char *what, const prob *pr, lm_cg_opts o, const lm_cfl
 int main(void)
 {
     gpu_require();
-    prob pr, p2;
+    prob pr, p2, p3;
     prob_make(&pr, 10, 8, 6, 2000, 11);
     prob_make(&p2, 16, 12, 1, 1200, 12);
+    prob_make(&p3, 12, 10, 16, 2500, 13); /* z padded to 32: the fused z pass */
     lm_cg_opts o;
-    for (int mode = 1; mode >= 0; mode--) {
+    for (int mode = 2; mode >= 0; mode--) {
         lm_gpu_cg_set_fft_mode(mode);
-        fprintf(stderr, "FFT strategy %s\n", mode ? "pruned" : "full");
+        fprintf(stderr, "FFT strategy %s\n", mode == 2 ? "pruned, z fused" : mode ? "pruned" : "full");
+        memset(&o, 0, sizeof o);
+        o.iters = 20;
+        o.lambda = 0.05;
+        o.reg = LM_REG_IDENTITY;
+        compare("3D pow2 identity", &p3, o, NULL, 0);
+        o.reg = LM_REG_GRADIENT;
+        compare("3D pow2 gradient", &p3, o, NULL, 0);
         memset(&o, 0, sizeof o);
         o.iters = 20;
         o.lambda = 0.05;
@@ -234,7 +242,7 @@ int main(void)
         compare("2D anatomical", &p2, o, NULL, 0);
         o.edge_weights = NULL;
     }
-    lm_gpu_cg_set_fft_mode(1);
+    lm_gpu_cg_set_fft_mode(2);
 
     /* warm start: continue from a CPU iterate */
     {
@@ -296,6 +304,7 @@ int main(void)
     }
     prob_free(&pr);
     prob_free(&p2);
+    prob_free(&p3);
     lm_gpu_release();
     return lm_test_finish("gpu_cg");
 }
