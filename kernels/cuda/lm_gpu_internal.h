@@ -110,6 +110,10 @@ lm_code lm_gphasor_run(const char *who, const lm_gsamples *s, const lm_points *p
 lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
                       float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s,
                       lm_error *err);
+/* The direct sum for s->nsets channels with one sin/cos per pair shared by
+ * all of them (lm_gpu_sets.cu); outputs nsets x pts->n each. */
+lm_code lm_gsets_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
+                     cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err);
 /* Any engine by kind, on the current device (gpu-multi runs as gpu-tuned). */
 lm_code lm_gengine_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts,
                        float *d_re, float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s,

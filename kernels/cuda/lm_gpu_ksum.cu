@@ -1183,6 +1183,8 @@ lm_code lm_gengine_run(enum lm_gengine e, const char *who, const lm_gsamples *s,
 {
     if (e == LM_GE_NUFFT) /* sorts once for every set */
         return lm_gnufft_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
+    if ((e == LM_GE_TUNED || e == LM_GE_MULTI) && s->nsets > 1) /* one sin/cos per pair for every set */
+        return lm_gsets_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
     const int64_t nsets = s->nsets > 1 ? s->nsets : 1;
     lm_code rc = LM_OK;
     double total = 0;

@@ -1,5 +1,5 @@
 /* The encoding operator and SENSE CG on the GPU against the CPU: with 8
- * coils, E^H d (gpu-nufft and gpu-phasor against cpu-dp), the normal
+ * coils, E^H d (gpu-nufft, gpu-phasor and gpu-tuned against cpu-dp), the normal
  * operator (cuFFT Toeplitz against the FFTW one, same Q), and the whole
  * SENSE reconstruction (gpu-nufft against cpu-nufft, 20 iterations).
  * Tolerances: 1e-4 relative for the operators, 2e-3 for the images after
@@ -44,7 +44,7 @@ int main(void)
         k->d[j] = (float)(gu_uniform() - 0.5) + I * (float)(gu_uniform() - 0.5);
     lm_sens *s = maps(&g, nc);
 
-    const char *gv[2] = {"gpu-nufft", "gpu-phasor"};
+    const char *gv[3] = {"gpu-nufft", "gpu-phasor", "gpu-tuned"}; /* tuned: one sin/cos per pair for all coils */
     lm_encoding *ec = NULL;
     lm_encoding_desc dc = {.geom = &g, .traj = t, .sens = s, .variant = "cpu-dp", .use_cache = 0};
     CHECK_OK(lm_encoding_new(&dc, &ec, &err), &err);
@@ -52,7 +52,7 @@ int main(void)
     lm_cfloat *yc = malloc((size_t)nv * sizeof *yc), *yg = malloc((size_t)nv * sizeof *yg);
     CHECK_OK(lm_encoding_adjoint(ec, k, bc, NULL, &err), &err);
     CHECK_OK(lm_encoding_normal(ec, bc, yc, &err), &err);
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
         lm_encoding *eg = NULL;
         lm_encoding_desc dg = dc;
         dg.variant = gv[v];
