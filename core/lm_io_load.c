@@ -297,7 +297,8 @@ static lm_code info_cfl(const char *path, FILE *o, lm_error *err)
 static lm_code info_nifti(const char *path, FILE *o, lm_error *err)
 {
     lm_volume *v;
-    lm_code rc = lm_nifti_read(path, &v, err); /* checks everything first */
+    int64_t frames = 1;
+    lm_code rc = lm_nifti_read_frames(path, &v, &frames, err); /* checks everything first */
     if (rc)
         return rc;
     nifti_image *nim = nifti_image_read(path, 0);
@@ -308,6 +309,8 @@ static lm_code info_nifti(const char *path, FILE *o, lm_error *err)
     fprintf(o, "%s: NIfTI-1%s\n", path, has_suffix(path, ".gz") ? " (gzip)" : "");
     fprintf(o, "  dimensions: %lld x %lld x %lld (dim[0] %d)\n", (long long)v->dims[0],
             (long long)v->dims[1], (long long)v->dims[2], nim->dim[0]);
+    if (frames > 1)
+        fprintf(o, "  volumes: %lld (4th dimension; coil maps hold one per coil)\n", (long long)frames);
     fprintf(o, "  data type: %s", nifti_datatype_to_string(nim->datatype));
     if (nim->scl_slope != 0.0f && (nim->scl_slope != 1.0f || nim->scl_inter != 0.0f))
         fprintf(o, " (scaled: slope %g, intercept %g)", nim->scl_slope, nim->scl_inter);
@@ -328,7 +331,7 @@ static lm_code info_nifti(const char *path, FILE *o, lm_error *err)
         fprintf(o, "  affine row %d: %g %g %g %g\n", r, v->affine[r][0], v->affine[r][1],
                 v->affine[r][2], v->affine[r][3]);
     int cplx = nim->datatype == NIFTI_TYPE_COMPLEX64 || nim->datatype == NIFTI_TYPE_COMPLEX128;
-    size_t n = (size_t)lm_volume_count(v);
+    size_t n = (size_t)lm_volume_count(v) * (size_t)frames;
     if (cplx) {
         complex_ranges(o, v->data, n);
     } else {
