@@ -137,5 +137,32 @@ elif grep -q -i "ismrmrd" "$T/cm.err"; then
 else
     check "phantom --coils 4 --format ismrmrd" false
 fi
+# SENSE end to end on the 2D 4-coil phantom above: maps given, estimated,
+# rss, compressed; bad maps and noise refused with one line.
+R2D="--traj $T/c2d/traj --kspace $T/c2d/kspace --matrix 32x32 --iters 30 --truth $T/c2d/truth.nii.gz --json"
+"$CLI" recon $R2D --sens "$T/c2d/sens" --out "$T/s1.nii" >"$T/s1.json" 2>/dev/null
+"$CLI" recon $R2D --coil-combine rss --out "$T/s2.nii" >"$T/s2.json" 2>/dev/null
+"$CLI" recon $R2D --sens-out "$T/est.cfl" --out "$T/s3.nii" >"$T/s3.json" 2>/dev/null
+"$CLI" recon $R2D --sens "$T/c2d/sens" --coils-compress 2 --out "$T/s4.nii" >"$T/s4.json" 2>/dev/null
+check "recon --sens: SENSE with the maps from the file, below rss's error" python3 -c "
+import json; a=json.load(open('$T/s1.json')); b=json.load(open('$T/s2.json'))
+assert a['combine'] == 'sense' and a['sens_source'] == 'from file' and a['coils'] == 4, a
+assert b['combine'] == 'root-sum-of-squares', b
+assert a['percent_error'] < b['percent_error'], (a['percent_error'], b['percent_error'])"
+check "recon without --sens estimates maps; --sens-out writes 32 x 32 x 1 x 4" bash -c "
+python3 -c \"import json; a=json.load(open('$T/s3.json')); assert a['sens_source'] == 'estimated' and a['combine'] == 'sense', a\" &&
+[ \"\$(sed -n 2p '$T/est.hdr' | awk '{print \$1, \$2, \$3, \$4}')\" = '32 32 1 4' ]"
+check "recon --coils-compress 2: 2 of 4 coils, energy kept reported" python3 -c "
+import json; a=json.load(open('$T/s4.json')); assert a['coils'] == 2 and a['coils_in'] == 4 and 0.5 < a['energy_kept'] <= 1, a"
+"$CLI" phantom --matrix 32 --phantom shepp-logan-2d --coils 3 --out "$T/c2d3" 2>/dev/null
+check "recon --sens with another coil count: one line" one_line_error "3 coil maps but the k-space has 4 channels" \
+    "$CLI" recon $R2D --sens "$T/c2d3/sens" --out "$T/bad.nii"
+check "recon --sens of another matrix: one line" one_line_error "coil maps are" \
+    "$CLI" recon $R2D --sens "$T/c8/sens" --out "$T/bad.nii"
+check "recon --noise with another channel count: one line" one_line_error "channels" \
+    "$CLI" recon $R2D --noise "$T/c8/kspace" --out "$T/bad.nii"
+check "recon --coils-compress 5 of 4: one line" one_line_error "compress" \
+    "$CLI" recon $R2D --coils-compress 5 --out "$T/bad.nii"
+check "no bad recon wrote its output" bash -c "[ ! -e '$T/bad.nii' ]"
 echo "test_cli: $fails failure(s)"
 [ $fails -eq 0 ]
