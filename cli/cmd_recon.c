@@ -147,6 +147,11 @@ int cmd_recon(int argc, char **argv)
                 (long long)truth->dims[2], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
         goto done;
     }
+    if (o.compress_coils > in.kdata->ncoils) {
+        lm_fail(&err, LM_ERR_INVALID, "--coils-compress %d: %s has only %lld channels", o.compress_coils,
+                kspace ? kspace : traj, (long long)in.kdata->ncoils);
+        goto done;
+    }
     if (sens_path && (lm_load_sens(sens_path, &sens, &err) != LM_OK ||
                       lm_check_sens(sens, g.n, in.kdata->ncoils, sens_path, &err) != LM_OK))
         goto done;
