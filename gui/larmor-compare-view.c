@@ -392,7 +392,7 @@ static void fill_metrics(LarmorCompareView *self)
                        ? g_strdup_printf("#%d %s · %s", larmor_run_get_index(run), larmor_method_label(p->method),
                                          larmor_reg_label(p->reg))
                        : g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
-        cells[2] = g_strdup(cg ? p->variant : "—");
+        cells[2] = g_strdup(cg ? larmor_run_get_variant_text(run) : "—");
         cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
         cells[4] = larmor_run_get_coils_text(run);
         cells[5] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");

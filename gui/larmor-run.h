@@ -55,6 +55,8 @@ int larmor_run_get_index(LarmorRun *self);
 const char *larmor_run_get_label(LarmorRun *self);
 const LarmorReconParams *larmor_run_get_params(LarmorRun *self);
 const char *larmor_run_get_dataset_name(LarmorRun *self);
+/* The variant as shown: its name, or "auto → cpu-nufft" (what auto picked). */
+const char *larmor_run_get_variant_text(LarmorRun *self);
 /* The data set's identity (larmor_dataset_get_key) the run was made from. */
 void larmor_run_set_dataset_key(LarmorRun *self, const char *key);
 const char *larmor_run_get_dataset_key(LarmorRun *self);
