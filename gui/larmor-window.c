@@ -36,6 +36,7 @@ struct _LarmorWindow {
     GtkImage *toast_icon;
     GtkLabel *toast_label;
     GtkWidget *toast_close;
+    GMenu *recent_menu;        /* "Open Recent" in the main menu */
 
     LarmorSettings *settings;
     LarmorDataset *dataset;
@@ -519,6 +520,86 @@ static gboolean is_maps_base(const char *base)
     return yes;
 }
 
+/* --- recent data sets --------------------------------------------------- */
+
+static char *recent_label(char *const *paths)
+{
+    /* "traj.cfl + kspace.cfl — /data/run1" */
+    GString *s = g_string_new(NULL);
+    for (int i = 0; paths[i]; i++) {
+        char *b = g_path_get_basename(paths[i]);
+        g_string_append_printf(s, "%s%s", i ? " + " : "", b);
+        g_free(b);
+    }
+    char *dir = g_path_get_dirname(paths[0]);
+    g_string_append_printf(s, " — %s", dir);
+    g_free(dir);
+    return g_string_free(s, FALSE);
+}
+
+static void fill_recent(LarmorWindow *self)
+{
+    g_menu_remove_all(self->recent_menu);
+    if (!self->settings)
+        return;
+    char ***recent = larmor_settings_get_recent(self->settings);
+    for (int i = 0; recent[i]; i++) {
+        char *label = recent_label(recent[i]);
+        GMenuItem *item = g_menu_item_new(label, NULL);
+        g_menu_item_set_action_and_target_value(item, "win.open-recent", g_variant_new_int32(i));
+        g_menu_append_item(self->recent_menu, item);
+        g_object_unref(item);
+        g_free(label);
+        g_strfreev(recent[i]);
+    }
+    g_free(recent);
+}
+
+static void remember_recent(LarmorWindow *self, const char *const *paths)
+{
+    if (!self->settings)
+        return;
+    larmor_settings_add_recent(self->settings, paths);
+    GError *error = NULL;
+    if (!larmor_settings_save(self->settings, &error)) {
+        g_message("settings: %s", error->message);
+        g_error_free(error);
+    }
+    fill_recent(self);
+}
+
+GMenuModel *larmor_window_get_recent_menu(LarmorWindow *self)
+{
+    return G_MENU_MODEL(self->recent_menu);
+}
+
+static void action_open_recent(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    if (!self->settings)
+        return;
+    int index = g_variant_get_int32(param);
+    char ***recent = larmor_settings_get_recent(self->settings);
+    int n = 0;
+    while (recent[n])
+        n++;
+    if (index >= 0 && index < n) {
+        int k = (int)g_strv_length(recent[index]);
+        GFile **files = g_new0(GFile *, k + 1);
+        for (int i = 0; i < k; i++)
+            files[i] = g_file_new_for_path(recent[index][i]);
+        larmor_window_open_files(self, files, k);
+        for (int i = 0; i < k; i++)
+            g_object_unref(files[i]);
+        g_free(files);
+    } else
+        larmor_window_show_message(self, "That data set is no longer there", TRUE);
+    for (int i = 0; i < n; i++)
+        g_strfreev(recent[i]);
+    g_free(recent);
+    fill_recent(self);
+}
+
 void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
 {
     GPtrArray *data = g_ptr_array_new_with_free_func(g_free);
@@ -557,7 +638,18 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
             spec.traj_path = data->pdata[0];
             spec.kdata_path = data->len > 1 ? data->pdata[1] : data->pdata[0];
             spec.sens_path = sens;
+            /* Remembered as the files it came from (.cfl for BART bases). */
+            GPtrArray *rec = g_ptr_array_new_with_free_func(g_free);
+            for (guint k = 0; k < MIN(data->len, 2u); k++) {
+                const char *d = data->pdata[k];
+                g_ptr_array_add(rec, single ? g_strdup(d) : g_strconcat(d, ".cfl", NULL));
+            }
+            if (sens)
+                g_ptr_array_add(rec, g_strconcat(sens, ".cfl", NULL));
+            g_ptr_array_add(rec, NULL);
             larmor_window_load(self, &spec);
+            remember_recent(self, (const char *const *)rec->pdata);
+            g_ptr_array_unref(rec);
         }
     }
     if (truth) {
@@ -1527,11 +1619,13 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     CHILD(toast_icon);
     CHILD(toast_label);
     CHILD(toast_close);
+    CHILD(recent_menu);
 #undef CHILD
 
     /* Actions per class, GNOME Text Editor style; shortcuts next to them. */
     gtk_widget_class_install_action(wc, "win.open", NULL, action_open);
     gtk_widget_class_install_action(wc, "win.open-truth", NULL, action_open_truth);
+    gtk_widget_class_install_action(wc, "win.open-recent", "i", action_open_recent);
     gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
     gtk_widget_class_install_action(wc, "win.open-maps", NULL, action_open_maps);
     gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);
@@ -1602,6 +1696,7 @@ static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, c
                                        larmor_settings_get_int(settings, "view", "colormap", 0));
         remembered = larmor_settings_get_string(settings, "data", "problem", NULL);
         load_params(self);
+        fill_recent(self);
     }
     if (load) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };

@@ -1,0 +1,132 @@
+/* Recent data sets: kept in the settings (newest first, at most 8, a data
+ * set opened again moves to the front, entries with a missing file
+ * dropped), listed in the main menu's "Open Recent" and recorded when data
+ * files are opened; the "unsaved runs" question on closing the window. */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "larmor-settings.h"
+#include "larmor-window.h"
+
+static GtkApplication *app;
+
+static char *touch(const char *dir, const char *name)
+{
+    char *p = g_build_filename(dir, name, NULL);
+    g_assert_true(g_file_set_contents(p, "x", 1, NULL));
+    return p;
+}
+
+static int count_recent(LarmorSettings *s)
+{
+    char ***r = larmor_settings_get_recent(s);
+    int n = 0;
+    for (; r[n]; n++)
+        g_strfreev(r[n]);
+    g_free(r);
+    return n;
+}
+
+static void test_settings(void)
+{
+    char *dir = g_dir_make_tmp("larmor-recent-XXXXXX", NULL);
+    char *ini = g_build_filename(dir, "settings.ini", NULL);
+    LarmorSettings *s = larmor_settings_new(ini);
+    char *files[10][2];
+    for (int i = 0; i < 10; i++) {
+        char *a = g_strdup_printf("traj%d.cfl", i), *b = g_strdup_printf("kspace%d.cfl", i);
+        files[i][0] = touch(dir, a);
+        files[i][1] = touch(dir, b);
+        g_free(a), g_free(b);
+        const char *paths[] = { files[i][0], files[i][1], NULL };
+        larmor_settings_add_recent(s, paths);
+    }
+    /* At most 8, newest first. */
+    char ***r = larmor_settings_get_recent(s);
+    int n = 0;
+    for (; r[n]; n++) {
+        g_assert_cmpstr(r[n][0], ==, files[9 - n][0]);
+        g_assert_cmpstr(r[n][1], ==, files[9 - n][1]);
+        g_assert_null(r[n][2]);
+        g_strfreev(r[n]);
+    }
+    g_free(r);
+    g_assert_cmpint(n, ==, LARMOR_RECENT_MAX);
+    /* Opened again: to the front, not twice. */
+    const char *again[] = { files[5][0], files[5][1], NULL };
+    larmor_settings_add_recent(s, again);
+    r = larmor_settings_get_recent(s);
+    g_assert_cmpstr(r[0][0], ==, files[5][0]);
+    g_assert_cmpstr(r[1][0], ==, files[9][0]);
+    for (n = 0; r[n]; n++) {
+        if (n > 0)
+            g_assert_cmpstr(r[n][0], !=, files[5][0]);
+        g_strfreev(r[n]);
+    }
+    g_free(r);
+    g_assert_cmpint(n, ==, 8);
+    /* Persisted, and a missing file drops its entry. */
+    g_assert_true(larmor_settings_save(s, NULL));
+    g_object_unref(s);
+    g_remove(files[9][1]);
+    s = larmor_settings_new(ini);
+    g_assert_cmpint(count_recent(s), ==, 7);
+    r = larmor_settings_get_recent(s);
+    g_assert_cmpstr(r[0][0], ==, files[5][0]);
+    g_assert_cmpstr(r[1][0], ==, files[8][0]);
+    for (n = 0; r[n]; n++)
+        g_strfreev(r[n]);
+    g_free(r);
+
+    /* The window's "Open Recent" lists them, with file names in the labels. */
+    LarmorWindow *w = larmor_window_new_for_files(app, s, NULL, 0);
+    gui_test_show(GTK_WINDOW(w));
+    GMenuModel *m = larmor_window_get_recent_menu(w);
+    g_assert_cmpint(g_menu_model_get_n_items(m), ==, 7);
+    char *label = NULL, *action = NULL;
+    g_assert_true(g_menu_model_get_item_attribute(m, 0, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+    g_assert_true(g_menu_model_get_item_attribute(m, 0, G_MENU_ATTRIBUTE_ACTION, "s", &action));
+    g_assert_nonnull(strstr(label, "traj5.cfl + kspace5.cfl"));
+    g_assert_cmpstr(action, ==, "win.open-recent");
+    g_free(label), g_free(action);
+    /* Opening data files records them at the front of the list and menu. */
+    char *t = touch(dir, "new.cfl"), *k = touch(dir, "newk.cfl");
+    GFile *gf[2] = { g_file_new_for_path(t), g_file_new_for_path(k) };
+    larmor_window_open_files(w, gf, 2);
+    g_assert_cmpint(g_menu_model_get_n_items(m), ==, 8);
+    g_assert_true(g_menu_model_get_item_attribute(m, 0, G_MENU_ATTRIBUTE_LABEL, "s", &label));
+    g_assert_nonnull(strstr(label, "new.cfl + newk.cfl"));
+    g_free(label);
+    gui_test_spin(0.5); /* the (bad) files' load finishes with a message */
+    g_object_unref(gf[0]), g_object_unref(gf[1]);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.2);
+    g_object_unref(s);
+    /* Saved to disk too. */
+    s = larmor_settings_new(ini);
+    g_assert_cmpint(count_recent(s), ==, 8);
+    g_object_unref(s);
+
+    g_free(t), g_free(k);
+    for (int i = 0; i < 10; i++)
+        g_free(files[i][0]), g_free(files[i][1]);
+    g_free(ini);
+    g_free(dir);
+}
+
+static void on_activate(GApplication *a, gpointer data)
+{
+}
+
+int main(int argc, char **argv)
+{
+    gui_test_init(&argc, &argv);
+    app = gtk_application_new("io.github.larmor.Larmor.TestRecent", G_APPLICATION_NON_UNIQUE);
+    g_signal_connect(app, "activate", G_CALLBACK(on_activate), NULL);
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
+    g_test_add_func("/recent/settings-and-menu", test_settings);
+    int rc = g_test_run();
+    g_object_unref(app);
+    return rc;
+}
