@@ -27,6 +27,7 @@ struct _LarmorRun {
     gboolean metrics_stale;
     double data_norm, reg_norm;
     gboolean compare;
+    gboolean exported;     /* image written or listed in an exported CSV */
     int coils, coils_in;
     lm_coil_combine combine;
     lm_sens_source sens_source;
@@ -323,6 +324,8 @@ double larmor_run_get_percent_error(LarmorRun *self) { return self->percent_erro
 double larmor_run_get_data_norm(LarmorRun *self) { return self->data_norm; }
 double larmor_run_get_reg_norm(LarmorRun *self) { return self->reg_norm; }
 gboolean larmor_run_get_compare(LarmorRun *self) { return self->compare; }
+gboolean larmor_run_get_exported(LarmorRun *self) { return self->exported; }
+void larmor_run_set_exported(LarmorRun *self, gboolean exported) { self->exported = exported; }
 int larmor_run_get_coils(LarmorRun *self) { return self->coils; }
 int larmor_run_get_coils_in(LarmorRun *self) { return self->coils_in; }
 lm_coil_combine larmor_run_get_combine(LarmorRun *self) { return self->combine; }

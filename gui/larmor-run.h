@@ -121,6 +121,10 @@ const lm_cfloat *larmor_run_get_noise_cov(LarmorRun *self, int *ncov);
 void larmor_run_drop_coil_data(LarmorRun *self);
 
 gboolean larmor_run_get_compare(LarmorRun *self);
+/* Exported: its image was written (NIfTI) or the runs table was exported
+ * (CSV) with it in it. Closing a window with runs not exported asks first. */
+gboolean larmor_run_get_exported(LarmorRun *self);
+void larmor_run_set_exported(LarmorRun *self, gboolean exported);
 void larmor_run_set_compare(LarmorRun *self, gboolean compare);
 
 /* Display names: "CG (Toeplitz)", "Identity"... */

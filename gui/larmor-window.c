@@ -58,6 +58,9 @@ struct _LarmorWindow {
     guint toast_timeout;
     gboolean close_pending;
     gboolean disposed;         /* async callbacks may land after a destroy */
+    gboolean confirm_close;    /* ask before closing with runs not exported (default) */
+    gboolean close_confirmed;  /* "Quit" was chosen: the next close goes through */
+    GtkWindow *close_dialog;   /* the question while it is shown */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorWindow, larmor_window, GTK_TYPE_APPLICATION_WINDOW)
@@ -1308,6 +1311,12 @@ static void on_nifti_written(GObject *source, GAsyncResult *result, gpointer dat
         show_error(self, error);
         g_error_free(error);
     } else {
+        for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+            LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+            if (larmor_run_get_image(r) == j->volume)
+                larmor_run_set_exported(r, TRUE);
+            g_object_unref(r);
+        }
         char *t = g_strdup_printf("Wrote %s (%s)", j->path, j->as_complex ? "complex" : "magnitude");
         larmor_window_show_message(self, t, FALSE);
         g_free(t);
@@ -1432,6 +1441,11 @@ gboolean larmor_window_export_csv(LarmorWindow *self, const char *path, GError *
     /* g_file_set_contents: temporary file, fsync, rename (atomic). */
     gboolean ok = g_file_set_contents(path, csv, -1, error);
     if (ok) {
+        for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+            LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+            larmor_run_set_exported(r, TRUE);
+            g_object_unref(r);
+        }
         char *t = g_strdup_printf("Wrote %s", path);
         larmor_window_show_message(self, t, FALSE);
         g_free(t);
@@ -1529,9 +1543,82 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.remove-run", any && !running);
 }
 
+int larmor_window_count_unexported(LarmorWindow *self)
+{
+    int n = 0;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        n += !larmor_run_get_exported(r);
+        g_object_unref(r);
+    }
+    return n;
+}
+
+void larmor_window_set_confirm_close(LarmorWindow *self, gboolean confirm)
+{
+    self->confirm_close = confirm;
+}
+
+GtkWindow *larmor_window_get_close_dialog(LarmorWindow *self)
+{
+    return self->close_dialog;
+}
+
+static gboolean close_when_idle(gpointer data)
+{
+    LarmorWindow *self = data;
+    if (!self->disposed)
+        gtk_window_close(GTK_WINDOW(self));
+    g_object_unref(self);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_close_dialog_response(GtkDialog *dialog, int response, LarmorWindow *self)
+{
+    self->close_dialog = NULL;
+    gtk_window_destroy(GTK_WINDOW(dialog));
+    if (response == LARMOR_CLOSE_QUIT) {
+        /* After the dialog's response emission: it still refers to its parent. */
+        self->close_confirmed = TRUE;
+        g_idle_add(close_when_idle, g_object_ref(self));
+    }
+}
+
+/* "N runs were not exported": Quit / Cancel. TRUE when the close must wait. */
+static gboolean ask_before_close(LarmorWindow *self)
+{
+    if (!self->confirm_close || self->close_confirmed)
+        return FALSE;
+    if (self->close_dialog) { /* already asking */
+        gtk_window_present(self->close_dialog);
+        return TRUE;
+    }
+    int n = larmor_window_count_unexported(self);
+    if (n == 0)
+        return FALSE;
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    GtkWidget *d = gtk_message_dialog_new(GTK_WINDOW(self), GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                          GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                          n == 1 ? "Quit with %d run not exported?" : "Quit with %d runs not exported?", n);
+    gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
+                                             "Their images and figures are lost on quitting. Export them with "
+                                             "Export Image as NIfTI… or Export Metrics as CSV… first to keep them.");
+    gtk_dialog_add_button(GTK_DIALOG(d), "_Cancel", LARMOR_CLOSE_CANCEL);
+    GtkWidget *quit = gtk_dialog_add_button(GTK_DIALOG(d), "_Quit", LARMOR_CLOSE_QUIT);
+    gtk_widget_add_css_class(quit, "destructive-action");
+    gtk_dialog_set_default_response(GTK_DIALOG(d), LARMOR_CLOSE_CANCEL);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    g_signal_connect(d, "response", G_CALLBACK(on_close_dialog_response), self);
+    self->close_dialog = GTK_WINDOW(d);
+    gtk_window_present(GTK_WINDOW(d));
+    return TRUE;
+}
+
 static gboolean on_close_request(GtkWindow *window, gpointer data)
 {
     LarmorWindow *self = LARMOR_WINDOW(window);
+    if (ask_before_close(self))
+        return TRUE;
     if (self->settings) {
         int w, h;
         gtk_window_get_default_size(window, &w, &h);
@@ -1657,6 +1744,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
 static void larmor_window_init(LarmorWindow *self)
 {
     gtk_widget_init_template(GTK_WIDGET(self));
+    self->confirm_close = TRUE;
     self->runs = g_list_store_new(LARMOR_TYPE_RUN);
     self->volumes = g_list_store_new(LARMOR_TYPE_VOLUME);
     g_queue_init(&self->compare_order);

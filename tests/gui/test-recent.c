@@ -7,6 +7,8 @@
 
 #include "gui-test.h"
 #include "larmor-settings.h"
+#include "larmor-recon-panel.h"
+#include "larmor-run.h"
 #include "larmor-window.h"
 
 static GtkApplication *app;
@@ -115,6 +117,111 @@ static void test_settings(void)
     g_free(dir);
 }
 
+static gboolean has_data(gpointer w)
+{
+    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
+}
+
+static gboolean idle(gpointer w)
+{
+    return !larmor_window_is_busy(w);
+}
+
+static LarmorWindow *window_with_run(void)
+{
+    LarmorWindow *w = larmor_window_new(app, NULL, "B32");
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(has_data, w, 120));
+    LarmorReconParams p;
+    larmor_recon_params_init(&p); /* the default variant: auto */
+    p.method = LM_METHOD_CG;
+    p.iters = 2;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
+    return w;
+}
+
+static gboolean dialog_shown(gpointer w)
+{
+    GtkWindow *d = larmor_window_get_close_dialog(w);
+    return d && gtk_widget_get_mapped(GTK_WIDGET(d));
+}
+
+static void collect_text(GtkWidget *root, GString *out)
+{
+    for (GtkWidget *c = gtk_widget_get_first_child(root); c; c = gtk_widget_get_next_sibling(c)) {
+        if (GTK_IS_LABEL(c))
+            g_string_append_printf(out, "%s\n", gtk_label_get_text(GTK_LABEL(c)));
+        collect_text(c, out);
+    }
+}
+
+/* Closing with a run not exported asks; Cancel keeps the window, Quit
+ * closes it; with every run exported (CSV) it closes without asking. */
+static void test_unsaved(void)
+{
+    LarmorWindow *w = window_with_run();
+    g_assert_cmpint(larmor_window_count_unexported(w), ==, 1);
+    g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
+
+    gtk_window_close(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(dialog_shown, w, 10));
+    g_assert_nonnull(w);
+    GtkWindow *d = larmor_window_get_close_dialog(w);
+    g_assert_true(gtk_window_get_modal(d));
+    g_assert_true(gtk_window_get_transient_for(d) == GTK_WINDOW(w));
+    GString *text = g_string_new(NULL);
+    collect_text(GTK_WIDGET(d), text);
+    g_assert_nonnull(strstr(text->str, "1 run not exported"));
+    g_assert_nonnull(strstr(text->str, "Quit"));
+    g_assert_nonnull(strstr(text->str, "Cancel"));
+    g_string_free(text, TRUE);
+    /* A second close while asking does not stack another question. */
+    gtk_window_close(GTK_WINDOW(w));
+    g_assert_true(larmor_window_get_close_dialog(w) == d);
+
+    /* Cancel: the window stays, with its run. */
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_dialog_response(GTK_DIALOG(d), LARMOR_CLOSE_CANCEL);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    gui_test_spin(0.2);
+    g_assert_nonnull(w);
+    g_assert_null(larmor_window_get_close_dialog(w));
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(w)));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
+
+    /* Quit: the window goes. */
+    gtk_window_close(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(dialog_shown, w, 10));
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_dialog_response(GTK_DIALOG(larmor_window_get_close_dialog(w)), LARMOR_CLOSE_QUIT);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    for (int i = 0; i < 2000 && w; i++)
+        g_main_context_iteration(NULL, FALSE), g_usleep(1000);
+    g_assert_null(w);
+
+    /* Exported (the runs' CSV): no question. */
+    w = window_with_run();
+    g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
+    char *dir = g_dir_make_tmp("larmor-unsaved-XXXXXX", NULL);
+    char *csv = g_build_filename(dir, "runs.csv", NULL);
+    GError *error = NULL;
+    g_assert_true(larmor_window_export_csv(w, csv, &error));
+    g_assert_no_error(error);
+    g_assert_cmpint(larmor_window_count_unexported(w), ==, 0);
+    gtk_window_close(GTK_WINDOW(w));
+    for (int i = 0; i < 2000 && w; i++)
+        g_main_context_iteration(NULL, FALSE), g_usleep(1000);
+    g_assert_null(w);
+    g_remove(csv);
+    g_rmdir(dir);
+    g_free(csv);
+    g_free(dir);
+}
+
 static void on_activate(GApplication *a, gpointer data)
 {
 }
@@ -126,6 +233,7 @@ int main(int argc, char **argv)
     g_signal_connect(app, "activate", G_CALLBACK(on_activate), NULL);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/recent/settings-and-menu", test_settings);
+    g_test_add_func("/window/unsaved-runs", test_unsaved);
     int rc = g_test_run();
     g_object_unref(app);
     return rc;
