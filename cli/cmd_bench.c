@@ -22,7 +22,9 @@
 #include "lm_trajgen.h"
 
 typedef struct bench_row {
-    const char *variant;
+    const char *variant;       /* as asked: a name or "auto" */
+    const char *resolved;      /* the variant that ran */
+    char label[48];            /* "cpu-simd", or "auto -> cpu-nufft" */
     double time_q_s, time_fhd_s, time_cg_s, time_total_s;
     double gpairs, gflops, rel_error, psnr_db, percent_error;
     int q_estimated, fhd_estimated, iters;
@@ -90,11 +92,11 @@ static lm_code fhd_on_slab(const lm_variant *v, const lm_geom *g, const lm_ksum_
 static void print_table(const char *problem, const bench_row *rows, int nrows)
 {
     printf("\n%s  (times in s; * = extrapolated from a voxel subset)\n", problem);
-    printf("%-14s %9s %9s %8s %9s %9s %9s %10s %8s %8s\n", "variant", "Q", "F^H d", "CG", "total",
+    printf("%-18s %9s %9s %8s %9s %9s %9s %10s %8s %8s\n", "variant", "Q", "F^H d", "CG", "total",
            "Gpairs/s", "GFLOPS", "rel.err", "PSNR dB", "error %");
     for (int i = 0; i < nrows; i++) {
         const bench_row *r = &rows[i];
-        printf("%-14s %8.3f%s %8.3f%s %8.3f %8.3f%s %9.3f %9.1f %10.2e %8.2f %8.2f%s%s\n", r->variant,
+        printf("%-18s %8.3f%s %8.3f%s %8.3f %8.3f%s %9.3f %9.1f %10.2e %8.2f %8.2f%s%s\n", r->label,
                r->time_q_s, r->q_estimated ? "*" : " ", r->time_fhd_s, r->fhd_estimated ? "*" : " ",
                r->time_cg_s, r->time_total_s, (r->q_estimated || r->fhd_estimated) ? "*" : " ",
                r->gpairs, r->gflops, r->rel_error, r->psnr_db, r->percent_error, r->note[0] ? "  " : "",
@@ -127,7 +129,8 @@ int cmd_bench(int argc, char **argv)
         case 'h':
             puts("usage: larmor-cli bench [--problem B128] [--variants a,b,...] [--iters 60] [--lambda L]\n"
                  "        [--budget 120] [--ref-voxels 4096] [--json]\n"
-                 "  default variants: every available one. A variant whose full F^H d (or Q) would take\n"
+                 "  default variants: auto (the fastest accurate one here, named in its row), then every other\n"
+                 "  available one. A variant whose full F^H d (or Q) would take\n"
                  "  longer than --budget seconds is timed on the reference voxel subset and extrapolated.");
             return 0;
         default: return 2;
@@ -150,19 +153,31 @@ int cmd_bench(int argc, char **argv)
         for (char *tok = strtok(copy, ","); tok && nnames < 64; tok = strtok(NULL, ","))
             names[nnames++] = tok;
     } else {
+        /* auto first; the variant it resolves to is its row, not repeated */
+        const lm_variant *best = lm_variant_resolve(LM_VARIANT_AUTO, &err);
+        if (!best)
+            return cli_error(&err);
+        names[nnames++] = LM_VARIANT_AUTO;
         for (size_t i = 0; i < lm_variant_count() && nnames < 64; i++) {
             const lm_variant *v = lm_variant_at(i);
-            if (v->available(NULL) == LM_OK)
+            if (v != best && v->available(NULL) == LM_OK)
                 names[nnames++] = v->name;
         }
     }
-    for (int i = 0; i < nnames; i++)
-        if (!lm_variant_get_available(names[i], &err)) {
+    for (int i = 0; i < nnames; i++) {
+        const lm_variant *v = lm_variant_get_available(names[i], &err);
+        if (!v) {
             free(copy);
             return cli_error(&err);
         }
+        if (lm_variant_is_auto(names[i]))
+            fprintf(stderr, "bench: %s -> %s (the fastest accurate variant here)\n", names[i], v->name);
+    }
 
     if (def->coils > 1) {
+        for (int i = 0; i < nnames && !json; i++)
+            if (lm_variant_is_auto(names[i]))
+                printf("%s = %s here\n", names[i], lm_variant_resolve(names[i], NULL)->name);
         int brc = bench_coils(def, names, nnames, (int)iters, lambda, json);
         free(copy);
         return brc;
@@ -214,7 +229,12 @@ int cmd_bench(int argc, char **argv)
     for (int i = 0; i < nnames; i++) {
         bench_row *r = &rows[i];
         const lm_variant *v = lm_variant_find(names[i], NULL);
-        r->variant = v->name;
+        r->variant = names[i];
+        r->resolved = v->name;
+        if (strcmp(names[i], v->name) != 0)
+            snprintf(r->label, sizeof r->label, "%s -> %s", names[i], v->name);
+        else
+            snprintf(r->label, sizeof r->label, "%s", v->name);
         r->psnr_db = r->percent_error = NAN;
         fprintf(stderr, "bench: %s...\n", v->name);
         lm_cfloat *fhd = NULL, *q = NULL;
@@ -316,6 +336,7 @@ int cmd_bench(int argc, char **argv)
             const bench_row *r = &rows[i];
             printf("%s{", i ? ",\n " : "");
             cli_json_str(stdout, "variant", r->variant, 1);
+            cli_json_str(stdout, "resolved", r->resolved, 1);
             cli_json_str(stdout, "problem", def->name, 1);
             cli_json_num(stdout, "time_q_s", r->time_q_s, 1);
             cli_json_num(stdout, "time_fhd_s", r->time_fhd_s, 1);

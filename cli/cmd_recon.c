@@ -17,13 +17,14 @@
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
-         "        [--variant NAME] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
+         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
+         "  --variant auto (the default): the fastest accurate one here (gpu-nufft with a GPU, else cpu-nufft)\n"
          "  --sens S: coil maps [nx, ny, nz, coils] (.cfl as bart ecalib writes them); with maps the coils\n"
          "  are reconstructed together (SENSE: one complex image); --coil-combine rss reconstructs each\n"
          "  channel on its own and combines them by root-sum-of-squares (magnitude)\n"
@@ -206,14 +207,21 @@ int cmd_recon(int argc, char **argv)
     if (truth && lm_metrics_compute(res.image->data, truth->data, lm_volume_count(truth), NULL, scale, &m,
                                     &err) != LM_OK)
         goto done;
-    const lm_variant *v = lm_variant_find(o.variant, NULL);
+    /* The variant the run used: "auto" (the default) names the one it picked. */
+    const lm_variant *v = lm_variant_resolve(o.variant, NULL);
+    const int is_cg = o.method == LM_METHOD_CG;
+    char vlabel[96];
+    snprintf(vlabel, sizeof vlabel, "%s%s", lm_variant_is_auto(o.variant) ? LM_VARIANT_AUTO " -> " : "",
+             v ? v->name : o.variant ? o.variant : "");
     double gflops = NAN;
     if (o.method == LM_METHOD_CG && v && res.time_fhd_s > 0)
         gflops = res.fhd_pairs * lm_ksum_flops_per_pair(0) / res.time_fhd_s * 1e-9;
     if (json) {
         printf("{");
         cli_json_str(stdout, "method", lm_method_name(o.method), 1);
-        cli_json_str(stdout, "variant", o.method == LM_METHOD_CG ? o.variant : "", 1);
+        cli_json_str(stdout, "variant", is_cg && v ? v->name : "", 1);
+        cli_json_str(stdout, "variant_requested", is_cg ? (o.variant && *o.variant ? o.variant : LM_VARIANT_AUTO) : "", 1);
+        cli_json_str(stdout, "variant_choice", is_cg ? vlabel : "", 1);
         cli_json_num(stdout, "lambda", o.lambda, 1);
         cli_json_str(stdout, "reg", lm_reg_name(o.reg), 1);
         cli_json_int(stdout, "iters", res.iters_done, 1);
@@ -240,7 +248,7 @@ int cmd_recon(int argc, char **argv)
     } else {
         printf("%s", lm_method_name(o.method));
         if (o.method == LM_METHOD_CG)
-            printf(" (%s, lambda %g, %s, %d iterations)", o.variant, o.lambda, lm_reg_name(o.reg),
+            printf(" (%s, lambda %g, %s, %d iterations)", vlabel, o.lambda, lm_reg_name(o.reg),
                    res.iters_done);
         printf(": Q %.3f s%s, F^H d %.3f s, CG %.3f s, total %.3f s\n", res.time_q_s,
                res.q_from_cache ? " (cached)" : "", res.time_fhd_s, res.time_cg_s, res.time_total_s);

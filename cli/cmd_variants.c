@@ -18,14 +18,30 @@ int cmd_variants(int argc, char **argv)
         } else
             return cli_errorf("variants: unknown option '%s'", argv[i]);
     }
-    if (json)
-        printf("[");
+    /* auto first: the fastest accurate variant here, named */
+    lm_error aerr = {0};
+    const lm_variant *best = lm_variant_resolve(LM_VARIANT_AUTO, &aerr);
+    char adesc[160];
+    snprintf(adesc, sizeof adesc, "the fastest accurate variant here: %s", best ? best->name : "none");
+    if (json) {
+        printf("[{");
+        cli_json_str(stdout, "variant", LM_VARIANT_AUTO, 1);
+        cli_json_str(stdout, "device", best && best->device == LM_DEVICE_GPU ? "gpu" : "cpu", 1);
+        cli_json_bool(stdout, "available", best != NULL, 1);
+        cli_json_str(stdout, "reason", best ? "" : aerr.msg, 1);
+        cli_json_str(stdout, "resolves_to", best ? best->name : "", 1);
+        cli_json_str(stdout, "description", adesc, 0);
+        printf("}");
+    } else {
+        printf("%-14s %-11s %s\n", LM_VARIANT_AUTO, best ? "available" : "unavailable",
+               best ? adesc : aerr.msg);
+    }
     for (size_t i = 0; i < lm_variant_count(); i++) {
         const lm_variant *v = lm_variant_at(i);
         lm_error why = {0};
         int ok = v->available(&why) == LM_OK;
         if (json) {
-            printf("%s{", i ? ", " : "");
+            printf(", {");
             cli_json_str(stdout, "variant", v->name, 1);
             cli_json_str(stdout, "device", v->device == LM_DEVICE_GPU ? "gpu" : "cpu", 1);
             cli_json_bool(stdout, "available", ok, 1);

@@ -4,6 +4,7 @@
 
 #include "larmor-ortho-view.h"
 #include "larmor-plot.h"
+#include "larmor-roi.h"
 #include "larmor-util.h"
 
 typedef struct {
@@ -31,8 +32,17 @@ struct _LarmorCompareView {
     GtkGrid *metrics_grid;
     LarmorPlot *conv_plot;
     GtkLabel *status_label;
+    GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
+    GtkWidget *roi_box, *roi_export_button;
+    GtkLabel *roi_title;
+    GtkGrid *roi_grid;
 
     LarmorViewState *state;
+    /* The ROI table: one row per panel (truth first), as last filled. */
+    LarmorRoi roi;
+    LarmorRoiStats roi_stats[LARMOR_COMPARE_MAX_RUNS + 1];
+    char *roi_names[LARMOR_COMPARE_MAX_RUNS + 1];
+    int roi_rows;
     LarmorVolume *truth;
     GPtrArray *runs;
     Panel panels[LARMOR_COMPARE_MAX_RUNS + 1];
@@ -231,6 +241,153 @@ static void copy_state(LarmorViewState *from, LarmorViewState *to)
         larmor_view_state_get_pan(from, o, &px, &py);
         larmor_view_state_set_zoom_pan(to, o, larmor_view_state_get_zoom(from, o), px, py);
     }
+    LarmorRoi roi;
+    larmor_view_state_get_roi(from, &roi);
+    larmor_view_state_set_roi(to, &roi);
+    larmor_view_state_set_roi_tool(to, larmor_view_state_get_roi_tool(from));
+}
+
+/* --- ROI table --------------------------------------------------------- */
+
+static void roi_cell(LarmorCompareView *self, int row, int col, const char *text, gboolean numeric, gboolean header)
+{
+    GtkWidget *l = gtk_label_new(NULL);
+    if (header) {
+        char *m = g_markup_printf_escaped("<b>%s</b>", text);
+        gtk_label_set_markup(GTK_LABEL(l), m);
+        g_free(m);
+        gtk_widget_add_css_class(l, "dim-label");
+    } else
+        gtk_label_set_text(GTK_LABEL(l), text);
+    gtk_label_set_xalign(GTK_LABEL(l), numeric ? 1 : 0);
+    if (numeric)
+        gtk_widget_add_css_class(l, "numeric");
+    gtk_grid_attach(self->roi_grid, l, col, row, 1, 1);
+}
+
+static void clear_roi_rows(LarmorCompareView *self)
+{
+    for (int i = 0; i < self->roi_rows; i++)
+        g_clear_pointer(&self->roi_names[i], g_free);
+    self->roi_rows = 0;
+}
+
+/* The same ROI (voxel indices on the same grid) over every panel's image. */
+static void fill_roi(LarmorCompareView *self)
+{
+    GtkWidget *child;
+    while ((child = gtk_widget_get_first_child(GTK_WIDGET(self->roi_grid))))
+        gtk_grid_remove(self->roi_grid, child);
+    clear_roi_rows(self);
+    larmor_view_state_get_roi(self->state, &self->roi);
+    if (self->roi.shape == LARMOR_ROI_NONE || self->n_panels == 0) {
+        gtk_widget_set_visible(self->roi_box, FALSE);
+        return;
+    }
+    char *d = larmor_roi_describe(&self->roi);
+    char *t = g_strdup_printf("ROI: %s", d);
+    gtk_label_set_text(self->roi_title, t);
+    g_free(t);
+    g_free(d);
+    static const char *heads[] = { "Image", "Voxels", "Area mm²", "Mean", "SD", "Min", "Max" };
+    for (int c = 0; c < (int)G_N_ELEMENTS(heads); c++)
+        roi_cell(self, 0, c, heads[c], c > 0, TRUE);
+    for (int i = 0; i < self->n_panels; i++) {
+        Panel *p = &self->panels[i];
+        LarmorRoiStats *st = &self->roi_stats[i];
+        larmor_roi_stats(&self->roi, larmor_volume_get_data(p->volume), st);
+        self->roi_names[i] = p->run ? g_strdup(larmor_run_get_label(p->run)) : g_strdup("truth");
+        self->roi_rows = i + 1;
+        char *cells[7] = {
+            g_strdup(self->roi_names[i]), g_strdup_printf("%lld", (long long)st->count),
+            larmor_format_number("%.4g", st->area_mm2), larmor_format_number("%.5g", st->mean),
+            larmor_format_number("%.4g", st->sd), larmor_format_number("%.5g", st->min),
+            larmor_format_number("%.5g", st->max),
+        };
+        for (int c = 0; c < 7; c++) {
+            roi_cell(self, i + 1, c, cells[c], c > 0, FALSE);
+            g_free(cells[c]);
+        }
+    }
+    gtk_widget_set_visible(self->roi_box, TRUE);
+}
+
+/* A ROI drawn in any panel (linked or not) is the ROI of every panel. */
+static void on_roi_changed(LarmorViewState *state, LarmorCompareView *self)
+{
+    LarmorRoi roi;
+    larmor_view_state_get_roi(state, &roi);
+    larmor_view_state_set_roi(self->state, &roi);
+    for (int i = 0; i < self->n_panels; i++)
+        if (self->panels[i].state)
+            larmor_view_state_set_roi(self->panels[i].state, &roi);
+    if (state == self->state)
+        fill_roi(self);
+}
+
+static void on_roi_tool(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
+{
+    for (int i = 0; i < self->n_panels; i++)
+        if (self->panels[i].state && self->panels[i].state != self->state)
+            larmor_view_state_set_roi_tool(self->panels[i].state, larmor_view_state_get_roi_tool(state));
+}
+
+gboolean larmor_compare_view_write_roi_csv(LarmorCompareView *self, const char *path, GError **error)
+{
+    if (self->roi.shape == LARMOR_ROI_NONE || self->roi_rows == 0) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s: no region of interest drawn", path);
+        return FALSE;
+    }
+    char *csv = larmor_roi_to_csv(&self->roi, (const char *const *)self->roi_names, self->roi_stats, self->roi_rows);
+    /* g_file_set_contents: temporary file, fsync, rename (atomic). */
+    gboolean ok = g_file_set_contents(path, csv, -1, error);
+    g_free(csv);
+    return ok;
+}
+
+int larmor_compare_view_get_roi_rows(LarmorCompareView *self)
+{
+    return self->roi_rows;
+}
+
+gboolean larmor_compare_view_get_roi_stats(LarmorCompareView *self, int row, LarmorRoiStats *st, const char **name)
+{
+    if (row < 0 || row >= self->roi_rows)
+        return FALSE;
+    *st = self->roi_stats[row];
+    if (name)
+        *name = self->roi_names[row];
+    return TRUE;
+}
+
+static void on_roi_export_response(GtkNativeDialog *dialog, int response, LarmorCompareView *self)
+{
+    if (response == GTK_RESPONSE_ACCEPT) {
+        GFile *f = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+        char *path = f ? g_file_get_path(f) : NULL;
+        GError *error = NULL;
+        if (path && !larmor_compare_view_write_roi_csv(self, path, &error)) {
+            larmor_label_set_text(self->status_label, error->message);
+            g_error_free(error);
+        } else if (path) {
+            char *t = g_strdup_printf("ROI statistics written to %s", path);
+            larmor_label_set_text(self->status_label, t);
+            g_free(t);
+        }
+        g_free(path);
+        g_clear_object(&f);
+    }
+    g_object_unref(dialog);
+}
+
+static void on_roi_export(GtkButton *b, LarmorCompareView *self)
+{
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkFileChooserNative *d = gtk_file_chooser_native_new("Export ROI statistics", GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+                                                          GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), "roi.csv");
+    g_signal_connect(d, "response", G_CALLBACK(on_roi_export_response), self);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }
 
 static void apply_link(LarmorCompareView *self)
@@ -245,6 +402,8 @@ static void apply_link(LarmorCompareView *self)
             s = larmor_view_state_new();
             copy_state(self->state, s);
         }
+        if (s != self->state)
+            g_signal_connect(s, "roi-changed", G_CALLBACK(on_roi_changed), self);
         g_set_object(&p->state, s);
         g_object_unref(s);
         larmor_slice_view_set_state(p->view, p->state);
@@ -268,6 +427,8 @@ static void clear_panels(LarmorCompareView *self)
         g_clear_object(&p->volume);
         g_clear_object(&p->diff);
         g_clear_object(&p->run);
+        if (p->state && p->state != self->state)
+            g_signal_handlers_disconnect_by_data(p->state, self);
         g_clear_object(&p->state);
         p->view = p->diff_view = NULL;
     }
@@ -392,7 +553,7 @@ static void fill_metrics(LarmorCompareView *self)
                        ? g_strdup_printf("#%d %s · %s", larmor_run_get_index(run), larmor_method_label(p->method),
                                          larmor_reg_label(p->reg))
                        : g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
-        cells[2] = g_strdup(cg ? p->variant : "—");
+        cells[2] = g_strdup(cg ? larmor_run_get_variant_text(run) : "—");
         cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
         cells[4] = larmor_run_get_coils_text(run);
         cells[5] = cg ? g_strdup_printf("%d", larmor_run_get_iters_done(run)) : g_strdup("—");
@@ -511,6 +672,7 @@ static void rebuild(LarmorCompareView *self)
     apply_link(self);
     gtk_stack_set_visible_child_name(self->panels_stack, self->n_panels ? "panels" : "empty");
     fill_metrics(self);
+    fill_roi(self);
     fill_plot(self);
     sync_slider(self);
     int64_t ijk[3];
@@ -595,6 +757,7 @@ static void larmor_compare_view_dispose(GObject *object)
     g_clear_object(&self->state);
     g_clear_pointer(&self->runs, g_ptr_array_unref);
     g_clear_pointer(&self->cells, g_hash_table_unref);
+    clear_roi_rows(self);
     G_OBJECT_CLASS(larmor_compare_view_parent_class)->dispose(object);
 }
 
@@ -621,6 +784,12 @@ static void larmor_compare_view_class_init(LarmorCompareViewClass *klass)
     CHILD(metrics_grid);
     CHILD(conv_plot);
     CHILD(status_label);
+    CHILD(roi_rect_toggle);
+    CHILD(roi_ellipse_toggle);
+    CHILD(roi_box);
+    CHILD(roi_title);
+    CHILD(roi_grid);
+    CHILD(roi_export_button);
 #undef CHILD
     gtk_widget_class_add_binding(wc, GDK_KEY_d, 0, key_diff, NULL);
 }
@@ -653,5 +822,9 @@ static void larmor_compare_view_init(LarmorCompareView *self)
     g_signal_connect(self->state, "notify::cursor-x", G_CALLBACK(on_state_cursor), self);
     g_signal_connect(self->state, "notify::cursor-y", G_CALLBACK(on_state_cursor), self);
     g_signal_connect(self->state, "notify::cursor-z", G_CALLBACK(on_state_cursor), self);
+    g_signal_connect(self->state, "roi-changed", G_CALLBACK(on_roi_changed), self);
+    g_signal_connect(self->state, "notify::roi-tool", G_CALLBACK(on_roi_tool), self);
+    larmor_bind_roi_tool(G_OBJECT(self->state), self->roi_rect_toggle, self->roi_ellipse_toggle);
+    g_signal_connect(self->roi_export_button, "clicked", G_CALLBACK(on_roi_export), self);
     rebuild(self);
 }

@@ -1,7 +1,8 @@
 /* The compare page: the truth and up to four runs side by side at the same
  * slice, cursor, zoom and window/level (linked by default), optional
  * difference images (run - truth) under each, the metrics table and the
- * CG convergence plot. */
+ * CG convergence plot; the ROI table (statistics of one region of interest
+ * over every panel's image) with its CSV export. */
 #ifndef LARMOR_COMPARE_VIEW_H
 #define LARMOR_COMPARE_VIEW_H
 
@@ -30,6 +31,12 @@ LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i);
  * ("psnr", "error", "time", ...). NULL when absent (tests read this). */
 const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column);
 GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self);
+/* The ROI table (the ROI drawn on any panel, on every panel's image): one
+ * row per panel, truth first; 0 without a ROI. */
+int larmor_compare_view_get_roi_rows(LarmorCompareView *self);
+gboolean larmor_compare_view_get_roi_stats(LarmorCompareView *self, int row, LarmorRoiStats *st, const char **name);
+/* Writes the table as CSV (larmor_roi_to_csv), atomically. */
+gboolean larmor_compare_view_write_roi_csv(LarmorCompareView *self, const char *path, GError **error);
 
 G_END_DECLS
 

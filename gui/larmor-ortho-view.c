@@ -20,6 +20,7 @@ struct _LarmorOrthoView {
     LarmorTrajPlot *traj_plot;
     GtkLabel *traj_caption;
     GtkLabel *status_label;
+    GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
 
     LarmorViewState *state;
     LarmorSliceView *views[3];
@@ -283,6 +284,8 @@ static void larmor_ortho_view_class_init(LarmorOrthoViewClass *klass)
     CHILD(traj_plot);
     CHILD(traj_caption);
     CHILD(status_label);
+    CHILD(roi_rect_toggle);
+    CHILD(roi_ellipse_toggle);
 #undef CHILD
 }
 
@@ -319,6 +322,7 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
                            G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
     g_object_bind_property(self->state, "colormap", self->cmap_dropdown, "selected",
                            G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+    larmor_bind_roi_tool(G_OBJECT(self->state), self->roi_rect_toggle, self->roi_ellipse_toggle);
     g_signal_connect(self->mode_dropdown, "notify::selected", G_CALLBACK(on_mode), self);
     g_signal_connect(self->volume_dropdown, "notify::selected-item", G_CALLBACK(on_volume_selected), self);
     g_signal_connect(self->auto_button, "clicked", G_CALLBACK(on_auto), self);

@@ -69,8 +69,33 @@ static GHashTable *availability(void)
             g_strlcpy(a->why, why.msg[0] ? why.msg : "not available on this machine", sizeof a->why);
             g_hash_table_insert(table, g_strdup(v->name), a);
         }
+        /* "auto": the fastest accurate variant here (lm_variant_resolve). */
+        Availability *a = g_new0(Availability, 1);
+        lm_error why = { 0 };
+        a->available = lm_variant_resolve(LM_VARIANT_AUTO, &why) != NULL;
+        g_strlcpy(a->why, why.msg[0] ? why.msg : "no NUFFT variant here", sizeof a->why);
+        g_hash_table_insert(table, g_strdup(LM_VARIANT_AUTO), a);
     }
     return table;
+}
+
+char *larmor_variant_label(const char *name)
+{
+    if (g_strcmp0(name, LM_VARIANT_AUTO) != 0)
+        return g_strdup(name);
+    const lm_variant *v = lm_variant_resolve(LM_VARIANT_AUTO, NULL);
+    return g_strdup_printf("Auto (fastest: %s here)", v ? v->name : "none");
+}
+
+/* The description of a variant, or of what auto picks. */
+static char *variant_description(const char *name)
+{
+    const lm_variant *v = lm_variant_find(name, NULL);
+    if (g_strcmp0(name, LM_VARIANT_AUTO) == 0)
+        return v ? g_strdup_printf("The fastest variant on this machine that meets the accuracy "
+                                   "target: %s — %s", v->name, v->description)
+                 : g_strdup("");
+    return g_strdup(v ? v->description : "");
 }
 
 gboolean larmor_variant_is_available(const char *name, const char **why)
@@ -100,8 +125,9 @@ static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointe
     const char *variant = gtk_string_object_get_string(gtk_list_item_get_item(item));
     const char *why;
     gboolean ok = larmor_variant_is_available(variant, &why);
-    const lm_variant *v = lm_variant_find(variant, NULL);
-    gtk_label_set_text(GTK_LABEL(name), variant);
+    char *label = larmor_variant_label(variant);
+    gtk_label_set_text(GTK_LABEL(name), label);
+    g_free(label);
     gtk_label_set_text(GTK_LABEL(note), ok ? "" : "unavailable");
     gtk_widget_set_visible(note, !ok);
     /* Unavailable variants stay in the list, greyed, with the reason. */
@@ -109,7 +135,7 @@ static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointe
     gtk_widget_set_sensitive(note, ok);
     gtk_list_item_set_selectable(item, ok);
     gtk_list_item_set_activatable(item, ok);
-    char *tip = ok ? g_strdup(v ? v->description : NULL) : g_strdup_printf("Unavailable: %s", why);
+    char *tip = ok ? variant_description(variant) : g_strdup_printf("Unavailable: %s", why);
     gtk_widget_set_tooltip_text(name, tip);
     gtk_widget_set_tooltip_text(box, tip);
     g_free(tip);
@@ -118,19 +144,16 @@ static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointe
 static const char *selected_variant(LarmorReconPanel *self)
 {
     GtkStringObject *o = gtk_drop_down_get_selected_item(self->variant_dropdown);
-    return o ? gtk_string_object_get_string(o) : "cpu-simd";
+    return o ? gtk_string_object_get_string(o) : LM_VARIANT_AUTO;
 }
 
 static void update_variant_description(LarmorReconPanel *self)
 {
     const char *name = selected_variant(self), *why;
-    const lm_variant *v = lm_variant_find(name, NULL);
-    if (!larmor_variant_is_available(name, &why)) {
-        char *t = g_strdup_printf("Unavailable: %s", why);
-        gtk_label_set_text(self->variant_description, t);
-        g_free(t);
-    } else
-        gtk_label_set_text(self->variant_description, v ? v->description : "");
+    char *t = larmor_variant_is_available(name, &why) ? variant_description(name)
+                                                       : g_strdup_printf("Unavailable: %s", why);
+    gtk_label_set_text(self->variant_description, t);
+    g_free(t);
 }
 
 /* --- lambda ------------------------------------------------------------ */
@@ -538,6 +561,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     gtk_widget_init_template(GTK_WIDGET(self));
 
     GtkStringList *names = gtk_string_list_new(NULL);
+    gtk_string_list_append(names, LM_VARIANT_AUTO); /* first: the default */
     for (size_t i = 0; i < lm_variant_count(); i++)
         gtk_string_list_append(names, lm_variant_at(i)->name);
     GtkListItemFactory *f = gtk_signal_list_item_factory_new();

@@ -49,6 +49,9 @@ GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const cha
 
 /* Availability of a variant, checked once (GPU probing costs). */
 gboolean larmor_variant_is_available(const char *name, const char **why);
+/* What the variant list shows for a name: the name, or for "auto"
+ * "Auto (fastest: cpu-nufft here)". Free with g_free. */
+char *larmor_variant_label(const char *name);
 
 G_END_DECLS
 

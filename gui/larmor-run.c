@@ -11,6 +11,7 @@ struct _LarmorRun {
     LarmorReconParams params;
     int index;
     char *label;
+    char *variant_text;    /* "cpu-simd", or "auto → cpu-nufft" */
     char *dataset_name;
     char *dataset_key;
     gboolean current;
@@ -26,6 +27,7 @@ struct _LarmorRun {
     gboolean metrics_stale;
     double data_norm, reg_norm;
     gboolean compare;
+    gboolean exported;     /* image written or listed in an exported CSV */
     int coils, coils_in;
     lm_coil_combine combine;
     lm_sens_source sens_source;
@@ -48,7 +50,7 @@ void larmor_recon_params_init(LarmorReconParams *p)
     lm_recon_opts_init(&o);
     memset(p, 0, sizeof *p);
     p->method = LM_METHOD_CG;
-    g_strlcpy(p->variant, o.variant ? o.variant : "cpu-simd", sizeof p->variant);
+    g_strlcpy(p->variant, o.variant ? o.variant : LM_VARIANT_AUTO, sizeof p->variant);
     p->lambda = o.lambda;
     p->reg = o.reg;
     p->iters = o.iters > 0 ? o.iters : 60;
@@ -120,6 +122,7 @@ static void larmor_run_finalize(GObject *object)
 {
     LarmorRun *self = LARMOR_RUN(object);
     g_free(self->label);
+    g_free(self->variant_text);
     g_free(self->dataset_name);
     g_free(self->dataset_key);
     g_free(self->resid);
@@ -186,7 +189,7 @@ static void update_label(LarmorRun *self)
     char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
     char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s", self->index, m, p->variant, p->lambda, c);
+        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s", self->index, m, self->variant_text, p->lambda, c);
     else
         self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
     g_free(coils);
@@ -205,6 +208,9 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
     LarmorRun *self = g_object_new(LARMOR_TYPE_RUN, NULL);
     self->params = *params;
     self->dataset_name = g_strdup(dataset_name);
+    /* auto names the variant it picked (the same on this machine all along). */
+    const lm_variant *picked = lm_variant_is_auto(params->variant) ? lm_variant_resolve(params->variant, NULL) : NULL;
+    self->variant_text = picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name) : g_strdup(params->variant);
     if (res->image) {
         self->image = larmor_volume_new_take(res->image, "run");
         res->image = NULL;
@@ -265,6 +271,7 @@ int larmor_run_get_index(LarmorRun *self) { return self->index; }
 const char *larmor_run_get_label(LarmorRun *self) { return self->label; }
 const LarmorReconParams *larmor_run_get_params(LarmorRun *self) { return &self->params; }
 const char *larmor_run_get_dataset_name(LarmorRun *self) { return self->dataset_name; }
+const char *larmor_run_get_variant_text(LarmorRun *self) { return self->variant_text ? self->variant_text : self->params.variant; }
 LarmorVolume *larmor_run_get_image(LarmorRun *self) { return self->image; }
 void larmor_run_drop_image(LarmorRun *self) { g_clear_object(&self->image); }
 int larmor_run_get_iters_done(LarmorRun *self) { return self->iters_done; }
@@ -317,6 +324,8 @@ double larmor_run_get_percent_error(LarmorRun *self) { return self->percent_erro
 double larmor_run_get_data_norm(LarmorRun *self) { return self->data_norm; }
 double larmor_run_get_reg_norm(LarmorRun *self) { return self->reg_norm; }
 gboolean larmor_run_get_compare(LarmorRun *self) { return self->compare; }
+gboolean larmor_run_get_exported(LarmorRun *self) { return self->exported; }
+void larmor_run_set_exported(LarmorRun *self, gboolean exported) { self->exported = exported; }
 int larmor_run_get_coils(LarmorRun *self) { return self->coils; }
 int larmor_run_get_coils_in(LarmorRun *self) { return self->coils_in; }
 lm_coil_combine larmor_run_get_combine(LarmorRun *self) { return self->combine; }

@@ -55,6 +55,8 @@ int larmor_run_get_index(LarmorRun *self);
 const char *larmor_run_get_label(LarmorRun *self);
 const LarmorReconParams *larmor_run_get_params(LarmorRun *self);
 const char *larmor_run_get_dataset_name(LarmorRun *self);
+/* The variant as shown: its name, or "auto → cpu-nufft" (what auto picked). */
+const char *larmor_run_get_variant_text(LarmorRun *self);
 /* The data set's identity (larmor_dataset_get_key) the run was made from. */
 void larmor_run_set_dataset_key(LarmorRun *self, const char *key);
 const char *larmor_run_get_dataset_key(LarmorRun *self);
@@ -119,6 +121,10 @@ const lm_cfloat *larmor_run_get_noise_cov(LarmorRun *self, int *ncov);
 void larmor_run_drop_coil_data(LarmorRun *self);
 
 gboolean larmor_run_get_compare(LarmorRun *self);
+/* Exported: its image was written (NIfTI) or the runs table was exported
+ * (CSV) with it in it. Closing a window with runs not exported asks first. */
+gboolean larmor_run_get_exported(LarmorRun *self);
+void larmor_run_set_exported(LarmorRun *self, gboolean exported);
 void larmor_run_set_compare(LarmorRun *self, gboolean compare);
 
 /* Display names: "CG (Toeplitz)", "Identity"... */

@@ -96,6 +96,13 @@ static double cell_number(LarmorRun *r, Col c)
     }
 }
 
+static char *larmor_replace_arrow(const char *text)
+{
+    GString *g = g_string_new(text);
+    g_string_replace(g, "→", "->", 0);
+    return g_string_free(g, FALSE);
+}
+
 static char *cell_text(LarmorRun *r, Col c)
 {
     const LarmorReconParams *p = larmor_run_get_params(r);
@@ -103,7 +110,7 @@ static char *cell_text(LarmorRun *r, Col c)
     switch (c) {
     case COL_INDEX: return g_strdup_printf("%d", larmor_run_get_index(r));
     case COL_METHOD: return g_strdup(larmor_method_short(p->method)); /* short: the table fits the page */
-    case COL_VARIANT: return g_strdup(cg ? p->variant : "—");
+    case COL_VARIANT: return g_strdup(cg ? larmor_run_get_variant_text(r) : "—");
     case COL_REG: return g_strdup(cg ? larmor_reg_label(p->reg) : "—");
     case COL_LAMBDA: return cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
     case COL_COILS: return larmor_run_get_coils_text(r);
@@ -359,8 +366,11 @@ char *larmor_runs_to_csv(GListModel *runs)
             g_string_append_c(q, *c);
         }
         g_string_append_c(q, '"');
+        /* auto with what it picked, in ASCII: "auto -> cpu-nufft" */
+        char *variant = p->method == LM_METHOD_CG ? larmor_replace_arrow(larmor_run_get_variant_text(r)) : g_strdup("");
         g_string_append_printf(s, "%d,%s,%s,%s,%s,", larmor_run_get_index(r), q->str, lm_method_name(p->method),
-                               p->method == LM_METHOD_CG ? p->variant : "", lm_reg_name(p->reg));
+                               variant, lm_reg_name(p->reg));
+        g_free(variant);
         csv_num(s, p->lambda);
         g_string_append_printf(s, ",%d,", larmor_run_get_iters_done(r));
         csv_num(s, larmor_run_get_time_q(r));

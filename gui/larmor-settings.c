@@ -152,3 +152,63 @@ gboolean larmor_settings_save(LarmorSettings *self, GError **error)
     self->dirty = FALSE;
     return TRUE;
 }
+
+/* Stored as [recent] data = entry;entry;... with an entry's paths joined
+ * by tabs (GKeyFile escapes both). */
+static char **recent_raw(LarmorSettings *self)
+{
+    char **v = g_key_file_get_string_list(self->kf, "recent", "data", NULL, NULL);
+    return v ? v : g_new0(char *, 1);
+}
+
+static gboolean all_exist(char *const *paths)
+{
+    if (!paths || !paths[0])
+        return FALSE;
+    for (int i = 0; paths[i]; i++)
+        if (!paths[i][0] || !g_file_test(paths[i], G_FILE_TEST_EXISTS))
+            return FALSE;
+    return TRUE;
+}
+
+char ***larmor_settings_get_recent(LarmorSettings *self)
+{
+    char **raw = recent_raw(self);
+    GPtrArray *out = g_ptr_array_new();
+    GPtrArray *keep = g_ptr_array_new();
+    for (int i = 0; raw[i] && out->len < LARMOR_RECENT_MAX; i++) {
+        char **paths = g_strsplit(raw[i], "\t", -1);
+        if (all_exist(paths)) {
+            g_ptr_array_add(out, paths);
+            g_ptr_array_add(keep, raw[i]);
+        } else
+            g_strfreev(paths);
+    }
+    /* Missing ones are forgotten (saved with the next save). */
+    if (keep->len != g_strv_length(raw)) {
+        g_key_file_set_string_list(self->kf, "recent", "data", (const char *const *)keep->pdata, keep->len);
+        self->dirty = TRUE;
+    }
+    g_ptr_array_free(keep, TRUE);
+    g_strfreev(raw);
+    g_ptr_array_add(out, NULL);
+    return (char ***)g_ptr_array_free(out, FALSE);
+}
+
+void larmor_settings_add_recent(LarmorSettings *self, const char *const *paths)
+{
+    if (!paths || !paths[0])
+        return;
+    char *entry = g_strjoinv("\t", (char **)paths);
+    char **raw = recent_raw(self);
+    GPtrArray *list = g_ptr_array_new();
+    g_ptr_array_add(list, entry);
+    for (int i = 0; raw[i] && list->len < LARMOR_RECENT_MAX; i++)
+        if (g_strcmp0(raw[i], entry) != 0)
+            g_ptr_array_add(list, raw[i]);
+    g_key_file_set_string_list(self->kf, "recent", "data", (const char *const *)list->pdata, list->len);
+    self->dirty = TRUE;
+    g_ptr_array_free(list, TRUE);
+    g_strfreev(raw);
+    g_free(entry);
+}

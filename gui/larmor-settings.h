@@ -26,6 +26,16 @@ void larmor_settings_set_int(LarmorSettings *self, const char *group, const char
 gboolean larmor_settings_get_bool(LarmorSettings *self, const char *group, const char *key, gboolean fallback);
 void larmor_settings_set_bool(LarmorSettings *self, const char *group, const char *key, gboolean value);
 
+/* Recently opened data sets, newest first, at most LARMOR_RECENT_MAX:
+ * each one is the files it was opened from (trajectory and k-space, or
+ * one .h5 / .bin, maybe with coil maps). Entries with a file that no longer
+ * exists are dropped when read. Adding an entry already listed moves it to
+ * the front. get returns a NULL-terminated array of NULL-terminated path
+ * arrays (free each with g_strfreev, then the array with g_free). */
+#define LARMOR_RECENT_MAX 8
+char ***larmor_settings_get_recent(LarmorSettings *self);
+void larmor_settings_add_recent(LarmorSettings *self, const char *const *paths);
+
 /* Creates the folder and writes atomically; only when something changed. */
 gboolean larmor_settings_save(LarmorSettings *self, GError **error);
 

@@ -6,14 +6,14 @@
 #include "larmor-slice.h"
 #include "larmor-util.h"
 
-typedef enum { DRAG_NONE, DRAG_CURSOR, DRAG_PAN, DRAG_WINDOW } DragMode;
+typedef enum { DRAG_NONE, DRAG_CURSOR, DRAG_PAN, DRAG_WINDOW, DRAG_ROI } DragMode;
 
 struct _LarmorSliceView {
     GtkWidget parent_instance;
 
     LarmorVolume *volume;
     LarmorViewState *state;
-    gulong state_notify_id, state_view_id;
+    gulong state_notify_id, state_view_id, state_roi_id;
     LarmorOrientation orientation;
     double gain;
     char *title;
@@ -37,6 +37,7 @@ struct _LarmorSliceView {
     DragMode drag;
     double drag_x0, drag_y0;
     double drag_window0, drag_level0, drag_pan0[2];
+    int64_t roi_anchor[2];     /* plane voxel where a ROI drag began */
     gboolean hover_inside;
     double hover_x, hover_y;
 
@@ -193,6 +194,75 @@ static void draw_crosshair(LarmorSliceView *self, GtkSnapshot *snapshot, const L
         gtk_snapshot_append_color(snapshot, &green, &GRAPHENE_RECT_INIT((float)sx, (float)(cy + gap), 1, (float)(y1 - cy - gap)));
 }
 
+/* The shared ROI when it lies on the slice shown here. */
+static gboolean roi_here(LarmorSliceView *self, LarmorRoi *roi)
+{
+    if (!self->state || !self->volume)
+        return FALSE;
+    larmor_view_state_get_roi(self->state, roi);
+    if (roi->shape == LARMOR_ROI_NONE || roi->orientation != self->orientation)
+        return FALSE;
+    int u, v, n;
+    larmor_orientation_axes(self->orientation, &u, &v, &n);
+    int64_t cur[3];
+    larmor_view_state_get_cursor(self->state, cur);
+    return roi->slice == cur[n];
+}
+
+gboolean larmor_slice_view_get_roi_stats(LarmorSliceView *self, LarmorRoiStats *st)
+{
+    LarmorRoi roi;
+    if (!roi_here(self, &roi)) {
+        *st = (LarmorRoiStats){ .mean = NAN, .sd = NAN, .min = NAN, .max = NAN };
+        return FALSE;
+    }
+    return larmor_roi_stats(&roi, larmor_volume_get_data(self->volume), st);
+}
+
+char *larmor_roi_stats_text(const LarmorRoiStats *st)
+{
+    return g_strdup_printf("mean %.4g  SD %.4g  min %.4g  max %.4g  %lld voxels  %.4g mm²", st->mean, st->sd,
+                           st->min, st->max, (long long)st->count, st->area_mm2);
+}
+
+static void draw_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, double H)
+{
+    LarmorRoi roi;
+    if (!roi_here(self, &roi))
+        return;
+    static const GdkRGBA yellow = { 1.0f, 0.85f, 0.10f, 0.95f };
+    /* Box edges in widget coordinates: v grows upwards on screen. */
+    const double x0 = l->ox + (double)roi.u0 / l->pw * l->iw, x1 = l->ox + (double)(roi.u1 + 1) / l->pw * l->iw;
+    const double y0 = l->oy + (double)(l->ph - 1 - roi.v1) / l->ph * l->ih;
+    const double y1 = l->oy + (double)(l->ph - roi.v0) / l->ph * l->ih;
+    if (roi.shape == LARMOR_ROI_RECT) {
+        const float bw[4] = { 1.5f, 1.5f, 1.5f, 1.5f };
+        const GdkRGBA bc[4] = { yellow, yellow, yellow, yellow };
+        GskRoundedRect rr;
+        gsk_rounded_rect_init_from_rect(&rr, &GRAPHENE_RECT_INIT((float)x0, (float)y0, (float)(x1 - x0),
+                                                                 (float)(y1 - y0)), 0);
+        gtk_snapshot_append_border(snapshot, &rr, bw, bc);
+    } else {
+        cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT((float)x0 - 2, (float)y0 - 2,
+                                                                              (float)(x1 - x0) + 4, (float)(y1 - y0) + 4));
+        cairo_save(cr);
+        cairo_translate(cr, (x0 + x1) / 2, (y0 + y1) / 2);
+        cairo_scale(cr, MAX((x1 - x0) / 2, 0.5), MAX((y1 - y0) / 2, 0.5));
+        cairo_arc(cr, 0, 0, 1, 0, 2 * G_PI);
+        cairo_restore(cr);
+        gdk_cairo_set_source_rgba(cr, &yellow);
+        cairo_set_line_width(cr, 1.5);
+        cairo_stroke(cr);
+        cairo_destroy(cr);
+    }
+    LarmorRoiStats st;
+    if (larmor_roi_stats(&roi, larmor_volume_get_data(self->volume), &st)) {
+        char *t = larmor_roi_stats_text(&st);
+        append_text(snapshot, GTK_WIDGET(self), t, 6, H - 4, 0, 1, &yellow);
+        g_free(t);
+    }
+}
+
 static void draw_labels(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, double W,
                         double H)
 {
@@ -267,6 +337,7 @@ static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     self->last_draw_ms = (g_get_monotonic_time() - t0) / 1000.0;
 
     draw_crosshair(self, snapshot, &l);
+    draw_roi(self, snapshot, &l, H);
     if (self->show_labels)
         draw_labels(self, snapshot, &l, W, H);
     gtk_snapshot_pop(snapshot);
@@ -331,6 +402,41 @@ static void set_cursor_from(LarmorSliceView *self, double x, double y)
     larmor_view_state_set_cursor(self->state, cur);
 }
 
+/* The plane voxel under (x, y), clamped to the slice. */
+static gboolean plane_voxel(LarmorSliceView *self, double x, double y, int64_t *pu, int64_t *pv)
+{
+    Layout l;
+    if (!compute_layout(self, &l))
+        return FALSE;
+    int64_t i = (int64_t)floor((x - l.ox) / l.iw * l.pw), j = (int64_t)floor((y - l.oy) / l.ih * l.ph);
+    *pu = CLAMP(i, 0, l.pw - 1);
+    *pv = CLAMP(l.ph - 1 - j, 0, l.ph - 1);
+    return TRUE;
+}
+
+static void roi_to(LarmorSliceView *self, double x, double y)
+{
+    int64_t u, v, cur[3];
+    if (!plane_voxel(self, x, y, &u, &v))
+        return;
+    int a, b, n;
+    larmor_orientation_axes(self->orientation, &a, &b, &n);
+    larmor_view_state_get_cursor(self->state, cur);
+    LarmorRoi roi;
+    larmor_roi_set(&roi, larmor_view_state_get_roi_tool(self->state), self->orientation, cur[n],
+                   self->roi_anchor[0], self->roi_anchor[1], u, v);
+    larmor_view_state_set_roi(self->state, &roi);
+}
+
+void larmor_slice_view_draw_roi(LarmorSliceView *self, double x0, double y0, double x1, double y1)
+{
+    if (!self->volume || larmor_view_state_get_roi_tool(self->state) == LARMOR_ROI_NONE)
+        return;
+    if (!plane_voxel(self, x0, y0, &self->roi_anchor[0], &self->roi_anchor[1]))
+        return;
+    roi_to(self, x1, y1);
+}
+
 static void drag_begin(GtkGestureDrag *gesture, double x, double y, LarmorSliceView *self)
 {
     guint button = gtk_gesture_single_get_current_button(GTK_GESTURE_SINGLE(gesture));
@@ -344,6 +450,9 @@ static void drag_begin(GtkGestureDrag *gesture, double x, double y, LarmorSliceV
         self->drag = DRAG_PAN;
     else if (button == GDK_BUTTON_SECONDARY || (button == GDK_BUTTON_PRIMARY && (mods & GDK_SHIFT_MASK)))
         self->drag = DRAG_WINDOW;
+    else if (button == GDK_BUTTON_PRIMARY && larmor_view_state_get_roi_tool(self->state) != LARMOR_ROI_NONE &&
+             plane_voxel(self, x, y, &self->roi_anchor[0], &self->roi_anchor[1]))
+        self->drag = DRAG_ROI;
     else
         self->drag = DRAG_CURSOR;
     self->drag_x0 = x;
@@ -354,6 +463,8 @@ static void drag_begin(GtkGestureDrag *gesture, double x, double y, LarmorSliceV
     gtk_gesture_set_state(GTK_GESTURE(gesture), GTK_EVENT_SEQUENCE_CLAIMED);
     if (self->drag == DRAG_CURSOR)
         set_cursor_from(self, x, y);
+    else if (self->drag == DRAG_ROI)
+        roi_to(self, x, y);
 }
 
 static void drag_update(GtkGestureDrag *gesture, double dx, double dy, LarmorSliceView *self)
@@ -362,6 +473,9 @@ static void drag_update(GtkGestureDrag *gesture, double dx, double dy, LarmorSli
     switch (self->drag) {
     case DRAG_CURSOR:
         set_cursor_from(self, self->drag_x0 + dx, self->drag_y0 + dy);
+        break;
+    case DRAG_ROI:
+        roi_to(self, self->drag_x0 + dx, self->drag_y0 + dy);
         break;
     case DRAG_PAN:
         if (compute_layout(self, &l))
@@ -476,11 +590,13 @@ void larmor_slice_view_set_state(LarmorSliceView *self, LarmorViewState *state)
     if (self->state) {
         g_clear_signal_handler(&self->state_notify_id, self->state);
         g_clear_signal_handler(&self->state_view_id, self->state);
+        g_clear_signal_handler(&self->state_roi_id, self->state);
         g_object_unref(self->state);
     }
     self->state = g_object_ref(state);
     self->state_notify_id = g_signal_connect(state, "notify", G_CALLBACK(on_state_notify), self);
     self->state_view_id = g_signal_connect(state, "view-changed", G_CALLBACK(on_state_view_changed), self);
+    self->state_roi_id = g_signal_connect_swapped(state, "roi-changed", G_CALLBACK(gtk_widget_queue_draw), self);
     invalidate(self);
 }
 
@@ -572,6 +688,7 @@ static void larmor_slice_view_dispose(GObject *object)
     if (self->state) {
         g_clear_signal_handler(&self->state_notify_id, self->state);
         g_clear_signal_handler(&self->state_view_id, self->state);
+        g_clear_signal_handler(&self->state_roi_id, self->state);
     }
     g_clear_object(&self->state);
     g_clear_object(&self->volume);

@@ -3,7 +3,11 @@
  * moves the slice, Ctrl+scroll zooms about the pointer; middle drag (or
  * Ctrl+left) pans; right drag (or Shift+left) sets window (horizontal) and
  * level (vertical). Keys: arrows and Page Up/Down move the slice, Home/End,
- * plus/minus zoom, r resets zoom, pan and window/level. */
+ * plus/minus zoom, r resets zoom, pan and window/level. With the state's
+ * ROI tool on (rectangle or ellipse), a left drag draws the shared region
+ * of interest instead of moving the cursor; it is outlined on the slice it
+ * lies on, with mean, SD, min, max of the magnitude, voxel count and area
+ * in mm² of this view's volume. */
 #ifndef LARMOR_SLICE_VIEW_H
 #define LARMOR_SLICE_VIEW_H
 
@@ -44,6 +48,14 @@ gboolean larmor_slice_view_widget_to_voxel(LarmorSliceView *self, double x, doub
 /* The slice label drawn in the top-right corner, "z 2 (0–3)" (NULL without
  * a volume): 0-based, as the cursor read-out. */
 char *larmor_slice_view_get_slice_text(LarmorSliceView *self);
+/* Statistics of this view's volume in the shared ROI, when the ROI lies on
+ * the slice shown (FALSE otherwise). */
+gboolean larmor_slice_view_get_roi_stats(LarmorSliceView *self, LarmorRoiStats *st);
+/* "mean 1  SD 0  min 1  max 1  12 voxels  12 mm²"; free with g_free. */
+char *larmor_roi_stats_text(const LarmorRoiStats *st);
+/* A drag with the ROI tool from (x0, y0) to (x1, y1), widget coordinates
+ * (what the gesture does; tests call it). */
+void larmor_slice_view_draw_roi(LarmorSliceView *self, double x0, double y0, double x1, double y1);
 /* Time spent turning the slice into pixels in the last snapshot. */
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self);
 

@@ -111,3 +111,37 @@ void larmor_label_set_text(GtkLabel *label, const char *text)
     if (g_strcmp0(gtk_label_get_text(label), text) != 0)
         gtk_label_set_text(label, text);
 }
+
+/* roi-tool (int) -> active: this toggle's shape is the tool. */
+static gboolean roi_tool_to_active(GBinding *b, const GValue *from, GValue *to, gpointer shape)
+{
+    g_value_set_boolean(to, g_value_get_int(from) == GPOINTER_TO_INT(shape));
+    return TRUE;
+}
+
+/* active -> roi-tool: on picks this shape; off clears it only when it was
+ * this shape (the other toggle turning on already replaced it). */
+static gboolean roi_active_to_tool(GBinding *b, const GValue *from, GValue *to, gpointer shape)
+{
+    GObject *state = g_binding_dup_source(b);
+    int tool = 0;
+    if (state) {
+        g_object_get(state, "roi-tool", &tool, NULL);
+        g_object_unref(state);
+    }
+    if (g_value_get_boolean(from))
+        g_value_set_int(to, GPOINTER_TO_INT(shape));
+    else if (tool == GPOINTER_TO_INT(shape))
+        g_value_set_int(to, 0);
+    else
+        return FALSE;
+    return TRUE;
+}
+
+void larmor_bind_roi_tool(GObject *state, GtkToggleButton *rect, GtkToggleButton *ellipse)
+{
+    GtkToggleButton *t[2] = { rect, ellipse };
+    for (int i = 0; i < 2; i++)
+        g_object_bind_property_full(state, "roi-tool", t[i], "active", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
+                                    roi_tool_to_active, roi_active_to_tool, GINT_TO_POINTER(i + 1), NULL);
+}

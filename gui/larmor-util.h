@@ -35,6 +35,10 @@ gboolean larmor_widget_save_png(GtkWidget *widget, const char *path, GError **er
 /* Sets a GtkLabel's text only when it changed (avoids relayout per frame). */
 void larmor_label_set_text(GtkLabel *label, const char *text);
 
+/* Binds a rectangle and an ellipse toggle to a LarmorViewState's
+ * "roi-tool" both ways: at most one is active; none means no tool. */
+void larmor_bind_roi_tool(GObject *state, GtkToggleButton *rect, GtkToggleButton *ellipse);
+
 G_END_DECLS
 
 #endif

@@ -10,6 +10,8 @@ struct _LarmorViewState {
     LarmorMode mode;
     LarmorColormap colormap;
     double zoom[3], pan[3][2];
+    LarmorRoi roi;
+    LarmorRoiShape roi_tool;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorViewState, larmor_view_state, G_TYPE_OBJECT)
@@ -23,11 +25,12 @@ enum {
     PROP_LEVEL,
     PROP_MODE,
     PROP_COLORMAP,
+    PROP_ROI_TOOL,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
 
-enum { SIGNAL_VIEW_CHANGED, N_SIGNALS };
+enum { SIGNAL_VIEW_CHANGED, SIGNAL_ROI_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void larmor_view_state_get_property(GObject *object, guint id, GValue *value,
@@ -42,6 +45,7 @@ static void larmor_view_state_get_property(GObject *object, guint id, GValue *va
     case PROP_LEVEL: g_value_set_double(value, self->level); break;
     case PROP_MODE: g_value_set_int(value, self->mode); break;
     case PROP_COLORMAP: g_value_set_int(value, self->colormap); break;
+    case PROP_ROI_TOOL: g_value_set_int(value, self->roi_tool); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -60,6 +64,7 @@ static void larmor_view_state_set_property(GObject *object, guint id, const GVal
     case PROP_LEVEL: larmor_view_state_set_window_level(self, self->window, g_value_get_double(value)); break;
     case PROP_MODE: larmor_view_state_set_mode(self, g_value_get_int(value)); break;
     case PROP_COLORMAP: larmor_view_state_set_colormap(self, g_value_get_int(value)); break;
+    case PROP_ROI_TOOL: larmor_view_state_set_roi_tool(self, g_value_get_int(value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -77,7 +82,11 @@ static void larmor_view_state_class_init(LarmorViewStateClass *klass)
     props[PROP_LEVEL] = g_param_spec_double("level", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0.5, f);
     props[PROP_MODE] = g_param_spec_int("mode", NULL, NULL, 0, LARMOR_MODE_IMAGINARY, 0, f);
     props[PROP_COLORMAP] = g_param_spec_int("colormap", NULL, NULL, 0, LARMOR_N_COLORMAPS - 1, 0, f);
+    props[PROP_ROI_TOOL] = g_param_spec_int("roi-tool", NULL, NULL, 0, LARMOR_ROI_ELLIPSE, 0, f);
     g_object_class_install_properties(oc, N_PROPS, props);
+    /* The shared region of interest changed (drawn, moved or cleared). */
+    signals[SIGNAL_ROI_CHANGED] = g_signal_new("roi-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                               NULL, NULL, NULL, G_TYPE_NONE, 0);
 
     /* Zoom or pan of one orientation changed (argument: the orientation). */
     signals[SIGNAL_VIEW_CHANGED] = g_signal_new("view-changed", G_TYPE_FROM_CLASS(klass),
@@ -227,4 +236,37 @@ void larmor_view_state_reset_zoom(LarmorViewState *self)
 {
     for (int o = 0; o < 3; o++)
         larmor_view_state_set_zoom_pan(self, o, 1, 0, 0);
+}
+
+void larmor_view_state_get_roi(LarmorViewState *self, LarmorRoi *roi)
+{
+    *roi = self->roi;
+}
+
+void larmor_view_state_set_roi(LarmorViewState *self, const LarmorRoi *roi)
+{
+    if (larmor_roi_equal(&self->roi, roi))
+        return;
+    self->roi = *roi;
+    g_signal_emit(self, signals[SIGNAL_ROI_CHANGED], 0);
+}
+
+void larmor_view_state_clear_roi(LarmorViewState *self)
+{
+    const LarmorRoi none = { .shape = LARMOR_ROI_NONE };
+    larmor_view_state_set_roi(self, &none);
+}
+
+LarmorRoiShape larmor_view_state_get_roi_tool(LarmorViewState *self)
+{
+    return self->roi_tool;
+}
+
+void larmor_view_state_set_roi_tool(LarmorViewState *self, LarmorRoiShape tool)
+{
+    tool = CLAMP(tool, LARMOR_ROI_NONE, LARMOR_ROI_ELLIPSE);
+    if (self->roi_tool == tool)
+        return;
+    self->roi_tool = tool;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_ROI_TOOL]);
 }

@@ -8,6 +8,7 @@
 #include <glib-object.h>
 
 #include "larmor-colormap.h"
+#include "larmor-roi.h"
 #include "larmor-slice.h"
 
 G_BEGIN_DECLS
@@ -40,6 +41,15 @@ void larmor_view_state_get_pan(LarmorViewState *self, LarmorOrientation o, doubl
 void larmor_view_state_set_zoom_pan(LarmorViewState *self, LarmorOrientation o, double zoom,
                                     double px, double py);
 void larmor_view_state_reset_zoom(LarmorViewState *self);
+
+/* The region of interest the linked views share ("roi-changed" on
+ * change), and the drawing tool (property "roi-tool"): NONE means a left
+ * drag moves the cursor, RECT or ELLIPSE that it draws a ROI. */
+void larmor_view_state_get_roi(LarmorViewState *self, LarmorRoi *roi);
+void larmor_view_state_set_roi(LarmorViewState *self, const LarmorRoi *roi);
+void larmor_view_state_clear_roi(LarmorViewState *self);
+LarmorRoiShape larmor_view_state_get_roi_tool(LarmorViewState *self);
+void larmor_view_state_set_roi_tool(LarmorViewState *self, LarmorRoiShape tool);
 
 G_END_DECLS
 

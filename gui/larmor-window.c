@@ -36,6 +36,7 @@ struct _LarmorWindow {
     GtkImage *toast_icon;
     GtkLabel *toast_label;
     GtkWidget *toast_close;
+    GMenu *recent_menu;        /* "Open Recent" in the main menu */
 
     LarmorSettings *settings;
     LarmorDataset *dataset;
@@ -57,6 +58,9 @@ struct _LarmorWindow {
     guint toast_timeout;
     gboolean close_pending;
     gboolean disposed;         /* async callbacks may land after a destroy */
+    gboolean confirm_close;    /* ask before closing with runs not exported (default) */
+    gboolean close_confirmed;  /* "Quit" was chosen: the next close goes through */
+    GtkWindow *close_dialog;   /* the question while it is shown */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorWindow, larmor_window, GTK_TYPE_APPLICATION_WINDOW)
@@ -519,6 +523,86 @@ static gboolean is_maps_base(const char *base)
     return yes;
 }
 
+/* --- recent data sets --------------------------------------------------- */
+
+static char *recent_label(char *const *paths)
+{
+    /* "traj.cfl + kspace.cfl — /data/run1" */
+    GString *s = g_string_new(NULL);
+    for (int i = 0; paths[i]; i++) {
+        char *b = g_path_get_basename(paths[i]);
+        g_string_append_printf(s, "%s%s", i ? " + " : "", b);
+        g_free(b);
+    }
+    char *dir = g_path_get_dirname(paths[0]);
+    g_string_append_printf(s, " — %s", dir);
+    g_free(dir);
+    return g_string_free(s, FALSE);
+}
+
+static void fill_recent(LarmorWindow *self)
+{
+    g_menu_remove_all(self->recent_menu);
+    if (!self->settings)
+        return;
+    char ***recent = larmor_settings_get_recent(self->settings);
+    for (int i = 0; recent[i]; i++) {
+        char *label = recent_label(recent[i]);
+        GMenuItem *item = g_menu_item_new(label, NULL);
+        g_menu_item_set_action_and_target_value(item, "win.open-recent", g_variant_new_int32(i));
+        g_menu_append_item(self->recent_menu, item);
+        g_object_unref(item);
+        g_free(label);
+        g_strfreev(recent[i]);
+    }
+    g_free(recent);
+}
+
+static void remember_recent(LarmorWindow *self, const char *const *paths)
+{
+    if (!self->settings)
+        return;
+    larmor_settings_add_recent(self->settings, paths);
+    GError *error = NULL;
+    if (!larmor_settings_save(self->settings, &error)) {
+        g_message("settings: %s", error->message);
+        g_error_free(error);
+    }
+    fill_recent(self);
+}
+
+GMenuModel *larmor_window_get_recent_menu(LarmorWindow *self)
+{
+    return G_MENU_MODEL(self->recent_menu);
+}
+
+static void action_open_recent(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    if (!self->settings)
+        return;
+    int index = g_variant_get_int32(param);
+    char ***recent = larmor_settings_get_recent(self->settings);
+    int n = 0;
+    while (recent[n])
+        n++;
+    if (index >= 0 && index < n) {
+        int k = (int)g_strv_length(recent[index]);
+        GFile **files = g_new0(GFile *, k + 1);
+        for (int i = 0; i < k; i++)
+            files[i] = g_file_new_for_path(recent[index][i]);
+        larmor_window_open_files(self, files, k);
+        for (int i = 0; i < k; i++)
+            g_object_unref(files[i]);
+        g_free(files);
+    } else
+        larmor_window_show_message(self, "That data set is no longer there", TRUE);
+    for (int i = 0; i < n; i++)
+        g_strfreev(recent[i]);
+    g_free(recent);
+    fill_recent(self);
+}
+
 void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
 {
     GPtrArray *data = g_ptr_array_new_with_free_func(g_free);
@@ -557,7 +641,18 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
             spec.traj_path = data->pdata[0];
             spec.kdata_path = data->len > 1 ? data->pdata[1] : data->pdata[0];
             spec.sens_path = sens;
+            /* Remembered as the files it came from (.cfl for BART bases). */
+            GPtrArray *rec = g_ptr_array_new_with_free_func(g_free);
+            for (guint k = 0; k < MIN(data->len, 2u); k++) {
+                const char *d = data->pdata[k];
+                g_ptr_array_add(rec, single ? g_strdup(d) : g_strconcat(d, ".cfl", NULL));
+            }
+            if (sens)
+                g_ptr_array_add(rec, g_strconcat(sens, ".cfl", NULL));
+            g_ptr_array_add(rec, NULL);
             larmor_window_load(self, &spec);
+            remember_recent(self, (const char *const *)rec->pdata);
+            g_ptr_array_unref(rec);
         }
     }
     if (truth) {
@@ -1216,6 +1311,12 @@ static void on_nifti_written(GObject *source, GAsyncResult *result, gpointer dat
         show_error(self, error);
         g_error_free(error);
     } else {
+        for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+            LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+            if (larmor_run_get_image(r) == j->volume)
+                larmor_run_set_exported(r, TRUE);
+            g_object_unref(r);
+        }
         char *t = g_strdup_printf("Wrote %s (%s)", j->path, j->as_complex ? "complex" : "magnitude");
         larmor_window_show_message(self, t, FALSE);
         g_free(t);
@@ -1340,6 +1441,11 @@ gboolean larmor_window_export_csv(LarmorWindow *self, const char *path, GError *
     /* g_file_set_contents: temporary file, fsync, rename (atomic). */
     gboolean ok = g_file_set_contents(path, csv, -1, error);
     if (ok) {
+        for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+            LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+            larmor_run_set_exported(r, TRUE);
+            g_object_unref(r);
+        }
         char *t = g_strdup_printf("Wrote %s", path);
         larmor_window_show_message(self, t, FALSE);
         g_free(t);
@@ -1437,9 +1543,82 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.remove-run", any && !running);
 }
 
+int larmor_window_count_unexported(LarmorWindow *self)
+{
+    int n = 0;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        n += !larmor_run_get_exported(r);
+        g_object_unref(r);
+    }
+    return n;
+}
+
+void larmor_window_set_confirm_close(LarmorWindow *self, gboolean confirm)
+{
+    self->confirm_close = confirm;
+}
+
+GtkWindow *larmor_window_get_close_dialog(LarmorWindow *self)
+{
+    return self->close_dialog;
+}
+
+static gboolean close_when_idle(gpointer data)
+{
+    LarmorWindow *self = data;
+    if (!self->disposed)
+        gtk_window_close(GTK_WINDOW(self));
+    g_object_unref(self);
+    return G_SOURCE_REMOVE;
+}
+
+static void on_close_dialog_response(GtkDialog *dialog, int response, LarmorWindow *self)
+{
+    self->close_dialog = NULL;
+    gtk_window_destroy(GTK_WINDOW(dialog));
+    if (response == LARMOR_CLOSE_QUIT) {
+        /* After the dialog's response emission: it still refers to its parent. */
+        self->close_confirmed = TRUE;
+        g_idle_add(close_when_idle, g_object_ref(self));
+    }
+}
+
+/* "N runs were not exported": Quit / Cancel. TRUE when the close must wait. */
+static gboolean ask_before_close(LarmorWindow *self)
+{
+    if (!self->confirm_close || self->close_confirmed)
+        return FALSE;
+    if (self->close_dialog) { /* already asking */
+        gtk_window_present(self->close_dialog);
+        return TRUE;
+    }
+    int n = larmor_window_count_unexported(self);
+    if (n == 0)
+        return FALSE;
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    GtkWidget *d = gtk_message_dialog_new(GTK_WINDOW(self), GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT,
+                                          GTK_MESSAGE_QUESTION, GTK_BUTTONS_NONE,
+                                          n == 1 ? "Quit with %d run not exported?" : "Quit with %d runs not exported?", n);
+    gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
+                                             "Their images and figures are lost on quitting. Export them with "
+                                             "Export Image as NIfTI… or Export Metrics as CSV… first to keep them.");
+    gtk_dialog_add_button(GTK_DIALOG(d), "_Cancel", LARMOR_CLOSE_CANCEL);
+    GtkWidget *quit = gtk_dialog_add_button(GTK_DIALOG(d), "_Quit", LARMOR_CLOSE_QUIT);
+    gtk_widget_add_css_class(quit, "destructive-action");
+    gtk_dialog_set_default_response(GTK_DIALOG(d), LARMOR_CLOSE_CANCEL);
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    g_signal_connect(d, "response", G_CALLBACK(on_close_dialog_response), self);
+    self->close_dialog = GTK_WINDOW(d);
+    gtk_window_present(GTK_WINDOW(d));
+    return TRUE;
+}
+
 static gboolean on_close_request(GtkWindow *window, gpointer data)
 {
     LarmorWindow *self = LARMOR_WINDOW(window);
+    if (ask_before_close(self))
+        return TRUE;
     if (self->settings) {
         int w, h;
         gtk_window_get_default_size(window, &w, &h);
@@ -1527,11 +1706,13 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     CHILD(toast_icon);
     CHILD(toast_label);
     CHILD(toast_close);
+    CHILD(recent_menu);
 #undef CHILD
 
     /* Actions per class, GNOME Text Editor style; shortcuts next to them. */
     gtk_widget_class_install_action(wc, "win.open", NULL, action_open);
     gtk_widget_class_install_action(wc, "win.open-truth", NULL, action_open_truth);
+    gtk_widget_class_install_action(wc, "win.open-recent", "i", action_open_recent);
     gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
     gtk_widget_class_install_action(wc, "win.open-maps", NULL, action_open_maps);
     gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);
@@ -1563,6 +1744,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
 static void larmor_window_init(LarmorWindow *self)
 {
     gtk_widget_init_template(GTK_WIDGET(self));
+    self->confirm_close = TRUE;
     self->runs = g_list_store_new(LARMOR_TYPE_RUN);
     self->volumes = g_list_store_new(LARMOR_TYPE_VOLUME);
     g_queue_init(&self->compare_order);
@@ -1602,6 +1784,7 @@ static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, c
                                        larmor_settings_get_int(settings, "view", "colormap", 0));
         remembered = larmor_settings_get_string(settings, "data", "problem", NULL);
         load_params(self);
+        fill_recent(self);
     }
     if (load) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };

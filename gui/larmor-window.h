@@ -34,6 +34,17 @@ void larmor_window_load(LarmorWindow *self, const LarmorDatasetSpec *spec);
 /* Files from the open dialog or a drop: .h5 / .bin alone, a .cfl pair,
  * .nii as the truth. */
 void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n);
+/* The main menu's "Open Recent" items (win.open-recent, target: index),
+ * newest first, from the settings (larmor_settings_get_recent). */
+GMenuModel *larmor_window_get_recent_menu(LarmorWindow *self);
+
+/* Closing the window with runs not exported (larmor_run_get_exported)
+ * asks first: a modal question with Cancel (LARMOR_CLOSE_CANCEL) and Quit
+ * (LARMOR_CLOSE_QUIT); on by default. The dialog while shown, else NULL. */
+enum { LARMOR_CLOSE_CANCEL = 1, LARMOR_CLOSE_QUIT = 2 };
+int larmor_window_count_unexported(LarmorWindow *self);
+void larmor_window_set_confirm_close(LarmorWindow *self, gboolean confirm);
+GtkWindow *larmor_window_get_close_dialog(LarmorWindow *self);
 LarmorDataset *larmor_window_get_dataset(LarmorWindow *self);
 /* Loaded in a worker; the result (or the error) shows in the window. */
 void larmor_window_open_truth(LarmorWindow *self, const char *path);

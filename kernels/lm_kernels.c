@@ -197,6 +197,8 @@ const lm_variant *lm_variant_at(size_t i)
 const lm_variant *lm_variant_find(const char *name, lm_error *err)
 {
     size_t n = lm_variant_count();
+    if (name && strcmp(name, LM_VARIANT_AUTO) == 0)
+        return lm_variant_resolve(name, err);
     if (name) {
         for (size_t i = 0; i < n; i++) {
             const lm_variant *v = lm_variant_at(i);
@@ -207,9 +209,9 @@ const lm_variant *lm_variant_find(const char *name, lm_error *err)
     char known[400];
     size_t len = 0;
     known[0] = '\0';
-    for (size_t i = 0; i < n && len < sizeof known; i++) {
+    for (size_t i = 0; i <= n && len < sizeof known; i++) {
         int w = snprintf(known + len, sizeof known - len, "%s%s", i ? ", " : "",
-                         lm_variant_at(i)->name);
+                         i < n ? lm_variant_at(i)->name : LM_VARIANT_AUTO);
         if (w < 0)
             break;
         len += (size_t)w;
@@ -219,8 +221,35 @@ const lm_variant *lm_variant_find(const char *name, lm_error *err)
     return NULL;
 }
 
+int lm_variant_is_auto(const char *name)
+{
+    return !name || !*name || strcmp(name, LM_VARIANT_AUTO) == 0;
+}
+
+/* Fastest first among those that meet the guide's accuracy; the last one
+ * runs everywhere. */
+static const char *const lm_auto_order[] = {"gpu-nufft", "cpu-nufft"};
+
+const lm_variant *lm_variant_resolve(const char *name, lm_error *err)
+{
+    if (!lm_variant_is_auto(name))
+        return lm_variant_get_available(name, err);
+    size_t n = lm_variant_count();
+    for (size_t k = 0; k < sizeof lm_auto_order / sizeof lm_auto_order[0]; k++)
+        for (size_t i = 0; i < n; i++) {
+            const lm_variant *v = lm_variant_at(i);
+            if (strcmp(v->name, lm_auto_order[k]) == 0 &&
+                (!v->available || v->available(NULL) == LM_OK))
+                return v;
+        }
+    lm_fail(err, LM_ERR_UNSUPPORTED, "auto: no NUFFT variant is available here");
+    return NULL;
+}
+
 const lm_variant *lm_variant_get_available(const char *name, lm_error *err)
 {
+    if (name && strcmp(name, LM_VARIANT_AUTO) == 0)
+        return lm_variant_resolve(name, err);
     const lm_variant *v = lm_variant_find(name, err);
     if (!v)
         return NULL;

@@ -92,10 +92,23 @@ typedef struct lm_variant {
 
 size_t lm_variant_count(void);
 const lm_variant *lm_variant_at(size_t i);
-/* NULL and an error naming the known variants when name is unknown. */
+/* NULL and an error naming the known variants when name is unknown.
+ * "auto" is found as the variant it resolves to (lm_variant_resolve). */
 const lm_variant *lm_variant_find(const char *name, lm_error *err);
-/* Finds and checks availability; the error says why not. */
+/* Finds and checks availability; the error says why not. "auto" is
+ * resolved as by lm_variant_resolve. */
 const lm_variant *lm_variant_get_available(const char *name, lm_error *err);
+
+/* The name that stands for "the fastest variant here". */
+#define LM_VARIANT_AUTO "auto"
+/* Resolves a variant name to an available variant: "auto", NULL and ""
+ * mean the fastest one on this machine that meets GUIDE.md's accuracy
+ * (the NUFFT, 1e-6 relative): gpu-nufft when a GPU is usable, else
+ * cpu-nufft. Any other name is looked up and checked for availability as
+ * lm_variant_get_available does. NULL and the error when none fits. */
+const lm_variant *lm_variant_resolve(const char *name, lm_error *err);
+/* True for the names lm_variant_resolve resolves itself (auto, NULL, ""). */
+int lm_variant_is_auto(const char *name);
 
 /* Paper's FLOP accounting per sample-voxel pair: 15 for F^H d (complex
  * weights: phase 5, sin and cos 1 each, complex accumulate 8), 11 for Q

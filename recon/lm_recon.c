@@ -110,7 +110,7 @@ void lm_recon_opts_init(lm_recon_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->method = LM_METHOD_CG;
-    o->variant = "cpu-simd";
+    o->variant = LM_VARIANT_AUTO; /* the fastest here (lm_variant_resolve) */
     /* Tikhonov with lambda = 0.01 of the diagonal of F^H F: a light touch.
      * On noiseless B32 lambda 0 .. 0.1 give the same error after 60
      * iterations (47.8 %; the error there is set by undersampling, see

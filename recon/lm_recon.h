@@ -63,7 +63,7 @@ typedef int (*lm_progress_fn)(void *user, const lm_progress *p);
 
 typedef struct lm_recon_opts {
     lm_method method;
-    const char *variant;       /* kernel variant name (default "cpu-simd") */
+    const char *variant;       /* kernel variant name (default "auto": lm_variant_resolve) */
     double lambda;
     lm_reg_kind reg;
     const lm_volume *ref;      /* anatomical reference (LM_REG_ANATOMICAL) */

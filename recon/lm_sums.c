@@ -79,7 +79,7 @@ static lm_code run_sum(const lm_variant *v, const ksoa *s, int64_t m, int64_t ns
 
 const lm_variant *lm_sums_variant(const char *name, lm_error *err)
 {
-    return lm_variant_get_available(name && *name ? name : "cpu-simd", err);
+    return lm_variant_resolve(name, err); /* "", NULL and "auto": the fastest here */
 }
 
 lm_code lm_compute_q(const lm_geom *g, const lm_traj *t, const char *variant, int use_cache,

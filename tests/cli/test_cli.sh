@@ -164,5 +164,33 @@ check "recon --noise with another channel count: one line" one_line_error "chann
 check "recon --coils-compress 5 of 4: one line" one_line_error "compress" \
     "$CLI" recon $R2D --coils-compress 5 --out "$T/bad.nii"
 check "no bad recon wrote its output" bash -c "[ ! -e '$T/bad.nii' ]"
+# "auto", the default variant: the fastest accurate one here (gpu-nufft with
+# a GPU, else cpu-nufft), named wherever it is used.
+AUTO_WANT=$(python3 -c "
+import json; v={r['variant']: r for r in json.load(open('$T/v.json'))}
+print('gpu-nufft' if v.get('gpu-nufft', {}).get('available') else 'cpu-nufft')")
+check "variants lists auto first with what it resolves to ($AUTO_WANT)" python3 -c "
+import json; rows=json.load(open('$T/v.json')); a=rows[0]
+assert a['variant']=='auto' and a['available'] and a['resolves_to']=='$AUTO_WANT', a"
+check "variants (text) names auto's choice" bash -c "'$CLI' variants | head -1 | grep -q '^auto .*$AUTO_WANT'"
+"$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 32 --method cg --iters 10 \
+    --truth "$T/p/truth.nii.gz" --out "$T/auto.nii.gz" --json >"$T/auto.json" 2>/dev/null
+check "recon without --variant reports the variant auto picked ($AUTO_WANT)" python3 -c "
+import json; j=json.load(open('$T/auto.json'))
+assert j['variant']=='$AUTO_WANT' and j['variant_requested']=='auto' and j['variant_choice']=='auto -> $AUTO_WANT', j
+assert j['percent_error'] < 60, j"
+check "recon (text) prints auto -> $AUTO_WANT" bash -c "'$CLI' recon --traj '$T/p/traj' --kspace '$T/p/kspace' --matrix 32 --method cg --iters 2 --out '$T/auto2.nii.gz' 2>/dev/null | grep -q '(auto -> $AUTO_WANT, '"
+"$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 32 --method cg --variant cpu-simd --iters 2 \
+    --out "$T/named.nii.gz" --json >"$T/named.json" 2>/dev/null
+check "recon --variant cpu-simd reports cpu-simd, not auto" python3 -c "
+import json; j=json.load(open('$T/named.json')); assert j['variant']=='cpu-simd' and j['variant_choice']=='cpu-simd', j"
+"$CLI" bench --problem B32 --variants auto,cpu-simd --iters 5 --json >"$T/ba.json" 2>"$T/ba.err"
+check "bench: the auto row says which variant ran ($AUTO_WANT)" python3 -c "
+import json; rows=json.load(open('$T/ba.json')); assert len(rows)==2
+assert rows[0]['variant']=='auto' and rows[0]['resolved']=='$AUTO_WANT', rows[0]
+assert rows[1]['variant']=='cpu-simd' and rows[1]['resolved']=='cpu-simd', rows[1]
+assert rows[0]['rel_error'] < 1e-4, rows[0]"
+check "bench names auto's choice on stderr" grep -q "auto -> $AUTO_WANT" "$T/ba.err"
+check "bench --help: auto is the first default row" bash -c "'$CLI' bench --help | grep -q 'default variants: auto'"
 echo "test_cli: $fails failure(s)"
 [ $fails -eq 0 ]

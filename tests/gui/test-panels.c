@@ -41,12 +41,38 @@ static void test_variants(void)
     /* The second drop-down of the panel is the kernel variant. */
     GtkDropDown *dd = GTK_DROP_DOWN(find_by_type(panel, GTK_TYPE_DROP_DOWN, 1));
     GListModel *model = gtk_drop_down_get_model(dd);
-    g_assert_cmpuint(g_list_model_get_n_items(model), ==, lm_variant_count());
+    /* "auto" first, then the table. */
+    g_assert_cmpuint(g_list_model_get_n_items(model), ==, lm_variant_count() + 1);
+    GtkStringObject *first = g_list_model_get_item(model, 0);
+    g_assert_cmpstr(gtk_string_object_get_string(first), ==, "auto");
+    g_object_unref(first);
     for (guint i = 0; i < lm_variant_count(); i++) {
-        GtkStringObject *o = g_list_model_get_item(model, i);
+        GtkStringObject *o = g_list_model_get_item(model, i + 1);
         g_assert_cmpstr(gtk_string_object_get_string(o), ==, lm_variant_at(i)->name);
         g_object_unref(o);
     }
+    /* A new panel (a new install) selects auto, shown with its choice. */
+    g_assert_cmpuint(gtk_drop_down_get_selected(dd), ==, 0);
+    LarmorReconParams dp;
+    g_assert_true(larmor_recon_panel_get_params(LARMOR_RECON_PANEL(panel), &dp, NULL));
+    g_assert_cmpstr(dp.variant, ==, "auto");
+    const lm_variant *picked = lm_variant_resolve("auto", NULL);
+    g_assert_nonnull(picked);
+    g_assert_true(lm_variant_get_available("gpu-nufft", NULL) ? !strcmp(picked->name, "gpu-nufft")
+                                                              : !strcmp(picked->name, "cpu-nufft"));
+    char *auto_label = g_strdup_printf("Auto (fastest: %s here)", picked->name);
+    char *got = larmor_variant_label("auto");
+    g_assert_cmpstr(got, ==, auto_label);
+    g_free(got);
+    g_assert_true(larmor_variant_is_available("auto", NULL));
+    /* The closed drop-down's button shows that label. */
+    GPtrArray *button_labels = g_ptr_array_new();
+    collect_labels(GTK_WIDGET(dd), button_labels);
+    gboolean shown = FALSE;
+    for (guint k = 0; k < button_labels->len; k++)
+        shown |= g_strcmp0(gtk_label_get_text(button_labels->pdata[k]), auto_label) == 0;
+    g_assert_true(shown);
+    g_ptr_array_unref(button_labels);
 
     /* Open the list and look at its rows. */
     g_signal_emit_by_name(dd, "activate");
@@ -79,6 +105,15 @@ static void test_variants(void)
                 g_assert_cmpstr(tip, ==, v->description);
         }
     }
+    int auto_rows = 0;
+    for (guint k = 0; k < labels->len; k++)
+        if (g_strcmp0(gtk_label_get_text(GTK_LABEL(labels->pdata[k])), auto_label) == 0) {
+            auto_rows++;
+            g_assert_true(gtk_widget_get_sensitive(labels->pdata[k]));
+            g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(labels->pdata[k]), picked->name));
+        }
+    g_assert_cmpint(auto_rows, >=, 1);
+    g_free(auto_label);
     printf("# %d variant rows shown, %d unavailable here\n", seen, unavailable);
     g_assert_cmpint(seen, >=, (int)lm_variant_count()); /* the button shows one again */
     g_ptr_array_unref(labels);

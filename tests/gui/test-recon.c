@@ -206,6 +206,7 @@ static void test_cancel(void)
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     gui_test_spin(0.3);
     g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
+    larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test-recent.c */
     gtk_window_close(GTK_WINDOW(w));
     for (int i = 0; i < 2000 && w; i++)
         g_main_context_iteration(NULL, FALSE), g_usleep(1000);
@@ -417,6 +418,7 @@ static void test_preferences(void)
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     g_assert_true(gui_test_wait(idle, w, 300));
+    larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test-recent.c */
     gtk_window_close(GTK_WINDOW(w));
     gui_test_spin(0.1);
     g_object_unref(settings);

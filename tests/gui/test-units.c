@@ -198,6 +198,8 @@ static void test_csv(void)
     char **lines = g_strsplit(csv, "\n", -1);
     g_assert_true(g_str_has_prefix(lines[0], "index,dataset,method,variant,reg,lambda,iters"));
     g_assert_true(g_str_has_prefix(lines[1], "7,\"B32, \"\"quoted\"\"\",cg,"));
+    /* The default variant, auto, is written with what it picked. */
+    g_assert_true(g_str_has_prefix(lines[1], "7,\"B32, \"\"quoted\"\"\",cg,auto -> "));
     g_assert_nonnull(strstr(lines[1], ",0.001,3,"));
     g_assert_nonnull(strstr(lines[1], ",27.5,12.25,"));
     g_strfreev(lines);

@@ -1,0 +1,54 @@
+/* Regions of interest on one slice: a rectangle or an ellipse given by
+ * the voxel bounding box it was dragged over, in the plane of an
+ * orientation at one slice index. Plain C (no widgets): membership,
+ * statistics of the magnitude, and the compare view's CSV. The same ROI
+ * means the same voxel indices on the same grid, whatever volume it is
+ * applied to. */
+#ifndef LARMOR_ROI_H
+#define LARMOR_ROI_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "larmor-slice.h"
+#include "lm_types.h"
+
+G_BEGIN_DECLS
+
+typedef enum { LARMOR_ROI_NONE = 0, LARMOR_ROI_RECT, LARMOR_ROI_ELLIPSE } LarmorRoiShape;
+
+typedef struct {
+    LarmorRoiShape shape;          /* NONE: no ROI */
+    LarmorOrientation orientation; /* the plane it lies in */
+    int64_t slice;                 /* index along the orientation's normal axis */
+    int64_t u0, v0, u1, v1;        /* inclusive voxel bounds in the plane (u0 <= u1, v0 <= v1) */
+} LarmorRoi;
+
+typedef struct {
+    int64_t count;     /* voxels inside */
+    double mean, sd;   /* of the magnitude; sd with n - 1 (0 for one voxel) */
+    double min, max;
+    double area_mm2;   /* count x the in-plane voxel area */
+} LarmorRoiStats;
+
+/* A ROI from two corner voxels (any order) on a slice. */
+void larmor_roi_set(LarmorRoi *roi, LarmorRoiShape shape, LarmorOrientation o, int64_t slice, int64_t ua,
+                    int64_t va, int64_t ub, int64_t vb);
+gboolean larmor_roi_equal(const LarmorRoi *a, const LarmorRoi *b);
+/* Whether plane voxel (u, v) is inside: the whole box for a rectangle;
+ * for an ellipse, the voxel centre inside the ellipse inscribed in the box
+ * ((u + 1/2 - c_u) / r_u)^2 + ((v + 1/2 - c_v) / r_v)^2 <= 1 with the box
+ * spanning [u0, u1 + 1] x [v0, v1 + 1]. */
+gboolean larmor_roi_contains(const LarmorRoi *roi, int64_t u, int64_t v);
+/* Statistics of |vol| inside the ROI (the part within the volume). FALSE
+ * with count 0 when there is no ROI or nothing of it lies in the volume. */
+gboolean larmor_roi_stats(const LarmorRoi *roi, const lm_volume *vol, LarmorRoiStats *st);
+/* "Rectangle, axial z 16: x 3–9, y 4–12". */
+char *larmor_roi_describe(const LarmorRoi *roi);
+/* One line per image: name, shape, orientation, slice, bounds, count,
+ * area_mm2, mean, sd, min, max; with a header. */
+char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const LarmorRoiStats *stats, int n);
+
+G_END_DECLS
+
+#endif

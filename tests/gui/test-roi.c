@@ -1,0 +1,273 @@
+/* Regions of interest: exact statistics of a known image (constant
+ * regions) in a rectangle and an ellipse, by the plain C functions and by
+ * drawing on a slice view; the tool toggles; the compare view's table (one
+ * row per panel: the truth and each run, the same voxels) and its CSV. */
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "gui-test.h"
+#include "larmor-compare-view.h"
+#include "larmor-roi.h"
+#include "larmor-slice-view.h"
+
+/* 16 x 16 x 4 voxels of 2 x 3 x 4 mm: `bg` everywhere, `fg` in the block
+ * x 4..7, y 4..9 of slice z 2. */
+static lm_volume *make_data(float bg, float fg)
+{
+    const int64_t dims[3] = { 16, 16, 4 };
+    const double mm[3] = { 2, 3, 4 };
+    lm_volume *v = lm_volume_new(dims, mm, NULL);
+    g_assert_nonnull(v);
+    for (int64_t i = 0; i < 16 * 16 * 4; i++)
+        v->data[i] = bg;
+    for (int y = 4; y <= 9; y++)
+        for (int x = 4; x <= 7; x++)
+            v->data[x + 16 * (y + 16 * 2)] = fg * (x % 2 ? 1.0f : -1.0f); /* magnitude fg, sign alternating */
+    return v;
+}
+
+static void test_stats(void)
+{
+    lm_volume *v = make_data(1, 5);
+    LarmorRoi roi;
+    LarmorRoiStats st;
+    /* The block itself: 4 x 6 voxels of 5. */
+    larmor_roi_set(&roi, LARMOR_ROI_RECT, LARMOR_ORIENT_AXIAL, 2, 7, 9, 4, 4); /* corners in any order */
+    g_assert_true(roi.u0 == 4 && roi.u1 == 7 && roi.v0 == 4 && roi.v1 == 9);
+    g_assert_true(larmor_roi_stats(&roi, v, &st));
+    g_assert_cmpint(st.count, ==, 24);
+    g_assert_cmpfloat(st.mean, ==, 5);
+    g_assert_cmpfloat(st.sd, ==, 0);
+    g_assert_cmpfloat(st.min, ==, 5);
+    g_assert_cmpfloat(st.max, ==, 5);
+    g_assert_cmpfloat(st.area_mm2, ==, 24 * 2 * 3);
+    /* Wider: 2 columns of background added (12 voxels of 1, 24 of 5). */
+    larmor_roi_set(&roi, LARMOR_ROI_RECT, LARMOR_ORIENT_AXIAL, 2, 2, 4, 7, 9);
+    g_assert_true(larmor_roi_stats(&roi, v, &st));
+    const double mean = (12 * 1.0 + 24 * 5.0) / 36, sd = sqrt((12 * (1 - mean) * (1 - mean) + 24 * (5 - mean) * (5 - mean)) / 35);
+    g_assert_cmpint(st.count, ==, 36);
+    g_assert_cmpfloat_with_epsilon(st.mean, mean, 1e-12);
+    g_assert_cmpfloat_with_epsilon(st.sd, sd, 1e-12);
+    g_assert_cmpfloat(st.min, ==, 1);
+    g_assert_cmpfloat(st.max, ==, 5);
+    g_assert_cmpfloat(st.area_mm2, ==, 36 * 6);
+    /* Another slice: all background. */
+    roi.slice = 1;
+    g_assert_true(larmor_roi_stats(&roi, v, &st));
+    g_assert_cmpfloat(st.mean, ==, 1);
+    g_assert_cmpfloat(st.sd, ==, 0);
+
+    /* Ellipse in the 4 x 4 box x 4..7, y 5..8 (inside the block): the
+     * four corner voxels' centres lie outside ((0.75^2 + 0.75^2) > 1), the
+     * other 12 inside. */
+    larmor_roi_set(&roi, LARMOR_ROI_ELLIPSE, LARMOR_ORIENT_AXIAL, 2, 4, 5, 7, 8);
+    g_assert_false(larmor_roi_contains(&roi, 4, 5));
+    g_assert_false(larmor_roi_contains(&roi, 7, 8));
+    g_assert_true(larmor_roi_contains(&roi, 4, 6));
+    g_assert_true(larmor_roi_contains(&roi, 5, 5));
+    g_assert_true(larmor_roi_stats(&roi, v, &st));
+    g_assert_cmpint(st.count, ==, 12);
+    g_assert_cmpfloat(st.mean, ==, 5);
+    g_assert_cmpfloat(st.sd, ==, 0);
+    g_assert_cmpfloat(st.area_mm2, ==, 12 * 6);
+    /* An ellipse across the block's edge: 1 x 3 box x 3..3? no: x 3..4, y 6..6
+     * (a 2 x 1 box): both voxel centres are inside (du = +-0.5), one 1 and one 5. */
+    larmor_roi_set(&roi, LARMOR_ROI_ELLIPSE, LARMOR_ORIENT_AXIAL, 2, 3, 6, 4, 6);
+    g_assert_true(larmor_roi_stats(&roi, v, &st));
+    g_assert_cmpint(st.count, ==, 2);
+    g_assert_cmpfloat(st.mean, ==, 3);
+    g_assert_cmpfloat_with_epsilon(st.sd, sqrt(8.0), 1e-12);
+    g_assert_cmpfloat(st.min, ==, 1);
+    g_assert_cmpfloat(st.max, ==, 5);
+    /* Coronal plane (x, z) at y 5: the block's row at z 2. */
+    larmor_roi_set(&roi, LARMOR_ROI_RECT, LARMOR_ORIENT_CORONAL, 5, 4, 2, 7, 2);
+    g_assert_true(larmor_roi_stats(&roi, v, &st));
+    g_assert_cmpint(st.count, ==, 4);
+    g_assert_cmpfloat(st.mean, ==, 5);
+    g_assert_cmpfloat(st.area_mm2, ==, 4 * 2 * 4);
+    /* Nothing: no ROI, or a slice outside the volume. */
+    roi.slice = 99;
+    g_assert_false(larmor_roi_stats(&roi, v, &st));
+    roi.shape = LARMOR_ROI_NONE;
+    g_assert_false(larmor_roi_stats(&roi, v, &st));
+    lm_volume_free(v);
+}
+
+static void test_draw(void)
+{
+    LarmorVolume *vol = larmor_volume_new_take(make_data(1, 5), "blocks");
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_dims(st, larmor_volume_get_data(vol)->dims);
+    const int64_t cur[3] = { 0, 0, 2 };
+    larmor_view_state_set_cursor(st, cur);
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(win), 400, 400);
+    gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(view));
+    gui_test_show(GTK_WINDOW(win));
+
+    /* The tool toggles: at most one on, none = no tool. */
+    GtkToggleButton *rect = GTK_TOGGLE_BUTTON(g_object_ref_sink(gtk_toggle_button_new()));
+    GtkToggleButton *ell = GTK_TOGGLE_BUTTON(g_object_ref_sink(gtk_toggle_button_new()));
+    larmor_bind_roi_tool(G_OBJECT(st), rect, ell);
+    g_assert_cmpint(larmor_view_state_get_roi_tool(st), ==, LARMOR_ROI_NONE);
+    gtk_toggle_button_set_active(ell, TRUE);
+    g_assert_cmpint(larmor_view_state_get_roi_tool(st), ==, LARMOR_ROI_ELLIPSE);
+    gtk_toggle_button_set_active(rect, TRUE);
+    g_assert_cmpint(larmor_view_state_get_roi_tool(st), ==, LARMOR_ROI_RECT);
+    g_assert_false(gtk_toggle_button_get_active(ell));
+
+    /* Drag from voxel (7, 9) to (4, 4): the block. */
+    const int64_t a[3] = { 7, 9, 2 }, b[3] = { 4, 4, 2 };
+    double x0, y0, x1, y1;
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, a, &x0, &y0));
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, b, &x1, &y1));
+    larmor_slice_view_draw_roi(view, x0, y0, x1, y1);
+    LarmorRoiStats s;
+    g_assert_true(larmor_slice_view_get_roi_stats(view, &s));
+    g_assert_cmpint(s.count, ==, 24);
+    g_assert_cmpfloat(s.mean, ==, 5);
+    g_assert_cmpfloat(s.sd, ==, 0);
+    g_assert_cmpfloat(s.area_mm2, ==, 144);
+    char *text = larmor_roi_stats_text(&s);
+    g_assert_nonnull(strstr(text, "mean 5"));
+    g_assert_nonnull(strstr(text, "24 voxels"));
+    g_free(text);
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(view));
+
+    /* The ellipse tool over the 4 x 4 box x 4..7, y 5..8: 12 voxels. */
+    gtk_toggle_button_set_active(ell, TRUE);
+    const int64_t c[3] = { 4, 5, 2 }, d[3] = { 7, 8, 2 };
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, c, &x0, &y0));
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, d, &x1, &y1));
+    larmor_slice_view_draw_roi(view, x0, y0, x1, y1);
+    g_assert_true(larmor_slice_view_get_roi_stats(view, &s));
+    g_assert_cmpint(s.count, ==, 12);
+    g_assert_cmpfloat(s.mean, ==, 5);
+    g_assert_cmpfloat(s.area_mm2, ==, 72);
+    gtk_widget_queue_draw(GTK_WIDGET(view));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(view));
+    /* On another slice the ROI is not shown and gives no statistics. */
+    larmor_view_state_set_cursor_axis(st, 2, 1);
+    g_assert_false(larmor_slice_view_get_roi_stats(view, &s));
+    /* Tool off: a drag draws nothing new. */
+    gtk_toggle_button_set_active(ell, FALSE);
+    g_assert_cmpint(larmor_view_state_get_roi_tool(st), ==, LARMOR_ROI_NONE);
+
+    g_object_unref(rect);
+    g_object_unref(ell);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(vol);
+}
+
+static LarmorRun *make_run(float bg, float fg, int index)
+{
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    lm_recon_result res;
+    memset(&res, 0, sizeof res);
+    res.image = make_data(bg, fg);
+    LarmorRun *r = larmor_run_new(&p, "blocks", &res);
+    larmor_run_set_index(r, index);
+    return r;
+}
+
+static void test_compare(void)
+{
+    LarmorCompareView *cv = LARMOR_COMPARE_VIEW(larmor_compare_view_new());
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(win), 1000, 700);
+    gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(cv));
+    gui_test_show(GTK_WINDOW(win));
+    LarmorVolume *truth = larmor_volume_new_take(make_data(1, 5), "truth");
+    LarmorRun *runs[2] = { make_run(2, 4, 1), make_run(0, 7, 2) };
+    larmor_compare_view_set_truth(cv, truth);
+    larmor_compare_view_set_runs(cv, runs, 2);
+    g_assert_cmpint(larmor_compare_view_get_roi_rows(cv), ==, 0);
+
+    /* A rectangle drawn on a run's panel (tool on through the shared state). */
+    LarmorViewState *st = larmor_compare_view_get_state(cv);
+    larmor_view_state_set_roi_tool(st, LARMOR_ROI_RECT);
+    const int64_t cur[3] = { 0, 0, 2 };
+    larmor_view_state_set_cursor(st, cur);
+    gui_test_spin(0.2);
+    LarmorSliceView *panel = larmor_compare_view_get_panel(cv, 2);
+    g_assert_nonnull(panel);
+    const int64_t a[3] = { 2, 4, 2 }, b[3] = { 7, 9, 2 };
+    double x0, y0, x1, y1;
+    g_assert_true(larmor_slice_view_voxel_to_widget(panel, a, &x0, &y0));
+    g_assert_true(larmor_slice_view_voxel_to_widget(panel, b, &x1, &y1));
+    larmor_slice_view_draw_roi(panel, x0, y0, x1, y1);
+
+    /* One row per panel: the truth and each run, over the same 36 voxels. */
+    g_assert_cmpint(larmor_compare_view_get_roi_rows(cv), ==, 3);
+    const double bgs[3] = { 1, 2, 0 }, fgs[3] = { 5, 4, 7 };
+    for (int i = 0; i < 3; i++) {
+        LarmorRoiStats s;
+        const char *name;
+        g_assert_true(larmor_compare_view_get_roi_stats(cv, i, &s, &name));
+        const double mean = (12 * bgs[i] + 24 * fgs[i]) / 36;
+        g_assert_cmpint(s.count, ==, 36);
+        g_assert_cmpfloat_with_epsilon(s.mean, mean, 1e-12);
+        g_assert_cmpfloat(s.min, ==, MIN(bgs[i], fgs[i]));
+        g_assert_cmpfloat(s.max, ==, MAX(bgs[i], fgs[i]));
+        g_assert_cmpfloat(s.area_mm2, ==, 216);
+        if (i == 0)
+            g_assert_cmpstr(name, ==, "truth");
+        else
+            g_assert_cmpstr(name, ==, larmor_run_get_label(runs[i - 1]));
+    }
+
+    /* The CSV: a header and one line per row, written atomically. */
+    char *dir = g_dir_make_tmp("larmor-roi-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "roi.csv", NULL);
+    GError *error = NULL;
+    g_assert_true(larmor_compare_view_write_roi_csv(cv, path, &error));
+    g_assert_no_error(error);
+    char *csv = NULL;
+    g_assert_true(g_file_get_contents(path, &csv, NULL, NULL));
+    char **lines = g_strsplit(csv, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 5); /* header, 3 rows, "" after the last newline */
+    g_assert_true(g_str_has_prefix(lines[0], "image,shape,orientation,slice_axis,slice,"));
+    g_assert_true(g_str_has_prefix(lines[1], "\"truth\",rectangle,Axial,z,2,x,2,7,y,4,9,36,216,"));
+    g_assert_nonnull(strstr(lines[2], ",36,216,3.33333333,")); /* (12 * 2 + 24 * 4) / 36 */
+    g_assert_cmpstr(lines[4], ==, "");
+    g_strfreev(lines);
+    g_free(csv);
+    /* No temporary file is left beside it. */
+    GDir *dd = g_dir_open(dir, 0, NULL);
+    int files = 0;
+    while (g_dir_read_name(dd))
+        files++;
+    g_dir_close(dd);
+    g_assert_cmpint(files, ==, 1);
+    g_remove(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+
+    /* Cleared: no table, and exporting says why. */
+    larmor_view_state_clear_roi(st);
+    g_assert_cmpint(larmor_compare_view_get_roi_rows(cv), ==, 0);
+    g_assert_false(larmor_compare_view_write_roi_csv(cv, "/nonexistent/roi.csv", &error));
+    g_assert_nonnull(error);
+    g_clear_error(&error);
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(runs[0]);
+    g_object_unref(runs[1]);
+    g_object_unref(truth);
+}
+
+int main(int argc, char **argv)
+{
+    gui_test_init(&argc, &argv);
+    g_test_add_func("/roi/stats", test_stats);
+    g_test_add_func("/roi/draw", test_draw);
+    g_test_add_func("/roi/compare", test_compare);
+    return g_test_run();
+}
