@@ -5,9 +5,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench_coils.h"
 #include "cli_util.h"
+#include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
 
@@ -48,12 +50,18 @@ int bench_coils(const lm_problem_def *def, const char *const *names, int nnames,
         lm_recon_result_clear(&warm);
         if (lm_recon_run(&g, t, k, &o, &r, &err) != LM_OK)
             goto done;
+        /* "auto" is shown with what it resolved to */
+        const lm_variant *rv = lm_variant_resolve(names[i], NULL);
+        char shown[64];
+        snprintf(shown, sizeof shown, "%s%s%s", names[i], rv && strcmp(rv->name, names[i]) ? " -> " : "",
+                 rv && strcmp(rv->name, names[i]) ? rv->name : "");
         lm_metrics m = {.psnr_db = NAN, .percent_error = NAN};
         (void)lm_metrics_compute(r.image->data, truth->data, nv, NULL, 0, &m, &err);
         const double gp = r.fhd_pairs / r.time_fhd_s * 1e-9;
         if (json) {
             printf("%s{", i ? ",\n " : "");
             cli_json_str(stdout, "variant", names[i], 1);
+            cli_json_str(stdout, "resolved", rv ? rv->name : names[i], 1);
             cli_json_str(stdout, "problem", def->name, 1);
             cli_json_int(stdout, "coils", r.coils, 1);
             cli_json_num(stdout, "time_q_s", r.time_q_s, 1);
@@ -69,7 +77,7 @@ int bench_coils(const lm_problem_def *def, const char *const *names, int nnames,
             cli_json_num(stdout, "lambda", lambda, 0);
             printf("}");
         } else {
-            printf("%-14s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f %9.2f %9.2f%s\n", names[i], r.time_prep_s, r.time_q_s,
+            printf("%-14s %9.3f %9.3f %9.3f %9.3f %9.3f %10.2f %9.2f %9.2f%s\n", shown, r.time_prep_s, r.time_q_s,
                    r.time_fhd_s,
                    r.time_cg_s, r.time_total_s, gp, m.psnr_db, m.percent_error, r.q_from_cache ? "" : " (Q not cached)");
         }

@@ -18,6 +18,7 @@ struct _LarmorDataset {
     lm_geom geom;
     lm_traj *traj;
     lm_kdata *kdata;
+    lm_kdata *noise;           /* noise scans of an MRD file (prewhitening), or NULL */
     LarmorVolume *truth;
     LarmorVolume *reference;
     LarmorCoilMaps *maps;
@@ -55,6 +56,7 @@ static void larmor_dataset_finalize(GObject *object)
     g_free(self->source);
     lm_traj_free(self->traj);
     lm_kdata_free(self->kdata);
+    lm_kdata_free(self->noise);
     g_clear_object(&self->truth);
     g_clear_object(&self->reference);
     g_clear_object(&self->maps);
@@ -251,8 +253,10 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         self->geom = m.geom;
         self->traj = m.traj;
         self->kdata = m.kdata;
+        self->noise = m.noise;
         m.traj = NULL;
         m.kdata = NULL;
+        m.noise = NULL;
         lm_mrd_clear(&m);
         tpath = kpath = h5;
     } else {
@@ -507,7 +511,12 @@ const char *larmor_dataset_get_maps_note(LarmorDataset *self)
 
 gboolean larmor_dataset_has_noise(LarmorDataset *self)
 {
-    return FALSE;
+    return self->noise != NULL;
+}
+
+const lm_kdata *larmor_dataset_get_noise(LarmorDataset *self)
+{
+    return self->noise;
 }
 
 static void volume_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)

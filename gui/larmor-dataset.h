@@ -85,6 +85,9 @@ const char *larmor_dataset_get_maps_note(LarmorDataset *self);
 /* Noise-only samples for prewhitening: none of Larmor's inputs carry them
  * yet, so always FALSE (the prewhitening control says so). */
 gboolean larmor_dataset_has_noise(LarmorDataset *self);
+/* The noise scans the data came with (read-only, lives as long as the data
+ * set: safe to read from a worker holding a reference), or NULL. */
+const lm_kdata *larmor_dataset_get_noise(LarmorDataset *self);
 
 /* Loads a NIfTI/cfl volume in a worker thread. */
 void larmor_volume_load_async(const char *path, GCancellable *cancellable,

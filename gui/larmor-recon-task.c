@@ -191,6 +191,11 @@ static int on_progress(void *user, const lm_progress *p)
         overall = 1;
         what = "Finishing";
         break;
+    case LM_STAGE_COILS:
+        overall = 0.1 * f;
+        what = "Preparing coils";
+        g_snprintf(detail, sizeof detail, " (whitening, compression, coil maps) · %.0f %%", 100 * f);
+        break;
     default:
         overall = 0;
         what = "Preparing";
@@ -304,6 +309,8 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
             }
             o.compress_coils = self->params.compress;
             o.keep_coil_images = !self->sweep;
+            if (self->params.prewhiten)
+                o.noise = larmor_dataset_get_noise(self->dataset);
         }
         o.progress = on_progress;
         o.progress_user = self;
