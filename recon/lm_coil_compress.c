@@ -4,6 +4,7 @@
  * eigenvalues are the squared singular values, so the energy kept by K
  * virtual coils is the sum of the K largest over the trace. */
 #include "lm_coils.h"
+#include "lm_coils_impl.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -50,22 +51,10 @@ lm_code lm_coil_compress_plan(const lm_kdata *k, int64_t nvirt, double energy,
         rc = LM_ERR_NOMEM;
         goto fail;
     }
-    /* Gram G_ij = sum_m conj(D_mi) D_mj, lower triangle then mirrored */
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t q = 0; q < nc * nc; q++) {
-        int64_t i = q / nc, j = q % nc;
-        if (j > i)
-            continue;
-        const lm_cfloat *a = k->d + i * m, *b = k->d + j * m;
-        double re = 0, im = 0;
-        for (int64_t s = 0; s < m; s++) {
-            double ar = crealf(a[s]), ai = cimagf(a[s]), br = crealf(b[s]), bi = cimagf(b[s]);
-            re += ar * br + ai * bi; /* conj(a) b */
-            im += ar * bi - ai * br;
-        }
-        g[i * nc + j] = re + I * im;
-        g[j * nc + i] = re - I * im;
-    }
+    /* Gram G_ij = sum_m conj(D_mi) D_mj = conj of the channel correlation */
+    lm_channel_gram(k->d, m, nc, g);
+    for (int64_t i = 0; i < nc * nc; i++)
+        g[i] = conj(g[i]);
     double tr = 0;
     for (int64_t i = 0; i < nc; i++)
         tr += creal(g[i * nc + i]);

@@ -40,6 +40,11 @@ int lm_eig_top(lm_eig_ws *ws, double *lambda, lm_cdouble *v);
 
 /* First principal component u (unit C-vector) of the calibration data:
  * top eigenvector of sum_k y(k) y(k)^H. Fails on data without energy. */
+/* Channel correlations of m samples x nc channels (channel c at d + c m):
+ * g[i nc + j] = sum_s d_i(s) conj(d_j(s)), Hermitian, in double, one (i, j)
+ * pair per OpenMP task. */
+void lm_channel_gram(const lm_cfloat *d, int64_t m, int64_t nc, lm_cdouble *g);
+
 lm_code lm_calib_principal(const lm_calib *cal, lm_cdouble *u, lm_error *err);
 
 /* v <- v conj(r)/|r| with r = u^H v, so that the virtual coil u^H v is real

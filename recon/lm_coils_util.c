@@ -141,3 +141,23 @@ lm_code lm_calib_principal(const lm_calib *cal, lm_cdouble *u, lm_error *err)
         return lm_fail(err, LM_ERR_INVALID, "coil maps: the calibration data have no energy");
     return LM_OK;
 }
+
+void lm_channel_gram(const lm_cfloat *d, int64_t m, int64_t nc, lm_cdouble *g)
+{
+    /* the lower triangle; the rest by Hermitian symmetry */
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t p = 0; p < nc * nc; p++) {
+        int64_t i = p / nc, j = p % nc;
+        if (j > i)
+            continue;
+        const lm_cfloat *a = d + i * m, *b = d + j * m;
+        double re = 0, im = 0;
+        for (int64_t s = 0; s < m; s++) {
+            double ar = crealf(a[s]), ai = cimagf(a[s]), br = crealf(b[s]), bi = cimagf(b[s]);
+            re += ar * br + ai * bi; /* a conj(b) */
+            im += ai * br - ar * bi;
+        }
+        g[i * nc + j] = re + I * im;
+        g[j * nc + i] = re - I * im;
+    }
+}

@@ -2,6 +2,7 @@
  * W = L^{-1} from its Cholesky factor, and W applied to each sample's coil
  * vector. Accumulation in double; the data stay single precision. */
 #include "lm_coils.h"
+#include "lm_coils_impl.h"
 
 #include <lapacke.h>
 #include <math.h>
@@ -53,22 +54,9 @@ lm_code lm_noise_covariance(const lm_kdata *noise, lm_cmat **cov, lm_error *err)
     lm_cmat *c = lm_cmat_new(nc, err);
     if (!c)
         return LM_ERR_NOMEM;
-    /* one (i, j) pair per task, j <= i; the rest by Hermitian symmetry */
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t p = 0; p < nc * nc; p++) {
-        int64_t i = p / nc, j = p % nc;
-        if (j > i)
-            continue;
-        const lm_cfloat *a = noise->d + i * ns, *b = noise->d + j * ns;
-        double re = 0, im = 0;
-        for (int64_t m = 0; m < ns; m++) {
-            double ar = crealf(a[m]), ai = cimagf(a[m]), br = crealf(b[m]), bi = cimagf(b[m]);
-            re += ar * br + ai * bi; /* a conj(b) */
-            im += ai * br - ar * bi;
-        }
-        c->a[i * nc + j] = (re + I * im) / (double)ns;
-        c->a[j * nc + i] = (re - I * im) / (double)ns;
-    }
+    lm_channel_gram(noise->d, ns, nc, c->a);
+    for (int64_t i = 0; i < nc * nc; i++)
+        c->a[i] /= (double)ns;
     for (int64_t i = 0; i < nc; i++)
         if (!(creal(c->a[i * nc + i]) > 0)) {
             lm_cmat_free(c);
