@@ -142,8 +142,9 @@ lm_code lm_mrd_slices_affine(const lm_mrd *m, double affine[4][4], double voxel_
                            "ISMRMRD slices: slice %d is not oriented as slice %d (read, phase and slice "
                            "directions must agree to stack them)", si->index, s0->index);
     }
-    /* Offsets along slice_dir from the first slice: ascending, distinct, even. */
-    double d_prev = 0, spacing = 0;
+    /* Offsets along slice_dir from the first slice: ascending, distinct,
+     * on one line, evenly spaced (each step within 1 % of the mean). */
+    double d_prev = 0;
     for (int i = 1; i < ns; i++) {
         const lm_mrd_slice *a = &m->slices[i - 1], *b = &m->slices[i];
         double diff[3];
@@ -158,26 +159,29 @@ lm_code lm_mrd_slices_affine(const lm_mrd *m, double affine[4][4], double voxel_
             return lm_fail(err, LM_ERR_FORMAT,
                            "ISMRMRD slices: slice %d lies before slice %d along the slice direction (slices out "
                            "of order: stack them as lm_mrd_read_opts returns them)", b->index, a->index);
-        if (i == 1)
-            spacing = step;
-        else if (fabs(step - spacing) > 0.01 * spacing)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "ISMRMRD slices: uneven slice spacing: %.4g mm between slices %d and %d, %.4g mm "
-                           "between the first two (more than 1 %% apart)", step, a->index, b->index, spacing);
-        /* The centre must lie on the line through the first along slice_dir. */
         double off = 0;
         for (int k = 0; k < 3; k++) {
             double e = diff[k] - d * sd[k];
             off += e * e;
         }
-        if (sqrt(off) > 0.01 * spacing + 1e-3)
+        if (sqrt(off) > 0.01 * step + 1e-3)
             return lm_fail(err, LM_ERR_FORMAT,
                            "ISMRMRD slices: slice %d is shifted %.4g mm in-plane from slice %d (centres must lie "
                            "on one line along the slice direction)", b->index, sqrt(off), s0->index);
         d_prev = d;
     }
-    /* The mean spacing: (last - first) / (ns - 1). */
-    spacing = d_prev / (ns - 1);
+    const double spacing = d_prev / (ns - 1); /* the mean */
+    for (int i = 1; i < ns; i++) {
+        const lm_mrd_slice *a = &m->slices[i - 1], *b = &m->slices[i];
+        double diff[3];
+        for (int k = 0; k < 3; k++)
+            diff[k] = b->position[k] - a->position[k];
+        double step = dot3(diff, sd);
+        if (fabs(step - spacing) > 0.01 * spacing)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "ISMRMRD slices: uneven slice spacing: %.4g mm between slices %d and %d, %.4g mm on "
+                           "average (more than 1 %% apart)", step, a->index, b->index, spacing);
+    }
     const double vx = m->geom.fov_mm[0] / (double)m->geom.n[0], vy = m->geom.fov_mm[1] / (double)m->geom.n[1];
     if (!(vx > 0) || !(vy > 0) || !isfinite(vx) || !isfinite(vy))
         return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: field of view %g x %g mm / matrix %lld x %lld is "
