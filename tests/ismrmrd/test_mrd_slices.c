@@ -130,6 +130,29 @@ int main(void)
     CHECK(lm_mrd_slices_affine(&m, aff, vox, &e) == LM_ERR_FORMAT);
     CHECK(lm_msg_ok("tilted slice", &e, NULL, "is not oriented as slice"));
     lm_mrd_clear(&m);
+    /* a slice centre off the axis: idx 2 (10 mm) shifted 3 mm along y */
+    sl_make(&F, sl_z);
+    for (int i = 0; i < F.nacq; i++)
+        if (F.acq[i].head.idx.slice == 2)
+            F.acq[i].head.position[1] += 3.0f;
+    CHECK(craft_write(lm_tmp_path("shift.h5"), xml, 0, F.acq, F.nacq) == 0);
+    CHECK_OK(lm_mrd_read_opts(lm_tmp_path("shift.h5"), NULL, &m, &e), &e);
+    lm_error_clear(&e);
+    CHECK(lm_mrd_slices_affine(&m, aff, vox, &e) == LM_ERR_FORMAT);
+    CHECK(lm_msg_ok("slice centre off the axis", &e, NULL, "slice 2 is shifted 3 mm in-plane from slice 1"));
+    lm_mrd_clear(&m);
+    /* slices handed over out of position order */
+    sl_make(&F, sl_z);
+    CHECK_OK(lm_mrd_read_opts(path, NULL, &m, &e), &e);
+    if (m.nslices == 3) {
+        lm_mrd_slice t = m.slices[0];
+        m.slices[0] = m.slices[2];
+        m.slices[2] = t;
+        lm_error_clear(&e);
+        CHECK(lm_mrd_slices_affine(&m, aff, vox, &e) == LM_ERR_FORMAT);
+        CHECK(lm_msg_ok("slices out of order", &e, NULL, "slice 2 lies before slice 0 along the slice direction"));
+    }
+    lm_mrd_clear(&m);
     /* no directions at all */
     sl_make(&F, sl_z);
     for (int i = 0; i < F.nacq; i++)

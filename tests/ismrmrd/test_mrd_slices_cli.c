@@ -160,6 +160,11 @@ int main(int argc, char **argv)
              lm_tmp_path("bad.nii"));
     CHECK(run(args, lm_tmp_path("bad.out"), lm_tmp_path("bad.err")) != 0);
     CHECK(one_line_with(lm_tmp_path("bad.err"), "repetition 4 is not in the file (it holds 1: 0..0)"));
+    /* a 3D matrix asked for */
+    snprintf(args, sizeof args, "recon --traj '%s' %s --matrix 16x16x4 --out '%s'", lm_tmp_path("multi.h5"), opts,
+             lm_tmp_path("bad.nii"));
+    CHECK(run(args, lm_tmp_path("bad.out"), lm_tmp_path("bad.err")) != 0);
+    CHECK(one_line_with(lm_tmp_path("bad.err"), "3 slices of 2D data but the matrix asked for is 16x16x4"));
     /* coil maps are not taken with several slices */
     snprintf(args, sizeof args, "recon --traj '%s' %s --sens '%s' --out '%s'", lm_tmp_path("multi.h5"), opts,
              lm_tmp_path("multi.nii"), lm_tmp_path("bad.nii"));
