@@ -20,6 +20,7 @@ typedef struct cli_inputs {
     int is_mrd, repetition, contrast; /* what was read from an ISMRMRD file */
 } cli_inputs;
 
+/* cli_load_inputs_mrd reading the first repetition and contrast. */
 lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inputs *in, lm_error *err);
 /* As cli_load_inputs; for an ISMRMRD file, the repetition and contrast to
  * read (-1: the first present), and multi-slice files are accepted. */
