@@ -13,7 +13,14 @@ int cli_has_suffix(const char *s, const char *suffix)
 
 lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inputs *in, lm_error *err)
 {
+    return cli_load_inputs_mrd(traj_path, kspace_path, -1, -1, in, err);
+}
+
+lm_code cli_load_inputs_mrd(const char *traj_path, const char *kspace_path, int repetition, int contrast,
+                            cli_inputs *in, lm_error *err)
+{
     memset(in, 0, sizeof *in);
+    in->nslices = 1;
     const char *h5 = NULL;
     if (traj_path && cli_has_suffix(traj_path, ".h5"))
         h5 = traj_path;
@@ -21,7 +28,13 @@ lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inpu
         h5 = kspace_path;
     if (h5) {
         lm_mrd m = {0};
-        lm_code c = lm_mrd_read(h5, &m, err);
+        lm_mrd_opts o;
+        lm_mrd_opts_init(&o);
+        o.repetition = repetition;
+        o.contrast = contrast;
+        lm_code c = lm_mrd_units_env(h5, &o.units, err);
+        if (c == LM_OK)
+            c = lm_mrd_read_opts(h5, &o, &m, err);
         if (c != LM_OK)
             return c;
         in->geom = m.geom;
@@ -30,6 +43,18 @@ lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inpu
         in->kdata = m.kdata;
         in->noise = m.noise;
         in->cartesian = m.cartesian;
+        in->is_mrd = 1;
+        in->repetition = m.repetition;
+        in->contrast = m.contrast;
+        m.traj = NULL;
+        m.kdata = NULL;
+        m.noise = NULL;
+        if (m.nslices > 1) {
+            in->nslices = m.nslices;
+            in->mrd = m; /* owns the slices */
+        } else {
+            lm_mrd_clear(&m);
+        }
         return LM_OK;
     }
     if (!traj_path || !kspace_path)
@@ -49,9 +74,11 @@ void cli_inputs_clear(cli_inputs *in)
     lm_traj_free(in->traj);
     lm_kdata_free(in->kdata);
     lm_kdata_free(in->noise);
+    lm_mrd_clear(&in->mrd);
     in->traj = NULL;
     in->kdata = NULL;
     in->noise = NULL;
+    in->nslices = 1;
 }
 
 lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm_error *err)

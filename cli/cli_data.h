@@ -3,6 +3,7 @@
 #ifndef LM_CLI_DATA_H
 #define LM_CLI_DATA_H
 
+#include "lm_io_ismrmrd.h"
 #include "lm_types.h"
 
 typedef struct cli_inputs {
@@ -12,9 +13,19 @@ typedef struct cli_inputs {
     lm_traj *traj;
     lm_kdata *kdata;
     lm_kdata *noise;   /* noise scans of an ISMRMRD file, or NULL */
+    /* ISMRMRD multi-slice 2D: nslices > 1, traj and kdata NULL, mrd holds the
+     * slices (in stacking order) and geom; else nslices 1, mrd empty. */
+    int nslices;
+    lm_mrd mrd;
+    int is_mrd, repetition, contrast; /* what was read from an ISMRMRD file */
 } cli_inputs;
 
+/* cli_load_inputs_mrd reading the first repetition and contrast. */
 lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inputs *in, lm_error *err);
+/* As cli_load_inputs; for an ISMRMRD file, the repetition and contrast to
+ * read (-1: the first present), and multi-slice files are accepted. */
+lm_code cli_load_inputs_mrd(const char *traj_path, const char *kspace_path, int repetition, int contrast,
+                            cli_inputs *in, lm_error *err);
 void cli_inputs_clear(cli_inputs *in);
 /* .nii/.nii.gz (magnitude unless as_complex) or .cfl */
 lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm_error *err);

@@ -14,14 +14,159 @@
 #include "lm_metrics.h"
 #include "lm_recon.h"
 
+/* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
+ * options, stacked along z in the reader's order (position along the slice
+ * direction) with the affine lm_mrd_slices_affine measures. */
+static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_opts *o, const char *noise_path,
+                        const char *truth_path, const char *out, int as_complex, int json, const char *refused)
+{
+    lm_error err = {0};
+    const int ns = in->nslices;
+    lm_volume *vol = NULL, *truth = NULL;
+    lm_kdata *noise = NULL;
+    lm_recon_result res = {0};
+    double tq = 0, tf = 0, tc = 0, tt = 0;
+    int q_cached = 1, iters = 0, rc = 1;
+    lm_metrics m = {.psnr_db = NAN, .percent_error = NAN};
+    if (refused) {
+        lm_fail(&err, LM_ERR_UNSUPPORTED, "%s: %d slices: %s is not supported with multi-slice data", path, ns,
+                refused);
+        goto done;
+    }
+    if (g.n[2] != 1) {
+        lm_fail(&err, LM_ERR_INVALID, "%s: %d slices of 2D data but the matrix asked for is %lldx%lldx%lld "
+                "(give NXxNY or NXxNYx1)", path, ns, (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
+        goto done;
+    }
+    /* The stacked volume's geometry, on the matrix reconstructed. */
+    lm_mrd placed = in->mrd;
+    placed.geom = g;
+    double aff[4][4], vox[3];
+    if (lm_mrd_slices_affine(&placed, aff, vox, &err) != LM_OK) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        lm_fail(&err, err.code, "%s: %s", path, msg);
+        goto done;
+    }
+    const int64_t dims[3] = {g.n[0], g.n[1], ns};
+    if (!(vol = lm_volume_new(dims, vox, &err)))
+        goto done;
+    memcpy(vol->affine, aff, sizeof aff);
+    if (truth_path) {
+        if (lm_load_volume(truth_path, &truth, &err) != LM_OK)
+            goto done;
+        if (truth->dims[0] != dims[0] || truth->dims[1] != dims[1] || truth->dims[2] != dims[2]) {
+            lm_fail(&err, LM_ERR_INVALID, "%s: truth is %lldx%lldx%lld but the %d slices stack to %lldx%lldx%lld",
+                    truth_path, (long long)truth->dims[0], (long long)truth->dims[1], (long long)truth->dims[2],
+                    ns, (long long)dims[0], (long long)dims[1], (long long)dims[2]);
+            goto done;
+        }
+    }
+    const int64_t nc = in->mrd.slices[0].kdata->ncoils;
+    if (noise_path) {
+        if (lm_load_kdata(noise_path, &noise, &err) != LM_OK)
+            goto done;
+        if (noise->ncoils != nc) {
+            lm_fail(&err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld",
+                    noise_path, (long long)noise->ncoils, (long long)nc);
+            goto done;
+        }
+        o->noise = noise;
+    } else if (in->noise && nc > 1) {
+        o->noise = in->noise; /* the file's own noise scans, for every slice */
+        noise_path = path;
+    }
+    cli_progress prog;
+    cli_progress_init(&prog, 1);
+    o->progress = cli_progress_cb;
+    o->progress_user = &prog;
+    const int64_t nvox = g.n[0] * g.n[1];
+    for (int z = 0; z < ns; z++) {
+        const lm_mrd_slice *sl = &in->mrd.slices[z];
+        if (prog.enabled)
+            fprintf(stderr, "\rslice %d/%d (idx.slice %d)\n", z + 1, ns, sl->index);
+        lm_recon_result_clear(&res);
+        lm_code code = lm_recon_run(&g, sl->traj, sl->kdata, o, &res, &err);
+        cli_progress_done(&prog);
+        if (code != LM_OK) {
+            char msg[sizeof err.msg];
+            snprintf(msg, sizeof msg, "%s", err.msg);
+            lm_fail(&err, code, "%s: slice %d (idx.slice %d): %s", path, z, sl->index, msg);
+            goto done;
+        }
+        memcpy(vol->data + (size_t)z * (size_t)nvox, res.image->data, (size_t)nvox * sizeof *vol->data);
+        tq += res.time_q_s;
+        tf += res.time_fhd_s;
+        tc += res.time_cg_s;
+        tt += res.time_total_s;
+        q_cached &= res.q_from_cache;
+        iters = res.iters_done;
+    }
+    if (cli_write_image(out, vol, as_complex, &err) != LM_OK)
+        goto done;
+    int scale = o->method == LM_METHOD_GRID_LINEAR || o->method == LM_METHOD_GRID_KB;
+    if (truth && lm_metrics_compute(vol->data, truth->data, lm_volume_count(truth), NULL, scale, &m, &err) != LM_OK)
+        goto done;
+    if (json) {
+        printf("{");
+        cli_json_str(stdout, "method", lm_method_name(o->method), 1);
+        cli_json_str(stdout, "variant", o->method == LM_METHOD_CG ? o->variant : "", 1);
+        cli_json_num(stdout, "lambda", o->lambda, 1);
+        cli_json_str(stdout, "reg", lm_reg_name(o->reg), 1);
+        cli_json_int(stdout, "iters", iters, 1);
+        cli_json_num(stdout, "time_q_s", tq, 1);
+        cli_json_bool(stdout, "q_cached", q_cached, 1);
+        cli_json_num(stdout, "time_fhd_s", tf, 1);
+        cli_json_num(stdout, "time_cg_s", tc, 1);
+        cli_json_num(stdout, "time_total_s", tt, 1);
+        cli_json_num(stdout, "psnr_db", m.psnr_db, 1);
+        cli_json_num(stdout, "percent_error", m.percent_error, 1);
+        cli_json_int(stdout, "coils", res.coils, 1);
+        cli_json_int(stdout, "coils_in", res.coils_in, 1);
+        cli_json_bool(stdout, "prewhitened", res.noise_cov != NULL, 1);
+        cli_json_str(stdout, "combine",
+                     res.coils == 1 ? "none" : res.combine == LM_COMBINE_RSS ? "root-sum-of-squares" : "sense", 1);
+        cli_json_int(stdout, "slices", ns, 1);
+        cli_json_num(stdout, "slice_spacing_mm", vox[2], 1);
+        cli_json_int(stdout, "repetition", in->repetition, 1);
+        cli_json_int(stdout, "contrast", in->contrast, 1);
+        cli_json_str(stdout, "out", out, 0);
+        printf("}\n");
+    } else {
+        printf("%s", lm_method_name(o->method));
+        if (o->method == LM_METHOD_CG)
+            printf(" (%s, lambda %g, %s, %d iterations)", o->variant, o->lambda, lm_reg_name(o->reg), iters);
+        printf(": %d slices of %lldx%lld, %.4g mm apart (repetition %d, contrast %d): Q %.3f s%s, F^H d %.3f s, "
+               "CG %.3f s, total %.3f s\n", ns, (long long)g.n[0], (long long)g.n[1], vox[2], in->repetition,
+               in->contrast, tq, q_cached ? " (cached)" : "", tf, tc, tt);
+        if (truth)
+            printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error, scale ? " (scale-matched)" : "");
+        if (res.noise_cov)
+            printf("data prewhitened with the noise covariance of %s\n", noise_path);
+        printf("wrote %s\n", out);
+    }
+    rc = 0;
+done:
+    if (rc)
+        cli_error(&err);
+    lm_recon_result_clear(&res);
+    lm_volume_free(vol);
+    lm_volume_free(truth);
+    lm_kdata_free(noise);
+    return rc;
+}
+
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
          "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
-         "        [--noise N] [--coils-compress K|auto] [--coil-images OUT]\n"
+         "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
+         "  ISMRMRD: --repetition R, --contrast C pick one (default: the first present); a multi-slice 2D\n"
+         "  file is reconstructed slice by slice (same options) and stacked into nx x ny x slices with\n"
+         "  the slices' own geometry (NIfTI affine); --truth then compares the stacked volume\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
          "  --variant auto (the default): the fastest accurate one here (gpu-nufft with a GPU, else cpu-nufft)\n"
@@ -53,12 +198,13 @@ int cmd_recon(int argc, char **argv)
         {"sens", required_argument, 0, 'S'}, {"coil-combine", required_argument, 0, 'B'},
         {"coil-images", required_argument, 0, 'I'}, {"sens-out", required_argument, 0, 'O'},
         {"noise", required_argument, 0, 'N'}, {"coils-compress", required_argument, 0, 'K'},
+        {"repetition", required_argument, 0, 'E'}, {"contrast", required_argument, 0, 'G'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
     const char *sens_path = NULL, *coil_images_path = NULL, *sens_out = NULL, *noise_path = NULL;
     int64_t n[3] = {0, 0, 0};
     double fov = 240.0;
-    int json = 0, as_complex = 0, dirac = 0, method_given = 0;
+    int json = 0, as_complex = 0, dirac = 0, method_given = 0, repetition = -1, contrast = -1;
     lm_recon_opts o;
     lm_recon_opts_init(&o);
     lm_error err = {0};
@@ -91,6 +237,8 @@ int cmd_recon(int argc, char **argv)
         case 'I': coil_images_path = optarg; o.keep_coil_images = 1; break;
         case 'O': sens_out = optarg; break;
         case 'N': noise_path = optarg; break;
+        case 'E': if (!cli_parse_int("--repetition", optarg, 0, 65535, &iv)) return 1; repetition = (int)iv; break;
+        case 'G': if (!cli_parse_int("--contrast", optarg, 0, 65535, &iv)) return 1; contrast = (int)iv; break;
         case 'K':
             if (strcmp(optarg, "auto") == 0) {
                 o.compress_coils = -1;
@@ -125,8 +273,12 @@ int cmd_recon(int argc, char **argv)
     lm_kdata *noise = NULL;
     lm_recon_result res = {0};
     int rc = 1;
-    if (cli_load_inputs(traj, kspace, &in, &err) != LM_OK)
+    if (cli_load_inputs_mrd(traj, kspace, repetition, contrast, &in, &err) != LM_OK)
         return cli_error(&err);
+    if ((repetition >= 0 || contrast >= 0) && !in.is_mrd) {
+        cli_inputs_clear(&in);
+        return cli_errorf("recon: --repetition and --contrast apply to ISMRMRD (.h5) input only");
+    }
     lm_geom g = in.geom;
     if (n[0]) {
         lm_geom_init(&g, n[0], n[1], n[2], in.have_geom ? in.geom.fov_mm[0] : fov);
@@ -138,6 +290,14 @@ int cmd_recon(int argc, char **argv)
         g.basis = LM_BASIS_DIRAC;
     if (in.cartesian && !method_given)
         o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
+    if (in.nslices > 1) {
+        const char *refused = sens_path ? "--sens" : sens_out ? "--sens-out" : coil_images_path ? "--coil-images"
+                              : o.reg == LM_REG_ANATOMICAL ? "--reg anatomical" : NULL;
+        rc = recon_slices(traj && cli_has_suffix(traj, ".h5") ? traj : kspace, &in, g, &o, noise_path, truth_path,
+                          out, as_complex, json, refused);
+        cli_inputs_clear(&in);
+        return rc;
+    }
     if (ref_path && lm_load_volume(ref_path, &ref, &err) != LM_OK)
         goto done;
     if (truth_path && lm_load_volume(truth_path, &truth, &err) != LM_OK)
@@ -243,6 +403,7 @@ int cmd_recon(int argc, char **argv)
         cli_json_str(stdout, "note", res.note, 1);
         cli_json_str(stdout, "combine",
                      res.coils == 1 ? "none" : res.combine == LM_COMBINE_RSS ? "root-sum-of-squares" : "sense", 1);
+        cli_json_int(stdout, "slices", 1, 1);
         cli_json_str(stdout, "out", out, 0);
         printf("}\n");
     } else {

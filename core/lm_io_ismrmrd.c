@@ -70,7 +70,138 @@ void lm_mrd_clear(lm_mrd *m)
     lm_traj_free(m->traj);
     lm_kdata_free(m->kdata);
     lm_kdata_free(m->noise);
+    if (m->slices)
+        for (int i = 0; i < m->nslices; i++) {
+            lm_traj_free(m->slices[i].traj);
+            lm_kdata_free(m->slices[i].kdata);
+        }
+    free(m->slices);
     memset(m, 0, sizeof *m);
+}
+
+void lm_mrd_opts_init(lm_mrd_opts *o)
+{
+    o->units = LM_MRD_UNITS_AUTO;
+    o->repetition = -1;
+    o->contrast = -1;
+}
+
+lm_code lm_mrd_units_env(const char *path, lm_mrd_units *u, lm_error *err)
+{
+    const char *env = getenv("LARMOR_MRD_TRAJ_UNITS");
+    *u = LM_MRD_UNITS_AUTO;
+    if (env && *env) {
+        lm_code rc = lm_mrd_units_parse(env, u, err);
+        if (rc != LM_OK)
+            return lm_fail(err, rc, "%s: LARMOR_MRD_TRAJ_UNITS='%s' unknown (auto, normalized or cycles)",
+                           path ? path : "", env);
+    }
+    return LM_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Multi-slice geometry                                                      */
+/* ------------------------------------------------------------------------ */
+
+static double dot3(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* Unit vector of v into u; 0 if v is (nearly) zero or not finite. */
+static int unit3(const double v[3], double u[3])
+{
+    double n = sqrt(dot3(v, v));
+    if (!(n > 0.5) || !isfinite(n))
+        return 0;
+    for (int a = 0; a < 3; a++)
+        u[a] = v[a] / n;
+    return 1;
+}
+
+lm_code lm_mrd_slices_affine(const lm_mrd *m, double affine[4][4], double voxel_mm[3], lm_error *err)
+{
+    if (!m || !affine || !voxel_mm)
+        return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: nothing to place");
+    const int ns = m->nslices;
+    if (ns < 2 || !m->slices)
+        return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: %d slice%s: no slice spacing to measure", ns,
+                       ns == 1 ? "" : "s");
+    const lm_mrd_slice *s0 = &m->slices[0];
+    double rd[3], pd[3], sd[3];
+    if (!unit3(s0->read_dir, rd) || !unit3(s0->phase_dir, pd) || !unit3(s0->slice_dir, sd))
+        return lm_fail(err, LM_ERR_FORMAT,
+                       "ISMRMRD slices: slice %d has no read, phase or slice direction (zero in its acquisition "
+                       "headers): cannot place the slices", s0->index);
+    for (int i = 1; i < ns; i++) {
+        const lm_mrd_slice *si = &m->slices[i];
+        double r[3], p[3], q[3];
+        if (!unit3(si->read_dir, r) || !unit3(si->phase_dir, p) || !unit3(si->slice_dir, q) ||
+            dot3(r, rd) < 0.9999 || dot3(p, pd) < 0.9999 || dot3(q, sd) < 0.9999)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "ISMRMRD slices: slice %d is not oriented as slice %d (read, phase and slice "
+                           "directions must agree to stack them)", si->index, s0->index);
+    }
+    /* Offsets along slice_dir from the first slice: ascending, distinct,
+     * on one line, evenly spaced (each step within 1 % of the mean). */
+    double d_prev = 0;
+    for (int i = 1; i < ns; i++) {
+        const lm_mrd_slice *a = &m->slices[i - 1], *b = &m->slices[i];
+        double diff[3];
+        for (int k = 0; k < 3; k++)
+            diff[k] = b->position[k] - s0->position[k];
+        double d = dot3(diff, sd), step = d - d_prev;
+        if (fabs(step) < 1e-4)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "ISMRMRD slices: slices %d and %d are both at %.4g mm along the slice direction "
+                           "(duplicated position)", a->index, b->index, d);
+        if (step < 0)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "ISMRMRD slices: slice %d lies before slice %d along the slice direction (slices out "
+                           "of order: stack them as lm_mrd_read_opts returns them)", b->index, a->index);
+        double off = 0;
+        for (int k = 0; k < 3; k++) {
+            double e = diff[k] - d * sd[k];
+            off += e * e;
+        }
+        if (sqrt(off) > 0.01 * step + 1e-3)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "ISMRMRD slices: slice %d is shifted %.4g mm in-plane from slice %d (centres must lie "
+                           "on one line along the slice direction)", b->index, sqrt(off), s0->index);
+        d_prev = d;
+    }
+    const double spacing = d_prev / (ns - 1); /* the mean */
+    for (int i = 1; i < ns; i++) {
+        const lm_mrd_slice *a = &m->slices[i - 1], *b = &m->slices[i];
+        double diff[3];
+        for (int k = 0; k < 3; k++)
+            diff[k] = b->position[k] - a->position[k];
+        double step = dot3(diff, sd);
+        if (fabs(step - spacing) > 0.01 * spacing)
+            return lm_fail(err, LM_ERR_FORMAT,
+                           "ISMRMRD slices: uneven slice spacing: %.4g mm between slices %d and %d, %.4g mm on "
+                           "average (more than 1 %% apart)", step, a->index, b->index, spacing);
+    }
+    const double vx = m->geom.fov_mm[0] / (double)m->geom.n[0], vy = m->geom.fov_mm[1] / (double)m->geom.n[1];
+    if (!(vx > 0) || !(vy > 0) || !isfinite(vx) || !isfinite(vy))
+        return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: field of view %g x %g mm / matrix %lld x %lld is "
+                       "not a voxel size", m->geom.fov_mm[0], m->geom.fov_mm[1], (long long)m->geom.n[0],
+                       (long long)m->geom.n[1]);
+    voxel_mm[0] = vx;
+    voxel_mm[1] = vy;
+    voxel_mm[2] = spacing;
+    /* LPS (MRD) -> RAS (NIfTI): x and y negated. */
+    static const double ras[3] = {-1, -1, 1};
+    const double cx = (double)(m->geom.n[0] / 2), cy = (double)(m->geom.n[1] / 2);
+    memset(affine, 0, 16 * sizeof affine[0][0]);
+    for (int r = 0; r < 3; r++) {
+        affine[r][0] = ras[r] * rd[r] * vx;
+        affine[r][1] = ras[r] * pd[r] * vy;
+        affine[r][2] = ras[r] * sd[r] * spacing;
+        affine[r][3] = ras[r] * (s0->position[r] - cx * vx * rd[r] - cy * vy * pd[r]);
+    }
+    affine[3][3] = 1.0;
+    return LM_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -487,6 +618,12 @@ lm_code lm_mrd_read(const char *path, lm_mrd *out, lm_error *err)
     return lm_mrd_read_units(path, LM_MRD_UNITS_AUTO, out, err);
 }
 
+lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err)
+{
+    (void)opts;
+    return lm_mrd_read_units(path, LM_MRD_UNITS_AUTO, out, err);
+}
+
 lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                            const char *trajectory, lm_error *err)
 {
@@ -593,6 +730,7 @@ typedef struct mrd_head {
     uint64_t flags;
     uint16_t ns, channels, dpre, dpost, center, encref, tdim;
     mrd_idx idx;
+    float geo[4][3]; /* position, read_dir, phase_dir, slice_dir (0 when the file has none) */
 } mrd_head;
 
 typedef struct mrd_acq {
@@ -614,6 +752,8 @@ static const size_t head_offsets[] = {
     offsetof(mrd_head, encref), offsetof(mrd_head, tdim)};
 static const char *const idx_fields[] = {"kspace_encode_step_1", "kspace_encode_step_2", "average",
                                          "slice", "contrast", "phase", "repetition", "set"};
+/* Optional: read only when the file has all four (float arrays of 3). */
+static const char *const geo_fields[] = {"position", "read_dir", "phase_dir", "slice_dir"};
 
 /* Memory types; data_complex: the file stores data as vlen of {real, imag}
  * (old MRD) rather than vlen of float pairs. */
@@ -631,7 +771,7 @@ static void mrd_types_close(mrd_types *t)
     }
 }
 
-static int mrd_types_make(mrd_types *t, int data_complex)
+static int mrd_types_make(mrd_types *t, int data_complex, int has_geo)
 {
     t->idx = t->head = t->head_only = t->acq = t->traj_vl = t->data_vl = t->cplx = -1;
     int ok = 1;
@@ -643,6 +783,15 @@ static int mrd_types_make(mrd_types *t, int data_complex)
     for (size_t i = 1; i < 8; i++)
         ok &= H5Tinsert(t->head, head_fields[i], head_offsets[i], H5T_NATIVE_UINT16) >= 0;
     ok &= H5Tinsert(t->head, "idx", offsetof(mrd_head, idx), t->idx) >= 0;
+    if (has_geo) {
+        hsize_t three = 3;
+        hid_t f3 = H5Tarray_create2(H5T_NATIVE_FLOAT, 1, &three);
+        ok &= f3 >= 0;
+        for (size_t i = 0; i < 4 && f3 >= 0; i++)
+            ok &= H5Tinsert(t->head, geo_fields[i], offsetof(mrd_head, geo) + i * 3 * sizeof(float), f3) >= 0;
+        if (f3 >= 0)
+            H5Tclose(f3);
+    }
     t->head_only = H5Tcreate(H5T_COMPOUND, sizeof(mrd_head_only));
     ok &= H5Tinsert(t->head_only, "head", 0, t->head) >= 0;
     t->traj_vl = H5Tvlen_create(H5T_NATIVE_FLOAT);
@@ -685,8 +834,32 @@ static hid_t member_type(hid_t parent, const char *name, H5T_class_t want, const
     return t;
 }
 
-/* Validates the file's acquisition type; *data_complex tells the data layout. */
-static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, lm_error *err)
+/* Whether head holds name as an array of 3 floating-point numbers. */
+static int geo_member_ok(hid_t head, const char *name)
+{
+    int i = H5Tget_member_index(head, name);
+    if (i < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    hid_t t = H5Tget_member_type(head, (unsigned)i);
+    int ok = 0;
+    if (t >= 0 && H5Tget_class(t) == H5T_ARRAY && H5Tget_array_ndims(t) == 1) {
+        hsize_t n = 0;
+        hid_t b = H5Tget_super(t);
+        ok = H5Tget_array_dims2(t, &n) == 1 && n == 3 && b >= 0 && H5Tget_class(b) == H5T_FLOAT;
+        if (b >= 0)
+            H5Tclose(b);
+    }
+    if (t >= 0)
+        H5Tclose(t);
+    H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+
+/* Validates the file's acquisition type; *data_complex tells the data
+ * layout, *has_geo whether the slice geometry fields are there. */
+static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, int *has_geo, lm_error *err)
 {
     if (H5Tget_class(ftype) != H5T_COMPOUND)
         return lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data is not a compound dataset (not MRD acquisitions)", path);
@@ -715,6 +888,9 @@ static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, 
         if (idx >= 0)
             H5Tclose(idx);
     }
+    *has_geo = 1;
+    for (size_t i = 0; i < 4; i++)
+        *has_geo &= geo_member_ok(head, geo_fields[i]);
     H5Tclose(head);
     if (rc != LM_OK)
         return rc;
@@ -901,7 +1077,23 @@ typedef struct mrd_scan {
     uint16_t e2_max;
     int64_t noise_m;        /* samples per channel of the noise scans */
     int64_t noise_channels; /* their channel count (0: none) */
+    uint64_t other_sel;     /* imaging acquisitions of other repetitions/contrasts skipped */
+    int nslices;            /* distinct idx.slice among kept */
+    int64_t *slice_m;       /* 65536 entries: samples per channel of each idx.slice (owned) */
 } mrd_scan;
+
+/* The repetition and contrast read, chosen before pass 1 (-1: the file
+ * has no imaging acquisitions). */
+typedef struct mrd_sel {
+    int repetition, contrast;
+    int nrep, ncon;         /* distinct values among imaging acquisitions */
+    int rep_lo, rep_hi, con_lo, con_hi;
+} mrd_sel;
+
+static int acq_selected(const mrd_head *h, const mrd_sel *sel)
+{
+    return h->idx.repetition == sel->repetition && h->idx.contrast == sel->contrast;
+}
 
 static int acq_skipped(const mrd_head *h, mrd_scan *s)
 {
@@ -933,7 +1125,7 @@ typedef struct mrd_file {
     uint64_t file_size;
     hid_t fid, ds, fspace;
     hsize_t nacq;
-    int data_complex;
+    int data_complex, has_geo;
     mrd_types types;
     lm_mrd_header hdr;
 } mrd_file;
@@ -1006,7 +1198,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
         rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the type of /dataset/data");
         goto fail;
     }
-    rc = check_acq_type(ft, path, &f->data_complex, err);
+    rc = check_acq_type(ft, path, &f->data_complex, &f->has_geo, err);
     H5Tclose(ft);
     if (rc != LM_OK)
         goto fail;
@@ -1032,7 +1224,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
                      (unsigned long long)f->nacq, (unsigned long long)MRD_MAX_ACQ);
         goto fail;
     }
-    if (!mrd_types_make(&f->types, f->data_complex)) {
+    if (!mrd_types_make(&f->types, f->data_complex, f->has_geo)) {
         rc = h5_fail(err, LM_ERR_INTERNAL, path, "cannot build the HDF5 memory types");
         goto fail;
     }
@@ -1054,15 +1246,101 @@ static int read_block(mrd_file *f, hid_t mt, hsize_t start, hsize_t count, void 
     return ok;
 }
 
+/* Pass 0: headers only, to choose the repetition and contrast. With no
+ * repetition asked for, the lowest present is read, and the contrast is
+ * the one asked for or the lowest present in that repetition. */
+static lm_code scan_select(mrd_file *f, const char *path, const lm_mrd_opts *o, mrd_sel *sel, lm_error *err)
+{
+    memset(sel, 0, sizeof *sel);
+    sel->repetition = sel->contrast = -1;
+    unsigned char *rep = calloc(65536, 1), *con = calloc(65536, 1);
+    uint32_t *con_in = calloc(65536, sizeof *con_in); /* stamp: seen in the repetition wanted */
+    mrd_head_only *buf = calloc(MRD_BLOCK, sizeof *buf);
+    lm_code rc = LM_OK;
+    if (!rep || !con || !con_in || !buf) {
+        rc = lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
+        goto out;
+    }
+    const int want_rep = o->repetition;
+    int cur = -1;
+    uint32_t stamp = 1;
+    for (hsize_t start = 0; start < f->nacq; start += MRD_BLOCK) {
+        hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
+        memset(buf, 0, count * sizeof *buf);
+        if (!read_block(f, f->types.head_only, start, count, buf)) {
+            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
+            goto out;
+        }
+        for (hsize_t b = 0; b < count; b++) {
+            const mrd_head *h = &buf[b].head;
+            if (acq_skipped(h, NULL))
+                continue;
+            int r = h->idx.repetition, c = h->idx.contrast;
+            rep[r] = con[c] = 1;
+            if (want_rep < 0 && (cur < 0 || r < cur)) {
+                cur = r;
+                stamp++; /* forget the contrasts of the higher repetition */
+            }
+            if (r == (want_rep >= 0 ? want_rep : cur))
+                con_in[c] = stamp;
+        }
+    }
+    sel->rep_lo = sel->con_lo = -1;
+    for (int v = 0; v < 65536; v++) {
+        if (rep[v]) {
+            if (sel->rep_lo < 0)
+                sel->rep_lo = v;
+            sel->rep_hi = v;
+            sel->nrep++;
+        }
+        if (con[v]) {
+            if (sel->con_lo < 0)
+                sel->con_lo = v;
+            sel->con_hi = v;
+            sel->ncon++;
+        }
+    }
+    if (sel->nrep == 0)
+        goto out; /* pass 1 says there is nothing to reconstruct */
+    if (want_rep >= 0 && (want_rep > 65535 || !rep[want_rep])) {
+        rc = lm_fail(err, LM_ERR_INVALID, "%s: repetition %d is not in the file (it holds %d: %d..%d)", path,
+                     want_rep, sel->nrep, sel->rep_lo, sel->rep_hi);
+        goto out;
+    }
+    sel->repetition = want_rep >= 0 ? want_rep : cur;
+    if (o->contrast >= 0) {
+        if (o->contrast > 65535 || con_in[o->contrast] != stamp) {
+            rc = lm_fail(err, LM_ERR_INVALID,
+                         "%s: contrast %d is not in repetition %d of the file (it holds contrasts %d..%d)", path,
+                         o->contrast, sel->repetition, sel->con_lo, sel->con_hi);
+            goto out;
+        }
+        sel->contrast = o->contrast;
+    } else {
+        for (int v = 0; v < 65536 && sel->contrast < 0; v++)
+            if (con_in[v] == stamp)
+                sel->contrast = v;
+    }
+out:
+    free(rep);
+    free(con);
+    free(con_in);
+    free(buf);
+    return rc;
+}
+
 /* Pass 1: headers only. Counts, checks consistency and sizes. */
-static lm_code scan_headers(mrd_file *f, const char *path, mrd_scan *s, lm_error *err)
+static lm_code scan_headers(mrd_file *f, const char *path, const mrd_sel *sel, mrd_scan *s, lm_error *err)
 {
     memset(s, 0, sizeof *s);
     s->tdim = -1;
     s->total = f->nacq;
     mrd_head_only *buf = calloc(MRD_BLOCK, sizeof *buf);
-    if (!buf)
+    s->slice_m = calloc(65536, sizeof *s->slice_m);
+    if (!buf || !s->slice_m) {
+        free(buf);
         return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
+    }
     lm_code rc = LM_OK;
     int64_t last_len = 0, first = -1;
     int uniform = 1;
@@ -1093,6 +1371,10 @@ static lm_code scan_headers(mrd_file *f, const char *path, mrd_scan *s, lm_error
             }
             if (acq_skipped(h, s))
                 continue;
+            if (!acq_selected(h, sel)) {
+                s->other_sel++;
+                continue;
+            }
             if (h->tdim != 0 && h->tdim != 2 && h->tdim != 3) {
                 rc = lm_fail(err, LM_ERR_UNSUPPORTED,
                              "%s: acquisition %llu has trajectory_dimensions %u (Larmor reads 0, 2 or 3)",
@@ -1155,6 +1437,9 @@ static lm_code scan_headers(mrd_file *f, const char *path, mrd_scan *s, lm_error
                 uniform = 0;
             last_len = len;
             s->m += len; /* at most 2^24 x 65535 < 2^40: no overflow */
+            if (s->slice_m[h->idx.slice] == 0)
+                s->nslices++;
+            s->slice_m[h->idx.slice] += len;
             stored += (uint64_t)h->ns * ((uint64_t)h->channels * 8u + (uint64_t)h->tdim * 4u);
             s->kept++;
         }
@@ -1177,11 +1462,12 @@ static lm_code scan_headers(mrd_file *f, const char *path, mrd_scan *s, lm_error
                        "file holds %llu bytes (truncated or inconsistent headers)",
                        path, (unsigned long long)stored, (long long)s->m, (long long)s->channels,
                        (unsigned long long)f->file_size);
+    /* Slices are the caller's to judge; contrasts are one by selection. */
     static const char *const what[4] = {"slices", "contrasts", "cardiac phases", "sets"};
-    for (int q = 0; q < 4; q++)
+    for (int q = 2; q < 4; q++)
         if (s->hi[q] != s->lo[q])
             return lm_fail(err, LM_ERR_UNSUPPORTED,
-                           "%s: %s %u..%u in one file; Larmor reconstructs a single volume", path, what[q],
+                           "%s: %s %u..%u in one file; Larmor reconstructs one phase and one set", path, what[q],
                            s->lo[q], s->hi[q]);
     if (s->reversed)
         return lm_fail(err, LM_ERR_UNSUPPORTED,
@@ -1202,18 +1488,29 @@ static double enc_center(const lm_mrd_header *h, int step)
     return (double)(h->matrix[step + 1] / 2);
 }
 
-/* Pass 2: trajectories and data. kraw gets the trajectory as stored
- * (tdim values per sample scaled later); for tdim 0 the trajectory is
- * derived from the counters. */
-static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, float *k, int tdim_eff,
-                            lm_kdata *kd, lm_kdata *noise, lm_error *err)
+/* Where pass 2 puts one slice's samples (one target for single-volume data). */
+typedef struct mrd_target {
+    float *k;          /* m x 3 */
+    lm_kdata *kd;
+    int64_t m, pos;
+    int have_geo;
+    float geo[4][3];   /* from the slice's first acquisition */
+} mrd_target;
+
+/* Pass 2: trajectories and data. Each target's k gets the trajectory as
+ * stored (tdim values per sample scaled later); for tdim 0 the trajectory
+ * is derived from the counters. slice_of maps idx.slice to a target (NULL:
+ * everything to target 0). */
+static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, const mrd_sel *sel,
+                            mrd_target *tg, const int32_t *slice_of, int tdim_eff, lm_kdata *noise,
+                            lm_error *err)
 {
     mrd_acq *buf = calloc(MRD_BLOCK, sizeof *buf);
     if (!buf)
         return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
     lm_code rc = LM_OK;
-    int64_t pos = 0, npos = 0;
-    const int64_t m = s->m, nc = s->channels;
+    int64_t total = 0, npos = 0;
+    const int64_t nc = s->channels;
     const lm_mrd_header *hdr = &f->hdr;
     double c1 = enc_center(hdr, 0), c2 = enc_center(hdr, 1);
     for (hsize_t start = 0; start < f->nacq && rc == LM_OK; start += MRD_BLOCK) {
@@ -1251,11 +1548,13 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, fl
                 npos += h->ns;
                 continue;
             }
-            if (acq_skipped(h, NULL))
+            if (acq_skipped(h, NULL) || !acq_selected(h, sel))
                 continue;
             /* The headers must still agree with pass 1. */
             int64_t len = (int64_t)h->ns - h->dpre - h->dpost;
-            if (h->tdim != s->tdim || h->channels != nc || len <= 0 || pos + len > m) {
+            int32_t ti = slice_of ? slice_of[h->idx.slice] : 0;
+            mrd_target *T = ti >= 0 ? &tg[ti] : NULL;
+            if (!T || h->tdim != s->tdim || h->channels != nc || len <= 0 || T->pos + len > T->m) {
                 rc = lm_fail(err, LM_ERR_FORMAT, "%s: acquisition %llu changed while reading", path, a);
                 break;
             }
@@ -1282,9 +1581,15 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, fl
             }
             const float *tr = q->traj.p;
             const float *dv = q->data.p; /* {real, imag} compound is two floats too */
+            if (!T->have_geo) {
+                memcpy(T->geo, h->geo, sizeof T->geo);
+                T->have_geo = 1;
+            }
+            const int64_t pos = T->pos, m = T->m;
+            lm_kdata *kd = T->kd;
             for (int64_t j = 0; j < len && rc == LM_OK; j++) {
                 int64_t smp = h->dpre + j; /* index in the stored readout */
-                float *kk = k + 3 * (pos + j);
+                float *kk = T->k + 3 * (pos + j);
                 if (h->tdim) {
                     for (int d = 0; d < h->tdim; d++) {
                         float v = tr[smp * h->tdim + d];
@@ -1317,32 +1622,26 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, fl
                     dst[1] = p[1];
                 }
             }
-            pos += len;
+            T->pos += len;
+            total += len;
         }
         H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf);
         H5Sclose(ms);
     }
     free(buf);
-    if (rc == LM_OK && pos != m)
+    if (rc == LM_OK && total != s->m)
         rc = lm_fail(err, LM_ERR_FORMAT, "%s: acquisitions changed while reading", path);
     return rc;
 }
 
 static lm_code mrd_units_from_env(const char *path, lm_mrd_units *u, lm_error *err)
 {
-    const char *env = getenv("LARMOR_MRD_TRAJ_UNITS");
-    *u = LM_MRD_UNITS_AUTO;
-    if (env && *env) {
-        lm_code rc = lm_mrd_units_parse(env, u, err);
-        if (rc != LM_OK)
-            return lm_fail(err, rc, "%s: LARMOR_MRD_TRAJ_UNITS='%s' unknown (auto, normalized or cycles)",
-                           path ? path : "", env);
-    }
-    return LM_OK;
+    return lm_mrd_units_env(path, u, err);
 }
 
 typedef struct mrd_summary {
-    mrd_scan scan;
+    mrd_scan scan;          /* slice_m not kept */
+    mrd_sel sel;
     lm_mrd_header hdr;
     lm_mrd_units units_used; /* NORMALIZED or CYCLES for stored trajectories */
     const char *units_why;
@@ -1350,21 +1649,72 @@ typedef struct mrd_summary {
     int ndim;
 } mrd_summary;
 
-/* Locked: the caller holds h5_quiet. */
-static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_summary *sum, lm_error *err)
+/* Slices sorted by position along the first slice's slice_dir, ties by index. */
+static double sort_dir[3];
+
+static int slice_cmp(const void *a, const void *b)
+{
+    const lm_mrd_slice *x = a, *y = b;
+    double dx = dot3(x->position, sort_dir), dy = dot3(y->position, sort_dir);
+    if (dx < dy)
+        return -1;
+    if (dx > dy)
+        return 1;
+    return (x->index > y->index) - (x->index < y->index);
+}
+
+static void targets_free(mrd_target *tg, lm_traj **tr, lm_kdata **kd, int n)
+{
+    for (int i = 0; i < n; i++) {
+        lm_traj_free(tr[i]);
+        lm_kdata_free(kd[i]);
+    }
+    free(tg);
+    free(tr);
+    free(kd);
+}
+
+/* Locked: the caller holds h5_quiet. allow_slices: return multi-slice 2D
+ * data in out->slices (else such files are refused when out is given). */
+static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out, mrd_summary *sum,
+                        lm_error *err)
 {
     mrd_file f;
     lm_code rc = mrd_file_open(path, &f, err);
     if (rc != LM_OK)
         return rc;
     mrd_scan s;
-    rc = scan_headers(&f, path, &s, err);
+    memset(&s, 0, sizeof s);
+    mrd_sel sel;
+    int32_t *slice_of = NULL;
+    mrd_target *tg = NULL;
+    lm_traj **trs = NULL;
+    lm_kdata **kds = NULL;
+    lm_kdata *nk = NULL;
+    int nt = 0;
+    rc = scan_select(&f, path, o, &sel, err);
+    if (rc == LM_OK)
+        rc = scan_headers(&f, path, &sel, &s, err);
     if (rc != LM_OK)
         goto done;
     const lm_mrd_header *h = &f.hdr;
     if (sum) {
         sum->scan = s;
+        sum->scan.slice_m = NULL;
+        sum->sel = sel;
         sum->hdr = *h;
+    }
+    if (s.nslices > 1 && h->matrix[2] > 1) {
+        rc = lm_fail(err, LM_ERR_UNSUPPORTED,
+                     "%s: slices %u..%u of a 3D encoding (z = %lld): multi-slab data are not supported", path,
+                     s.lo[0], s.hi[0], (long long)h->matrix[2]);
+        goto done;
+    }
+    if (s.nslices > 1 && out && !allow_slices) {
+        rc = lm_fail(err, LM_ERR_UNSUPPORTED,
+                     "%s: holds %d slices (idx.slice %u..%u): reconstruct them with larmor-cli recon", path,
+                     s.nslices, s.lo[0], s.hi[0]);
+        goto done;
     }
 
     /* Dimensionality. */
@@ -1388,14 +1738,38 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
                      (long long)s.noise_channels, (long long)s.channels);
         goto done;
     }
-    lm_traj *t = lm_traj_new(s.m, ndim, err);
-    lm_kdata *kd = t ? lm_kdata_new(s.m, s.channels, err) : NULL;
-    lm_kdata *nk = kd && s.noise_m > 0 && out ? lm_kdata_new(s.noise_m, s.noise_channels, err) : NULL;
-    if (!t || !kd || (s.noise_m > 0 && out && !nk)) {
-        lm_kdata_free(kd);
-        kd = NULL;
-        lm_traj_free(t);
+
+    /* One target per slice, in idx.slice order. */
+    nt = s.nslices;
+    slice_of = malloc(65536 * sizeof *slice_of);
+    tg = calloc((size_t)nt, sizeof *tg);
+    trs = calloc((size_t)nt, sizeof *trs);
+    kds = calloc((size_t)nt, sizeof *kds);
+    if (!slice_of || !tg || !trs || !kds) {
+        rc = lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
+        goto done;
+    }
+    for (int v = 0, i = 0; v < 65536; v++) {
+        slice_of[v] = -1;
+        if (s.slice_m[v] > 0 && i < nt) {
+            slice_of[v] = i;
+            tg[i].m = s.slice_m[v];
+            i++;
+        }
+    }
+    for (int i = 0; i < nt && rc == LM_OK; i++) {
+        trs[i] = lm_traj_new(tg[i].m, ndim, err);
+        kds[i] = trs[i] ? lm_kdata_new(tg[i].m, s.channels, err) : NULL;
+        if (!trs[i] || !kds[i])
+            rc = err ? err->code : LM_ERR_NOMEM;
+        else {
+            tg[i].k = trs[i]->k;
+            tg[i].kd = kds[i];
+        }
+    }
+    if (rc == LM_OK && s.noise_m > 0 && out && !(nk = lm_kdata_new(s.noise_m, s.noise_channels, err)))
         rc = err ? err->code : LM_ERR_NOMEM;
+    if (rc != LM_OK) {
         if (err) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
@@ -1403,27 +1777,24 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
         }
         goto done;
     }
-    rc = read_samples(&f, path, &s, t->k, ndim, kd, nk, err);
-    if (rc != LM_OK) {
-        lm_traj_free(t);
-        lm_kdata_free(kd);
-        lm_kdata_free(nk);
+    rc = read_samples(&f, path, &s, &sel, tg, nt > 1 ? slice_of : NULL, ndim, nk, err);
+    if (rc != LM_OK)
         goto done;
-    }
 
     /* Units of a stored trajectory. */
     double kmax = 0;
     lm_mrd_units used = LM_MRD_UNITS_CYCLES;
     const char *why = "derived from the encoding counters";
     if (s.tdim > 0) {
-        for (int64_t i = 0; i < s.m; i++)
-            for (int d = 0; d < s.tdim; d++) {
-                double v = fabs(t->k[3 * i + d]);
-                if (v > kmax)
-                    kmax = v;
-            }
-        if (units != LM_MRD_UNITS_AUTO) {
-            used = units;
+        for (int ti = 0; ti < nt; ti++)
+            for (int64_t i = 0; i < tg[ti].m; i++)
+                for (int d = 0; d < s.tdim; d++) {
+                    double v = fabs(tg[ti].k[3 * i + d]);
+                    if (v > kmax)
+                        kmax = v;
+                }
+        if (o->units != LM_MRD_UNITS_AUTO) {
+            used = o->units;
             why = "as asked";
         } else if (h->larmor_units >= 0) {
             used = (lm_mrd_units)h->larmor_units;
@@ -1435,49 +1806,108 @@ static lm_code mrd_load(const char *path, lm_mrd_units units, lm_mrd *out, mrd_s
             used = LM_MRD_UNITS_CYCLES;
             why = "max |k| > 0.5: taken as cycles/FOV";
         }
-        if (used == LM_MRD_UNITS_NORMALIZED)
-            for (int64_t i = 0; i < s.m; i++)
-                for (int d = 0; d < s.tdim; d++)
-                    t->k[3 * i + d] *= (float)h->matrix[d];
-        if (s.tdim == 3 && h->matrix[2] == 1) {
-            for (int64_t i = 0; i < s.m; i++)
-                if (t->k[3 * i + 2] != 0) {
-                    rc = lm_fail(err, LM_ERR_FORMAT,
-                                 "%s: 3-D trajectory (kz = %g at sample %lld) but the encoded matrix has z = 1",
-                                 path, (double)t->k[3 * i + 2], (long long)i);
-                    lm_traj_free(t);
-                    lm_kdata_free(kd);
-                    lm_kdata_free(nk);
-                    goto done;
-                }
-            t->ndim = 2;
+        for (int ti = 0; ti < nt; ti++) {
+            lm_traj *t = trs[ti];
+            if (used == LM_MRD_UNITS_NORMALIZED)
+                for (int64_t i = 0; i < t->m; i++)
+                    for (int d = 0; d < s.tdim; d++)
+                        t->k[3 * i + d] *= (float)h->matrix[d];
+            if (s.tdim == 3 && h->matrix[2] == 1) {
+                for (int64_t i = 0; i < t->m; i++)
+                    if (t->k[3 * i + 2] != 0) {
+                        rc = lm_fail(err, LM_ERR_FORMAT,
+                                     "%s: 3-D trajectory (kz = %g at sample %lld) but the encoded matrix has z = 1",
+                                     path, (double)t->k[3 * i + 2], (long long)i);
+                        goto done;
+                    }
+                t->ndim = 2;
+            }
         }
     }
-    if (h->larmor_readout >= 0 && h->larmor_readout <= s.m)
-        t->readout = h->larmor_readout;
-    else
-        t->readout = s.readout;
+    for (int ti = 0; ti < nt; ti++) {
+        if (h->larmor_readout >= 0 && h->larmor_readout <= trs[ti]->m)
+            trs[ti]->readout = h->larmor_readout;
+        else
+            trs[ti]->readout = s.readout <= trs[ti]->m ? s.readout : 0;
+    }
     if (sum) {
         sum->units_used = used;
         sum->units_why = why;
         sum->kmax_stored = kmax;
-        sum->ndim = t->ndim;
+        sum->ndim = nt ? trs[0]->ndim : ndim;
     }
     if (out) {
         lm_geom_init(&out->geom, h->matrix[0], h->matrix[1], h->matrix[2], h->fov_mm[0]);
         for (int a = 0; a < 3; a++)
             out->geom.fov_mm[a] = h->fov_mm[a];
-        out->traj = t;
-        out->kdata = kd;
         out->noise = nk;
+        nk = NULL;
         out->cartesian = s.tdim == 0;
-    } else {
-        lm_traj_free(t);
-        lm_kdata_free(kd);
-        lm_kdata_free(nk);
+        out->nslices = nt;
+        out->repetition = sel.repetition;
+        out->contrast = sel.contrast;
+        out->nrepetitions = sel.nrep;
+        out->ncontrasts = sel.ncon;
+        if (nt == 1) {
+            out->traj = trs[0];
+            out->kdata = kds[0];
+            trs[0] = NULL;
+            kds[0] = NULL;
+        } else {
+            out->slices = calloc((size_t)nt, sizeof *out->slices);
+            if (!out->slices) {
+                rc = lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path);
+                lm_mrd_clear(out);
+                goto done;
+            }
+            for (int v = 0; v < 65536; v++) {
+                int i = slice_of[v];
+                if (i < 0)
+                    continue;
+                lm_mrd_slice *sl = &out->slices[i];
+                sl->traj = trs[i];
+                sl->kdata = kds[i];
+                trs[i] = NULL;
+                kds[i] = NULL;
+                sl->index = v;
+                for (int a = 0; a < 3; a++) {
+                    sl->position[a] = tg[i].geo[0][a];
+                    sl->read_dir[a] = tg[i].geo[1][a];
+                    sl->phase_dir[a] = tg[i].geo[2][a];
+                    sl->slice_dir[a] = tg[i].geo[3][a];
+                }
+            }
+            double sd[3];
+            if (unit3(out->slices[0].slice_dir, sd)) {
+                /* sort_dir is shared: the caller holds the reader's lock */
+                memcpy(sort_dir, sd, sizeof sd);
+                qsort(out->slices, (size_t)nt, sizeof *out->slices, slice_cmp);
+            }
+        }
     }
 done:
+    if (tg)
+        targets_free(tg, trs, kds, nt);
+    lm_kdata_free(nk);
+    free(slice_of);
+    free(s.slice_m);
     mrd_file_close(&f);
+    return rc;
+}
+
+lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err)
+{
+    if (!out)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no output for the ISMRMRD reader", path ? path : "");
+    memset(out, 0, sizeof *out);
+    lm_mrd_opts def;
+    lm_mrd_opts_init(&def);
+    if (!opts)
+        opts = &def;
+    h5_quiet q;
+    h5_quiet_begin(&q);
+    lm_code rc = mrd_load(path, opts, 1, out, NULL, err);
+    h5_quiet_end(&q);
     return rc;
 }
 
@@ -1486,9 +1916,12 @@ lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_
     if (!out)
         return lm_fail(err, LM_ERR_INVALID, "%s: no output for the ISMRMRD reader", path ? path : "");
     memset(out, 0, sizeof *out);
+    lm_mrd_opts o;
+    lm_mrd_opts_init(&o);
+    o.units = units;
     h5_quiet q;
     h5_quiet_begin(&q);
-    lm_code rc = mrd_load(path, units, out, NULL, err);
+    lm_code rc = mrd_load(path, &o, 0, out, NULL, err);
     h5_quiet_end(&q);
     return rc;
 }
@@ -1556,7 +1989,10 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
     memset(&sm, 0, sizeof sm);
     h5_quiet q;
     h5_quiet_begin(&q);
-    rc = mrd_load(path, u, NULL, &sm, err);
+    lm_mrd_opts o;
+    lm_mrd_opts_init(&o);
+    o.units = u;
+    rc = mrd_load(path, &o, 1, NULL, &sm, err);
     h5_quiet_end(&q);
     if (rc != LM_OK)
         return rc;
@@ -1571,7 +2007,17 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
         sb_printf(&b, ", %llu of other encodings skipped", (unsigned long long)s->other_encoding);
     if (s->empty)
         sb_printf(&b, ", %llu empty", (unsigned long long)s->empty);
+    if (s->other_sel)
+        sb_printf(&b, ", %llu of other repetitions/contrasts skipped", (unsigned long long)s->other_sel);
     sb_printf(&b, ")\n");
+    const mrd_sel *sel = &sm.sel;
+    sb_printf(&b, "  repetitions: %d (%d..%d), reading %d\n", sel->nrep, sel->rep_lo, sel->rep_hi, sel->repetition);
+    sb_printf(&b, "  contrasts: %d (%d..%d), reading %d\n", sel->ncon, sel->con_lo, sel->con_hi, sel->contrast);
+    if (s->nslices > 1)
+        sb_printf(&b, "  slices: %d (idx.slice %u..%u), 2D multi-slice: reconstructed slice by slice and stacked\n",
+                  s->nslices, s->lo[0], s->hi[0]);
+    else
+        sb_printf(&b, "  slices: 1 (idx.slice %u)\n", s->lo[0]);
     sb_printf(&b, "  channels: %lld\n", (long long)s->channels);
     if (s->noise_m > 0)
         sb_printf(&b, "  noise scans: %lld samples per channel (used to prewhiten)\n", (long long)s->noise_m);

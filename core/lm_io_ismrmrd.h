@@ -8,13 +8,34 @@
 
 #include "lm_types.h"
 
+/* One slice of a multi-slice 2D acquisition (lm_mrd.slices). Geometry as
+ * stored in the first acquisition of the slice: MRD's patient coordinates
+ * (DICOM LPS), mm, unit direction vectors (all 0 when the file has none). */
+typedef struct lm_mrd_slice {
+    lm_traj *traj;          /* cycles/FOV, 2D (kz = 0) */
+    lm_kdata *kdata;        /* every channel, acquisition order within the slice */
+    int index;              /* the acquisitions' idx.slice */
+    double position[3], read_dir[3], phase_dir[3], slice_dir[3];
+} lm_mrd_slice;
+
 typedef struct lm_mrd {
     lm_geom geom;       /* encoded matrix and FOV from the XML header */
-    lm_traj *traj;      /* cycles/FOV (converted; see docs/ismrmrd.md) */
-    lm_kdata *kdata;    /* all channels of the imaging acquisitions */
+    lm_traj *traj;      /* cycles/FOV (converted; see docs/ismrmrd.md); NULL when
+                           nslices > 1 */
+    lm_kdata *kdata;    /* all channels of the imaging acquisitions; NULL when
+                           nslices > 1 */
     lm_kdata *noise;    /* the noise-measurement acquisitions (all their samples,
                            every channel), or NULL when the file has none */
     int cartesian;      /* trajectory derived from encoding counters */
+    /* Multi-slice 2D (only from lm_mrd_read_opts; lm_mrd_read and
+     * lm_mrd_read_units refuse such files): nslices > 1 and slices holds
+     * them, sorted by position along the first slice's slice_dir (ties by
+     * index), which is the order lm_mrd_slices_affine stacks them in; traj and
+     * kdata are then NULL. nslices == 1: traj and kdata as always, slices NULL. */
+    int nslices;
+    lm_mrd_slice *slices;
+    int repetition, contrast;     /* the idx.repetition and idx.contrast read */
+    int nrepetitions, ncontrasts; /* how many distinct ones the imaging acquisitions hold */
 } lm_mrd;
 
 lm_code lm_mrd_read(const char *path, lm_mrd *out, lm_error *err);
@@ -22,7 +43,8 @@ void lm_mrd_clear(lm_mrd *m);
 /* Writes a non-Cartesian dataset (one acquisition per readout of traj). */
 lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                      lm_error *err);
-/* Multi-line summary for `larmor-cli info` (caller frees). */
+/* Multi-line summary for `larmor-cli info` (caller frees): also the slices,
+ * repetitions and contrasts present and which repetition/contrast is read. */
 lm_code lm_mrd_info(const char *path, char **text, lm_error *err);
 
 /* ---- Additions (docs/ismrmrd.md) ---- */
@@ -64,5 +86,41 @@ typedef struct lm_mrd_header {
  * names the file in messages. Exposed for tests and fuzzing. */
 lm_code lm_mrd_header_parse(const char *xml, size_t len, const char *what, lm_mrd_header *out,
                             lm_error *err);
+
+/* ---- Multi-slice, repetitions, contrasts (docs/ismrmrd.md) ---- */
+
+/* What lm_mrd_read_opts reads. Acquisitions of another repetition or
+ * contrast are skipped (info counts them). */
+typedef struct lm_mrd_opts {
+    lm_mrd_units units; /* as lm_mrd_read_units (AUTO: tag, then max|k|; the
+                           environment is not read: see lm_mrd_units_env) */
+    int repetition;     /* idx.repetition to read; -1: the lowest present */
+    int contrast;       /* idx.contrast to read; -1: the lowest present */
+} lm_mrd_opts;
+
+/* units AUTO, repetition and contrast -1. */
+void lm_mrd_opts_init(lm_mrd_opts *o);
+/* The units LARMOR_MRD_TRAJ_UNITS asks for (AUTO when unset); path names
+ * the file in the message when the variable is not understood. */
+lm_code lm_mrd_units_env(const char *path, lm_mrd_units *out, lm_error *err);
+/* Reads one repetition and contrast. Unlike lm_mrd_read, files whose
+ * acquisitions span several idx.slice values with an encoded z of 1 are
+ * read as multi-slice 2D data: out->nslices > 1, out->slices set and
+ * out->traj/out->kdata NULL (callers must handle both). Several slices in a
+ * 3D encoding (z > 1), several cardiac phases or sets are refused. A
+ * repetition or contrast asked for but absent: LM_ERR_INVALID. opts NULL:
+ * lm_mrd_opts_init's defaults. */
+lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err);
+
+/* The index -> scanner mm affine (NIfTI RAS: MRD's LPS x and y negated) of
+ * the volume stacking m->slices in their order (nx x ny x nslices, the
+ * matrix m->geom.n[0..1]): columns 0 and 1 along read_dir and phase_dir
+ * with voxels fov/n, column 2 along slice_dir with the spacing measured
+ * between consecutive slice positions; index (nx/2, ny/2, k) is slice k's
+ * position. voxel_mm gets the three voxel sizes. Refused (LM_ERR_FORMAT,
+ * one line, no file name: the caller adds it): fewer than 2 slices, missing
+ * (zero) or differing directions, slices out of order, duplicated
+ * positions, spacing uneven by more than 1 %, centres off the slice axis. */
+lm_code lm_mrd_slices_affine(const lm_mrd *m, double affine[4][4], double voxel_mm[3], lm_error *err);
 
 #endif

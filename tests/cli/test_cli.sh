@@ -192,5 +192,16 @@ assert rows[1]['variant']=='cpu-simd' and rows[1]['resolved']=='cpu-simd', rows[
 assert rows[0]['rel_error'] < 1e-4, rows[0]"
 check "bench names auto's choice on stderr" grep -q "auto -> $AUTO_WANT" "$T/ba.err"
 check "bench --help: auto is the first default row" bash -c "'$CLI' bench --help | grep -q 'default variants: auto'"
+# ISMRMRD repetition/contrast choice (multi-slice: tests/ismrmrd/test_mrd_slices_cli.c)
+check "recon --repetition with cfl input: one line" one_line_error "apply to ISMRMRD (.h5) input only" \
+    "$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 32 --repetition 1 --out "$T/r.nii"
+if [ -s "$T/cm/data.h5" ]; then
+    check "recon --repetition 0 on a one-repetition file: JSON has slices 1" bash -c \
+        "'$CLI' recon --traj '$T/cm/data.h5' --method grid-linear --repetition 0 --contrast 0 --out '$T/r0.nii' --json 2>/dev/null | grep -q '\"slices\": 1'"
+    check "recon --contrast 2 absent: one line naming the file" one_line_error "contrast 2 is not in repetition 0" \
+        "$CLI" recon --traj "$T/cm/data.h5" --contrast 2 --out "$T/r2.nii"
+    check "info lists repetitions, contrasts, slices" bash -c \
+        "'$CLI' info '$T/cm/data.h5' | grep -q 'repetitions: 1 (0..0), reading 0' && '$CLI' info '$T/cm/data.h5' | grep -q 'slices: 1'"
+fi
 echo "test_cli: $fails failure(s)"
 [ $fails -eq 0 ]

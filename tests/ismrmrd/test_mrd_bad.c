@@ -244,10 +244,31 @@ int main(void)
     acq[0] = good_acq(2, 0);
     acq[1] = good_acq(2, 1);
     acq[1].head.idx.slice = 3;
-    expect_bad("two slices", "slices.h5", xml, acq, 2, LM_ERR_UNSUPPORTED, "slices 0..3");
+    /* lm_mrd_read keeps its one-volume contract: multi-slice files are
+     * lm_mrd_read_opts's (test_mrd_slices.c) */
+    expect_bad("two slices", "slices.h5", xml, acq, 2, LM_ERR_UNSUPPORTED,
+               "holds 2 slices (idx.slice 0..3): reconstruct them with larmor-cli recon");
+    acq[1] = good_acq(2, 1);
+    acq[1].head.idx.phase = 2;
+    expect_bad("two cardiac phases", "phases.h5", xml, acq, 2, LM_ERR_UNSUPPORTED, "cardiac phases 0..2");
+    acq[1] = good_acq(2, 1);
+    acq[1].head.idx.set = 1;
+    expect_bad("two sets", "sets.h5", xml, acq, 2, LM_ERR_UNSUPPORTED, "sets 0..1");
+    acq[1] = good_acq(2, 1);
+    acq[1].head.idx.kspace_encode_step_2 = 0;
+    acq[1].head.idx.slice = 1;
+    {
+        char xmlz[4096];
+        craft_xml(xmlz, sizeof xmlz, 32, 4, 220, "radial");
+        expect_bad("two slices of a 3D encoding", "slab.h5", xmlz, acq, 2, LM_ERR_UNSUPPORTED, "multi-slab");
+    }
+    /* Another contrast is skipped now (the first is read), not refused. */
     acq[1] = good_acq(2, 1);
     acq[1].head.idx.contrast = 1;
-    expect_bad("two contrasts", "contrasts.h5", xml, acq, 2, LM_ERR_UNSUPPORTED, "contrasts 0..1");
+    CHECK(craft_write(lm_tmp_path("contrasts.h5"), xml, 0, acq, 2) == 0);
+    CHECK_OK(lm_mrd_read(lm_tmp_path("contrasts.h5"), &r, &e), &e);
+    CHECK(r.traj && r.traj->m == NS && r.contrast == 0 && r.ncontrasts == 2);
+    lm_mrd_clear(&r);
     acq[0] = good_acq(0, 0);
     acq[0].head.flags = 1ull << (ISMRMRD_ACQ_IS_REVERSE - 1);
     expect_bad("reversed Cartesian readout", "reverse.h5", xml, acq, 1, LM_ERR_UNSUPPORTED, "reversed");
