@@ -81,6 +81,45 @@ void cli_inputs_clear(cli_inputs *in)
     in->nslices = 1;
 }
 
+lm_code cli_load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err)
+{
+    *out = NULL;
+    lm_sens *s = NULL;
+    lm_code c = lm_load_sens(path, &s, err);
+    if (c == LM_OK)
+        c = lm_check_sens(s, g->n, ncoils, path, err);
+    if (c != LM_OK) {
+        lm_sens_free(s);
+        return c;
+    }
+    *out = s;
+    return LM_OK;
+}
+
+lm_code cli_load_noise(const char *path, int64_t ncoils, lm_kdata **out, lm_error *err)
+{
+    *out = NULL;
+    lm_kdata *k = NULL;
+    lm_code c = lm_load_noise(path, &k, err);
+    if (c == LM_OK)
+        c = lm_check_noise(k, ncoils, path, err);
+    if (c != LM_OK) {
+        lm_kdata_free(k);
+        return c;
+    }
+    *out = k;
+    return LM_OK;
+}
+
+int64_t cli_inputs_channels(const cli_inputs *in)
+{
+    if (in->kdata)
+        return in->kdata->ncoils;
+    if (in->nslices > 1 && in->mrd.slices && in->mrd.slices[0].kdata)
+        return in->mrd.slices[0].kdata->ncoils;
+    return 0;
+}
+
 lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm_error *err)
 {
     if (cli_has_suffix(path, ".nii") || cli_has_suffix(path, ".nii.gz"))

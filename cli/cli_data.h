@@ -27,6 +27,15 @@ lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inpu
 lm_code cli_load_inputs_mrd(const char *traj_path, const char *kspace_path, int repetition, int contrast,
                             cli_inputs *in, lm_error *err);
 void cli_inputs_clear(cli_inputs *in);
+/* --sens: lm_load_sens, then lm_check_sens against g's matrix (for a
+ * multi-slice 2D file: one slice, nx x ny x 1) and ncoils. */
+lm_code cli_load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err);
+/* --noise: lm_load_noise (a .cfl, or an ISMRMRD file's noise scans), then
+ * lm_check_noise against ncoils. */
+lm_code cli_load_noise(const char *path, int64_t ncoils, lm_kdata **out, lm_error *err);
+/* The channel count of what in holds (first slice of a multi-slice file),
+ * 0 when nothing is loaded. */
+int64_t cli_inputs_channels(const cli_inputs *in);
 /* .nii/.nii.gz (magnitude unless as_complex) or .cfl */
 lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm_error *err);
 int cli_has_suffix(const char *s, const char *suffix);

@@ -51,6 +51,16 @@ lm_code lm_save_sens(const char *path, const lm_sens *s, const double fov_mm[3],
 /* Maps against the reconstruction: matrix and channel count. */
 lm_code lm_check_sens(const lm_sens *s, const int64_t n[3], int64_t ncoils, const char *path, lm_error *err);
 
+/* Noise samples for prewhitening, m samples x coils: a .cfl shaped like
+ * k-space ([1, samples, 1, coils]: BART's coil dimension 3; dimensions 0-2
+ * and 4+ all hold samples), or the noise scans of an ISMRMRD .h5 (refused
+ * when it has none). NaN/Inf and a channel that is zero everywhere are
+ * refused. */
+lm_code lm_load_noise(const char *path, lm_kdata **out, lm_error *err);
+/* Noise against the data: the same channel count, and at least 2 samples
+ * per channel for every channel (what a full-rank covariance needs). */
+lm_code lm_check_noise(const lm_kdata *noise, int64_t ncoils, const char *path, lm_error *err);
+
 /* Parboil mri-q / mri-fhd. */
 typedef struct lm_parboil {
     int32_t num_k, num_x;

@@ -638,6 +638,13 @@ lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const
     return lm_mrd_write_named(path, g, t, k, NULL, err);
 }
 
+lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err)
+{
+    (void)m, (void)trajectory;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD output unavailable: built without libismrmrd",
+                   path ? path : "");
+}
+
 lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
 {
     if (text)
@@ -2056,7 +2063,9 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
 
 static const char *const traj_names[] = {"cartesian", "epi", "radial", "goldenangle", "spiral", "other"};
 
-static char *make_xml(const lm_geom *g, int64_t ncoils, int64_t nacq, int64_t readout, const char *traj)
+/* nslices, nrep, ncon > 1 add their encodingLimits (0..n-1). */
+static char *make_xml(const lm_geom *g, int64_t ncoils, int64_t nacq, int64_t readout, const char *traj,
+                      int nslices, int rep, int con)
 {
     strbuf b = {0};
     sb_printf(&b, "<?xml version=\"1.0\"?>\n"
@@ -2077,8 +2086,19 @@ static char *make_xml(const lm_geom *g, int64_t ncoils, int64_t nacq, int64_t re
                   space[sp], (long long)g->n[0], (long long)g->n[1], (long long)g->n[2], g->fov_mm[0],
                   g->fov_mm[1], g->fov_mm[2], space[sp]);
     sb_printf(&b, "    <encodingLimits>\n      <kspace_encoding_step_1><minimum>0</minimum>"
-                  "<maximum>%lld</maximum><center>0</center></kspace_encoding_step_1>\n    </encodingLimits>\n",
+                  "<maximum>%lld</maximum><center>0</center></kspace_encoding_step_1>\n",
               (long long)(nacq - 1 > 65535 ? 65535 : nacq - 1));
+    /* the MRD schema's order: slice, contrast, phase, repetition */
+    if (nslices > 1)
+        sb_printf(&b, "      <slice><minimum>0</minimum><maximum>%d</maximum><center>0</center></slice>\n",
+                  nslices - 1);
+    if (con > 0)
+        sb_printf(&b, "      <contrast><minimum>0</minimum><maximum>%d</maximum><center>0</center></contrast>\n",
+                  con);
+    if (rep > 0)
+        sb_printf(&b, "      <repetition><minimum>0</minimum><maximum>%d</maximum><center>0</center></repetition>\n",
+                  rep);
+    sb_printf(&b, "    </encodingLimits>\n");
     sb_printf(&b, "    <trajectory>%s</trajectory>\n", traj);
     sb_printf(&b, "    <trajectoryDescription>\n      <identifier>larmor</identifier>\n"
                   "      <userParameterLong><name>k_units_cycles_per_fov</name><value>1</value></userParameterLong>\n"
@@ -2101,12 +2121,62 @@ static lm_code mrd_fail_lib(lm_error *err, const char *path, const char *what)
     return lm_fail(err, LM_ERR_IO, "%s: %s", path, what);
 }
 
-lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
-                           const char *trajectory, lm_error *err)
+/* One slice (or the only one) to write: its acquisitions carry idx.slice
+ * and, when geo is not NULL, its position and directions. */
+typedef struct wpart {
+    const lm_traj *t;
+    const lm_kdata *k;
+    int slice;
+    const lm_mrd_slice *geo;
+} wpart;
+
+/* Samples per acquisition of a part. */
+static int64_t part_per(const lm_traj *t)
+{
+    int64_t per = t->readout > 0 ? t->readout : (t->m < 4096 ? t->m : 4096);
+    return per > 65535 ? 65535 : per;
+}
+
+static lm_code check_part(const char *path, const wpart *p, const wpart *first, lm_error *err)
+{
+    const lm_traj *t = p->t;
+    const lm_kdata *k = p->k;
+    if (!t || !k || !t->k || !k->d)
+        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path);
+    if (t->m != k->m || t->m <= 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory has %lld samples, k-space %lld", path,
+                       (long long)t->m, (long long)k->m);
+    if (t->ndim != 2 && t->ndim != 3)
+        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory in %d dimensions", path, t->ndim);
+    if (k->ncoils < 1 || k->ncoils > 65535)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld channels (ISMRMRD holds 1..65535)", path,
+                       (long long)k->ncoils);
+    /* what the reader refuses is not written */
+    if (p != first && (k->ncoils != first->k->ncoils || t->ndim != first->t->ndim))
+        return lm_fail(err, LM_ERR_INVALID,
+                       "%s: slice %d has %lld channels in %d dimensions, the first %lld in %d", path, p->slice,
+                       (long long)k->ncoils, t->ndim, (long long)first->k->ncoils, first->t->ndim);
+    for (int64_t i = 0; i < 3 * t->m; i++)
+        if (!isfinite(t->k[i]))
+            return lm_fail(err, LM_ERR_INVALID, "%s: trajectory sample %lld is not a finite number", path,
+                           (long long)(i / 3));
+    return LM_OK;
+}
+
+static void set_mask(ISMRMRD_AcquisitionHeader *hd, int64_t nc)
+{
+    hd->available_channels = (uint16_t)nc;
+    hd->active_channels = (uint16_t)nc;
+    for (int64_t c = 0; c < nc && c < 64 * ISMRMRD_CHANNEL_MASKS; c++)
+        hd->channel_mask[c / 64] |= (uint64_t)1 << (c % 64);
+}
+
+static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *parts, int nparts,
+                               const lm_kdata *noise, int rep, int con, const char *trajectory, lm_error *err)
 {
     if (!path || !*path)
         return lm_fail(err, LM_ERR_INVALID, "empty ISMRMRD output file name");
-    if (!g || !t || !k || !t->k || !k->d)
+    if (!g || nparts < 1 || !parts)
         return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path);
     if (!trajectory)
         trajectory = "other";
@@ -2117,14 +2187,6 @@ lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t,
         return lm_fail(err, LM_ERR_INVALID,
                        "%s: ISMRMRD trajectory '%s' unknown (cartesian, epi, radial, goldenangle, spiral, other)",
                        path, trajectory);
-    if (t->m != k->m || t->m <= 0)
-        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory has %lld samples, k-space %lld", path,
-                       (long long)t->m, (long long)k->m);
-    if (t->ndim != 2 && t->ndim != 3)
-        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory in %d dimensions", path, t->ndim);
-    if (k->ncoils < 1 || k->ncoils > 65535)
-        return lm_fail(err, LM_ERR_INVALID, "%s: %lld channels (ISMRMRD holds 1..65535)", path,
-                       (long long)k->ncoils);
     for (int a = 0; a < 3; a++) {
         if (g->n[a] < 1 || g->n[a] > 65535)
             return lm_fail(err, LM_ERR_INVALID, "%s: matrix %lldx%lldx%lld out of ISMRMRD's range", path,
@@ -2133,19 +2195,41 @@ lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t,
             return lm_fail(err, LM_ERR_INVALID, "%s: field of view %gx%gx%g mm is invalid", path,
                            g->fov_mm[0], g->fov_mm[1], g->fov_mm[2]);
     }
-    for (int64_t i = 0; i < 3 * t->m; i++)
-        if (!isfinite(t->k[i]))
-            return lm_fail(err, LM_ERR_INVALID, "%s: trajectory sample %lld is not a finite number", path,
-                           (long long)(i / 3));
-    int64_t readout = t->readout > 0 ? t->readout : 0;
-    int64_t per = readout > 0 ? readout : (t->m < 4096 ? t->m : 4096);
-    if (per > 65535)
-        per = 65535;
-    int64_t nacq = (t->m + per - 1) / per;
-    if ((uint64_t)nacq > (uint64_t)UINT32_MAX)
-        return lm_fail(err, LM_ERR_INVALID, "%s: too many readouts (%lld)", path, (long long)nacq);
+    if (nparts > 1 && g->n[2] != 1)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %d slices need a 2D matrix (z = 1), not %lldx%lldx%lld", path,
+                       nparts, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
+    if (rep < 0 || rep > 65535 || con < 0 || con > 65535)
+        return lm_fail(err, LM_ERR_INVALID, "%s: repetition %d or contrast %d out of ISMRMRD's range 0..65535", path,
+                       rep, con);
+    int64_t nacq = 0, maxacq = 0, readout = parts[0].t && parts[0].t->readout > 0 ? parts[0].t->readout : 0;
+    for (int p = 0; p < nparts; p++) {
+        lm_code rc = check_part(path, &parts[p], &parts[0], err);
+        if (rc != LM_OK)
+            return rc;
+        if (parts[p].slice < 0 || parts[p].slice > 65535)
+            return lm_fail(err, LM_ERR_INVALID, "%s: slice index %d out of ISMRMRD's range 0..65535", path,
+                           parts[p].slice);
+        for (int q = 0; q < p; q++)
+            if (parts[q].slice == parts[p].slice)
+                return lm_fail(err, LM_ERR_INVALID, "%s: two slices with index %d", path, parts[p].slice);
+        if ((parts[p].t->readout > 0 ? parts[p].t->readout : 0) != readout)
+            readout = 0; /* the header's tag holds one readout length: "unknown" */
+        int64_t n = (parts[p].t->m + part_per(parts[p].t) - 1) / part_per(parts[p].t);
+        nacq += n;
+        maxacq = n > maxacq ? n : maxacq;
+    }
+    const int64_t nc = parts[0].k->ncoils;
+    int64_t noise_per = 4096, nnoise = 0;
+    if (noise) {
+        if (!noise->d || noise->m < 1 || noise->ncoils != nc)
+            return lm_fail(err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld", path,
+                           (long long)noise->ncoils, (long long)nc);
+        nnoise = (noise->m + noise_per - 1) / noise_per;
+    }
+    if ((uint64_t)(nacq + nnoise) > (uint64_t)UINT32_MAX)
+        return lm_fail(err, LM_ERR_INVALID, "%s: too many readouts (%lld)", path, (long long)(nacq + nnoise));
 
-    char *xml = make_xml(g, k->ncoils, nacq, readout, trajectory);
+    char *xml = make_xml(g, nc, maxacq, readout, trajectory, nparts, rep, con);
     if (!xml)
         return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the XML header", path);
 
@@ -2165,6 +2249,7 @@ lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t,
     int opened = 0;
     ISMRMRD_Acquisition acq;
     int acq_init = 0;
+    uint32_t counter = 0;
     if (ismrmrd_init_dataset(&d, at.tmp_path, "/dataset") != ISMRMRD_NOERROR) {
         rc = mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
         goto out;
@@ -2183,41 +2268,81 @@ lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t,
         goto out;
     }
     acq_init = 1;
-    for (int64_t j = 0; j < nacq; j++) {
-        int64_t s0 = j * per, ns = t->m - s0 < per ? t->m - s0 : per;
+    /* Noise scans first, as scanners record them: no trajectory. */
+    for (int64_t j = 0; j < nnoise; j++) {
+        int64_t s0 = j * noise_per, ns = noise->m - s0 < noise_per ? noise->m - s0 : noise_per;
         ISMRMRD_AcquisitionHeader *hd = &acq.head;
         ismrmrd_init_acquisition_header(hd);
         hd->number_of_samples = (uint16_t)ns;
-        hd->available_channels = (uint16_t)k->ncoils;
-        hd->active_channels = (uint16_t)k->ncoils;
-        hd->trajectory_dimensions = (uint16_t)t->ndim;
-        hd->center_sample = 0;
-        hd->scan_counter = (uint32_t)j;
-        hd->idx.kspace_encode_step_1 = (uint16_t)(j > 65535 ? 65535 : j);
-        hd->read_dir[0] = 1.0f;
-        hd->phase_dir[1] = 1.0f;
-        hd->slice_dir[2] = 1.0f;
-        for (int64_t c = 0; c < k->ncoils && c < 64 * ISMRMRD_CHANNEL_MASKS; c++)
-            hd->channel_mask[c / 64] |= (uint64_t)1 << (c % 64);
-        if (j == 0)
-            ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_FIRST_IN_SLICE);
-        if (j == nacq - 1) {
-            ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_SLICE);
-            ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
-        }
+        set_mask(hd, nc);
+        hd->trajectory_dimensions = 0;
+        hd->scan_counter = counter++;
+        hd->idx.repetition = (uint16_t)rep;
+        hd->idx.contrast = (uint16_t)con;
+        ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
         if (ismrmrd_make_consistent_acquisition(&acq) != ISMRMRD_NOERROR) {
             rc = mrd_fail_lib(err, path, "out of memory for an acquisition");
             goto out;
         }
-        for (int64_t i = 0; i < ns; i++)
-            for (int a = 0; a < t->ndim; a++)
-                acq.traj[i * t->ndim + a] = t->k[3 * (s0 + i) + a];
-        for (int64_t c = 0; c < k->ncoils; c++)
-            memcpy(acq.data + c * ns, k->d + (size_t)c * (size_t)k->m + (size_t)s0,
+        for (int64_t c = 0; c < nc; c++)
+            memcpy(acq.data + c * ns, noise->d + (size_t)c * (size_t)noise->m + (size_t)s0,
                    (size_t)ns * sizeof(lm_cfloat));
         if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
             rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
             goto out;
+        }
+    }
+    for (int p = 0; p < nparts; p++) {
+        const lm_traj *t = parts[p].t;
+        const lm_kdata *k = parts[p].k;
+        const int64_t per = part_per(t), n = (t->m + per - 1) / per;
+        for (int64_t j = 0; j < n; j++) {
+            int64_t s0 = j * per, ns = t->m - s0 < per ? t->m - s0 : per;
+            ISMRMRD_AcquisitionHeader *hd = &acq.head;
+            ismrmrd_init_acquisition_header(hd);
+            hd->number_of_samples = (uint16_t)ns;
+            set_mask(hd, nc);
+            hd->trajectory_dimensions = (uint16_t)t->ndim;
+            hd->center_sample = 0;
+            hd->scan_counter = counter++;
+            hd->idx.kspace_encode_step_1 = (uint16_t)(j > 65535 ? 65535 : j);
+            hd->idx.slice = (uint16_t)parts[p].slice;
+            hd->idx.repetition = (uint16_t)rep;
+            hd->idx.contrast = (uint16_t)con;
+            if (parts[p].geo) {
+                for (int a = 0; a < 3; a++) {
+                    hd->position[a] = (float)parts[p].geo->position[a];
+                    hd->read_dir[a] = (float)parts[p].geo->read_dir[a];
+                    hd->phase_dir[a] = (float)parts[p].geo->phase_dir[a];
+                    hd->slice_dir[a] = (float)parts[p].geo->slice_dir[a];
+                }
+            } else {
+                hd->read_dir[0] = 1.0f;
+                hd->phase_dir[1] = 1.0f;
+                hd->slice_dir[2] = 1.0f;
+            }
+            if (j == 0)
+                ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_FIRST_IN_SLICE);
+            if (j == n - 1) {
+                ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_SLICE);
+                if (p == nparts - 1)
+                    ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
+            }
+            if (ismrmrd_make_consistent_acquisition(&acq) != ISMRMRD_NOERROR) {
+                rc = mrd_fail_lib(err, path, "out of memory for an acquisition");
+                goto out;
+            }
+            for (int64_t i = 0; i < ns; i++)
+                for (int a = 0; a < t->ndim; a++)
+                    acq.traj[i * t->ndim + a] = t->k[3 * (s0 + i) + a];
+            /* data are channels x samples, samples fastest: every channel of this readout */
+            for (int64_t c = 0; c < nc; c++)
+                memcpy(acq.data + c * ns, k->d + (size_t)c * (size_t)k->m + (size_t)s0,
+                       (size_t)ns * sizeof(lm_cfloat));
+            if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
+                rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
+                goto out;
+            }
         }
     }
 out:
@@ -2235,10 +2360,38 @@ out:
     return rc;
 }
 
+lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
+                           const char *trajectory, lm_error *err)
+{
+    const wpart p = {t, k, 0, NULL};
+    if (!t || !k)
+        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path ? path : "");
+    return mrd_write_parts(path, g, &p, 1, NULL, 0, 0, trajectory, err);
+}
+
 lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                      lm_error *err)
 {
     return lm_mrd_write_named(path, g, t, k, NULL, err);
+}
+
+lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err)
+{
+    if (!m)
+        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path ? path : "");
+    const int rep = m->repetition > 0 ? m->repetition : 0, con = m->contrast > 0 ? m->contrast : 0;
+    if (m->nslices <= 1 || !m->slices) {
+        const wpart p = {m->traj, m->kdata, 0, NULL};
+        return mrd_write_parts(path, &m->geom, &p, 1, m->noise, rep, con, trajectory, err);
+    }
+    wpart *parts = calloc((size_t)m->nslices, sizeof *parts);
+    if (!parts)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path ? path : "");
+    for (int i = 0; i < m->nslices; i++)
+        parts[i] = (wpart){m->slices[i].traj, m->slices[i].kdata, m->slices[i].index, &m->slices[i]};
+    lm_code rc = mrd_write_parts(path, &m->geom, parts, m->nslices, m->noise, rep, con, trajectory, err);
+    free(parts);
+    return rc;
 }
 
 #endif /* LM_HAVE_ISMRMRD */

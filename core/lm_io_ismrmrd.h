@@ -67,6 +67,16 @@ lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_
 lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                            const char *trajectory, lm_error *err);
 
+/* Writes an lm_mrd as lm_mrd_read_opts returns it: m->traj and m->kdata
+ * (nslices <= 1), or every slice of m->slices in their order with its
+ * idx.slice, position and directions (nslices > 1; the matrix must be 2D);
+ * m->noise, when not NULL, as noise-measurement acquisitions (no
+ * trajectory, 4096 samples each) before the imaging ones; every
+ * acquisition with all channels, idx.repetition m->repetition and
+ * idx.contrast m->contrast (negative: 0). Atomic. Reading the file back
+ * with those options gives m's data bit for bit. */
+lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err);
+
 /* What Larmor takes from the XML header (first <encoding> only). */
 typedef struct lm_mrd_header {
     int64_t matrix[3];          /* encodedSpace/matrixSize */

@@ -1,6 +1,7 @@
 /* Coil maps on disk (lm_io.h): BART cfl [nx, ny, nz, coils(, maps)] and
- * complex 4D NIfTI. */
+ * complex 4D NIfTI; noise samples (.cfl, or an ISMRMRD file's noise scans). */
 #include "lm_io.h"
+#include "lm_io_ismrmrd.h"
 
 #include <complex.h>
 #include <math.h>
@@ -123,5 +124,69 @@ lm_code lm_check_sens(const lm_sens *s, const int64_t n[3], int64_t ncoils, cons
     if (s->ncoils != ncoils)
         return lm_fail(err, LM_ERR_INVALID, "%s: %lld coil maps but the k-space has %lld channels", path,
                        (long long)s->ncoils, (long long)ncoils);
+    return LM_OK;
+}
+
+/* Noise scans of an MRD file; any repetition or contrast (noise scans are
+ * never filtered by them) and multi-slice files are fine. */
+static lm_code load_mrd_noise(const char *path, lm_kdata **out, lm_error *err)
+{
+    lm_mrd m = {0};
+    lm_code rc = lm_mrd_read_opts(path, NULL, &m, err);
+    if (rc != LM_OK)
+        return rc;
+    if (!m.noise)
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: the ISMRMRD file holds no noise scans", path);
+    *out = m.noise;
+    m.noise = NULL;
+    lm_mrd_clear(&m);
+    return rc;
+}
+
+lm_code lm_load_noise(const char *path, lm_kdata **out, lm_error *err)
+{
+    *out = NULL;
+    lm_kdata *k = NULL;
+    lm_code rc = ends_with(path, ".h5") ? load_mrd_noise(path, &k, err) : lm_load_kdata(path, &k, err);
+    if (rc != LM_OK)
+        return rc;
+    if (k->m < 1 || k->ncoils < 1)
+        rc = lm_fail(err, LM_ERR_FORMAT, "%s: no noise samples", path);
+    if (rc == LM_OK)
+        rc = lm_check_finite_complex(path, k->d, (size_t)(k->m * k->ncoils), err);
+    /* a dead channel makes the covariance singular: say which one, here */
+    for (int64_t c = 0; rc == LM_OK && c < k->ncoils; c++) {
+        const lm_cfloat *d = k->d + (size_t)c * (size_t)k->m;
+        int64_t i = 0;
+        while (i < k->m && crealf(d[i]) == 0 && cimagf(d[i]) == 0)
+            i++;
+        if (i == k->m)
+            rc = k->ncoils == 1 ? lm_fail(err, LM_ERR_FORMAT, "%s: noise samples are zero everywhere", path)
+                                : lm_fail(err, LM_ERR_FORMAT, "%s: noise channel %lld of %lld is zero everywhere",
+                                          path, (long long)c, (long long)k->ncoils);
+    }
+    if (rc != LM_OK) {
+        lm_kdata_free(k);
+        return rc;
+    }
+    *out = k;
+    return LM_OK;
+}
+
+lm_code lm_check_noise(const lm_kdata *noise, int64_t ncoils, const char *path, lm_error *err)
+{
+    if (!noise || !noise->d)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no noise samples", path);
+    if (noise->ncoils != ncoils)
+        /* [samples, coils] as a 2D array reads as one channel: say where coils go */
+        return lm_fail(err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld%s", path,
+                       (long long)noise->ncoils, (long long)ncoils,
+                       noise->ncoils == 1 && ncoils > 1 && !ends_with(path, ".h5")
+                           ? " (a .cfl holds channels in its 4th dimension: [1, samples, 1, coils])"
+                           : "");
+    if (noise->m < 2 * ncoils)
+        return lm_fail(err, LM_ERR_INVALID,
+                       "%s: %lld noise samples per channel are too few for %lld channels (at least %lld)", path,
+                       (long long)noise->m, (long long)ncoils, (long long)(2 * ncoils));
     return LM_OK;
 }
