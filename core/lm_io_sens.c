@@ -152,8 +152,10 @@ lm_code lm_load_noise(const char *path, lm_kdata **out, lm_error *err)
         return rc;
     if (k->m < 1 || k->ncoils < 1)
         rc = lm_fail(err, LM_ERR_FORMAT, "%s: no noise samples", path);
-    if (rc == LM_OK)
-        rc = lm_check_finite_complex(path, k->d, (size_t)(k->m * k->ncoils), err);
+    for (int64_t i = 0; rc == LM_OK && i < k->m * k->ncoils; i++)
+        if (!isfinite(crealf(k->d[i])) || !isfinite(cimagf(k->d[i])))
+            rc = lm_fail(err, LM_ERR_FORMAT, "%s: noise sample %lld of channel %lld is not a finite number", path,
+                         (long long)(i % k->m), (long long)(i / k->m));
     /* a dead channel makes the covariance singular: say which one, here */
     for (int64_t c = 0; rc == LM_OK && c < k->ncoils; c++) {
         const lm_cfloat *d = k->d + (size_t)c * (size_t)k->m;
