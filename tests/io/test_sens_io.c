@@ -1,8 +1,9 @@
 /* Coil maps on disk: .cfl [nx, ny, nz, coils] and complex 4D NIfTI round
- * trips (bit for bit), ecalib's 5th "maps" dimension, and each bad input
+ * trips (bit for bit), a real 4D NIfTI, ecalib's 5th "maps" dimension, and each bad input
  * (NaN, all zero, extra dimensions, truncation, wrong matrix or coil count)
  * refused with one line naming the file. */
 #include <complex.h>
+#include <math.h>
 #include <string.h>
 
 #include "io_util.h"
@@ -59,6 +60,27 @@ int main(void)
         CHECK(lm_load_sens(P("six.cfl"), &back, &err) == LM_ERR_FORMAT && strstr(err.msg, "six.cfl"));
         printf("%s\n", err.msg);
         free(two);
+    }
+    /* a real (float32) 4D NIfTI: the magnitudes, imaginary parts 0 */
+    {
+        const int64_t one[3] = {1, 1, 1};
+        lm_volume *geo = lm_volume_new(one, (double[3]){2, 2, 2}, &err);
+        for (int a = 0; a < 3; a++)
+            geo->dims[a] = s->n[a];
+        lm_volume_set_centered_affine(geo);
+        CHECK_OK(lm_nifti_write_frames(P("real.nii.gz"), geo, 3, s->s, 0, &err), &err);
+        lm_volume_free(geo);
+        CHECK_OK(lm_load_sens(P("real.nii.gz"), &back, &err), &err);
+        CHECK(back && back->ncoils == 3 && back->n[0] == 6 && back->n[2] == 4);
+        if (back && back->ncoils == 3) {
+            int ok = 1;
+            for (int64_t i = 0; i < 6 * 5 * 4 * 3; i++)
+                ok &= fabsf(crealf(back->s[i]) - cabsf(s->s[i])) <= 1e-6f * (1 + cabsf(s->s[i])) &&
+                      cimagf(back->s[i]) == 0;
+            CHECK_MSG(ok, "real NIfTI maps read as magnitudes");
+        }
+        lm_sens_free(back);
+        back = NULL;
     }
     /* NaN and zero */
     s->s[7] = CMPLXF(NAN, 0);
