@@ -64,13 +64,8 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
     }
     const int64_t nc = in->mrd.slices[0].kdata->ncoils;
     if (noise_path) {
-        if (lm_load_kdata(noise_path, &noise, &err) != LM_OK)
+        if (cli_load_noise(noise_path, nc, &noise, &err) != LM_OK)
             goto done;
-        if (noise->ncoils != nc) {
-            lm_fail(&err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld",
-                    noise_path, (long long)noise->ncoils, (long long)nc);
-            goto done;
-        }
         o->noise = noise;
     } else if (in->noise && nc > 1) {
         o->noise = in->noise; /* the file's own noise scans, for every slice */
@@ -313,17 +308,11 @@ int cmd_recon(int argc, char **argv)
                 kspace ? kspace : traj, (long long)in.kdata->ncoils);
         goto done;
     }
-    if (sens_path && (lm_load_sens(sens_path, &sens, &err) != LM_OK ||
-                      lm_check_sens(sens, g.n, in.kdata->ncoils, sens_path, &err) != LM_OK))
+    if (sens_path && cli_load_sens(sens_path, &g, in.kdata->ncoils, &sens, &err) != LM_OK)
         goto done;
     if (noise_path) {
-        if (lm_load_kdata(noise_path, &noise, &err) != LM_OK)
+        if (cli_load_noise(noise_path, in.kdata->ncoils, &noise, &err) != LM_OK)
             goto done;
-        if (noise->ncoils != in.kdata->ncoils) {
-            lm_fail(&err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld",
-                    noise_path, (long long)noise->ncoils, (long long)in.kdata->ncoils);
-            goto done;
-        }
         o.noise = noise;
     } else if (in.noise && in.kdata->ncoils > 1) {
         o.noise = in.noise; /* the file's own noise scans */
