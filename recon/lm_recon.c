@@ -278,15 +278,13 @@ static int use_rss(const lm_kdata *k, const lm_sens *sens)
     return k->ncoils > 1 && !sens;
 }
 
-/* E^H d and CG for the channels in k (all of E's coils); rho (host) gets
- * the solution. */
-static lm_code solve_channels(lm_encoding *e, const lm_kdata *k, const lm_recon_opts *o, const float *weights,
-                              run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep,
-                              lm_error *err)
+/* E^H d and CG on the system A (made once per reconstruction) for the
+ * channels in k (all of E's coils); rho (host) gets the solution. */
+static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_kdata *k, const lm_recon_opts *o, run_ctx *c,
+                              lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, lm_error *err)
 {
     lm_backend *be = lm_encoding_backend(e);
     const int64_t nv = lm_encoding_voxels(e);
-    lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
     lm_cfloat *b = be->alloc(be, nv, "E^H d");
     lm_cfloat *x = be->alloc(be, nv, "CG solution");
     lm_code rc = be->check(be, err);
@@ -299,11 +297,6 @@ static lm_code solve_channels(lm_encoding *e, const lm_kdata *k, const lm_recon_
         rc = be->check(be, err);
     res->time_fhd_s += now_s() - ts;
 
-    if (rc == LM_OK)
-        rc = lm_encoding_normal_op(e, &normal, err);
-    if (rc == LM_OK)
-        rc = lm_system_new(normal, res->image->dims, o->lambda,
-                           o->reg, weights, &reg, &sys, err);
     if (rc == LM_OK) {
         double energy = 0;
         for (int64_t ch = 0; ch < k->ncoils; ch++)
@@ -318,15 +311,13 @@ static lm_code solve_channels(lm_encoding *e, const lm_kdata *k, const lm_recon_
         rep->resid_history = NULL;
         lm_cg_params p = {.iters = o->iters, .tol = o->tol, .monitor = cg_monitor, .monitor_user = c};
         ts = now_s();
-        rc = lm_cg(sys ? sys : normal, b, x, &p, rep, err);
+        rc = lm_cg(A, b, x, &p, rep, err);
         if (rc == LM_OK) {
             be->download(be, rho, x, (size_t)nv * sizeof *rho);
             rc = be->check(be, err);
         }
         res->time_cg_s += now_s() - ts;
     }
-    lm_linop_free(sys);
-    lm_linop_free(reg);
     be->release(be, x);
     be->release(be, b);
     return rc;
@@ -343,6 +334,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     float *weights = NULL;
     double *rss = NULL;
     lm_cfloat *img = NULL;
+    lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
                           .use_cache = o->use_cache, .threads = o->threads};
@@ -374,13 +366,19 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         if (rc != LM_OK)
             goto out;
     }
+    /* E^H E + lambda W^H W once: every channel of rss solves the same system */
+    rc = lm_encoding_normal_op(e, &normal, err);
+    if (rc == LM_OK)
+        rc = lm_system_new(normal, g->n, o->lambda, o->reg, weights, &reg, &sys, err);
+    if (rc != LM_OK)
+        goto out;
     if (o->keep_coil_images && k->ncoils > 1 && !(res->coil_images = lm_sens_new(g->n, k->ncoils, err))) {
         rc = LM_ERR_NOMEM;
         goto out;
     }
     if (!rss_mode) {
         c->ncoils = 1;
-        rc = solve_channels(e, k, o, weights, c, ctl, res, res->image->data, &rep, err);
+        rc = solve_channels(e, sys ? sys : normal, k, o, c, ctl, res, res->image->data, &rep, err);
         for (int64_t ch = 0; rc == LM_OK && res->coil_images && ch < k->ncoils; ch++)
             for (int64_t j = 0; j < nv; j++)
                 res->coil_images->s[ch * nv + j] = sens->s[ch * nv + j] * res->image->data[j];
@@ -391,7 +389,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
             const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
             c->coil = (int)ch;
-            rc = solve_channels(e, &one, o, weights, c, ctl, res, img, &rep, err);
+            rc = solve_channels(e, sys ? sys : normal, &one, o, c, ctl, res, img, &rep, err);
             if (rc == LM_OK)
                 rss_add(rss, img, nv);
             if (rc == LM_OK && res->coil_images)
@@ -409,6 +407,8 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
 out:
     free(rep.resid_history);
     free(weights), free(rss), free(img);
+    lm_linop_free(sys); /* before reg and the encoding it sums */
+    lm_linop_free(reg);
     lm_encoding_free(e);
     return rc;
 }
