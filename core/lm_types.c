@@ -84,8 +84,16 @@ void lm_traj_free(lm_traj *t)
     if (t) {
         free(t->k);
         free(t->w);
+        free(t->t);
         free(t);
     }
+}
+
+lm_code lm_traj_alloc_times(lm_traj *t, lm_error *err)
+{
+    if (!t->t && !(t->t = lm_calloc((size_t)t->m, sizeof(float), err, "sample times")))
+        return LM_ERR_NOMEM;
+    return LM_OK;
 }
 
 void lm_traj_extent(const lm_traj *t, double kmax[3])

@@ -33,10 +33,15 @@ typedef struct lm_traj {
     float *k;           /* m x 3, (kx, ky, kz) per sample, cycles/FOV */
     float *w;           /* optional density weights, m entries, or NULL */
     int64_t readout;    /* samples per readout/spoke, 0 if unknown (display, cfl shape) */
+    float *t;           /* optional sample times in seconds, m entries, or NULL: the
+                           time of each sample after the echo-time reference (t = 0),
+                           for off-resonance (GUIDE.md 4; docs/fieldmap.md) */
 } lm_traj;
 
 lm_traj *lm_traj_new(int64_t m, int ndim, lm_error *err);
 void lm_traj_free(lm_traj *t);
+/* Allocates t->t (zeroed) unless present; LM_OK or LM_ERR_NOMEM. */
+lm_code lm_traj_alloc_times(lm_traj *t, lm_error *err);
 /* Largest |k| along each axis (for checking against the matrix). */
 void lm_traj_extent(const lm_traj *t, double kmax[3]);
 

@@ -152,18 +152,18 @@ static lm_code lm_always_available(lm_error *why)
 
 static const lm_variant lm_cpu_variants[] = {
     {"cpu-dp", "double precision, scalar, OpenMP over points: the reference", LM_DEVICE_CPU, 0, 0,
-     lm_always_available, lm_ksum_cpu_dp, 1},
+     lm_always_available, lm_ksum_cpu_dp, 1, 0},
     {"cpu-sp", "single precision, scalar sinf/cosf, OpenMP over points (the paper's CPU.SP "
                "per core)",
-     LM_DEVICE_CPU, 0, 0, lm_always_available, lm_ksum_cpu_sp, 1},
+     LM_DEVICE_CPU, 0, 0, lm_always_available, lm_ksum_cpu_sp, 1, 0},
     {"cpu-simd", "single precision, vectorised (" LM_SIMD_ISA "), all cores, cache-tiled, "
                  "polynomial sin/cos",
-     LM_DEVICE_CPU, 0, 0, lm_cpu_simd_available, lm_ksum_cpu_simd, 1},
+     LM_DEVICE_CPU, 0, 0, lm_cpu_simd_available, lm_ksum_cpu_simd, 1, 0},
     {"cpu-nufft", "non-uniform FFT (gridding kernel + FFT), beyond the paper", LM_DEVICE_CPU, 1, 1,
-     lm_always_available, lm_ksum_cpu_nufft, 1},
+     lm_always_available, lm_ksum_cpu_nufft, 1, 0},
     {"cpu-separable", "single precision, grid points only: the exact sum as a complex matrix "
                       "product of per-axis phasors, beyond the paper",
-     LM_DEVICE_CPU, 0, 1, lm_always_available, lm_ksum_cpu_separable, 0},
+     LM_DEVICE_CPU, 0, 1, lm_always_available, lm_ksum_cpu_separable, 0, 0},
 };
 #define LM_N_CPU (sizeof lm_cpu_variants / sizeof lm_cpu_variants[0])
 
@@ -356,6 +356,16 @@ lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *
     if (in->wi && (c = lm_check_array("weights (imag)", in->wi, in->m * nsets, err)))
         return c;
 
+    if (!in->t != !pts->f)
+        return lm_fail(err, LM_ERR_INVALID, "%s: sample times and a field map go together (got %s only)",
+                       v->name, in->t ? "times" : "the field map");
+    if (in->t) {
+        if (!v->time_term)
+            return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no off-resonance term in this variant", v->name);
+        if ((c = lm_check_array("sample times", in->t, in->m, err)) ||
+            (c = lm_check_array("field map", pts->f, pts->n, err)))
+            return c;
+    }
     if (pts->x) {
         if ((c = lm_check_array("points x", pts->x, pts->n, err)) ||
             (c = lm_check_array("points y", pts->y, pts->n, err)) ||

@@ -1,7 +1,11 @@
 /* The one table of kernel variants (GUIDE.md section 1) behind a plain C
  * interface. Q and F^H d are the same sum with different weights:
  *
- *     out(x_j) = sum_m w_m exp(+i 2 pi k_m . x_j)
+ *     out(x_j) = sum_m w_m exp(+i 2 pi (k_m . x_j + f_j t_m))
+ *
+ * where the off-resonance term f_j t_m (f in Hz at point j, t in seconds at
+ * sample m) is present only when both lm_ksum_in.t and lm_points.f are
+ * given (variants with time_term; GUIDE.md 4); otherwise it is 0.
  *
  *   F^H d:  w_m = conj(phi(k_m)) d_m, evaluated on the N image voxels;
  *   Q:      w_m = |phi(k_m)|^2 (real), evaluated on the 2x grid (8N points).
@@ -27,6 +31,7 @@ typedef struct lm_ksum_in {
     const float *kx, *ky, *kz; /* cycles/FOV */
     const float *wr, *wi;      /* weights; wi == NULL means real weights (Q) */
     int64_t nsets;             /* weight sets: 0 or 1 one, C > 1 see above */
+    const float *t;            /* sample times in seconds (m), or NULL: no off-resonance */
 } lm_ksum_in;
 
 /* Beyond this many weight sets lm_ksum_run calls the request absurd. */
@@ -47,6 +52,7 @@ typedef struct lm_points {
     int64_t g[3];              /* grid size per axis (n == g0*g1*g2) */
     int64_t c[3];              /* index of position 0 */
     int64_t s[3];              /* spacing is 1/s */
+    const float *f;            /* off-resonance in Hz per point (n), or NULL */
 } lm_points;
 
 /* The image grid of an n0 x n1 x n2 matrix: g = n, c = n/2, s = n. */
@@ -88,6 +94,7 @@ typedef struct lm_variant {
      * computes only the first weight set. */
     lm_ksum_fn ksum;
     int multi_set;             /* ksum handles nsets > 1 itself (one sin/cos per pair) */
+    int time_term;             /* ksum handles lm_ksum_in.t with lm_points.f */
 } lm_variant;
 
 size_t lm_variant_count(void);

@@ -34,6 +34,13 @@ lm_backend *lm_encoding_backend(const lm_encoding *e) { return e->be; }
 const lm_variant *lm_encoding_variant(const lm_encoding *e) { return e->v; }
 int64_t lm_encoding_voxels(const lm_encoding *e) { return e->nvox; }
 int64_t lm_encoding_coils(const lm_encoding *e) { return e->ncoils; }
+int lm_encoding_segments(const lm_encoding *e, double *interp_error)
+{
+    (void)e;
+    if (interp_error)
+        *interp_error = 0;
+    return 0;
+}
 double lm_encoding_diag(const lm_encoding *e) { return e->fhf ? e->fhf->diag * e->map_mean : 0; }
 
 void lm_encoding_free(lm_encoding *e)
@@ -93,6 +100,8 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
     lm_code rc = lm_geom_check(d->geom, d->traj, err);
     if (rc != LM_OK)
         return rc;
+    if (d->fieldmap)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "encoding: field-map correction is not built yet");
     const lm_variant *v = lm_sums_variant(d->variant, err);
     if (!v)
         return err ? err->code : LM_ERR_UNSUPPORTED;

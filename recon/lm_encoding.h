@@ -3,8 +3,8 @@
  *   (E rho)_c(m) = (1/N) phi(k_m) sum_n s_c(x_n) rho(x_n) exp(-i 2 pi k_m . x_n)
  *
  * for coil c with sensitivity s_c (s = 1 for one coil without maps). It owns
- * what the operator depends on (geometry, trajectory, coil maps; the field
- * map and sample times will join them here) and its plan, made once on the
+ * what the operator depends on (geometry, trajectory with its sample times,
+ * coil maps, field map) and its plan, made once on the
  * device of the chosen kernel variant: the back end, the coil maps and Q
  * resident there. Three applications:
  *
@@ -24,12 +24,21 @@
 
 typedef struct lm_encoding lm_encoding;
 
+/* lm_encoding_desc.segments: choose the number of time segments so that
+ * the interpolation error stays below LM_SEGMENTS_TOL over the field map's
+ * range (lm_timeseg.h). 0 means the exact operator (direct sums). */
+#define LM_SEGMENTS_AUTO (-1)
+#define LM_SEGMENTS_TOL 1e-3
+
 typedef struct lm_encoding_desc {
     const lm_geom *geom;
     const lm_traj *traj;
     const lm_sens *sens;    /* NULL: one coil, s = 1; else its n must be geom->n. Borrowed,
                                as traj: both must outlive the encoding */
     const char *variant;    /* kernel variant for Q and F^H d; its device picks the back end */
+    const float *fieldmap;  /* off-resonance f(x) in Hz on geom's grid (N values), or NULL;
+                               with it traj->t must hold the sample times. Borrowed */
+    int segments;           /* with a field map: LM_SEGMENTS_AUTO, 0 (exact) or L >= 1 */
     int use_cache;          /* Q from / to the disk cache (lm_qcache.h) */
     int threads;            /* CPU threads, 0: all cores */
 } lm_encoding_desc;
@@ -42,6 +51,10 @@ const lm_variant *lm_encoding_variant(const lm_encoding *e);
 int64_t lm_encoding_voxels(const lm_encoding *e);
 /* Coils of the model: the maps' count, or 1 without maps. */
 int64_t lm_encoding_coils(const lm_encoding *e);
+/* Time segments in use: 0 without a field map or when exact; L >= 1
+ * otherwise, with the interpolator's worst relative error over the field
+ * map's range in *interp_error (may be NULL). */
+int lm_encoding_segments(const lm_encoding *e, double *interp_error);
 
 /* Makes Q (from the cache when allowed) and the Toeplitz operator; called
  * once, before the first normal application (which calls it otherwise).

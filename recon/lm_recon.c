@@ -122,6 +122,7 @@ void lm_recon_opts_init(lm_recon_opts *o)
     o->iters = 60;
     o->tol = 0;
     o->use_cache = 1;
+    o->segments = -1; /* LM_SEGMENTS_AUTO (lm_encoding.h) */
     o->threads = 0;
     o->edge_frac = LM_EDGE_FRAC_DEFAULT;
 }

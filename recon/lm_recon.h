@@ -83,6 +83,9 @@ typedef struct lm_recon_opts {
     const lm_kdata *noise;     /* noise samples (m x coils) to prewhiten with, or NULL */
     int compress_coils;        /* 0: keep every coil; K > 0: K virtual coils; -1: auto
                                   (the fewest that keep 99 % of the energy) */
+    const float *fieldmap;     /* off-resonance in Hz on the matrix (N values), or NULL;
+                                  needs the trajectory's sample times (lm_traj.t) */
+    int segments;              /* with a field map: LM_SEGMENTS_AUTO (default), 0 exact, L */
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);
@@ -115,6 +118,8 @@ typedef struct lm_recon_result {
     lm_sens *coil_images;      /* with keep_coil_images and coils > 1: one image per
                                   channel ([n, coils]): each channel's own reconstruction
                                   (rss, gridding), or s_c rho under SENSE */
+    int segments;              /* with a field map: time segments used (0: exact) */
+    double segment_error;      /* their interpolation error (lm_encoding_segments) */
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled

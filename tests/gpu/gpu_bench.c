@@ -116,7 +116,7 @@ static double rel_err_idx(const float *out, int64_t n, const double *ref, int64_
     return sqrt(num / den);
 }
 
-static lm_variant g_dp = {"gpu-dp", "double reference", LM_DEVICE_GPU, 0, 0, lm_gpu_available, lm_ksum_gpu_dp, 0};
+static lm_variant g_dp = {"gpu-dp", "double reference", LM_DEVICE_GPU, 0, 0, lm_gpu_available, lm_ksum_gpu_dp, 0, 0};
 
 /* Reference on a subset idx of grid p (explicit points, exact in float
  * since grid positions are short binary fractions here). */
@@ -193,7 +193,8 @@ static void run_problem(const char *pname, const double *prev_fhd, const double 
         wfr[i] = (float)(ph * crealf(kd->d[i]));
         wfi[i] = (float)(ph * cimagf(kd->d[i]));
     }
-    lm_ksum_in in_f = {m, kx, ky, kz, wfr, wfi, 1}, in_q = {m, kx, ky, kz, wq, NULL, 1};
+    lm_ksum_in in_f = {.m = m, .kx = kx, .ky = ky, .kz = kz, .wr = wfr, .wi = wfi, .nsets = 1};
+    lm_ksum_in in_q = {.m = m, .kx = kx, .ky = ky, .kz = kz, .wr = wq, .nsets = 1};
     lm_points pf, pq;
     lm_points_image_grid(&pf, g.n);
     lm_points_q_grid(&pq, g.n);

@@ -68,7 +68,7 @@ int main(void)
         }
         /* and every entry point fails cleanly with it */
         float kx[3] = {1, 2, 3}, ky[3] = {0, 1, 0}, kz[3] = {0, 0, 1}, w[3] = {1, 1, 1};
-        lm_ksum_in in = {3, kx, ky, kz, w, NULL, 1};
+        lm_ksum_in in = {.m = 3, .kx = kx, .ky = ky, .kz = kz, .wr = w, .wi = NULL, .nsets = 1};
         lm_points p;
         int64_t n3[3] = {4, 4, 4};
         lm_points_image_grid(&p, n3);

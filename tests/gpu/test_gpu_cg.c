@@ -42,7 +42,7 @@ static void prob_make(prob *pr, int64_t n0, int64_t n1, int64_t n2, int64_t m, u
     lm_points_q_grid(&pq, pr->g.n);
     lm_points_image_grid(&pf, pr->g.n);
     double *re = malloc((size_t)pr->P * 2 * sizeof(double)), *im = re + pr->P;
-    lm_ksum_in in = {m, s.in.kx, s.in.ky, s.in.kz, wq, NULL, 1};
+    lm_ksum_in in = {.m = m, .kx = s.in.kx, .ky = s.in.ky, .kz = s.in.kz, .wr = wq, .nsets = 1};
     gu_reference(&in, &pq, re, im);
     pr->q = malloc((size_t)pr->P * sizeof(lm_cfloat));
     for (int64_t j = 0; j < pr->P; j++)

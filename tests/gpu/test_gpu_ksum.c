@@ -60,7 +60,7 @@ static int on_progress(void *user, double f)
 }
 
 static lm_variant dp_row = {"gpu-dp", "double-precision GPU reference", LM_DEVICE_GPU, 0, 0, lm_gpu_available,
-                            lm_ksum_gpu_dp, 0};
+                            lm_ksum_gpu_dp, 0, 0};
 
 int main(void)
 {
@@ -144,7 +144,7 @@ int main(void)
         lm_points p;
         gu_grid(&p, 4, 4, 4, 2, 2, 2, 4, 4, 4);
         float or[64], oi[64], dummy = 0;
-        lm_ksum_in in = {0, &dummy, &dummy, &dummy, &dummy, NULL, 1};
+        lm_ksum_in in = {.m = 0, .kx = &dummy, .ky = &dummy, .kz = &dummy, .wr = &dummy, .wi = NULL, .nsets = 1};
         for (size_t v = 0; v < nv; v++) {
             gu_poison(or, 64);
             gu_poison(oi, 64);

@@ -89,7 +89,7 @@ int main(int argc, char **argv)
     int rc = 0;
     for (int64_t ci = 0; ci < ncounts; ci++) {
         const int64_t C = counts[ci];
-        lm_ksum_in in = {m, kx, ky, kz, wr, q ? NULL : wi, C};
+        lm_ksum_in in = {.m = m, .kx = kx, .ky = ky, .kz = kz, .wr = wr, .wi = q ? NULL : wi, .nsets = C};
         size_t nout = (size_t)pts.n * (size_t)C;
         float *rr = NULL, *ri = NULL;
         const char *refname = NULL;

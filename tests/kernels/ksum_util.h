@@ -63,7 +63,7 @@ static inline void ku_problem_make(ku_problem *p, int64_t m, const int64_t n[3],
         if (complex_w)
             p->wi[i] = (float)ku_uniform(-1, 1);
     }
-    p->in = (lm_ksum_in){m, p->kx, p->ky, p->kz, p->wr, p->wi, 1};
+    p->in = (lm_ksum_in){.m = m, .kx = p->kx, .ky = p->ky, .kz = p->kz, .wr = p->wr, .wi = p->wi, .nsets = 1};
 }
 
 static inline void ku_problem_free(ku_problem *p)

@@ -29,7 +29,7 @@ static void test_hand_computed(void)
     CHECK(v != NULL);
     if (!v)
         return;
-    lm_ksum_in one = {1, kx, ky, kz, wr, NULL, 1};
+    lm_ksum_in one = {.m = 1, .kx = kx, .ky = ky, .kz = kz, .wr = wr, .nsets = 1};
     CHECK_OK(lm_ksum_run(v, &one, &pts, re, im, NULL, &err), &err);
     CHECK_NEAR(re[0], 0.0, 1e-7);
     CHECK_NEAR(im[0], 1.0, 1e-7);
@@ -37,7 +37,7 @@ static void test_hand_computed(void)
     CHECK_NEAR(im[1], 0.0, 1e-7);
     CHECK_NEAR(re[2], 1.0, 1e-7);
     CHECK_NEAR(im[2], 0.0, 1e-7);
-    lm_ksum_in two = {2, kx, ky, kz, wr, wi, 1};
+    lm_ksum_in two = {.m = 2, .kx = kx, .ky = ky, .kz = kz, .wr = wr, .wi = wi, .nsets = 1};
     CHECK_OK(lm_ksum_run(v, &two, &pts, re, im, NULL, &err), &err);
     /* x0: i + w exp(0) ; x2: exp(0) + w exp(i 2 pi (2/8 - 1/4)) = 1 + w */
     CHECK_NEAR(re[0], 0.5, 1e-7);

@@ -37,7 +37,7 @@ static void sets_make(sets_problem *p, int64_t m, int64_t C, const int64_t n[3],
         if (complex_w)
             p->wi[i] = (float)ku_uniform(-1, 1);
     }
-    p->in = (lm_ksum_in){m, p->kx, p->ky, p->kz, p->wr, p->wi, C};
+    p->in = (lm_ksum_in){.m = m, .kx = p->kx, .ky = p->ky, .kz = p->kz, .wr = p->wr, .wi = p->wi, .nsets = C};
 }
 
 static void sets_free(sets_problem *p)

@@ -113,7 +113,7 @@ static void test_cartesian(void)
         wr[m] = (float)sr;
         wi[m] = (float)si;
     }
-    lm_ksum_in in = {N, kx, ky, kz, wr, wi, 1};
+    lm_ksum_in in = {.m = N, .kx = kx, .ky = ky, .kz = kz, .wr = wr, .wi = wi, .nsets = 1};
     float *tr = malloc(N * sizeof(float)), *ti = calloc(N, sizeof(float));
     for (int64_t j = 0; j < N; j++)
         tr[j] = (float)(N * rho[j]);

@@ -69,7 +69,7 @@ static void run_set(const char *dir, const char *base, const char **names, size_
     float *mag = malloc(pb->num_k * sizeof(float));
     for (int32_t m = 0; m < pb->num_k; m++)
         mag[m] = pb->phi_r[m] * pb->phi_r[m] + pb->phi_i[m] * pb->phi_i[m];
-    lm_ksum_in in = {pb->num_k, pb->kx, pb->ky, pb->kz, mag, NULL, 1};
+    lm_ksum_in in = {.m = pb->num_k, .kx = pb->kx, .ky = pb->ky, .kz = pb->kz, .wr = mag, .wi = NULL, .nsets = 1};
     lm_points pts = {.n = pb->num_x, .x = pb->x, .y = pb->y, .z = pb->z};
     float *re = malloc(pb->num_x * sizeof(float)), *im = malloc(pb->num_x * sizeof(float));
 

@@ -113,13 +113,13 @@ int main(int argc, char **argv)
     lm_points pts;
     int check = getenv("LM_BENCH_CHECK") != NULL;
     if (!strcmp(which, "all") || !strcmp(which, "fhd")) {
-        lm_ksum_in in = {m, kx, ky, kz, wr, wi, 1};
+        lm_ksum_in in = {.m = m, .kx = kx, .ky = ky, .kz = kz, .wr = wr, .wi = wi, .nsets = 1};
         lm_points_image_grid(&pts, nn);
         run("FHd", &in, &pts, 2.0, check);
         run("FHd", &in, &pts, 1.25, check);
     }
     if (!strcmp(which, "all") || !strcmp(which, "q")) {
-        lm_ksum_in in = {m, kx, ky, kz, q, NULL, 1};
+        lm_ksum_in in = {.m = m, .kx = kx, .ky = ky, .kz = kz, .wr = q, .wi = NULL, .nsets = 1};
         lm_points_q_grid(&pts, nn);
         run("Q", &in, &pts, 2.0, check);
         run("Q", &in, &pts, 1.25, check);

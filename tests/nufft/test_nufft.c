@@ -418,7 +418,7 @@ static void test_ksum(void)
     int64_t nimg[3] = {16, 12, 10};
     double kmax[3] = {8, 6, 5};
     samples s = make_samples(2000, kmax, 1);
-    lm_ksum_in in = {s.m, s.kx, s.ky, s.kz, s.wr, s.wi, 1};
+    lm_ksum_in in = {.m = s.m, .kx = s.kx, .ky = s.ky, .kz = s.kz, .wr = s.wr, .wi = s.wi, .nsets = 1};
 
     /* explicit points are refused */
     float px[4] = {0}, py[4] = {0}, pz[4] = {0}, o_re[4], o_im[4];
