@@ -177,6 +177,11 @@ typedef struct lm_gpu_toeplitz lm_gpu_toeplitz;
 lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
                             lm_gpu_toeplitz **out, lm_error *err);
 lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+/* One coil of the SENSE normal operator in one pass over the data:
+ * y = conj(s) . F^H F (s . x), added to y when accumulate (s NULL: 1).
+ * x != y. All device pointers, N values each. */
+lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y,
+                                   int accumulate, lm_error *err);
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
 void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
 

@@ -135,6 +135,9 @@ lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, c
 lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
                             lm_gpu_toeplitz **out, lm_error *err) LM_NO_CUDA_CALL((void)n, (void)q_host, (void)q_dev, *out = NULL)
 lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err) LM_NO_CUDA_CALL((void)t, (void)x, (void)y)
+lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y,
+                                   int accumulate, lm_error *err)
+    LM_NO_CUDA_CALL((void)t, (void)x, (void)s, (void)y, (void)accumulate)
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t)
 {
     (void)t;

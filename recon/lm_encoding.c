@@ -188,6 +188,11 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     const int64_t nv = e->nvox;
     if (!e->s)
         return toeplitz(e, x, y, err);
+    if (e->fhf->apply_coil) {
+        for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++)
+            rc = e->fhf->apply_coil(e->fhf, x, e->s + c * nv, y, c > 0, err);
+        return rc != LM_OK ? rc : be->check(be, err);
+    }
     be->zero(be, nv, y);
     for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++) {
         const lm_cfloat *sc = e->s + c * nv;

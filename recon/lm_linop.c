@@ -174,6 +174,13 @@ static lm_code toep_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_err
     return LM_OK;
 }
 
+static lm_code toep_apply_coil(lm_linop *op, const lm_cfloat *x, const lm_cfloat *sc, lm_cfloat *y, int acc,
+                               lm_error *err)
+{
+    toep_state *s = op->state;
+    return lm_gpu_toeplitz_apply_coil(s->gpu, x, sc, y, acc, err);
+}
+
 static void toep_destroy(lm_linop *op)
 {
     toep_state *s = op->state;
@@ -201,8 +208,10 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
     lm_code rc;
     if (be->device == LM_DEVICE_GPU) {
         rc = lm_gpu_toeplitz_new(n, q_on_backend ? NULL : q, q_on_backend ? q : NULL, &s->gpu, err);
-        if (rc == LM_OK)
+        if (rc == LM_OK) {
             op->diag = lm_gpu_toeplitz_diag(s->gpu);
+            op->apply_coil = toep_apply_coil;
+        }
     } else {
         rc = lm_toeplitz_new(n, q, be->threads, &s->cpu, err);
         if (rc == LM_OK)

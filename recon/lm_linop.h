@@ -19,6 +19,12 @@ struct lm_linop {
     const char *name;
     double diag;          /* mean of the diagonal when known, else 0 */
     lm_code (*apply)(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+    /* Optional, square operators: y = conj(s) . A (s . x), added to y when
+     * accumulate (x != y): one coil of a SENSE normal operator, fused where
+     * the back end can (the GPU Toeplitz product reads s in its first pass
+     * and accumulates in its last). NULL: the caller multiplies itself. */
+    lm_code (*apply_coil)(lm_linop *op, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y, int accumulate,
+                          lm_error *err);
     void (*destroy)(lm_linop *op);   /* frees state (not be) */
     void *state;
 };

@@ -104,8 +104,8 @@ static int fft_mode(void)
         return g_fft_mode;
     const char *e = getenv("LARMOR_GPU_CG_FFT");
     if (e && e[0])
-        return atoi(e) <= 0 ? 0 : atoi(e) == 1 ? 1 : 2;
-    return 2;
+        return atoi(e) <= 0 ? 0 : atoi(e) >= 3 ? 3 : atoi(e);
+    return 3;
 }
 
 static void plans_clear(cg_plans *c)
@@ -216,6 +216,106 @@ static __device__ __forceinline__ int tp_bitrev(int v, int bits)
     return (int)(__brev((unsigned)v) >> (32 - bits));
 }
 
+
+static __device__ __forceinline__ float2 cmul(float2 a, float2 b)
+{
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+static __device__ __forceinline__ float2 cmulc(float2 a, float2 b) /* conj(a) b */
+{
+    return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
+}
+
+/* w times v, or conj(w) times v for the inverse transform. */
+template <bool INV> static __device__ __forceinline__ float2 twid(float2 w, float2 v)
+{
+    return INV ? cmulc(w, v) : cmul(w, v);
+}
+
+/* Shared-memory FFTs of 32 lines of P values (P a power of two), element i
+ * of line l at sm[i * is + l * ls]; tw[k] = exp(-2 pi i k / P), k < P/2.
+ * Two radix-2 stages run per pass as one radix-4 step in registers: half
+ * the shared-memory traffic and barriers of plain radix-2 (the transforms
+ * are bound by shared memory, not by DRAM). A warp's 32 threads take the
+ * 32 lines, so with is = 33, ls = 1 or is = 1, ls = P + 1 no two of them
+ * share a bank. Unnormalised; INV uses conj(tw). */
+
+/* Decimation in time: bit-reversed order in, natural order out. */
+template <bool INV> static __device__ void smem_fft_dit(float2 *sm, int P, int is, int ls, const float2 *__restrict__ tw)
+{
+    int L = 4;
+    if (__ffs(P) % 2 == 0) { /* odd number of stages: one radix-2 stage (len 2, w = 1) first */
+        for (int b = threadIdx.x; b < (P / 2) * 32; b += TP_ZT) {
+            const int l = b & 31, k = b >> 5;
+            float2 *p0 = sm + (2 * k) * is + l * ls, *p1 = p0 + is;
+            const float2 a = *p0, c = *p1;
+            *p0 = make_float2(a.x + c.x, a.y + c.y);
+            *p1 = make_float2(a.x - c.x, a.y - c.y);
+        }
+        __syncthreads();
+        L = 8;
+    }
+    for (; L <= P; L <<= 2) {
+        const int q = L / 4, s1 = P / (L / 2), s2 = P / L;
+        for (int b = threadIdx.x; b < (P / 4) * 32; b += TP_ZT) {
+            const int l = b & 31, k = b >> 5, j = k & (q - 1);
+            float2 *p0 = sm + ((k - j) * 4 + j) * is + l * ls;
+            float2 v0 = p0[0], v1 = p0[q * is], v2 = p0[2 * q * is], v3 = p0[3 * q * is];
+            const float2 wa = tw[j * s1];
+            float2 t = twid<INV>(wa, v1); /* stage L/2: (0,1), (2,3) */
+            v1 = make_float2(v0.x - t.x, v0.y - t.y);
+            v0 = make_float2(v0.x + t.x, v0.y + t.y);
+            t = twid<INV>(wa, v3);
+            v3 = make_float2(v2.x - t.x, v2.y - t.y);
+            v2 = make_float2(v2.x + t.x, v2.y + t.y);
+            t = twid<INV>(tw[j * s2], v2); /* stage L: (0,2), (1,3) */
+            p0[0] = make_float2(v0.x + t.x, v0.y + t.y);
+            p0[2 * q * is] = make_float2(v0.x - t.x, v0.y - t.y);
+            t = twid<INV>(tw[(j + q) * s2], v3);
+            p0[q * is] = make_float2(v1.x + t.x, v1.y + t.y);
+            p0[3 * q * is] = make_float2(v1.x - t.x, v1.y - t.y);
+        }
+        __syncthreads();
+    }
+}
+
+/* Decimation in frequency: natural order in, bit-reversed order out. */
+template <bool INV> static __device__ void smem_fft_dif(float2 *sm, int P, int is, int ls, const float2 *__restrict__ tw)
+{
+    int L = P;
+    for (; L >= 4; L >>= 2) {
+        const int q = L / 4, s1 = P / L, s2 = P / (L / 2);
+        for (int b = threadIdx.x; b < (P / 4) * 32; b += TP_ZT) {
+            const int l = b & 31, k = b >> 5, j = k & (q - 1);
+            float2 *p0 = sm + ((k - j) * 4 + j) * is + l * ls;
+            const float2 v0 = p0[0], v1 = p0[q * is], v2 = p0[2 * q * is], v3 = p0[3 * q * is];
+            /* stage L: (0,2) w^j, (1,3) w^(j+q) */
+            const float2 a0 = make_float2(v0.x + v2.x, v0.y + v2.y);
+            const float2 a2 = twid<INV>(tw[j * s1], make_float2(v0.x - v2.x, v0.y - v2.y));
+            const float2 a1 = make_float2(v1.x + v3.x, v1.y + v3.y);
+            const float2 a3 = twid<INV>(tw[(j + q) * s1], make_float2(v1.x - v3.x, v1.y - v3.y));
+            /* stage L/2: (0,1), (2,3), both w^j */
+            const float2 wb = tw[j * s2];
+            p0[0] = make_float2(a0.x + a1.x, a0.y + a1.y);
+            p0[q * is] = twid<INV>(wb, make_float2(a0.x - a1.x, a0.y - a1.y));
+            p0[2 * q * is] = make_float2(a2.x + a3.x, a2.y + a3.y);
+            p0[3 * q * is] = twid<INV>(wb, make_float2(a2.x - a3.x, a2.y - a3.y));
+        }
+        __syncthreads();
+    }
+    if (L == 2) { /* odd number of stages: the last (len 2, w = 1) */
+        for (int b = threadIdx.x; b < (P / 2) * 32; b += TP_ZT) {
+            const int l = b & 31, k = b >> 5;
+            float2 *p0 = sm + (2 * k) * is + l * ls, *p1 = p0 + is;
+            const float2 a = *p0, c = *p1;
+            *p0 = make_float2(a.x + c.x, a.y + c.y);
+            *p1 = make_float2(a.x - c.x, a.y - c.y);
+        }
+        __syncthreads();
+    }
+}
+
 __global__ void __launch_bounds__(TP_ZT) k_tp_zfused(int P2, int bits, long long p0, long long p1, long long n2,
                                                      float2 *__restrict__ buf, const float *__restrict__ qhat,
                                                      const float2 *__restrict__ tw)
@@ -233,37 +333,14 @@ __global__ void __launch_bounds__(TP_ZT) k_tp_zfused(int P2, int bits, long long
         zs[tp_bitrev(z, bits) * S + lane] = v;
     }
     __syncthreads();
-    const int nb = (P2 / 2) * TP_LINES;
-    for (int len = 2; len <= P2; len <<= 1) { /* forward, DIT: natural order out */
-        const int half = len >> 1, step = P2 / len;
-        for (int b = threadIdx.x; b < nb; b += TP_ZT) {
-            const int l = b & 31, k = b >> 5, j = k & (half - 1);
-            const int i0 = (k - j) * 2 + j, i1 = i0 + half;
-            const float2 w = tw[j * step], a = zs[i0 * S + l], c = zs[i1 * S + l];
-            const float2 t = make_float2(w.x * c.x - w.y * c.y, w.x * c.y + w.y * c.x);
-            zs[i0 * S + l] = make_float2(a.x + t.x, a.y + t.y);
-            zs[i1 * S + l] = make_float2(a.x - t.x, a.y - t.y);
-        }
-        __syncthreads();
-    }
+    smem_fft_dit<false>(zs, P2, S, 1, tw); /* forward: natural order out */
     for (int z = row; z < P2; z += rows) {
         const float q = in ? qhat[x + p0 * y + plane * z] : 0.0f;
         float2 v = zs[z * S + lane];
         zs[z * S + lane] = make_float2(v.x * q, v.y * q);
     }
     __syncthreads();
-    for (int len = P2; len >= 2; len >>= 1) { /* inverse, DIF: bit-reversed order out */
-        const int half = len >> 1, step = P2 / len;
-        for (int b = threadIdx.x; b < nb; b += TP_ZT) {
-            const int l = b & 31, k = b >> 5, j = k & (half - 1);
-            const int i0 = (k - j) * 2 + j, i1 = i0 + half;
-            const float2 w = tw[j * step], a = zs[i0 * S + l], c = zs[i1 * S + l];
-            const float2 d = make_float2(a.x - c.x, a.y - c.y);
-            zs[i0 * S + l] = make_float2(a.x + c.x, a.y + c.y);
-            zs[i1 * S + l] = make_float2(w.x * d.x + w.y * d.y, w.x * d.y - w.y * d.x); /* times conj(w) */
-        }
-        __syncthreads();
-    }
+    smem_fft_dif<true>(zs, P2, S, 1, tw); /* inverse: bit-reversed order out */
     for (int z = row; z < n2; z += rows)
         if (in)
             buf[x + p0 * y + plane * z] = zs[tp_bitrev(z, bits) * S + lane];
@@ -283,14 +360,418 @@ __global__ void k_tp_pad_planes(long long total, long long p0, long long p1, lon
     buf[d] = v;
 }
 
+
+/* ---- mode 3: every axis as a four-step FFT, the coil maps fused ----
+ *
+ * A line of P = P1 P2 values (P1 >= P2, powers of two) is transformed as
+ *   X[k1 + P1 k2] = sum_n2 W_P2^(n2 k2) W_P^(n2 k1) sum_n1 W_P1^(n1 k1) x[P2 n1 + n2]:
+ * each thread does one length-P1 DFT in registers (phase A), one exchange
+ * through shared memory, then length-P2 DFTs in registers (phase B); the
+ * inverse runs the same steps backwards. Against radix-2 stages through
+ * shared memory (log2 P barriers and exchanges each way) this is one
+ * exchange per direction: the transforms become bound by DRAM again. The
+ * exchange keeps A[k1][n2] at k1 + P1 n2, so phase B reads and writes the
+ * same places (in-place safe per thread). 32 lines per block, the warp's
+ * lanes are the 32 lines: every shared access is to consecutive words.
+ *
+ * Strided lines (y and z axes): lanes are 32 neighbouring x, coalesced in
+ * global memory. Rows (x axis): 32 rows are staged through shared memory
+ * so that global reads and writes stay along the rows. The x pass reads
+ * the image times the coil map and its inverse writes conj(map) times the
+ * result, accumulated: no separate pad, crop or coil passes. */
+#define FS 33 /* shared row stride: 32 lanes + 1 */
+#define F4_FWD 1
+#define F4_MUL 2
+#define F4_INV 4
+
+static __host__ __device__ constexpr int brev_ct(int i, int bits)
+{
+    int r = 0;
+    for (int b = 0; b < bits; b++)
+        r |= ((i >> b) & 1) << (bits - 1 - b);
+    return r;
+}
+
+static __host__ __device__ constexpr int log2_ct(int r)
+{
+    return r <= 1 ? 0 : 1 + log2_ct(r / 2);
+}
+
+/* DFT of R values in registers, natural order in and out; tw holds the
+ * line's P twiddles exp(-2 pi i k / P), tstride = P / R. */
+template <int R, bool INV> static __device__ __forceinline__ void reg_dft(float2 (&v)[R], const float2 *__restrict__ tw,
+                                                                         int tstride)
+{
+    constexpr int bits = log2_ct(R);
+#pragma unroll
+    for (int i = 0; i < R; i++) {
+        const int j = brev_ct(i, bits);
+        if (j > i) {
+            const float2 t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+    }
+#pragma unroll
+    for (int len = 2; len <= R; len <<= 1) {
+        const int half = len / 2;
+#pragma unroll
+        for (int j = 0; j < half; j++) {
+            const float2 w = __ldg(tw + j * (R / len) * tstride);
+#pragma unroll
+            for (int b = 0; b < R; b += len) {
+                const float2 a = v[b + j], c = twid<INV>(w, v[b + j + half]);
+                v[b + j] = make_float2(a.x + c.x, a.y + c.y);
+                v[b + j + half] = make_float2(a.x - c.x, a.y - c.y);
+            }
+        }
+    }
+}
+
+/* Phase A forward: this thread's n2 = sub, input values in v (x[P2 n1 + n2]). */
+template <int P1, int P2> static __device__ __forceinline__ void f4_phase_a(float2 (&v)[P1], int sub,
+                                                                           const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2;
+    reg_dft<P1, false>(v, tw, P / P1);
+#pragma unroll
+    for (int k1 = 1; k1 < P1; k1++)
+        v[k1] = cmul(__ldg(tw + sub * k1), v[k1]); /* sub k1 < P */
+}
+
+/* Phase B on the exchange for one k1: forward DFT over n2 (FWD), times
+ * FFT(Q) (MUL), inverse DFT and twiddle back (INV). Reads and writes
+ * ex[(k1 + P1 j) FS + lane], j < P2; or global X when the flags say. */
+template <int P1, int P2, int FLAGS> static __device__ __forceinline__ void
+f4_phase_b(float2 *ex, int k1, int lane, bool in, float2 *__restrict__ g, size_t base, long long es,
+           const float *__restrict__ qhat, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2;
+    float2 u[P2];
+#pragma unroll
+    for (int j = 0; j < P2; j++)
+        u[j] = (FLAGS & F4_FWD) ? ex[(k1 + P1 * j) * FS + lane]
+                                : (in ? g[base + (size_t)es * (k1 + P1 * j)] : make_float2(0.0f, 0.0f));
+    if (FLAGS & F4_FWD)
+        reg_dft<P2, false>(u, tw, P / P2);
+    if (FLAGS & F4_MUL)
+#pragma unroll
+        for (int j = 0; j < P2; j++) {
+            const float q = in ? qhat[base + (size_t)es * (k1 + P1 * j)] : 0.0f;
+            u[j] = make_float2(u[j].x * q, u[j].y * q);
+        }
+    if (!(FLAGS & F4_INV)) { /* forward only: X to global, natural order */
+        if (in)
+#pragma unroll
+            for (int j = 0; j < P2; j++)
+                g[base + (size_t)es * (k1 + P1 * j)] = u[j];
+        return;
+    }
+    reg_dft<P2, true>(u, tw, P / P2);
+#pragma unroll
+    for (int n2 = 0; n2 < P2; n2++)
+        ex[(k1 + P1 * n2) * FS + lane] = n2 ? cmulc(__ldg(tw + n2 * k1), u[n2]) : u[n2];
+}
+
+/* Phase C inverse: this thread's n2 = sub, from the exchange; natural
+ * order out in v (x[P2 n1 + n2]). */
+template <int P1, int P2> static __device__ __forceinline__ void f4_phase_c(float2 (&v)[P1], const float2 *ex, int sub,
+                                                                           int lane, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2;
+#pragma unroll
+    for (int k1 = 0; k1 < P1; k1++)
+        v[k1] = ex[(k1 + P1 * sub) * FS + lane];
+    reg_dft<P1, true>(v, tw, P / P1);
+}
+
+/* Strided lines: element i of line (x, o) at g[x + os o + es i], 32 x per
+ * block, blockIdx.y = o. Loads the first nload values (zero padding after),
+ * stores the first nstore. */
+template <int P1, int P2, int FLAGS>
+__global__ void __launch_bounds__(32 * P2) k_f4_lines(long long p0, long long es, long long os, int nload, int nstore,
+                                                      float2 *__restrict__ g, const float *__restrict__ qhat,
+                                                      const float2 *__restrict__ tw)
+{
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long x = (long long)blockIdx.x * 32 + lane;
+    const bool in = x < p0;
+    const size_t base = (size_t)x + (size_t)os * blockIdx.y;
+    float2 v[P1];
+    if (FLAGS & F4_FWD) {
+#pragma unroll
+        for (int n1 = 0; n1 < P1; n1++) {
+            const int i = P2 * n1 + sub;
+            v[n1] = in && i < nload ? g[base + (size_t)es * i] : make_float2(0.0f, 0.0f);
+        }
+        f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+        for (int k1 = 0; k1 < P1; k1++)
+            ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+        __syncthreads();
+    }
+    for (int k1 = sub; k1 < P1; k1 += P2)
+        f4_phase_b<P1, P2, FLAGS>(ex, k1, lane, in, g, base, es, qhat, tw);
+    if (!(FLAGS & F4_INV))
+        return;
+    __syncthreads();
+    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+    if (in)
+#pragma unroll
+        for (int n1 = 0; n1 < P1; n1++) {
+            const int i = P2 * n1 + sub;
+            if (i < nstore)
+                g[base + (size_t)es * i] = v[n1];
+        }
+}
+
+/* The x axis forward: rows r = y + n1 z (y < n1, z < n2) of the image times
+ * the coil map (s NULL: 1), padded from n0 to P, to buf + P (y + p1 z). */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_f4_rows_fwd(long long rows, long long n0, long long n1, long long p1,
+                                                         const float2 *__restrict__ x, const float2 *__restrict__ s,
+                                                         float2 *__restrict__ buf, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) { /* stage the rows, coalesced */
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        float2 v = make_float2(0.0f, 0.0f);
+        if (i < n0 && r < rows) {
+            const size_t j = (size_t)i + (size_t)n0 * (size_t)r;
+            v = x[j];
+            if (s)
+                v = cmul(v, s[j]);
+        }
+        ex[i * FS + l] = v;
+    }
+    __syncthreads();
+    float2 v[P1];
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++)
+        v[n1] = ex[(P2 * n1 + sub) * FS + lane];
+    __syncthreads();
+    f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+    for (int k1 = 0; k1 < P1; k1++)
+        ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B forward, kept in the exchange */
+        float2 u[P2];
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            u[j] = ex[(k1 + P1 * j) * FS + lane];
+        reg_dft<P2, false>(u, tw, P / P2);
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            ex[(k1 + P1 * j) * FS + lane] = u[j]; /* X[k1 + P1 k2] at its natural place */
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        if (r < rows)
+            buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))] = ex[i * FS + l];
+    }
+}
+
+/* The x axis inverse: rows of buf back, cropped to n0, times conj(s) (s
+ * NULL: 1), written to y or added to it. */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long long n0, long long n1, long long p1,
+                                                         const float2 *__restrict__ buf, const float2 *__restrict__ s,
+                                                         float2 *__restrict__ y, int acc, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        ex[i * FS + l] = r < rows ? buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))]
+                                  : make_float2(0.0f, 0.0f);
+    }
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B inverse, in place */
+        float2 u[P2];
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            u[j] = ex[(k1 + P1 * j) * FS + lane];
+        reg_dft<P2, true>(u, tw, P / P2);
+#pragma unroll
+        for (int n2 = 0; n2 < P2; n2++)
+            ex[(k1 + P1 * n2) * FS + lane] = n2 ? cmulc(__ldg(tw + n2 * k1), u[n2]) : u[n2];
+    }
+    __syncthreads();
+    float2 v[P1];
+    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+    __syncthreads();
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++)
+        ex[(P2 * n1 + sub) * FS + lane] = v[n1];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        if (i < n0 && r < rows) {
+            const size_t j = (size_t)i + (size_t)n0 * (size_t)r;
+            float2 v2 = ex[i * FS + l];
+            if (s)
+                v2 = cmulc(s[j], v2);
+            if (acc) {
+                const float2 o = y[j];
+                v2 = make_float2(v2.x + o.x, v2.y + o.y);
+            }
+            y[j] = v2;
+        }
+    }
+}
+
+/* Launchers by line length: (P1, P2) = (4,4) (8,4) (8,8) (16,8) (16,16) (32,16). */
+template <int P1, int P2> static size_t f4_smem(void)
+{
+    return (size_t)P1 * P2 * FS * sizeof(float2);
+}
+
+template <int P1, int P2> static cudaError_t f4_setup(void)
+{
+    const int sm = (int)f4_smem<P1, P2>();
+    cudaError_t e = cudaSuccess;
+    const void *fns[5] = {(const void *)k_f4_lines<P1, P2, F4_FWD>,
+                          (const void *)k_f4_lines<P1, P2, F4_FWD | F4_MUL | F4_INV>,
+                          (const void *)k_f4_lines<P1, P2, F4_INV>, (const void *)k_f4_rows_fwd<P1, P2>,
+                          (const void *)k_f4_rows_inv<P1, P2>};
+    for (int i = 0; i < 5 && e == cudaSuccess; i++)
+        if (sm > 48 * 1024)
+            e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
+    return e;
+}
+
+static cudaError_t f4_setup_len(long long P)
+{
+    switch (P) {
+    case 16: return f4_setup<4, 4>();
+    case 32: return f4_setup<8, 4>();
+    case 64: return f4_setup<8, 8>();
+    case 128: return f4_setup<16, 8>();
+    case 256: return f4_setup<16, 16>();
+    case 512: return f4_setup<32, 16>();
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+template <int P1, int P2>
+static void f4_lines(int flags, dim3 grid, cudaStream_t st, long long p0, long long es, long long os, int nload,
+                     int nstore, float2 *g, const float *qhat, const float2 *tw)
+{
+    const size_t sm = f4_smem<P1, P2>();
+    if (flags == F4_FWD)
+        k_f4_lines<P1, P2, F4_FWD><<<grid, 32 * P2, sm, st>>>(p0, es, os, nload, nstore, g, qhat, tw);
+    else if (flags == F4_INV)
+        k_f4_lines<P1, P2, F4_INV><<<grid, 32 * P2, sm, st>>>(p0, es, os, nload, nstore, g, qhat, tw);
+    else
+        k_f4_lines<P1, P2, F4_FWD | F4_MUL | F4_INV><<<grid, 32 * P2, sm, st>>>(p0, es, os, nload, nstore, g, qhat, tw);
+}
+
+static void f4_lines_len(long long P, int flags, dim3 grid, cudaStream_t st, long long p0, long long es, long long os,
+                         int nload, int nstore, float2 *g, const float *qhat, const float2 *tw)
+{
+    switch (P) {
+    case 16: f4_lines<4, 4>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw); break;
+    case 32: f4_lines<8, 4>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw); break;
+    case 64: f4_lines<8, 8>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw); break;
+    case 128: f4_lines<16, 8>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw); break;
+    case 256: f4_lines<16, 16>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw); break;
+    default: f4_lines<32, 16>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw); break;
+    }
+}
+
+template <int P1, int P2>
+static void f4_rows(int inverse, unsigned blocks, cudaStream_t st, long long rows, long long n0, long long n1,
+                    long long p1, const float2 *x, const float2 *s, float2 *buf, float2 *y, int acc, const float2 *tw)
+{
+    const size_t sm = f4_smem<P1, P2>();
+    if (!inverse)
+        k_f4_rows_fwd<P1, P2><<<blocks, 32 * P2, sm, st>>>(rows, n0, n1, p1, x, s, buf, tw);
+    else
+        k_f4_rows_inv<P1, P2><<<blocks, 32 * P2, sm, st>>>(rows, n0, n1, p1, buf, s, y, acc, tw);
+}
+
+static void f4_rows_len(long long P, int inverse, unsigned blocks, cudaStream_t st, long long rows, long long n0,
+                        long long n1, long long p1, const float2 *x, const float2 *s, float2 *buf, float2 *y, int acc,
+                        const float2 *tw)
+{
+    switch (P) {
+    case 16: f4_rows<4, 4>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw); break;
+    case 32: f4_rows<8, 4>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw); break;
+    case 64: f4_rows<8, 8>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw); break;
+    case 128: f4_rows<16, 8>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw); break;
+    case 256: f4_rows<16, 16>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw); break;
+    default: f4_rows<32, 16>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw); break;
+    }
+}
+
+/* Coil products for the modes that transform through cuFFT (s NULL: 1). */
+__global__ void k_tp_coil_mul(long long N, const float2 *__restrict__ x, const float2 *__restrict__ s,
+                              float2 *__restrict__ out)
+{
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < N; j += (long long)gridDim.x * blockDim.x)
+        out[j] = cmul(x[j], s[j]);
+}
+
+__global__ void k_tp_coil_acc(long long N, const float2 *__restrict__ v, const float2 *__restrict__ s,
+                              float2 *__restrict__ y, int acc)
+{
+    for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < N; j += (long long)gridDim.x * blockDim.x) {
+        float2 r = s ? cmulc(s[j], v[j]) : v[j];
+        if (acc) {
+            const float2 o = y[j];
+            r = make_float2(r.x + o.x, r.y + o.y);
+        }
+        y[j] = r;
+    }
+}
+
+/* count twiddles exp(-2 pi i k / p) on the device. */
+static lm_code upload_twiddles(long long p, long long count, float2 **out, const char *who, lm_error *err)
+{
+    float2 *h = (float2 *)lm_alloc((size_t)count, sizeof(float2), err, "twiddles");
+    if (!h)
+        return LM_ERR_NOMEM;
+    for (long long k = 0; k < count; k++) {
+        double sn, cs;
+        sincospi(-2.0 * (double)k / (double)p, &sn, &cs);
+        h[k] = make_float2((float)cs, (float)sn);
+    }
+    lm_code rc = lm_gmalloc((void **)out, (size_t)count * sizeof(float2), err, who, "twiddles");
+    if (rc == LM_OK && cudaMemcpy(*out, h, (size_t)count * sizeof(float2), cudaMemcpyHostToDevice) != cudaSuccess)
+        rc = lm_fail(err, LM_ERR_GPU, "%s: cannot upload the twiddles", who);
+    free(h);
+    return rc;
+}
+
+static int pow2_in(long long p, long long lo, long long hi)
+{
+    return p >= lo && p <= hi && (p & (p - 1)) == 0;
+}
+
+
 /* ---- the operator ---- */
 
 struct lm_gpu_toeplitz {
     long long n[3], p[3], N, P;
     cg_plans plans;
     int fused;         /* the z axis in k_tp_zfused (mode 2) */
+    int own;           /* every axis in shared memory (mode 3) */
     int zbits;         /* log2 p[2] */
     float2 *tw;        /* p[2]/2 twiddles exp(-2 pi i k / p[2]) */
+    float2 *twa[3];    /* mode 3: p[a] twiddles per padded axis */
+    float2 *tmp;       /* coil product for modes 0-2 (N values), made on first use */
     float2 *buf;       /* the padded grid */
     float *qhat;       /* FFT(Qs) / (N^2 P), real */
     double diag;
@@ -303,6 +784,9 @@ extern "C" void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t)
         return;
     plans_clear(&t->plans);
     lm_gfree(t->tw);
+    for (int a = 0; a < 3; a++)
+        lm_gfree(t->twa[a]);
+    lm_gfree(t->tmp);
     lm_gfree(t->buf);
     lm_gfree(t->qhat);
     free(t);
@@ -347,11 +831,23 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
     LM_GTRY(lm_gmalloc((void **)&t->qhat, (size_t)t->P * sizeof(float), err, who, "FFT(Q)"));
     {
         const int mode = fft_mode();
+        const long long *p = t->p;
+        /* mode 3: x and y padded, every padded axis a power of two whose
+         * shared-memory tile fits (32 x 513 x 8 bytes = 131 KB on sm_80+) */
+        if (mode == 3 && pow2_in(p[0], 16, 512) && pow2_in(p[1], 16, 512) && (p[2] == 1 || pow2_in(p[2], 16, 512))) {
+            for (int a = 0; a < 3; a++)
+                if (p[a] > 1) {
+                    LM_GTRY(upload_twiddles(p[a], p[a], &t->twa[a], who, err));
+                    LM_GCHECK(f4_setup_len(p[a]), who, "shared memory");
+                }
+            t->own = 1;
+        }
+        /* FFT(Q) needs the full plan in every mode */
         LM_GTRY(plans_get(&t->plans, t->n, t->p, mode > 0 ? 1 : 0, who, err));
         const long long p2 = t->p[2];
         /* fused z: 3D with pruned plans and a power-of-two third axis whose
          * shared-memory tile fits (512 x 33 x 8 bytes = 135 KB on sm_80+) */
-        if (mode == 2 && t->plans.mode == 1 && p2 >= 16 && p2 <= 512 && (p2 & (p2 - 1)) == 0) {
+        if (!t->own && mode >= 2 && t->plans.mode == 1 && p2 >= 16 && p2 <= 512 && (p2 & (p2 - 1)) == 0) {
             const size_t smem = (size_t)p2 * (TP_LINES + 1) * sizeof(float2);
             float2 *htw = (float2 *)lm_alloc((size_t)p2 / 2, sizeof(float2), err, "twiddles");
             if (!htw) {
@@ -412,7 +908,42 @@ done:
     return rc;
 }
 
-extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+/* Mode 3: x forward (times s), y forward, z with FFT(Q), y inverse, x
+ * inverse (times conj(s), accumulated); 2D: x, y with FFT(Q), x. */
+static lm_code apply_own(lm_gpu_toeplitz *t, const float2 *x, const float2 *s, float2 *y, int acc, lm_error *err)
+{
+    const char *who = "toeplitz (gpu)";
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    const long long *n = t->n, *p = t->p;
+    const long long rows = n[1] * n[2];
+    const unsigned xblocks = (unsigned)((rows + 31) / 32);
+    const unsigned lx = (unsigned)((p[0] + 31) / 32);
+    f4_rows_len(p[0], 0, xblocks, st, rows, n[0], n[1], p[1], x, s, t->buf, NULL, 0, t->twa[0]);
+    LM_GLAUNCH(who, "x axis");
+    if (p[2] > 1) {
+        f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2]), st, p[0], p[0], p[0] * p[1], (int)n[1], (int)p[1], t->buf,
+                     t->qhat, t->twa[1]);
+        LM_GLAUNCH(who, "y axis");
+        f4_lines_len(p[2], F4_FWD | F4_MUL | F4_INV, dim3(lx, (unsigned)p[1]), st, p[0], p[0] * p[1], p[0], (int)n[2],
+                     (int)n[2], t->buf, t->qhat, t->twa[2]);
+        LM_GLAUNCH(who, "z axis");
+        f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2]), st, p[0], p[0], p[0] * p[1], (int)p[1], (int)n[1], t->buf,
+                     t->qhat, t->twa[1]);
+        LM_GLAUNCH(who, "y axis");
+    } else {
+        f4_lines_len(p[1], F4_FWD | F4_MUL | F4_INV, dim3(lx, 1), st, p[0], p[0], 0, (int)n[1], (int)n[1], t->buf,
+                     t->qhat, t->twa[1]);
+        LM_GLAUNCH(who, "y axis");
+    }
+    f4_rows_len(p[0], 1, xblocks, st, rows, n[0], n[1], p[1], NULL, s, t->buf, y, acc, t->twa[0]);
+    LM_GLAUNCH(who, "x axis");
+done:
+    return rc;
+}
+
+/* y = F^H F x through cuFFT (modes 0-2); x == y allowed. */
+static lm_code apply_cufft(lm_gpu_toeplitz *t, const float2 *x, float2 *y, lm_error *err)
 {
     const char *who = "toeplitz (gpu)";
     lm_code rc = LM_OK;
@@ -425,7 +956,7 @@ extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x,
          * stage), the z axis fused with FFT(Q), then the 2D inverse */
         const long long half = t->p[0] * t->p[1] * t->n[2];
         k_tp_pad_planes<<<(unsigned)((half + LM_TP_T - 1) / LM_TP_T), LM_TP_T, 0, st>>>(
-            half, t->p[0], t->p[1], t->n[0], t->n[1], (const float2 *)x, t->buf);
+            half, t->p[0], t->p[1], t->n[0], t->n[1], x, t->buf);
         LM_GLAUNCH(who, "pad");
         LM_GFFT(cufftSetStream(t->plans.h[0], st), who, "FFT stream");
         LM_GFFT(cufftExecC2C(t->plans.h[0], (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_FORWARD), who, "FFT");
@@ -434,19 +965,54 @@ extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x,
         k_tp_zfused<<<zg, TP_ZT, smem, st>>>((int)t->p[2], t->zbits, t->p[0], t->p[1], t->n[2], t->buf, t->qhat, t->tw);
         LM_GLAUNCH(who, "z axis");
         LM_GFFT(cufftExecC2C(t->plans.h[0], (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_INVERSE), who, "FFT");
-        k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, (float2 *)y);
+        k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, y);
         LM_GLAUNCH(who, "crop");
         return LM_OK;
     }
-    k_tp_pad<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->p[0], t->p[1], t->n[0], t->n[1], t->n[2], (const float2 *)x,
-                                          t->buf);
+    k_tp_pad<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->p[0], t->p[1], t->n[0], t->n[1], t->n[2], x, t->buf);
     LM_GLAUNCH(who, "pad");
     LM_GTRY(fft_fwd(&t->plans, t->buf, st, who, err));
     k_cg_mul<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->buf, t->qhat);
     LM_GLAUNCH(who, "multiply");
     LM_GTRY(fft_inv(&t->plans, t->buf, st, who, err));
-    k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, (float2 *)y);
+    k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, y);
     LM_GLAUNCH(who, "crop");
+done:
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    if (t->own)
+        return apply_own(t, (const float2 *)x, NULL, (float2 *)y, 0, err);
+    return apply_cufft(t, (const float2 *)x, (float2 *)y, err);
+}
+
+extern "C" lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y,
+                                              int accumulate, lm_error *err)
+{
+    const char *who = "toeplitz (gpu)";
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    if (t->own)
+        return apply_own(t, (const float2 *)x, (const float2 *)s, (float2 *)y, accumulate, err);
+    if (!s && !accumulate)
+        return apply_cufft(t, (const float2 *)x, (float2 *)y, err);
+    {
+        const unsigned blocks = (unsigned)((t->N + LM_TP_T - 1) / LM_TP_T < 65535 * 16 ? (t->N + LM_TP_T - 1) / LM_TP_T
+                                                                                        : 65535 * 16);
+        if (!t->tmp)
+            LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "coil product"));
+        if (s) {
+            k_tp_coil_mul<<<blocks, LM_TP_T, 0, st>>>(t->N, (const float2 *)x, (const float2 *)s, t->tmp);
+            LM_GLAUNCH(who, "coil product");
+        } else
+            LM_GCHECK(cudaMemcpyAsync(t->tmp, x, (size_t)t->N * sizeof(float2), cudaMemcpyDeviceToDevice, st), who,
+                      "copy");
+        LM_GTRY(apply_cufft(t, t->tmp, t->tmp, err));
+        k_tp_coil_acc<<<blocks, LM_TP_T, 0, st>>>(t->N, t->tmp, (const float2 *)s, (float2 *)y, accumulate);
+        LM_GLAUNCH(who, "coil product");
+    }
 done:
     return rc;
 }

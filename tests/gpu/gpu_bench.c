@@ -348,8 +348,8 @@ static void run_problem(const char *pname, const double *prev_fhd, const double 
         o.iters = 60;
         o.lambda = 0.01;
         o.reg = LM_REG_IDENTITY;
-        for (int mode = 2; mode >= 0; mode--) {
-            static const char *mname[3] = {"full 3D", "pruned", "pruned, z fused"};
+        for (int mode = 3; mode >= 0; mode--) {
+            static const char *mname[4] = {"full 3D", "pruned", "pruned, z fused", "own shared-memory"};
             lm_gpu_cg_set_fft_mode(mode);
             double ts[5];
             int ok = 1;
@@ -369,12 +369,12 @@ static void run_problem(const char *pname, const double *prev_fhd, const double 
                 printf("GPU CG (%s FFTs): 60 iterations %.4f s (median of 3, Q upload and FFT included), final residual %.3e\n",
                        mname[mode], median(ts, 3), rep.rel_resid);
                 fprintf(g_tsv, "%s\tcg-gpu-%s\tcg\t%.6f\t0\t0\t%.3e\t3\t0\n", pname,
-                        mode == 2 ? "fused" : mode ? "pruned" : "full", median(ts, 3),
+                        mode == 3 ? "own" : mode == 2 ? "fused" : mode ? "pruned" : "full", median(ts, 3),
                         rep.rel_resid);
                 free(rep.resid_history);
             }
         }
-        lm_gpu_cg_set_fft_mode(2);
+        lm_gpu_cg_set_fft_mode(3);
         if (N <= 64 * 64 * 64) {
             lm_cg_report rep;
             double tt = now_s();

@@ -162,8 +162,8 @@ if [ "$MODE" = quality ]; then
 elif [ "$MODE" = coils ]; then
     # SENSE on the device: the encoding test, then whole reconstructions with
     # the true maps (Q cached after a warm-up run), E^H d over every coil.
-    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_sense >"$OUT/tests.log" 2>&1
-    grep -E "gpu_sense|E\^H|SENSE" "$OUT/tests.log" | head
+    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_sense gpu_cg >"$OUT/tests.log" 2>&1
+    grep -E "gpu_sense|gpu_cg|E\^H|SENSE|FFT strategy|rho vs|CHECK" "$OUT/tests.log" | head -80
     CLI=./$B/cli/larmor-cli
     $CLI bench --problem B64c8 --variants gpu-nufft,gpu-phasor,gpu-tuned,cpu-nufft | tee "$OUT/bench-B64c8.txt"
     $CLI bench --problem B128c32 --variants ${COIL_VARIANTS:-gpu-nufft,gpu-phasor} | tee "$OUT/bench-B128c32.txt"

@@ -201,14 +201,26 @@ static void compare(const char *what, const prob *pr, lm_cg_opts o, const lm_cfl
 int main(void)
 {
     gpu_require();
-    prob pr, p2, p3;
+    prob pr, p2, p3, p4, p5;
     prob_make(&pr, 10, 8, 6, 2000, 11);
+    /* every padded axis a power of two: mode 3 (all axes in shared memory) */
+    prob_make(&p4, 16, 8, 32, 3000, 14);
+    prob_make(&p5, 32, 16, 1, 1500, 15);
     prob_make(&p2, 16, 12, 1, 1200, 12);
     prob_make(&p3, 12, 10, 16, 2500, 13); /* z padded to 32: the fused z pass */
     lm_cg_opts o;
-    for (int mode = 2; mode >= 0; mode--) {
+    for (int mode = 3; mode >= 0; mode--) {
         lm_gpu_cg_set_fft_mode(mode);
-        fprintf(stderr, "FFT strategy %s\n", mode == 2 ? "pruned, z fused" : mode ? "pruned" : "full");
+        static const char *names[4] = {"full", "pruned", "pruned, z fused", "every axis in shared memory"};
+        fprintf(stderr, "FFT strategy %s\n", names[mode]);
+        memset(&o, 0, sizeof o);
+        o.iters = 20;
+        o.lambda = 0.05;
+        o.reg = LM_REG_IDENTITY;
+        compare("3D pow2 x,y,z identity", &p4, o, NULL, 0);
+        compare("2D pow2 identity", &p5, o, NULL, 0);
+        o.reg = LM_REG_GRADIENT;
+        compare("3D pow2 x,y,z gradient", &p4, o, NULL, 0);
         memset(&o, 0, sizeof o);
         o.iters = 20;
         o.lambda = 0.05;
@@ -242,7 +254,7 @@ int main(void)
         compare("2D anatomical", &p2, o, NULL, 0);
         o.edge_weights = NULL;
     }
-    lm_gpu_cg_set_fft_mode(2);
+    lm_gpu_cg_set_fft_mode(3);
 
     /* warm start: continue from a CPU iterate */
     {
@@ -305,6 +317,8 @@ int main(void)
     prob_free(&pr);
     prob_free(&p2);
     prob_free(&p3);
+    prob_free(&p4);
+    prob_free(&p5);
     lm_gpu_release();
     return lm_test_finish("gpu_cg");
 }
