@@ -256,7 +256,22 @@ enum { PASS_FWD, PASS_INV, PASS_FUSED };
 /* One pass of 1D transforms along axis a over the lines that matter (see
  * the top of the file). Lines are grouped LM_TILE at a time along the
  * other axis with the smaller stride. */
-static void run_pass(lm_toeplitz *t, int a, int mode, const lm_cfloat *x, lm_cfloat *y)
+/* One coil of a SENSE normal operator folded into the passes that touch x
+ * and y: the first pass reads s . x, the last writes conj(s) . result,
+ * added to y when acc (s NULL: 1). Saves two passes over memory per coil. */
+typedef struct coil_io {
+    const lm_cfloat *s;
+    int acc;
+} coil_io;
+
+static inline lm_cfloat coil_out(const coil_io *c, const lm_cfloat *y, int64_t i, lm_cfloat v)
+{
+    if (c->s)
+        v = conjf(c->s[i]) * v;
+    return c->acc ? y[i] + v : v;
+}
+
+static void run_pass(lm_toeplitz *t, int a, int mode, const lm_cfloat *x, lm_cfloat *y, const coil_io *coil)
 {
     const int64_t pa = t->p[a], na = t->n[a];
     int b1 = -1, b2 = -1;
@@ -296,7 +311,14 @@ static void run_pass(lm_toeplitz *t, int a, int mode, const lm_cfloat *x, lm_cfl
                 const int64_t so = i1 * ss[b1] + i2 * ss[b2], sl = ss[b1], sa = ss[a];
                 /* Gather: position-major when the lines are adjacent in
                  * memory (one pass, whole cache lines), line-major for rows. */
-                if (sl < sa) {
+                const lm_cfloat *sm = src == x ? coil->s : NULL;
+                if (sm) {
+                    for (int64_t l = 0; l < cnt; l++)
+                        for (int64_t j = 0; j < n_in; j++) {
+                            const int64_t i = so + l * sl + j * sa;
+                            tile[l * pa + j] = src[i] * sm[i];
+                        }
+                } else if (sl < sa) {
                     for (int64_t j = 0; j < n_in; j++)
                         for (int64_t l = 0; l < cnt; l++)
                             tile[l * pa + j] = src[so + l * sl + j * sa];
@@ -336,7 +358,13 @@ static void run_pass(lm_toeplitz *t, int a, int mode, const lm_cfloat *x, lm_cfl
                 }
 
                 const int64_t dof = i1 * ds[b1] + i2 * ds[b2], dl = ds[b1], da = ds[a];
-                if (dl < da) {
+                if (dst == y && (coil->s || coil->acc)) {
+                    for (int64_t l = 0; l < cnt; l++)
+                        for (int64_t j = 0; j < n_out; j++) {
+                            const int64_t i = dof + l * dl + j * da;
+                            y[i] = coil_out(coil, y, i, tile[l * pa + j]);
+                        }
+                } else if (dl < da) {
                     for (int64_t j = 0; j < n_out; j++)
                         for (int64_t l = 0; l < cnt; l++)
                             dst[dof + l * dl + j * da] = tile[l * pa + j];
@@ -349,19 +377,31 @@ static void run_pass(lm_toeplitz *t, int a, int mode, const lm_cfloat *x, lm_cfl
     }
 }
 
-void lm_toeplitz_apply(lm_toeplitz *t, const lm_cfloat *x, lm_cfloat *y)
+static void apply(lm_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, const coil_io *coil)
 {
     if (t->last < 0) {
-        y[0] = (float)t->diag * x[0];
+        y[0] = coil_out(coil, y, 0, (float)t->diag * (coil->s ? coil->s[0] * x[0] : x[0]));
         return;
     }
     /* x is read only by the first pass and y written only by the last, so
-     * x == y is fine. */
+     * x == y is fine without a coil. */
     for (int a = t->first; a < t->last; a++)
         if (t->p[a] > 1)
-            run_pass(t, a, PASS_FWD, x, y);
-    run_pass(t, t->last, PASS_FUSED, x, y);
+            run_pass(t, a, PASS_FWD, x, y, coil);
+    run_pass(t, t->last, PASS_FUSED, x, y, coil);
     for (int a = t->last - 1; a >= t->first; a--)
         if (t->p[a] > 1)
-            run_pass(t, a, PASS_INV, x, y);
+            run_pass(t, a, PASS_INV, x, y, coil);
+}
+
+void lm_toeplitz_apply(lm_toeplitz *t, const lm_cfloat *x, lm_cfloat *y)
+{
+    const coil_io none = {NULL, 0};
+    apply(t, x, y, &none);
+}
+
+void lm_toeplitz_apply_coil(lm_toeplitz *t, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y, int accumulate)
+{
+    const coil_io c = {s, accumulate};
+    apply(t, x, y, &c);
 }

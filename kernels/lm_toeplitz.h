@@ -18,6 +18,10 @@ lm_code lm_toeplitz_new(const int64_t n[3], const lm_cfloat *q, int threads, lm_
 /* y = F^H F x = (1/N^2) crop(IFFT(FFT(Q) . FFT(zero-pad(x)))); N values
  * each; x and y may be the same array. Not reentrant on one operator. */
 void lm_toeplitz_apply(lm_toeplitz *t, const lm_cfloat *x, lm_cfloat *y);
+/* One coil of the SENSE normal operator: y = conj(s) . F^H F (s . x),
+ * added to y when accumulate (s NULL: 1); x != y. The map products ride
+ * on the first and last passes (no extra pass over memory). */
+void lm_toeplitz_apply_coil(lm_toeplitz *t, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y, int accumulate);
 /* s = Re Q(0) / N^2, the diagonal of F^H F. */
 double lm_toeplitz_diag(const lm_toeplitz *t);
 void lm_toeplitz_free(lm_toeplitz *t);

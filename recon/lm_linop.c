@@ -178,7 +178,10 @@ static lm_code toep_apply_coil(lm_linop *op, const lm_cfloat *x, const lm_cfloat
                                lm_error *err)
 {
     toep_state *s = op->state;
-    return lm_gpu_toeplitz_apply_coil(s->gpu, x, sc, y, acc, err);
+    if (s->gpu)
+        return lm_gpu_toeplitz_apply_coil(s->gpu, x, sc, y, acc, err);
+    lm_toeplitz_apply_coil(s->cpu, x, sc, y, acc);
+    return LM_OK;
 }
 
 static void toep_destroy(lm_linop *op)
@@ -214,8 +217,10 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
         }
     } else {
         rc = lm_toeplitz_new(n, q, be->threads, &s->cpu, err);
-        if (rc == LM_OK)
+        if (rc == LM_OK) {
             op->diag = lm_toeplitz_diag(s->cpu);
+            op->apply_coil = toep_apply_coil;
+        }
     }
     if (rc != LM_OK) {
         lm_linop_free(op);
