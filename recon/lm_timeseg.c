@@ -25,7 +25,7 @@
 #define TS_BIN_CYCLES 16.0
 #define TS_MAX_BINS 4096
 /* Ridge on G, relative to its diagonal (the weights sum to 1). */
-#define TS_RIDGE 1e-10
+#define TS_RIDGE 1e-13
 
 void lm_timeseg_free(lm_timeseg *s)
 {
