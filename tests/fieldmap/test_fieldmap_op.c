@@ -267,6 +267,35 @@ int main(void)
     p.nc = 1;
     check_q_blocks(&p);
 
+    /* the Q cache: the second segmented encoding takes the blocks from disk
+     * and applies the same operator; another segmentation (L fixed) misses */
+    {
+        lm_encoding_desc d = {.geom = &p.g, .traj = p.t, .variant = "cpu-nufft", .fieldmap = p.f,
+                              .segments = LM_SEGMENTS_AUTO, .use_cache = 1, .threads = 2};
+        lm_cfloat *x1 = malloc((size_t)nv * sizeof *x1), *ya = malloc((size_t)nv * sizeof *ya),
+                  *yb = malloc((size_t)nv * sizeof *yb);
+        for (int64_t j = 0; j < nv; j++)
+            x1[j] = (lm_cfloat)p.x[j];
+        int cached[3] = {-1, -1, -1};
+        lm_cfloat *outs[3] = {ya, yb, NULL};
+        for (int r = 0; r < 3; r++) {
+            lm_encoding *e = NULL;
+            if (r == 2)
+                d.segments = 9;
+            CHECK_OK(lm_encoding_new(&d, &e, &err), &err);
+            if (!e)
+                continue;
+            CHECK_OK(lm_encoding_prepare_normal(e, NULL, &cached[r], &err), &err);
+            if (outs[r])
+                CHECK_OK(lm_encoding_normal(e, x1, outs[r], &err), &err);
+            lm_encoding_free(e);
+        }
+        printf("Q cache: %d %d %d\n", cached[0], cached[1], cached[2]);
+        CHECK(cached[1] == 1 && cached[2] == 0);
+        CHECK(memcmp(ya, yb, (size_t)nv * sizeof *ya) == 0);
+        free(x1), free(ya), free(yb);
+    }
+
     /* refusals */
     lm_encoding *e = NULL;
     float *times = p.t->t;
