@@ -270,13 +270,20 @@ static int64_t distinct(const float *v, int64_t n, lm_error *err, const char *pa
 
 /* Maps IMPATIENT's voxel order onto Larmor's (x fastest) through the
  * positions ix/iy/iz (FOV fractions): perm[file index] = Larmor index.
- * Every voxel must appear once, each axis offset by one common sub-voxel
- * shift from Larmor's (i - n/2)/n (IMPATIENT's MATLAB writer uses
- * (i - n/2 - 1)/n with 1-based i, the same for even n). */
+ * Each axis must be a regular grid of step 1/n, every voxel there once; the
+ * lowest position is index 0, and its offset from Larmor's (i - n/2)/n is
+ * the axis's shift in voxels (IMPATIENT's MATLAB writer uses (i - n/2 - 1)/n
+ * with 1-based i: the same for even n, half a voxel off for odd n). */
 static lm_code map_grid(const char *dir, const float *const pos[3], const int64_t n[3], int64_t N, int64_t *perm,
                         double shift[3], lm_error *err)
 {
     static const char *const names[3] = {"ix", "iy", "iz"};
+    for (int a = 0; a < 3; a++) {
+        double lo = INFINITY;
+        for (int64_t v = 0; v < N; v++)
+            lo = fmin(lo, (double)pos[a][v]);
+        shift[a] = n[a] == 1 ? lo : lo * (double)n[a] + (double)(n[a] / 2);
+    }
     unsigned char *seen = lm_calloc((size_t)N, 1, err, "voxel map");
     if (!seen)
         return LM_ERR_NOMEM;
@@ -284,24 +291,10 @@ static lm_code map_grid(const char *dir, const float *const pos[3], const int64_
     for (int64_t v = 0; v < N && rc == LM_OK; v++) {
         int64_t idx[3] = {0, 0, 0};
         for (int a = 0; a < 3; a++) {
-            double p = (double)pos[a][v];
-            double exact;
-            if (n[a] == 1) {
-                idx[a] = 0;
-                exact = p * (double)n[a];
-            } else {
-                double q = p * (double)n[a] + (double)(n[a] / 2);
-                idx[a] = (int64_t)floor(q + 0.25);
-                exact = q - (double)idx[a];
-            }
-            if (idx[a] < 0 || idx[a] >= n[a]) {
-                rc = lm_fail(err, LM_ERR_FORMAT, "%s/%s.dat: position %g of voxel %lld is outside the %lld-voxel "
-                             "field of view", dir, names[a], p, (long long)v, (long long)n[a]);
-                break;
-            }
-            if (v == 0)
-                shift[a] = exact;
-            else if (fabs(exact - shift[a]) > 1e-3) {
+            const double p = (double)pos[a][v];
+            const double q = n[a] == 1 ? p - shift[a] : p * (double)n[a] + (double)(n[a] / 2) - shift[a];
+            idx[a] = (int64_t)llround(q);
+            if (fabs(q - (double)idx[a]) > 1e-3 || idx[a] < 0 || idx[a] >= n[a]) {
                 rc = lm_fail(err, LM_ERR_FORMAT, "%s/%s.dat: voxel positions are not a regular grid of %lld "
                              "(voxel %lld at %g)", dir, names[a], (long long)n[a], (long long)v, p);
                 break;
