@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* Outer iterations between full residual computations (lm_admm.h). */
+#define LM_ADMM_REFRESH 8
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -88,6 +91,7 @@ lm_code lm_admm(lm_linop *normal, const lm_cfloat *b, const lm_prior *prior, lm_
                     .apply = xsys_apply, .state = &xs};
     lm_cfloat *rhs = be->alloc(be, n, "admm vectors");
     lm_cfloat *tn = be->alloc(be, n, "admm vectors");
+    lm_cfloat *res = be->alloc(be, n, "admm vectors");
     lm_cfloat *z = be->alloc(be, m, "admm coefficients");
     lm_cfloat *u = be->alloc(be, m, "admm coefficients");
     lm_cfloat *gx = be->alloc(be, m, "admm coefficients");
@@ -105,6 +109,7 @@ lm_code lm_admm(lm_linop *normal, const lm_cfloat *b, const lm_prior *prior, lm_
     /* z = G x, u = 0: the constraint holds at the start */
     if (!p->warm_start)
         be->zero(be, n, x);
+    /* res stays unused until the first CG fills it */
     if ((rc = lm_linop_apply(G, x, z, err)) != LM_OK)
         goto done;
     be->zero(be, m, u);
@@ -115,12 +120,28 @@ lm_code lm_admm(lm_linop *normal, const lm_cfloat *b, const lm_prior *prior, lm_
         /* x-update: rhs = b + rho G^H (z - u) */
         be->copy(be, m, w, z);
         be->axpy(be, m, w, -1.0f, u);
-        if ((rc = lm_linop_adjoint(G, w, rhs, err)) != LM_OK)
+        if ((rc = lm_linop_adjoint(G, w, tn, err)) != LM_OK)
             goto done;
-        be->xpay(be, n, rhs, (float)rho, b);
+        be->xpay(be, n, tn, (float)rho, b);
+        /* CG's starting residual without applying N: rhs' - A' x =
+         * res + (rhs' - rhs) - (rho' - rho) G^H G x, res = rhs - A x from the
+         * last CG; recomputed in full every LM_ADMM_REFRESH iterations
+         * against drift, and at the start of a warm start */
+        const int carry = it > 1 && (it - 1) % LM_ADMM_REFRESH != 0;
+        if (carry) {
+            be->axpy(be, n, res, 1.0f, tn);
+            be->axpy(be, n, res, -1.0f, rhs);
+            if (rho != xs.rho) {
+                if (prior->GhG && (rc = lm_linop_apply(prior->GhG, x, xs.tmp, err)) != LM_OK)
+                    goto done;
+                be->axpy(be, n, res, (float)-(rho - xs.rho), prior->GhG ? xs.tmp : x);
+            }
+        }
+        be->copy(be, n, rhs, tn);
         xs.rho = rho;
         inner_mon im = {0};
-        lm_cg_params cp = {.iters = p->cg_iters, .warm_start = 1, .monitor = inner_monitor, .monitor_user = &im};
+        lm_cg_params cp = {.iters = p->cg_iters, .warm_start = it > 1 || p->warm_start, .monitor = inner_monitor,
+                           .monitor_user = &im, .r0 = carry ? res : NULL, .r_out = res};
         lm_cg_report cr = {0};
         rc = lm_cg(&sys, rhs, x, &cp, &cr, err);
         free(cr.resid_history);
@@ -202,6 +223,7 @@ done:
     be->release(be, gx);
     be->release(be, u);
     be->release(be, z);
+    be->release(be, res);
     be->release(be, tn);
     be->release(be, rhs);
     return rc;

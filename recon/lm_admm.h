@@ -12,9 +12,11 @@
  * (rho here is half of Boyd's: the augmented term is rho ||G x - z + u||^2,
  * so the x-update has the brief's form.) Written once over lm_backend /
  * lm_linop / lm_cg like CG itself: the same source runs on the CPU and the
- * GPU. Every outer iteration costs cg_iters applications of N (plus one
- * more when the inner CG stops before its first step), two of G^H and one
- * of G.
+ * GPU. Every outer iteration costs cg_iters applications of N, one of G
+ * and one to three of G^H (the residuals): CG starts from the residual the
+ * previous CG left, updated for the new right-hand side and rho, rather
+ * than applying N again (recomputed in full every 8th iteration against
+ * float drift).
  *
  * Residuals (relative, so they compare whatever the units):
  *   primal r = ||G x - z|| / max(||G x||, ||z||)
