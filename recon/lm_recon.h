@@ -109,7 +109,7 @@ typedef struct lm_recon_opts {
  * both fall below it. Progress reports stage CG with iter/iters the outer
  * iterations, rel_resid ADMM's primal residual and cost the objective
  * above. Measured on B64n: BENCHMARKS.md. */
-#define LM_ADMM_CG_ITERS_DEFAULT 5
+#define LM_ADMM_CG_ITERS_DEFAULT 8
 #define LM_ADMM_RHO_DEFAULT 1.0
 
 void lm_recon_opts_init(lm_recon_opts *o);

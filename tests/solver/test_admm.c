@@ -363,12 +363,14 @@ static void test_phantom(void)
     fprintf(stderr, "best Tikhonov %.2f %%, best TV %.2f %%\n", best_tik, best_tv);
     CHECK_MSG(best_tv < best_tik - 2, "TV (%.2f %%) does not beat Tikhonov (%.2f %%)", best_tv, best_tik);
     CHECK(log.admm_calls == 3 * 20 && log.bad == 0);
-    /* the wavelet prior runs through the pipeline too and helps over Tikhonov's worst */
+    /* the wavelet prior (lambda 0.01, its best on B64n) through the pipeline: on
+     * B32 it lands near Tikhonov (the full-depth separable Daubechies-4 suits
+     * this phantom's edges less than TV) */
     lm_wavelet *probe = NULL;
     if (lm_wavelet_new((const int64_t[3]){2, 2, 2}, LM_WAVELET_DB4, 1, &probe, &err) == LM_OK) {
         plog wl = {0};
-        const double ew = run(&g, t, k, truth, LM_REG_WAVELET, 0.003, 20, &wl);
-        CHECK(isfinite(ew) && ew < 100);
+        const double ew = run(&g, t, k, truth, LM_REG_WAVELET, 0.01, 20, &wl);
+        CHECK_MSG(ew < 63, "wavelet error %.2f %%", ew); /* observed 59.96 %: near Tikhonov's 56.56 */
     }
     lm_wavelet_free(probe);
     /* cancel through the progress callback */
