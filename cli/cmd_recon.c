@@ -171,7 +171,7 @@ static int parse_fov(const char *s, double fov[3])
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
-         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|anatomical --ref R.nii.gz [--edge 0.1]]\n"
+         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical --ref R.nii.gz [--edge 0.1]]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
