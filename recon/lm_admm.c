@@ -60,7 +60,7 @@ lm_code lm_admm(lm_linop *normal, const lm_cfloat *b, const lm_prior *prior, lm_
 {
     if (rep)
         *rep = (lm_admm_report){0};
-    if (!normal || !b || !prior || !prior->G || !prior->prox.apply || !x || !p)
+    if (!normal || !b || !prior || !prior->G || !prior->prox.apply || !prior->prox.value || !x || !p)
         return lm_fail(err, LM_ERR_INVALID, "admm: missing argument");
     lm_linop *G = prior->G;
     if (!G->adjoint)
