@@ -216,7 +216,7 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
                        "has %lld x %lld", d ? (long long)d->m : 0LL, d ? (long long)d->ncoils : 0LL,
                        (long long)e->t->m, (long long)e->ncoils);
     if (e->be->device == LM_DEVICE_GPU)
-        return lm_gpu_adjoint(&e->g, e->t, d, e->s, e->v->name, x, ctl, err);
+        return lm_gpu_adjoint(&e->g, e->t, d, e->s, NULL, e->v->name, x, ctl, err);
 
     /* Channels go to the kernel together (one sin/cos per pair for all of
      * them), in groups when N x channels would take too much memory. */
