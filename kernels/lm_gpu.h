@@ -187,6 +187,19 @@ lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
 void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
 
+/* The block Toeplitz operator of time segmentation on the device
+ * (lm_toeplitz_block.h's twin): FFT of the L(L+1)/2 blocks Q_ll' (host
+ * memory, lm_block_pair order) made once; batched cuFFT over the L
+ * segments, one kernel for the L x L product. apply_coil: y = conj(s) .
+ * sum_{l,l'} conj(c_l) . T_ll' (c_l' . s . x), added to y when accumulate;
+ * x, s (NULL: 1), c (L x N phases) and y device pointers, x != y. */
+typedef struct lm_gpu_toeplitz_block lm_gpu_toeplitz_block;
+lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q_host, lm_gpu_toeplitz_block **out,
+                                  lm_error *err);
+lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
+                                         const lm_cfloat *c, lm_cfloat *y, int accumulate, lm_error *err);
+void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t);
+
 /* Q (lm_q_count values, raw sums, interleaved) into device memory with a
  * GPU variant's engine; weights |phi|^2 from the geometry. */
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev,

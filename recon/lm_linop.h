@@ -47,4 +47,13 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
 lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q, int q_on_backend,
                           lm_linop **out, lm_error *err);
 
+/* The time-segmented normal operator's core (lm_toeplitz_block.h on the
+ * CPU, lm_gpu_toeplitz_block on a GPU): L segments, q the L(L+1)/2 blocks
+ * Q_ll' in host memory, c the L x N phases c_l in the back end's memory
+ * (borrowed: must outlive the operator). apply: sum_{l,l'} C_l^H T_ll' C_l'
+ * x; apply_coil with the coil map around it. diag is left 0 (the encoding
+ * knows it). */
+lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, const lm_cfloat *c,
+                                lm_linop **out, lm_error *err);
+
 #endif

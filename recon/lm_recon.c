@@ -241,6 +241,9 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
                        o->compress_coils);
     if (o->combine != LM_COMBINE_AUTO && o->combine != LM_COMBINE_SENSE && o->combine != LM_COMBINE_RSS)
         return lm_fail(err, LM_ERR_INVALID, "unknown coil combination %d", (int)o->combine);
+    if (o->method == LM_METHOD_CG && o->fieldmap && !t->t)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: a field map needs the sample times, and the "
+                       "trajectory has none");
     if (o->method == LM_METHOD_CG) {
         if (!(o->lambda >= 0) || !isfinite(o->lambda))
             return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
@@ -338,12 +341,20 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
-                          .use_cache = o->use_cache, .threads = o->threads};
+                          .fieldmap = o->fieldmap, .segments = o->segments, .use_cache = o->use_cache,
+                          .threads = o->threads};
     double t_prep = now_s();
     lm_code rc = lm_encoding_new(&d, &e, err);
     res->time_prep_s += now_s() - t_prep;
     if (rc != LM_OK)
         return rc;
+    res->segments = lm_encoding_segments(e, &res->segment_error);
+    const lm_variant *vx = lm_encoding_exact_variant(e);
+    if (vx && vx != lm_encoding_variant(e)) {
+        const size_t len = strlen(res->note);
+        snprintf(res->note + len, sizeof res->note - len, "%sexact off-resonance sums by %s (%s is a NUFFT)",
+                 len ? "; " : "", vx->name, lm_encoding_variant(e)->name);
+    }
     res->combine = rss_mode ? LM_COMBINE_RSS : LM_COMBINE_SENSE;
     res->fhd_pairs = (double)m * (double)nv * (double)k->ncoils;
 

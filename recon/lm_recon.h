@@ -84,7 +84,9 @@ typedef struct lm_recon_opts {
     int compress_coils;        /* 0: keep every coil; K > 0: K virtual coils; -1: auto
                                   (the fewest that keep 99 % of the energy) */
     const float *fieldmap;     /* off-resonance in Hz on the matrix (N values), or NULL;
-                                  needs the trajectory's sample times (lm_traj.t) */
+                                  needs the trajectory's sample times (lm_traj.t). Used by
+                                  cg only (SENSE and rss): gridding and fft ignore it and
+                                  stay the uncorrected baseline */
     int segments;              /* with a field map: LM_SEGMENTS_AUTO (default), 0 exact, L */
 } lm_recon_opts;
 

@@ -190,6 +190,10 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     grid_points(g, 0, &pf);
     group = ENC_GROUP_BYTES / (8 * (long long)pf.n);
     group = group < 1 ? 1 : group > nc ? nc : group;
+    /* The NUFFT spreads 4 channels together anyway: groups of 4 let each
+     * group's upload overlap the previous group's work on the device. */
+    if (e == LM_GE_NUFFT && group > 4)
+        group = 4;
     group = (nc + (nc + group - 1) / group - 1) / ((nc + group - 1) / group); /* even groups */
     /* coordinates and phi go up once; the channels' data in one copy */
     hk = (float *)lm_alloc((size_t)m, 3 * sizeof(float), err, "E^H d samples");
@@ -214,12 +218,13 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
                                                (double)g->n[2], g->basis == LM_BASIS_DIRAC, 0, s.wr);
     LM_GLAUNCH(who, "phi");
     LM_GTRY(lm_gmalloc((void **)&dbuf, (size_t)(m * nc) * sizeof(float2), err, who, "the k-space"));
-    LM_GCHECK(cudaMemcpyAsync(dbuf, k->d, (size_t)(m * nc) * sizeof(float2), cudaMemcpyHostToDevice, st), who,
-              "upload k-space");
     LM_GTRY(lm_gmalloc((void **)&wbuf, (size_t)(m * group) * 2 * sizeof(float), err, who, "the weights"));
     LM_GTRY(lm_gmalloc((void **)&split, (size_t)(pf.n * group) * 2 * sizeof(float), err, who, "F^H d"));
     for (long long c0 = 0; c0 < nc; c0 += group) {
         const long long ng = nc - c0 < group ? nc - c0 : group;
+        LM_GCHECK(cudaMemcpyAsync(dbuf + c0 * m, k->d + c0 * m, (size_t)(m * ng) * sizeof(float2),
+                                  cudaMemcpyHostToDevice, st),
+                  who, "upload k-space");
         k_enc_weights<<<enc_blocks(m * ng), ENC_T, 0, st>>>(m, ng, s.wr, dbuf + c0 * m, wbuf, wbuf + ng * m);
         LM_GLAUNCH(who, "weights");
         lm_gsamples gs = s;

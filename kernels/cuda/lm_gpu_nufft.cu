@@ -33,6 +33,9 @@
 #define LM_NU_BETA (2.30 * LM_NU_W)
 #define LM_NU_MAXSUB 1024
 #define LM_NU_SM_MIN 24 /* samples in a bin for the shared-memory path */
+/* Weight sets (channels) spread together: the kernel values and target
+ * indices of a sample are worked out once for all of them. */
+#define LM_NU_NCH 4
 
 /* ---- the per-device cache: fine grid and cuFFT plan ---- */
 
@@ -338,11 +341,28 @@ static __device__ __forceinline__ void atomic_add2(float2 *dst, float vx, float 
 #endif
 }
 
+/* (vx, vy) added to a float2 in shared memory with one 64-bit compare-and-
+ * swap: shared float atomics are CAS loops on sm_70..sm_90 anyway (SASS
+ * ATOMS.CAST.SPIN), so one loop for both halves halves the work. */
+static __device__ __forceinline__ void smem_add2(float2 *a, float vx, float vy)
+{
+    unsigned long long *p = (unsigned long long *)a;
+    unsigned long long old = *p, assumed;
+    do {
+        assumed = old;
+        const float2 f = make_float2(__int_as_float((int)(unsigned)(assumed & 0xffffffffu)) + vx,
+                                     __int_as_float((int)(unsigned)(assumed >> 32)) + vy);
+        const unsigned long long nv =
+            (unsigned long long)(unsigned)__float_as_int(f.x) | ((unsigned long long)(unsigned)__float_as_int(f.y) << 32);
+        old = atomicCAS(p, assumed, nv);
+    } while (old != assumed);
+}
+
 /* Shared-memory spreading of one subproblem; D3: z is a spread axis. */
 template <bool D3>
 __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ subs, const float4 *__restrict__ srel,
-                                                      const float2 *__restrict__ scw, nu_geo geo,
-                                                      float2 *__restrict__ fine)
+                                                      const float2 *__restrict__ scw, int m, int nc, nu_geo geo,
+                                                      float2 *__restrict__ fine, long long nfine)
 {
     extern __shared__ float2 tile[];
     const int3 sp = subs[blockIdx.x];
@@ -353,12 +373,15 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
     const int half = LM_NU_W / 2;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
-    for (int q = threadIdx.x; q < tsize; q += blockDim.x)
+    for (int q = threadIdx.x; q < tsize * nc; q += blockDim.x)
         tile[q] = make_float2(0.0f, 0.0f);
     __syncthreads();
     for (int p = sp.y + warp; p < sp.y + sp.z; p += nwarps) {
         const float4 r = srel[p];
-        const float2 c = scw[p];
+        float2 c[LM_NU_NCH];
+#pragma unroll
+        for (int ch = 0; ch < LM_NU_NCH; ch++)
+            c[ch] = ch < nc ? scw[(size_t)ch * m + p] : make_float2(0.0f, 0.0f);
         int l0x, l0y, l0z;
         const float kv = nu_lane_value(r, lane, D3, &l0x, &l0y, &l0z);
 #pragma unroll
@@ -371,23 +394,27 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
             if (q < npts) {
                 const float k = vx * vy * vz;
                 float2 *t = tile + ((D3 ? l0z + half + dz : 0) * TY + (l0y + half + dy)) * TX + (l0x + half + dx);
-                atomicAdd(&t->x, c.x * k);
-                atomicAdd(&t->y, c.y * k);
+#pragma unroll
+                for (int ch = 0; ch < LM_NU_NCH; ch++)
+                    if (ch < nc)
+                        smem_add2(t + ch * tsize, c[ch].x * k, c[ch].y * k);
             }
         }
     }
     __syncthreads();
     const int ox = bx * geo.bs[0] - half, oy = by * geo.bs[1] - half, oz = D3 ? bz * geo.bs[2] - half : 0;
     for (int q = threadIdx.x; q < tsize; q += blockDim.x) {
-        const float2 v = tile[q];
-        if (v.x == 0.0f && v.y == 0.0f)
-            continue;
         int ix = ox + q % TX, iy = oy + (q / TX) % TY, iz = oz + q / (TX * TY);
         /* true modulo: a tile may be wider than a small fine grid */
         ix = ((ix % geo.nf[0]) + geo.nf[0]) % geo.nf[0];
         iy = ((iy % geo.nf[1]) + geo.nf[1]) % geo.nf[1];
         iz = ((iz % geo.nf[2]) + geo.nf[2]) % geo.nf[2];
-        atomic_add2(fine + ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix, v.x, v.y);
+        const size_t at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
+        for (int ch = 0; ch < nc; ch++) {
+            const float2 v = tile[ch * tsize + q];
+            if (v.x != 0.0f || v.y != 0.0f)
+                atomic_add2(fine + (size_t)ch * nfine + at, v.x, v.y);
+        }
     }
 }
 
@@ -396,7 +423,7 @@ template <bool D3>
 __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__restrict__ skey,
                                                       const int *__restrict__ count,
                                                       const float4 *__restrict__ srel, const float2 *__restrict__ scw,
-                                                      nu_geo geo, float2 *__restrict__ fine)
+                                                      int nc, nu_geo geo, float2 *__restrict__ fine, long long nfine)
 {
     const int p = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     const int lane = threadIdx.x & 31;
@@ -407,7 +434,10 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__r
         return;
     const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
     const float4 r = srel[p];
-    const float2 c = scw[p];
+    float2 c[LM_NU_NCH];
+#pragma unroll
+    for (int ch = 0; ch < LM_NU_NCH; ch++)
+        c[ch] = ch < nc ? scw[(size_t)ch * m + p] : make_float2(0.0f, 0.0f);
     int l0x, l0y, l0z;
     const float kv = nu_lane_value(r, lane, D3, &l0x, &l0y, &l0z);
     l0x += bx * geo.bs[0];
@@ -427,7 +457,11 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__r
             iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
             iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
             const float k = vx * vy * vz;
-            atomic_add2(fine + ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix, c.x * k, c.y * k);
+            const size_t at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
+#pragma unroll
+            for (int ch = 0; ch < LM_NU_NCH; ch++)
+                if (ch < nc)
+                    atomic_add2(fine + (size_t)ch * nfine + at, c[ch].x * k, c[ch].y * k);
         }
     }
 }
@@ -490,6 +524,7 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     lm_code rc = LM_OK;
     const int m = (int)s->m;
     const long long nsets = s->nsets > 1 ? s->nsets : 1;
+    const int nch = nsets < LM_NU_NCH ? (int)nsets : LM_NU_NCH; /* sets spread together */
     const bool d3 = pts->g[2] > 1;
     nu_geo geo;
     long long nfine = 1, nbins = 1;
@@ -560,7 +595,8 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     {
         const size_t nsubmax = (size_t)nbins + (size_t)m / LM_NU_MAXSUB + 1;
         const size_t sz[] = {(size_t)m * sizeof(unsigned), (size_t)m * sizeof(unsigned), (size_t)m * sizeof(float4),
-                             (size_t)m * sizeof(float4),   (size_t)m * sizeof(float2),   (size_t)m * sizeof(float2),
+                             (size_t)m * sizeof(float4),   (size_t)m * sizeof(float2),
+                             (size_t)m * (size_t)nch * sizeof(float2),
                              (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),
                              (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  64,
                              nsubmax * sizeof(int3),       scan_tmp_ints(nbins) * sizeof(int),
@@ -599,12 +635,12 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     lm_gdevice_lock(device);
     locked = 1;
     cache = &g_nu[device % 64];
-    if (cache->fine_cap < (size_t)nfine * sizeof(float2)) {
+    if (cache->fine_cap < (size_t)nfine * nch * sizeof(float2)) {
         lm_gfree(cache->fine);
         cache->fine = NULL;
         cache->fine_cap = 0;
-        LM_GTRY(lm_gmalloc((void **)&cache->fine, (size_t)nfine * sizeof(float2), err, who, "the fine grid"));
-        cache->fine_cap = (size_t)nfine * sizeof(float2);
+        LM_GTRY(lm_gmalloc((void **)&cache->fine, (size_t)nfine * nch * sizeof(float2), err, who, "the fine grids"));
+        cache->fine_cap = (size_t)nfine * nch * sizeof(float2);
     }
     if (!cache->have_plan || cache->pdims[0] != geo.nf[0] || cache->pdims[1] != geo.nf[1] ||
         cache->pdims[2] != geo.nf[2]) {
@@ -621,9 +657,9 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         cache->pdims[2] = geo.nf[2];
     }
     LM_GFFT(cufftSetStream(cache->plan, st), who, "FFT stream");
-    if (tile_bytes > 48 * 1024) {
+    if (tile_bytes * nch > 48 * 1024) {
         LM_GCHECK(cudaFuncSetAttribute(d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)tile_bytes),
+                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(tile_bytes * nch)),
                   who, "shared memory");
     }
 
@@ -649,44 +685,54 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     k_nu_total<<<1, 1, 0, st>>>((int)nbins, nsub, suboff, dtotal);
     LM_GLAUNCH(who, "subproblems");
     LM_GCHECK(cudaEventRecord(ev[0], st), who, "events");
-    for (long long set = 0; set < nsets; set++) {
-    if (set > 0) {
-        k_nu_reweight<<<(m + 255) / 256, 256, 0, st>>>(m, sidx, s->wr + set * m, s->wi ? s->wi + set * m : NULL, eph,
-                                                       scw);
-        LM_GLAUNCH(who, "weights");
-    }
-    LM_GCHECK(cudaMemsetAsync(cache->fine, 0, (size_t)nfine * sizeof(float2), st), who, "clear fine grid");
-    LM_GCHECK(cudaEventRecord(ev[1], st), who, "events");
-    if (d3)
-        k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(m, skey, count, srel, scw,
-                                                                                       geo, cache->fine);
-    else
-        k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(m, skey, count, srel, scw,
-                                                                                        geo, cache->fine);
-    LM_GLAUNCH(who, "spread");
-    LM_GCHECK(cudaEventRecord(ev[2], st), who, "events");
-    if (set == 0) { /* the subproblems depend on the positions only */
-        LM_GCHECK(cudaMemcpyAsync(&nsubs, dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who, "subproblem count");
-        LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
-    }
-    if (nsubs > 0) {
+    for (long long set0 = 0; set0 < nsets; set0 += nch) {
+        const int nc = nsets - set0 < nch ? (int)(nsets - set0) : nch;
+        /* this group's weights in the sorted order (set 0's are already
+         * there from the sort when it goes alone) */
+        for (int c = 0; c < nc; c++)
+            if (set0 + c > 0 || nc > 1) {
+                k_nu_reweight<<<(m + 255) / 256, 256, 0, st>>>(m, sidx, s->wr + (set0 + c) * m,
+                                                               s->wi ? s->wi + (set0 + c) * m : NULL, eph,
+                                                               scw + (size_t)c * m);
+                LM_GLAUNCH(who, "weights");
+            }
+        LM_GCHECK(cudaMemsetAsync(cache->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
+        LM_GCHECK(cudaEventRecord(ev[1], st), who, "events");
         if (d3)
-            k_nu_spread_sm<true><<<nsubs, 256, tile_bytes, st>>>(subs, srel, scw, geo, cache->fine);
+            k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
+                m, skey, count, srel, scw, nc, geo, cache->fine, nfine);
         else
-            k_nu_spread_sm<false><<<nsubs, 256, tile_bytes, st>>>(subs, srel, scw, geo, cache->fine);
+            k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
+                m, skey, count, srel, scw, nc, geo, cache->fine, nfine);
         LM_GLAUNCH(who, "spread");
-    }
-    LM_GCHECK(cudaEventRecord(ev[3], st), who, "events");
-    if (lm_gctl_report(ctl, ((double)set + 0.4) / (double)nsets)) {
-        rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
-        goto done;
-    }
-    LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)cache->fine, (cufftComplex *)cache->fine, CUFFT_INVERSE), who,
-            "FFT");
-    k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(pts->n, geo, cache->fine, dec, dec + geo.g[0],
-                                                                 dec + geo.g[0] + geo.g[1], d_re + set * pts->n,
-                                                                 d_im + set * pts->n);
-    LM_GLAUNCH(who, "deapodise");
+        LM_GCHECK(cudaEventRecord(ev[2], st), who, "events");
+        if (set0 == 0) { /* the subproblems depend on the positions only */
+            LM_GCHECK(cudaMemcpyAsync(&nsubs, dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who,
+                      "subproblem count");
+            LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
+        }
+        if (nsubs > 0) {
+            if (d3)
+                k_nu_spread_sm<true><<<nsubs, 256, tile_bytes * nc, st>>>(subs, srel, scw, m, nc, geo, cache->fine,
+                                                                         nfine);
+            else
+                k_nu_spread_sm<false><<<nsubs, 256, tile_bytes * nc, st>>>(subs, srel, scw, m, nc, geo, cache->fine,
+                                                                          nfine);
+            LM_GLAUNCH(who, "spread");
+        }
+        LM_GCHECK(cudaEventRecord(ev[3], st), who, "events");
+        if (lm_gctl_report(ctl, ((double)set0 + 0.4 * nc) / (double)nsets)) {
+            rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+            goto done;
+        }
+        for (int c = 0; c < nc; c++) {
+            float2 *fc = cache->fine + (size_t)c * nfine;
+            LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)fc, (cufftComplex *)fc, CUFFT_INVERSE), who, "FFT");
+            k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(
+                pts->n, geo, fc, dec, dec + geo.g[0], dec + geo.g[0] + geo.g[1], d_re + (set0 + c) * pts->n,
+                d_im + (set0 + c) * pts->n);
+            LM_GLAUNCH(who, "deapodise");
+        }
     }
     LM_GCHECK(cudaEventRecord(ev[4], st), who, "events");
     LM_GCHECK(cudaEventRecord(e1, st), who, "events");
