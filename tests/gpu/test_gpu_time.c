@@ -142,7 +142,11 @@ static void test_ksum(const tcase *c)
         CHECK_OK(lm_ksum_run(v, &in0, &pf, ar, ai, NULL, &err), &err);
         CHECK_OK(lm_ksum_run(v, &s.in, &pts, br, bi, NULL, &err), &err);
         e = rel_err(n, ar, ai, br, bi);
-        CHECK_MSG(all_finite(n, ar, ai) && e <= 1e-6, "%s, %s: t = 0 differs from no term by %.3g", c->name,
+        /* gpu-phasor on a grid with a field map runs its explicit-point
+         * kernel (f t does not split over the axes), against its grid
+         * kernel without: two float summation orders, ~1e-6 apart */
+        const double tol0 = pts.x == NULL && strcmp(v->name, "gpu-phasor") == 0 ? 5e-6 : 1e-6;
+        CHECK_MSG(all_finite(n, ar, ai) && e <= tol0, "%s, %s: t = 0 differs from no term by %.3g", c->name,
                   v->name, e);
         /* times without a field map, called directly */
         lm_error_clear(&err);
