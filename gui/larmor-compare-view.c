@@ -711,6 +711,32 @@ void larmor_compare_view_set_differences(LarmorCompareView *self, gboolean show)
     gtk_toggle_button_set_active(self->diff_toggle, show);
 }
 
+gboolean larmor_compare_view_get_differences(LarmorCompareView *self)
+{
+    return gtk_toggle_button_get_active(self->diff_toggle);
+}
+
+LarmorOrientation larmor_compare_view_get_orientation(LarmorCompareView *self)
+{
+    return self->orientation;
+}
+
+void larmor_compare_view_set_orientation(LarmorCompareView *self, LarmorOrientation o)
+{
+    if ((guint)o < 3)
+        gtk_drop_down_set_selected(self->orient_dropdown, o);
+}
+
+gboolean larmor_compare_view_get_linked(LarmorCompareView *self)
+{
+    return gtk_toggle_button_get_active(self->link_toggle);
+}
+
+void larmor_compare_view_set_linked(LarmorCompareView *self, gboolean linked)
+{
+    gtk_toggle_button_set_active(self->link_toggle, linked);
+}
+
 LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self)
 {
     return self->state;

@@ -24,6 +24,12 @@ void larmor_compare_view_set_truth(LarmorCompareView *self, LarmorVolume *truth)
 /* At most LARMOR_COMPARE_MAX_RUNS are shown. */
 void larmor_compare_view_set_runs(LarmorCompareView *self, LarmorRun *const *runs, int n);
 void larmor_compare_view_set_differences(LarmorCompareView *self, gboolean show);
+gboolean larmor_compare_view_get_differences(LarmorCompareView *self);
+/* Layout (sessions): orientation of the panels, linked views. */
+LarmorOrientation larmor_compare_view_get_orientation(LarmorCompareView *self);
+void larmor_compare_view_set_orientation(LarmorCompareView *self, LarmorOrientation o);
+gboolean larmor_compare_view_get_linked(LarmorCompareView *self);
+void larmor_compare_view_set_linked(LarmorCompareView *self, gboolean linked);
 LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self);
 /* Panels in order (truth first when there is one); NULL past the end. */
 LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i);

@@ -25,6 +25,7 @@ struct _LarmorDataset {
     char *maps_note;
     char *origin;              /* what the data are, from the spec (see key) */
     char *key;                 /* origin and grid: equal keys, same data on the same grid */
+    LarmorDatasetSpec *spec;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -54,6 +55,7 @@ static void larmor_dataset_finalize(GObject *object)
     LarmorDataset *self = LARMOR_DATASET(object);
     g_free(self->name);
     g_free(self->source);
+    larmor_dataset_spec_free(self->spec);
     lm_traj_free(self->traj);
     lm_kdata_free(self->kdata);
     lm_kdata_free(self->noise);
@@ -358,6 +360,7 @@ LarmorDataset *larmor_dataset_new_from_spec(const LarmorDatasetSpec *spec, GErro
     }
     if (self) {
         self->origin = spec_origin(spec);
+        self->spec = larmor_dataset_spec_copy(spec);
         update_key(self);
     }
     return self;
@@ -396,6 +399,11 @@ LarmorDataset *larmor_dataset_load_finish(GAsyncResult *result, GError **error)
 const char *larmor_dataset_get_name(LarmorDataset *self)
 {
     return self->name;
+}
+
+const LarmorDatasetSpec *larmor_dataset_get_spec(LarmorDataset *self)
+{
+    return self->spec;
 }
 
 const char *larmor_dataset_get_source(LarmorDataset *self)

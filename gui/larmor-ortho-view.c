@@ -143,6 +143,35 @@ static void restore_window(LarmorOrthoView *self)
     larmor_view_state_set_window_level(self->state, w->window, w->level);
 }
 
+gboolean larmor_ortho_view_get_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
+                                            double *window, double *level)
+{
+    if (volume && volume == self->volume && mode == larmor_view_state_get_mode(self->state)) {
+        *window = larmor_view_state_get_window(self->state);
+        *level = larmor_view_state_get_level(self->state);
+        return TRUE;
+    }
+    SavedWindow *w = volume ? g_object_get_data(G_OBJECT(volume), saved_key(mode)) : NULL;
+    if (w) {
+        *window = w->window;
+        *level = w->level;
+    }
+    return w != NULL;
+}
+
+void larmor_ortho_view_set_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
+                                        double window, double level)
+{
+    if (!volume || !(window > 0) || !isfinite(level))
+        return;
+    SavedWindow *w = g_new(SavedWindow, 1);
+    w->window = window;
+    w->level = level;
+    g_object_set_data_full(G_OBJECT(volume), saved_key(mode), w, g_free);
+    if (volume == self->volume && mode == larmor_view_state_get_mode(self->state))
+        restore_window(self);
+}
+
 static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
 {
     if (self->volume == volume)

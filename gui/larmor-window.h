@@ -54,6 +54,15 @@ void larmor_window_open_reference(LarmorWindow *self, const char *path);
  * otherwise; the data keep the maps they had). */
 void larmor_window_open_maps(LarmorWindow *self, const char *path);
 
+/* Sessions (larmor-session.h): every run (settings, results, image), the
+ * data set's spec or files, views and the compare layout, written in a
+ * worker (".larmor" added when missing); saved runs count as exported.
+ * Opening replaces the runs, reloads the data when they are not the ones
+ * loaded, and says in one line what it restored and what is missing.
+ * Both are asynchronous: larmor_window_is_busy until done. */
+void larmor_window_save_session(LarmorWindow *self, const char *path);
+void larmor_window_open_session(LarmorWindow *self, const char *path);
+
 /* Export: the image shown in the viewer (the selected run on the Runs
  * page) as NIfTI, written in a worker with a message when done; the
  * current page as PNG (the three views, or the whole comparison); the runs
