@@ -8,6 +8,7 @@
 
 #include <gtk/gtk.h>
 
+#include "larmor-plot.h"
 #include "larmor-run.h"
 #include "larmor-slice-view.h"
 #include "larmor-volume.h"
@@ -41,6 +42,15 @@ GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self);
  * row per panel, truth first; 0 without a ROI. */
 int larmor_compare_view_get_roi_rows(LarmorCompareView *self);
 gboolean larmor_compare_view_get_roi_stats(LarmorCompareView *self, int row, LarmorRoiStats *st, const char **name);
+/* The line profile (the line drawn on any panel, over every panel's
+ * image): rows as the ROI table's; returns the sample count (0 past the
+ * end or without a line). */
+int larmor_compare_view_get_profile_rows(LarmorCompareView *self);
+int larmor_compare_view_get_profile(LarmorCompareView *self, int row, const double **dist_mm,
+                                    const double **values, const char **name);
+LarmorPlot *larmor_compare_view_get_profile_plot(LarmorCompareView *self);
+/* distance, position and one column per panel (larmor_profile_to_csv), atomically. */
+gboolean larmor_compare_view_write_profile_csv(LarmorCompareView *self, const char *path, GError **error);
 /* Writes the table as CSV (larmor_roi_to_csv), atomically. */
 gboolean larmor_compare_view_write_roi_csv(LarmorCompareView *self, const char *path, GError **error);
 

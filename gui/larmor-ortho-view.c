@@ -20,6 +20,7 @@ struct _LarmorOrthoView {
     LarmorTrajPlot *traj_plot;
     GtkLabel *traj_caption;
     GtkLabel *status_label;
+    GtkToggleButton *line_toggle;
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
 
     LarmorViewState *state;
@@ -315,6 +316,7 @@ static void larmor_ortho_view_class_init(LarmorOrthoViewClass *klass)
     CHILD(status_label);
     CHILD(roi_rect_toggle);
     CHILD(roi_ellipse_toggle);
+    CHILD(line_toggle);
 #undef CHILD
 }
 
@@ -352,6 +354,7 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
     g_object_bind_property(self->state, "colormap", self->cmap_dropdown, "selected",
                            G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
     larmor_bind_roi_tool(G_OBJECT(self->state), self->roi_rect_toggle, self->roi_ellipse_toggle);
+    larmor_bind_line_tool(G_OBJECT(self->state), self->line_toggle);
     g_signal_connect(self->mode_dropdown, "notify::selected", G_CALLBACK(on_mode), self);
     g_signal_connect(self->volume_dropdown, "notify::selected-item", G_CALLBACK(on_volume_selected), self);
     g_signal_connect(self->auto_button, "clicked", G_CALLBACK(on_auto), self);
