@@ -376,15 +376,29 @@ static void on_roi_changed(LarmorViewState *state, LarmorCompareView *self)
         fill_roi(self);
 }
 
-static void on_noise(GtkButton *b, LarmorCompareView *self)
+gboolean larmor_compare_view_use_roi_as_noise(LarmorCompareView *self)
 {
     LarmorRoi roi;
     larmor_view_state_get_roi(self->state, &roi);
     if (roi.shape == LARMOR_ROI_NONE)
-        return;
+        return FALSE;
     /* The region becomes the noise region; the next one drawn is the signal. */
     larmor_view_state_set_noise_roi(self->state, &roi);
     larmor_view_state_clear_roi(self->state);
+    return TRUE;
+}
+
+double larmor_compare_view_get_roi_snr(LarmorCompareView *self, int row, double *noise_sd)
+{
+    gboolean ok = row >= 0 && row < self->roi_rows && self->noise_roi.shape != LARMOR_ROI_NONE;
+    if (noise_sd)
+        *noise_sd = ok ? self->noise_stats[row].sd : NAN;
+    return ok ? larmor_roi_snr(&self->roi_stats[row], &self->noise_stats[row]) : NAN;
+}
+
+static void on_noise(GtkButton *b, LarmorCompareView *self)
+{
+    larmor_compare_view_use_roi_as_noise(self);
 }
 
 static void on_noise_clear(GtkButton *b, LarmorCompareView *self)

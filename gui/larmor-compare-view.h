@@ -42,6 +42,11 @@ GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self);
  * row per panel, truth first; 0 without a ROI. */
 int larmor_compare_view_get_roi_rows(LarmorCompareView *self);
 gboolean larmor_compare_view_get_roi_stats(LarmorCompareView *self, int row, LarmorRoiStats *st, const char **name);
+/* "Use as Noise ROI": the ROI drawn becomes the noise region (and is
+ * cleared for the signal ROI); FALSE without one. Then each row's SNR
+ * (larmor_roi_snr) and noise SD; NaN without both regions. */
+gboolean larmor_compare_view_use_roi_as_noise(LarmorCompareView *self);
+double larmor_compare_view_get_roi_snr(LarmorCompareView *self, int row, double *noise_sd);
 /* The line profile (the line drawn on any panel, over every panel's
  * image): rows as the ROI table's; returns the sample count (0 past the
  * end or without a line). */
