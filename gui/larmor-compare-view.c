@@ -12,6 +12,7 @@ typedef struct {
     LarmorVolume *volume;
     LarmorVolume *diff;        /* volume - truth, or NULL */
     LarmorRun *run;            /* NULL for the truth */
+    gboolean resampled;        /* volume is the run's image resampled onto the first panel's grid */
     LarmorViewState *state;    /* the shared one, or its own when unlinked */
     LarmorSliceView *view, *diff_view;
 } Panel;
@@ -641,6 +642,7 @@ static void clear_panels(LarmorCompareView *self)
         g_clear_object(&p->volume);
         g_clear_object(&p->diff);
         g_clear_object(&p->run);
+        p->resampled = FALSE;
         if (p->state && p->state != self->state)
             g_signal_handlers_disconnect_by_data(p->state, self);
         g_clear_object(&p->state);
@@ -673,12 +675,17 @@ static GtkWidget *make_header(LarmorCompareView *self, Panel *p)
         gtk_label_set_markup(GTK_LABEL(title), t);
         g_free(t);
         gtk_widget_set_tooltip_text(title, larmor_run_get_label(p->run));
-        if (larmor_run_has_metrics(p->run)) {
-            char *s = g_strdup_printf("%.2f dB · %.2f %%", larmor_run_get_psnr(p->run),
-                                      larmor_run_get_percent_error(p->run));
-            gtk_label_set_text(GTK_LABEL(sub), s);
-            g_free(s);
+        GString *s = g_string_new(NULL);
+        if (larmor_run_has_metrics(p->run))
+            g_string_append_printf(s, "%.2f dB · %.2f %%", larmor_run_get_psnr(p->run),
+                                   larmor_run_get_percent_error(p->run));
+        if (p->resampled) {
+            const lm_volume *v = larmor_volume_get_data(larmor_run_get_image(p->run));
+            g_string_append_printf(s, "%sresampled from %lld×%lld×%lld", s->len ? " · " : "", (long long)v->dims[0],
+                                   (long long)v->dims[1], (long long)v->dims[2]);
         }
+        gtk_label_set_text(GTK_LABEL(sub), s->str);
+        g_string_free(s, TRUE);
     } else {
         gtk_label_set_markup(GTK_LABEL(swatch), "<span foreground=\"#e8e8e8\">■</span>");
         gtk_label_set_markup(GTK_LABEL(title), "<b>Truth</b>");
@@ -818,16 +825,26 @@ static void rebuild(LarmorCompareView *self)
     if (self->truth) {
         self->panels[self->n_panels++].volume = g_object_ref(self->truth);
     }
+    /* Every panel on one grid, the truth's (else the first run's): runs at
+     * another matrix, FOV or position are resampled through the affines,
+     * so the same voxel is the same place in the scanner in every panel. */
+    LarmorVolume *ref = self->truth;
     for (guint r = 0; r < self->runs->len && self->n_panels <= LARMOR_COMPARE_MAX_RUNS; r++) {
         LarmorRun *run = self->runs->pdata[r];
         LarmorVolume *img = larmor_run_get_image(run);
         if (!img)
             continue;
+        if (!ref)
+            ref = img;
+        LarmorVolume *aligned = larmor_volume_aligned_to(img, ref);
+        if (!aligned)
+            continue;
         Panel *p = &self->panels[self->n_panels++];
-        p->volume = g_object_ref(img);
+        p->volume = aligned;
+        p->resampled = aligned != img;
         p->run = g_object_ref(run);
         if (self->truth)
-            p->diff = larmor_volume_new_difference(img, self->truth, "difference");
+            p->diff = larmor_volume_new_difference(p->volume, self->truth, "difference");
     }
     gboolean diffs = gtk_toggle_button_get_active(self->diff_toggle) && self->truth;
     gtk_widget_set_sensitive(GTK_WIDGET(self->diff_toggle), self->truth != NULL);
@@ -960,6 +977,18 @@ LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self)
 LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i)
 {
     return i >= 0 && i < self->n_panels ? self->panels[i].view : NULL;
+}
+
+LarmorVolume *larmor_compare_view_get_volume(LarmorCompareView *self, int i, LarmorVolume **difference)
+{
+    if (i < 0 || i >= self->n_panels) {
+        if (difference)
+            *difference = NULL;
+        return NULL;
+    }
+    if (difference)
+        *difference = self->panels[i].diff;
+    return self->panels[i].volume;
 }
 
 const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column)

@@ -1,4 +1,5 @@
-/* The compare page: the truth and up to four runs side by side at the same
+/* The compare page: the truth and up to four runs side by side on one
+ * grid (runs on another are resampled through the NIfTI affines), at the same
  * slice, cursor, zoom and window/level (linked by default), optional
  * difference images (run - truth) under each, the metrics table and the
  * CG convergence plot; the ROI table (statistics of one region of interest
@@ -34,6 +35,10 @@ void larmor_compare_view_set_linked(LarmorCompareView *self, gboolean linked);
 LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self);
 /* Panels in order (truth first when there is one); NULL past the end. */
 LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i);
+/* The image panel i shows (a run's image resampled onto the first
+ * panel's grid when it was on another) and its difference from the truth
+ * (NULL without a truth). NULL past the end. */
+LarmorVolume *larmor_compare_view_get_volume(LarmorCompareView *self, int i, LarmorVolume **difference);
 /* The text of a metrics table cell: row 0.. per run; column by name
  * ("psnr", "error", "time", ...). NULL when absent (tests read this). */
 const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column);

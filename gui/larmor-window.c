@@ -166,35 +166,52 @@ static void on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindow *self
         update_compare(self);
 }
 
-/* Does the run belong to the data loaded now (same data, same grid)? */
+/* The data part of a data set key ("origin@NXxNYxNZ"): runs of the same
+ * data at another matrix or FOV still compare, through world coordinates. */
+static gboolean same_origin(const char *a, const char *b)
+{
+    if (!a || !b)
+        return FALSE;
+    const char *ea = strrchr(a, '@'), *eb = strrchr(b, '@');
+    size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Does the run belong to the data loaded now (on any grid)? */
 static gboolean run_is_current(LarmorWindow *self, LarmorRun *run)
 {
-    return self->dataset && g_strcmp0(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset)) == 0;
+    return self->dataset && same_origin(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset));
 }
 
 /* Metrics of a run of the loaded data against the truth loaded now:
  * recomputed when that truth is another one than they were computed
- * against; marked stale when there is no truth (or no image) to recompute
- * them with. TRUE when they were recomputed. */
+ * against (a truth on another grid is first resampled onto the run's,
+ * through both affines: the truth sampled at the reconstruction grid, as
+ * GUIDE.md 3 defines the metrics); marked stale when there is no truth (or
+ * no image) to recompute them with. TRUE when they were recomputed. */
 static gboolean refresh_metrics(LarmorWindow *self, LarmorRun *run)
 {
     LarmorVolume *truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
     if (truth && larmor_run_has_metrics(run) && larmor_run_get_metrics_truth(run) == larmor_volume_get_serial(truth))
         return FALSE;
     LarmorVolume *img = larmor_run_get_image(run);
-    if (truth && img && larmor_volume_same_grid(img, truth)) {
-        const lm_volume *t = larmor_volume_get_data(truth);
+    LarmorVolume *t_on_img = truth && img ? larmor_volume_aligned_to(truth, img) : NULL;
+    gboolean done = FALSE;
+    if (t_on_img) {
+        const lm_volume *t = larmor_volume_get_data(t_on_img);
         lm_metrics m;
         lm_error err = { 0 };
         if (lm_metrics_compute(larmor_volume_get_data(img)->data, t->data, lm_volume_count(t), NULL,
                                larmor_run_get_params(run)->method != LM_METHOD_CG, &m, &err) == LM_OK) {
             larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error, larmor_volume_get_serial(truth));
-            return TRUE;
+            done = TRUE;
         }
+        lm_error_clear(&err);
+        g_object_unref(t_on_img);
     }
-    if (larmor_run_has_metrics(run))
+    if (!done && larmor_run_has_metrics(run))
         larmor_run_set_metrics_stale(run, TRUE);
-    return FALSE;
+    return done;
 }
 
 /* After new data or a new truth: which runs belong to the data, their
