@@ -26,6 +26,7 @@ struct _LarmorDataset {
     char *origin;              /* what the data are, from the spec (see key) */
     char *key;                 /* origin and grid: equal keys, same data on the same grid */
     LarmorDatasetSpec *spec;
+    gboolean k_rescaled;       /* files: another FOV than the file's rescaled k (other data) */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -286,6 +287,22 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         }
         matrix_from_traj(self->traj, &self->geom);
     }
+    /* The user's matrix and FOV instead of the file's. k is in cycles per
+     * FOV: another FOV rescales it (a larger FOV covers more, coarser). */
+    if (spec->grid[0] > 0 && self->traj) {
+        for (int a = 0; a < 3; a++) {
+            self->geom.n[a] = MAX(spec->grid[a], 1);
+            double fov = spec->fov_mm[a];
+            if (fov > 0 && self->geom.fov_mm[a] > 0 && fov != self->geom.fov_mm[a] && a < self->traj->ndim) {
+                const float scale = (float)(fov / self->geom.fov_mm[a]);
+                for (int64_t i = 0; i < self->traj->m; i++)
+                    self->traj->k[3 * i + a] *= scale;
+                self->k_rescaled = TRUE;
+            }
+            if (fov > 0)
+                self->geom.fov_mm[a] = fov;
+        }
+    }
     if (!self->traj || !self->kdata || lm_geom_check(&self->geom, self->traj, &err)) {
         if (!self->traj || !self->kdata)
             lm_fail(&err, LM_ERR_FORMAT, "%s: holds no trajectory or no k-space data", tpath);
@@ -344,6 +361,7 @@ static char *spec_origin(const LarmorDatasetSpec *spec)
         g_string_assign(s, "files");
         append_file_id(s, a);
         append_file_id(s, b);
+
         break;
     }
     }
@@ -360,6 +378,14 @@ LarmorDataset *larmor_dataset_new_from_spec(const LarmorDatasetSpec *spec, GErro
     }
     if (self) {
         self->origin = spec_origin(spec);
+        /* Another FOV rescales k: other data. (Another matrix is only
+         * another grid of the same data: see the key.) */
+        if (self->k_rescaled) {
+            char *o = g_strdup_printf("%s|fov:%.6gx%.6gx%.6g", self->origin, self->geom.fov_mm[0], self->geom.fov_mm[1],
+                                      self->geom.fov_mm[2]);
+            g_free(self->origin);
+            self->origin = o;
+        }
         self->spec = larmor_dataset_spec_copy(spec);
         update_key(self);
     }

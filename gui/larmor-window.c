@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "larmor-coils-view.h"
+#include "larmor-estimate.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
@@ -38,6 +39,10 @@ struct _LarmorWindow {
     GtkLabel *toast_label;
     GtkWidget *toast_close;
     GMenu *recent_menu;        /* "Open Recent" in the main menu */
+    GtkWidget *grid_box;       /* matrix and FOV of file data */
+    GtkEntry *matrix_entry, *fov_entry;
+    GtkWidget *grid_apply;
+    GtkLabel *estimate_label;
 
     LarmorSettings *settings;
     LarmorDataset *dataset;
@@ -247,8 +252,13 @@ static void add_run(LarmorWindow *self, LarmorRun *run)
 
 /* --- data card --------------------------------------------------------- */
 
+static void update_estimate(LarmorWindow *self);
+static void show_grid(LarmorWindow *self);
+
 static void show_dataset(LarmorWindow *self)
 {
+    show_grid(self);
+    update_estimate(self);
     if (!self->dataset) {
         gtk_label_set_text(self->data_title, self->loading ? "Loading…" : "No data");
         gtk_label_set_text(self->data_source, "");
@@ -1092,6 +1102,7 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     }
     g_clear_pointer(&runs, g_ptr_array_unref);
     update_actions(self);
+    update_estimate(self);
     save_params(self);
     g_object_unref(self);
 }
@@ -1514,6 +1525,133 @@ static void action_export_csv(GtkWidget *w, const char *name, GVariant *param)
     G_GNUC_END_IGNORE_DEPRECATIONS
     add_filter(c, "CSV (.csv)", (const char *const[]){ "*.csv", NULL });
     show_chooser(c);
+}
+
+/* --- grid and estimate ------------------------------------------------- */
+
+/* "64", "64x64x32" or "64×64×32": three positive numbers (one repeated). */
+static gboolean parse_triple(const char *text, double out[3])
+{
+    char *t = g_strdup(text ? text : "");
+    char *norm = g_strdelimit(t, "×X", 'x');
+    /* "×" is two bytes in UTF-8: g_strdelimit replaced each byte. */
+    char **parts = g_strsplit(norm, "x", -1);
+    int n = 0;
+    gboolean ok = TRUE;
+    for (int i = 0; parts[i] && ok; i++) {
+        char *p = g_strstrip(parts[i]);
+        if (!*p)
+            continue;
+        char *end = NULL;
+        double v = g_ascii_strtod(p, &end);
+        ok = end && *end == 0 && isfinite(v) && v > 0 && n < 3;
+        if (ok)
+            out[n++] = v;
+    }
+    g_strfreev(parts);
+    g_free(t);
+    if (!ok || (n != 1 && n != 3))
+        return FALSE;
+    if (n == 1)
+        out[1] = out[2] = out[0];
+    return TRUE;
+}
+
+static void show_grid(LarmorWindow *self)
+{
+    const LarmorDatasetSpec *spec = self->dataset ? larmor_dataset_get_spec(self->dataset) : NULL;
+    gboolean files = spec && spec->kind == LARMOR_SOURCE_FILES;
+    gtk_widget_set_visible(self->grid_box, files);
+    if (!files)
+        return;
+    const lm_geom *g = larmor_dataset_get_geom(self->dataset);
+    char *m = g_strdup_printf("%lldx%lldx%lld", (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
+    char *f = g_strdup_printf("%.4gx%.4gx%.4g", g->fov_mm[0], g->fov_mm[1], g->fov_mm[2]);
+    gtk_editable_set_text(GTK_EDITABLE(self->matrix_entry), m);
+    gtk_editable_set_text(GTK_EDITABLE(self->fov_entry), f);
+    g_free(m);
+    g_free(f);
+}
+
+gboolean larmor_window_set_grid(LarmorWindow *self, const int64_t n[3], const double fov_mm[3], GError **error)
+{
+    const LarmorDatasetSpec *cur = self->dataset ? larmor_dataset_get_spec(self->dataset) : NULL;
+    if (!cur || cur->kind != LARMOR_SOURCE_FILES || self->loading || self->task) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
+                            !cur || cur->kind != LARMOR_SOURCE_FILES ? "Matrix and FOV: only for data loaded from files"
+                                                                     : "Matrix and FOV: wait until nothing is running");
+        return FALSE;
+    }
+    for (int a = 0; a < 3; a++)
+        if (n[a] < 1 || n[a] > 1024 || !(fov_mm[a] > 0 && fov_mm[a] < 1e5)) {
+            g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID,
+                        "Matrix %lldx%lldx%lld, FOV %gx%gx%g mm: give 1 to 1024 voxels and a positive FOV per axis",
+                        (long long)n[0], (long long)n[1], (long long)n[2], fov_mm[0], fov_mm[1], fov_mm[2]);
+            return FALSE;
+        }
+    LarmorDatasetSpec *spec = larmor_dataset_spec_copy(cur);
+    /* FOV relative to the file's: the spec keeps asking for it when reloaded. */
+    for (int a = 0; a < 3; a++) {
+        spec->grid[a] = n[a];
+        spec->fov_mm[a] = fov_mm[a];
+    }
+    larmor_window_load(self, spec);
+    larmor_dataset_spec_free(spec);
+    return TRUE;
+}
+
+static void on_grid_apply(GtkWidget *b, LarmorWindow *self)
+{
+    double n[3], fov[3];
+    GError *error = NULL;
+    if (!parse_triple(gtk_editable_get_text(GTK_EDITABLE(self->matrix_entry)), n))
+        g_set_error(&error, LARMOR_ERROR, LM_ERR_INVALID, "Matrix “%s”: give NX×NY×NZ or one number",
+                    gtk_editable_get_text(GTK_EDITABLE(self->matrix_entry)));
+    else if (!parse_triple(gtk_editable_get_text(GTK_EDITABLE(self->fov_entry)), fov))
+        g_set_error(&error, LARMOR_ERROR, LM_ERR_INVALID, "FOV “%s”: give X×Y×Z in mm or one number",
+                    gtk_editable_get_text(GTK_EDITABLE(self->fov_entry)));
+    else {
+        const int64_t ni[3] = { (int64_t)llround(n[0]), (int64_t)llround(n[1]), (int64_t)llround(n[2]) };
+        larmor_window_set_grid(self, ni, fov, &error);
+    }
+    if (error) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+}
+
+/* Memory and time of the run the sidebar would start, before it starts. */
+static void update_estimate(LarmorWindow *self)
+{
+    LarmorReconParams p;
+    if (!self->dataset || !larmor_recon_panel_get_params(self->recon_panel, &p, NULL)) {
+        gtk_widget_set_visible(GTK_WIDGET(self->estimate_label), FALSE);
+        return;
+    }
+    int coils = (int)larmor_dataset_get_coils(self->dataset);
+    if (p.compress > 0)
+        coils = MIN(coils, p.compress);
+    /* The newest run of this variant here gives the throughput. */
+    double measured = NAN;
+    for (guint i = g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i > 0 && isnan(measured); i--) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i - 1);
+        if (larmor_run_get_params(r)->method == LM_METHOD_CG && g_strcmp0(larmor_run_get_params(r)->variant, p.variant) == 0 &&
+            isfinite(larmor_run_get_gpairs(r)))
+            measured = larmor_run_get_gpairs(r);
+        g_object_unref(r);
+    }
+    LarmorEstimate e;
+    larmor_estimate_compute(larmor_dataset_get_geom(self->dataset)->n, larmor_dataset_get_traj(self->dataset)->m, coils,
+                            &p, measured, &e);
+    char *t = larmor_estimate_text(&e, &p);
+    gtk_label_set_text(self->estimate_label, t);
+    gtk_widget_set_visible(GTK_WIDGET(self->estimate_label), TRUE);
+    g_free(t);
+}
+
+const char *larmor_window_get_estimate_text(LarmorWindow *self)
+{
+    return gtk_widget_get_visible(GTK_WIDGET(self->estimate_label)) ? gtk_label_get_text(self->estimate_label) : NULL;
 }
 
 /* --- sessions ---------------------------------------------------------- */
@@ -2204,6 +2342,11 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     CHILD(toast_label);
     CHILD(toast_close);
     CHILD(recent_menu);
+    CHILD(grid_box);
+    CHILD(matrix_entry);
+    CHILD(fov_entry);
+    CHILD(grid_apply);
+    CHILD(estimate_label);
 #undef CHILD
 
     /* Actions per class, GNOME Text Editor style; shortcuts next to them. */
@@ -2256,6 +2399,10 @@ static void larmor_window_init(LarmorWindow *self)
     larmor_coils_view_set_linked_state(self->coils_view, larmor_ortho_view_get_state(self->ortho_view));
     g_signal_connect(self->sweep_view, "use-lambda", G_CALLBACK(on_use_lambda), self);
     g_signal_connect(self->toast_close, "clicked", G_CALLBACK(on_toast_close), self);
+    g_signal_connect(self->grid_apply, "clicked", G_CALLBACK(on_grid_apply), self);
+    g_signal_connect(self->matrix_entry, "activate", G_CALLBACK(on_grid_apply), self);
+    g_signal_connect(self->fov_entry, "activate", G_CALLBACK(on_grid_apply), self);
+    g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_estimate), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
 
     GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);

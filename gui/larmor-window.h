@@ -46,6 +46,13 @@ int larmor_window_count_unexported(LarmorWindow *self);
 void larmor_window_set_confirm_close(LarmorWindow *self, gboolean confirm);
 GtkWindow *larmor_window_get_close_dialog(LarmorWindow *self);
 LarmorDataset *larmor_window_get_dataset(LarmorWindow *self);
+/* Data from files: reload them on this matrix and FOV (the data card's
+ * Matrix / FOV entries); FALSE with a one-line error when not possible
+ * (other data, busy, absurd sizes). A load that fails says why in one line
+ * and the data loaded stay. */
+gboolean larmor_window_set_grid(LarmorWindow *self, const int64_t n[3], const double fov_mm[3], GError **error);
+/* The memory and time estimate shown under the settings (NULL without data). */
+const char *larmor_window_get_estimate_text(LarmorWindow *self);
 /* Loaded in a worker; the result (or the error) shows in the window. */
 void larmor_window_open_truth(LarmorWindow *self, const char *path);
 void larmor_window_open_reference(LarmorWindow *self, const char *path);
