@@ -2233,7 +2233,7 @@ static gboolean ask_before_close(LarmorWindow *self)
                                           n == 1 ? "Quit with %d run not exported?" : "Quit with %d runs not exported?", n);
     gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
                                              "Their images and figures are lost on quitting. Export them with "
-                                             "Export Image as NIfTI… or Export Metrics as CSV… first to keep them.");
+                                             "Save Session…, Export Image as NIfTI… or Export Metrics as CSV… first to keep them.");
     gtk_dialog_add_button(GTK_DIALOG(d), "_Cancel", LARMOR_CLOSE_CANCEL);
     GtkWidget *quit = gtk_dialog_add_button(GTK_DIALOG(d), "_Quit", LARMOR_CLOSE_QUIT);
     gtk_widget_add_css_class(quit, "destructive-action");
