@@ -59,22 +59,34 @@ lm_code lm_fieldmap_synth(const int64_t n[3], double max_hz, float **out, lm_err
     return LM_OK;
 }
 
-/* One axis of the 2x upsampling: src has n values at stride `stride`
- * (from base), dst gets 2n at stride `dstride`. Ghosts past the edges are
- * linear extrapolations. */
+/* src[i] past the edges: the straight line through the two edge values. */
+static inline double ghost(const double *src, int64_t n, int64_t i)
+{
+    if (i < 0)
+        return src[0] + (double)i * (src[1] - src[0]);
+    if (i >= n)
+        return src[n - 1] + (double)(i - n + 1) * (src[n - 1] - src[n - 2]);
+    return src[i];
+}
+
+/* One axis of the 2x upsampling: n values into 2n. Coarse voxel i sits at
+ * (i - n/2)/n, fine voxel j at (j - n)/(2n): j = 2i + (n odd), and the
+ * other fine voxels are cubic midpoints. */
 static void upsample_line(const double *src, int64_t n, double *dst)
 {
     if (n == 1) {
         dst[0] = dst[1] = src[0];
         return;
     }
-    for (int64_t i = 0; i < n; i++) {
-        double a = i > 0 ? src[i - 1] : 2 * src[0] - src[1];
-        double b = src[i];
-        double c = i + 1 < n ? src[i + 1] : 2 * src[n - 1] - src[n - 2];
-        double d = i + 2 < n ? src[i + 2] : i + 1 < n ? 2 * src[n - 1] - src[n - 2] : 3 * src[n - 1] - 2 * src[n - 2];
-        dst[2 * i] = b;
-        dst[2 * i + 1] = (-a + 9 * b + 9 * c - d) / 16;
+    const int64_t odd = n % 2;
+    for (int64_t j = 0; j < 2 * n; j++) {
+        int64_t u = j - odd; /* twice the coarse index */
+        if (u % 2 == 0) {
+            dst[j] = src[u / 2]; /* u >= 0 here */
+            continue;
+        }
+        int64_t i = (u - 1) / 2; /* floor(u / 2): u - 1 is even */
+        dst[j] = (-ghost(src, n, i - 1) + 9 * ghost(src, n, i) + 9 * ghost(src, n, i + 1) - ghost(src, n, i + 2)) / 16;
     }
 }
 

@@ -47,7 +47,8 @@ double lm_fieldmap_synth_shape(double x, double y, double z);
 lm_code lm_fieldmap_synth(const int64_t n[3], double max_hz, float **out, lm_error *err);
 
 /* A map on the n grid onto the 2x grid (2n per axis, a flat axis stays 1):
- * fine voxel 2i is coarse voxel i, fine 2i+1 the four-point cubic midpoint
+ * the fine voxel at a coarse voxel's position (2i, or 2i + 1 for odd n)
+ * takes its value, the others the four-point cubic midpoint
  * (-f[i-1] + 9 f[i] + 9 f[i+1] - f[i+2]) / 16 per axis, with linear
  * extrapolation past the edges: cubics are reproduced exactly away from the
  * edges, linear maps everywhere. *out gets the fine grid (caller frees). */
