@@ -115,6 +115,7 @@ int bench_fieldmap(const lm_problem_def *def, const char *const *names, int nnam
                 ((md == MODE_SEGMENTED && w->r.segments < 1) ||
                  rel_diff(w->r.image, rows[MODE_UNCORRECTED].r.image) == 0)) {
                 w->ran = 0;
+                w->m = (lm_metrics){.psnr_db = NAN, .percent_error = NAN};
                 lm_recon_result_clear(&w->r);
                 snprintf(w->error, sizeof w->error, "the reconstruction ignored the field map (no field-map "
                          "correction in this build)");

@@ -160,6 +160,22 @@ done
 check "phantom --readout-ms 0: one line naming --readout-ms" one_line_error "readout-ms" \
     "$CLI" phantom --matrix 16 --phantom shepp-logan-2d --fieldmap-hz 50 --readout-ms 0 --out "$T/fmx"
 check "phantom: refused field maps write nothing" [ ! -e "$T/fmx" ]
+# bench on S128c8f: one row per mode with the contract's fields; a mode this
+# build cannot do carries its reason instead of numbers (never the
+# uncorrected image passed off as a correction).
+"$CLI" bench --problem S128c8f --iters 1 --json >"$T/bf.json" 2>/dev/null
+check "bench --problem S128c8f --json: uncorrected, segmented, exact rows" python3 -c "
+import json, math
+rows = json.load(open('$T/bf.json'))
+assert [r['mode'] for r in rows] == ['uncorrected', 'segmented', 'exact'], rows
+for r in rows:
+    for k in ('variant', 'time_q_s', 'time_fhd_s', 'time_cg_s', 'time_total_s', 'gpairs_per_s', 'gflops', 'rel_error',
+              'psnr_db', 'percent_error', 'segments', 'error'):
+        assert k in r, k
+    assert (r['psnr_db'] is not None and r['error'] == '') or (r['psnr_db'] is None and r['error']), r
+assert rows[0]['psnr_db'] is not None and rows[0]['coils'] == 8
+if rows[2]['psnr_db'] is not None:  # corrected: better than uncorrected
+    assert rows[2]['percent_error'] < rows[0]['percent_error'], rows"
 if "$CLI" phantom --problem B32 --coils 4 --format ismrmrd --out "$T/cm" 2>"$T/cm.err"; then
     check "phantom --coils 4 --format ismrmrd: 4 channels in data.h5, sens.cfl beside it" \
         bash -c "'$CLI' info '$T/cm/data.h5' | grep -q 'channels: 4' && [ \"\$(sed -n 2p '$T/cm/sens.hdr' | awk '{print \$4}')\" = 4 ]"
