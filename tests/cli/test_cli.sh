@@ -166,7 +166,7 @@ if "$CLI" recon --help 2>&1 | grep -q -- "--fieldmap"; then
     "$CLI" recon --traj "$T/fm/traj" --kspace "$T/fm/kspace" --matrix 16x16x1 --sens "$T/fm/sens" --iters 20 \
         --truth "$T/fm/truth.nii.gz" --out "$T/fm/u.nii.gz" --json >"$T/fm/u.json" 2>/dev/null
     "$CLI" recon --traj "$T/fm/traj" --kspace "$T/fm/kspace" --matrix 16x16x1 --sens "$T/fm/sens" --iters 20 \
-        --fieldmap "$T/fm/fieldmap.nii.gz" --times "$T/fm/times" --segments 0 \
+        --fieldmap "$T/fm/fieldmap.nii.gz" --times "$T/fm/times.cfl" --segments 0 \
         --truth "$T/fm/truth.nii.gz" --out "$T/fm/c.nii.gz" --json >"$T/fm/c.json" 2>/dev/null
     check "recon reads phantom's fieldmap.nii.gz and times.cfl; corrected error below uncorrected" python3 -c "
 import json
