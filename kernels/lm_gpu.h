@@ -166,6 +166,14 @@ void lm_gpu_scratch_free(lm_gpu_scratch *s);
 lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
                        lm_error *err);
 
+/* The priors' operations with lm_backend.h's meaning (grad, grad_adj,
+ * shrink, group_norm); n: the volume's sizes, vectors in device memory. */
+lm_code lm_gpu_grad(const int64_t n[3], const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+lm_code lm_gpu_grad_adj(const int64_t n[3], const lm_cfloat *y, lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_shrink(int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t, lm_error *err);
+lm_code lm_gpu_vec_group_norm(lm_gpu_scratch *s, int64_t n, int groups, const lm_cfloat *v, double *out,
+                              lm_error *err);
+
 /* y = W^H W x (lm_reg.h), w: 3N edge weights in device memory (anatomical). */
 lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x,
                          lm_cfloat *y, lm_error *err);

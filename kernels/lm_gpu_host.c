@@ -130,6 +130,14 @@ void lm_gpu_scratch_free(lm_gpu_scratch *s)
 }
 lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
                        lm_error *err) LM_NO_CUDA_CALL((void)s, (void)n, (void)x, (void)y, *out = 0)
+lm_code lm_gpu_grad(const int64_t n[3], const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)x, (void)y)
+lm_code lm_gpu_grad_adj(const int64_t n[3], const lm_cfloat *y, lm_cfloat *x, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)y, (void)x)
+lm_code lm_gpu_shrink(int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)groups, (void)z, (void)v, (void)t)
+lm_code lm_gpu_vec_group_norm(lm_gpu_scratch *s, int64_t n, int groups, const lm_cfloat *v, double *out,
+                              lm_error *err) LM_NO_CUDA_CALL((void)s, (void)n, (void)groups, (void)v, *out = 0)
 lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x, lm_cfloat *y,
                          lm_error *err) LM_NO_CUDA_CALL((void)n, (void)kind, (void)w, (void)x, (void)y)
 lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,

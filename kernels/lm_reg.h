@@ -21,7 +21,10 @@
 typedef enum lm_reg_kind {
     LM_REG_IDENTITY = 0, /* W = I (Tikhonov) */
     LM_REG_GRADIENT,     /* W = 3D forward finite differences */
-    LM_REG_ANATOMICAL    /* finite differences weighted by a reference's edges */
+    LM_REG_ANATOMICAL,   /* finite differences weighted by a reference's edges */
+    /* Not quadratic: solved by ADMM (recon/lm_admm.h), not by lm_reg_apply. */
+    LM_REG_TV,           /* isotropic total variation sum_x ||D rho(x)||_2 */
+    LM_REG_WAVELET       /* ||Psi rho||_1, Psi an orthogonal wavelet (lm_wavelet.h) */
 } lm_reg_kind;
 
 /* Anatomical weights: w = 1 where the reference is smooth, small across its
@@ -41,7 +44,9 @@ lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], doub
                                   float **weights, lm_error *err);
 
 /* y = W^H W x for the regulariser (identity, gradient or anatomical with
- * edge_weights as above); threads 0: all cores. */
+ * edge_weights as above); threads 0: all cores. For the ADMM priors it is
+ * G^H G of their transform: D^H D for LM_REG_TV (as gradient), the identity
+ * for LM_REG_WAVELET (Psi is orthogonal). */
 void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
                   const lm_cfloat *x, lm_cfloat *y, int threads);
 

@@ -16,6 +16,16 @@ lm_code lm_linop_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error 
     return op->be->check(op->be, err);
 }
 
+lm_code lm_linop_adjoint(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err)
+{
+    if (!op->adjoint)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no adjoint", op->name);
+    lm_code rc = op->adjoint(op, y, x, err);
+    if (rc != LM_OK)
+        return rc;
+    return op->be->check(op->be, err);
+}
+
 void lm_linop_free(lm_linop *op)
 {
     if (!op)
@@ -105,7 +115,7 @@ static lm_code reg_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_erro
 {
     reg_state *s = op->state;
     lm_backend *be = op->be;
-    if (s->kind == LM_REG_IDENTITY) {
+    if (s->kind == LM_REG_IDENTITY || s->kind == LM_REG_WAVELET) {
         be->copy(be, op->n_out, y, x);
         return LM_OK;
     }
@@ -128,7 +138,8 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
                      lm_linop **out, lm_error *err)
 {
     *out = NULL;
-    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && kind != LM_REG_ANATOMICAL)
+    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && kind != LM_REG_ANATOMICAL && kind != LM_REG_TV &&
+        kind != LM_REG_WAVELET)
         return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)kind);
     if (kind == LM_REG_ANATOMICAL && !weights)
         return lm_fail(err, LM_ERR_INVALID, "anatomical regulariser without edge weights");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_admm.h"
 #include "lm_cartesian.h"
 #include "lm_cg.h"
 #include "lm_coil_prep.h"
@@ -45,19 +46,22 @@ const char *lm_reg_name(lm_reg_kind r)
     case LM_REG_IDENTITY: return "identity";
     case LM_REG_GRADIENT: return "gradient";
     case LM_REG_ANATOMICAL: return "anatomical";
+    case LM_REG_TV: return "tv";
+    case LM_REG_WAVELET: return "wavelet";
     }
     return "unknown";
 }
 
 lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err)
 {
-    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL};
+    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL, LM_REG_TV,
+                                      LM_REG_WAVELET};
     for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
         if (strcmp(s, lm_reg_name(all[i])) == 0) {
             *out = all[i];
             return LM_OK;
         }
-    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical)",
+    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical, tv, wavelet)",
                    s ? s : "");
 }
 
@@ -249,8 +253,14 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
             return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
         if (o->iters < 0 || o->iters > 100000)
             return lm_fail(err, LM_ERR_INVALID, "iteration count %d is out of range (0..100000)", o->iters);
-        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && o->reg != LM_REG_ANATOMICAL)
+        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && o->reg != LM_REG_ANATOMICAL &&
+            o->reg != LM_REG_TV && o->reg != LM_REG_WAVELET)
             return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)o->reg);
+        if (o->admm_cg_iters < 0 || o->admm_cg_iters > 1000)
+            return lm_fail(err, LM_ERR_INVALID, "ADMM inner iteration count %d is out of range (0..1000)",
+                           o->admm_cg_iters);
+        if (!(o->admm_rho >= 0) || !isfinite(o->admm_rho))
+            return lm_fail(err, LM_ERR_INVALID, "ADMM rho %g must be finite and >= 0", o->admm_rho);
         if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0 && !o->ref)
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
         if (o->edge_frac < 0 || !isfinite(o->edge_frac))
@@ -282,10 +292,50 @@ static int use_rss(const lm_kdata *k, const lm_sens *sens)
     return k->ncoils > 1 && !sens;
 }
 
+/* ADMM for the non-quadratic priors (lm_admm.h) on E^H E = N with b = E^H
+ * d, lambda made absolute as lm_recon.h documents: lambda d s with d the
+ * mean diagonal of N and s = RMS(b) / d the zero-filled image's RMS
+ * intensity; rho (relative to d) likewise. */
+static lm_code solve_admm(lm_linop *N, const lm_cfloat *b, const lm_prior *prior, lm_cfloat *x,
+                          const lm_recon_opts *o, run_ctx *c, lm_cg_report *rep, lm_error *err)
+{
+    lm_backend *be = N->be;
+    const double d = N->diag > 0 ? N->diag : 1;
+    const double s = sqrt(be->dot(be, N->n_in, b, b) / (double)N->n_in) / d;
+    lm_admm_params p = {
+        .iters = o->iters,
+        .cg_iters = o->admm_cg_iters > 0 ? o->admm_cg_iters : LM_ADMM_CG_ITERS_DEFAULT,
+        .lambda = o->lambda * d * s,
+        .rho = (o->admm_rho > 0 ? o->admm_rho : LM_ADMM_RHO_DEFAULT) * d,
+        .adaptive = 1,
+        .tol = o->tol,
+        .monitor = cg_monitor,
+        .monitor_user = c,
+    };
+    lm_admm_report ar = {0};
+    lm_code rc = be->check(be, err);
+    if (rc == LM_OK && s == 0) {
+        be->zero(be, N->n_in, x); /* no data: 0 is the minimiser */
+        rc = be->check(be, err);
+        rep->iters_done = 0;
+        rep->rel_resid = 0;
+        if (rc == LM_OK && !(rep->resid_history = lm_calloc(1, sizeof(double), err, "history")))
+            rc = LM_ERR_NOMEM;
+        return rc;
+    }
+    if (rc == LM_OK)
+        rc = lm_admm(N, b, prior, x, &p, &ar, err);
+    rep->iters_done = ar.iters_done;
+    rep->rel_resid = ar.rel_resid;
+    rep->resid_history = ar.resid_history;
+    return rc;
+}
+
 /* E^H d and CG on the system A (made once per reconstruction) for the
  * channels in k (all of E's coils); rho (host) gets the solution. */
-static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_kdata *k, const lm_recon_opts *o, run_ctx *c,
-                              lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, lm_error *err)
+static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_prior *prior, const lm_kdata *k,
+                              const lm_recon_opts *o, run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho,
+                              lm_cg_report *rep, lm_error *err)
 {
     lm_backend *be = lm_encoding_backend(e);
     const int64_t nv = lm_encoding_voxels(e);
@@ -313,9 +363,13 @@ static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_kdata *k, co
     if (rc == LM_OK) {
         free(rep->resid_history);
         rep->resid_history = NULL;
-        lm_cg_params p = {.iters = o->iters, .tol = o->tol, .monitor = cg_monitor, .monitor_user = c};
         ts = now_s();
-        rc = lm_cg(A, b, x, &p, rep, err);
+        if (prior) {
+            rc = solve_admm(A, b, prior, x, o, c, rep, err);
+        } else {
+            lm_cg_params p = {.iters = o->iters, .tol = o->tol, .monitor = cg_monitor, .monitor_user = c};
+            rc = lm_cg(A, b, x, &p, rep, err);
+        }
         if (rc == LM_OK) {
             be->download(be, rho, x, (size_t)nv * sizeof *rho);
             rc = be->check(be, err);
@@ -339,6 +393,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     double *rss = NULL;
     lm_cfloat *img = NULL;
     lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
+    lm_prior *prior = NULL;
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
                           .fieldmap = o->fieldmap, .segments = o->segments, .use_cache = o->use_cache,
@@ -380,8 +435,12 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     }
     /* E^H E + lambda W^H W once: every channel of rss solves the same system */
     rc = lm_encoding_normal_op(e, &normal, err);
-    if (rc == LM_OK)
+    if (rc == LM_OK && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET)) {
+        if (o->lambda > 0) /* lambda 0: plain CG on E^H E, as for the others */
+            rc = lm_prior_new(lm_encoding_backend(e), g->n, o->reg, &prior, err);
+    } else if (rc == LM_OK) {
         rc = lm_system_new(normal, g->n, o->lambda, o->reg, weights, &reg, &sys, err);
+    }
     if (rc != LM_OK)
         goto out;
     if (o->keep_coil_images && k->ncoils > 1 && !(res->coil_images = lm_sens_new(g->n, k->ncoils, err))) {
@@ -390,7 +449,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     }
     if (!rss_mode) {
         c->ncoils = 1;
-        rc = solve_channels(e, sys ? sys : normal, k, o, c, ctl, res, res->image->data, &rep, err);
+        rc = solve_channels(e, sys ? sys : normal, prior, k, o, c, ctl, res, res->image->data, &rep, err);
         for (int64_t ch = 0; rc == LM_OK && res->coil_images && ch < k->ncoils; ch++)
             for (int64_t j = 0; j < nv; j++)
                 res->coil_images->s[ch * nv + j] = sens->s[ch * nv + j] * res->image->data[j];
@@ -401,7 +460,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
             const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
             c->coil = (int)ch;
-            rc = solve_channels(e, sys ? sys : normal, &one, o, c, ctl, res, img, &rep, err);
+            rc = solve_channels(e, sys ? sys : normal, prior, &one, o, c, ctl, res, img, &rep, err);
             if (rc == LM_OK)
                 rss_add(rss, img, nv);
             if (rc == LM_OK && res->coil_images)
@@ -421,6 +480,7 @@ out:
     free(weights), free(rss), free(img);
     lm_linop_free(sys); /* before reg and the encoding it sums */
     lm_linop_free(reg);
+    lm_prior_free(prior);
     lm_encoding_free(e);
     return rc;
 }

@@ -43,7 +43,7 @@ typedef enum lm_sens_source {
 const char *lm_sens_source_name(lm_sens_source s);
 
 typedef enum lm_stage {
-    LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE,
+    LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG /* or ADMM */, LM_STAGE_GRID, LM_STAGE_DONE,
     LM_STAGE_COILS /* prewhitening, coil compression, coil-map estimation */
 } lm_stage;
 /* Short lower-case labels for display: "loading", "computing Q", ... */
@@ -88,7 +88,29 @@ typedef struct lm_recon_opts {
                                   cg only (SENSE and rss): gridding and fft ignore it and
                                   stay the uncorrected baseline */
     int segments;              /* with a field map: LM_SEGMENTS_AUTO (default), 0 exact, L */
+    int admm_cg_iters;         /* tv, wavelet: CG steps per ADMM x-update (0: LM_ADMM_CG_ITERS_DEFAULT) */
+    double admm_rho;           /* tv, wavelet: initial ADMM penalty relative to the diagonal of
+                                  E^H E (0: LM_ADMM_RHO_DEFAULT; adapted as it runs) */
 } lm_recon_opts;
+
+/* The non-quadratic priors (reg tv, wavelet) are solved by ADMM
+ * (lm_admm.h) instead of CG: iters counts outer ADMM iterations, each of
+ * admm_cg_iters CG steps on (E^H E + rho G^H G) x = E^H d + rho G^H (z - u),
+ * so about iters x admm_cg_iters applications of E^H E in all. Their
+ * lambda is relative like the quadratic ones' but, f(G rho) being of
+ * degree 1, it is scaled by an intensity too: the objective is
+ *   ||E rho - d||^2 + lambda d s f(G rho),
+ * d = lm_encoding_diag (the mean diagonal of E^H E) and s = RMS(E^H d) / d
+ * (the RMS of the zero-filled image, in the image's units), so one lambda
+ * means the same whatever the data's scale, matrix or sampling density.
+ * f is isotropic TV (sum over voxels of the gradient's 2-norm over the axes)
+ * or the l1 norm of Daubechies-4 coefficients (lm_prior.h). lambda 0 is
+ * plain CG. tol stops ADMM when its relative primal and dual residuals
+ * both fall below it. Progress reports stage CG with iter/iters the outer
+ * iterations, rel_resid ADMM's primal residual and cost the objective
+ * above. Measured on B64n: BENCHMARKS.md. */
+#define LM_ADMM_CG_ITERS_DEFAULT 8
+#define LM_ADMM_RHO_DEFAULT 1.0
 
 void lm_recon_opts_init(lm_recon_opts *o);
 
