@@ -7,8 +7,10 @@
  * Nothing here exits, aborts or prints.
  *
  * The k-space sums follow lm_ksum_fn (lm_kernels.h):
- *     out(x_j) = sum_m w_m exp(+i 2 pi k_m . x_j)
- * with real weights when wi == NULL (Q). Each call is synchronous: it
+ *     out(x_j) = sum_m w_m exp(+i 2 pi (k_m . x_j + f_j t_m))
+ * with real weights when wi == NULL (Q), the off-resonance term with
+ * lm_ksum_in.t and lm_points.f (every direct variant: gpu-base .. gpu-multi,
+ * gpu-phasor, the gpu-dp reference; not gpu-nufft). Each call is synchronous: it
  * uploads the samples, computes on the calling thread's current device
  * (device 0 unless the program chose another) and downloads the result.
  * gpu-multi uses every visible device. */
@@ -212,9 +214,12 @@ lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfl
                  const lm_ctl *ctl, lm_error *err);
 /* x = (1/N) sum_c conj(s_c) F^H d_c into device memory: the samples' coordinates go up once, each
  * channel's weights conj(phi) d_c in turn. s_dev (N x coils, device) NULL:
- * one channel, s = 1. */
+ * one channel, s = 1. f_dev (N floats, device, Hz on the image grid) or
+ * NULL: with it F^H carries the off-resonance term exp(+i 2 pi f(x) t_m),
+ * the times from t->t (uploaded once; required); the direct variants only
+ * (gpu-nufft refuses: time segmentation is the recon's business). */
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
-                       const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
+                       const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
 
 /* The Toeplitz product's FFT strategy: 0 = one 3D cuFFT plan over the
  * padded grid, 1 = pruned (skip the zero padding as the CPU solver does),

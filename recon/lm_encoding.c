@@ -370,7 +370,7 @@ static lm_code adjoint_segmented_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloa
         const lm_kdata part = {.m = m, .ncoils = nc, .d = dl};
         lm_ctl_range range;
         const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)l / (double)L, (double)(l + 1) / (double)L);
-        rc = lm_gpu_adjoint(&e->g, e->t, &part, e->s, e->v->name, e->seg_tmp, ctl ? &sub : NULL, err);
+        rc = lm_gpu_adjoint(&e->g, e->t, &part, e->s, NULL, e->v->name, e->seg_tmp, ctl ? &sub : NULL, err);
         if (rc == LM_OK) {
             be->mulc_acc(be, nv, x, e->c + l * nv, e->seg_tmp);
             rc = be->check(be, err);
@@ -400,7 +400,7 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
     }
     if (e->be->device == LM_DEVICE_GPU)
         return e->ts ? adjoint_segmented_gpu(e, d, x, ctl, err)
-                     : lm_gpu_adjoint(&e->g, e->t, d, e->s, e->v->name, x, ctl, err);
+                     : lm_gpu_adjoint(&e->g, e->t, d, e->s, NULL, e->v->name, x, ctl, err);
 
     /* Channels (times segments) go to the kernel together as weight sets
      * (one sin/cos per pair for all of them), in groups when N x sets would
