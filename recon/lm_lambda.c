@@ -266,7 +266,8 @@ const lm_cfloat *lm_lambda_tik_solution(const lm_lambda_tik *t) { return t->x; }
 
 static lm_code cg_run(lm_lambda_tik *t, const lm_cfloat *b, lm_cfloat *x, int warm, int *iters, lm_error *err)
 {
-    lm_cg_params p = {.iters = t->d.iters, .tol = t->d.tol, .warm_start = warm};
+    lm_cg_params p = {.iters = t->d.iters, .tol = t->d.tol, .warm_start = warm, .monitor = t->d.monitor,
+                      .monitor_user = t->d.monitor_user};
     lm_cg_report rep = {0};
     lm_code rc = lm_cg(&t->sys, b, x, &p, &rep, err);
     *iters += rep.iters_done;
@@ -604,9 +605,11 @@ lm_code lm_lambda_auto(const lm_lambda_auto_desc *d, lm_lambda_auto_result *out,
         for (int64_t j = 0; j < d->k->m * d->k->ncoils; j++)
             de += (double)crealf(d->k->d[j]) * crealf(d->k->d[j]) + (double)cimagf(d->k->d[j]) * cimagf(d->k->d[j]);
         lm_lambda_tik_desc td = {.normal = normal, .reg = d->reg == LM_REG_IDENTITY ? NULL : d->reg_op, .b = b,
-                                 .d_energy = de, .iters = d->iters > 0 ? d->iters : 60, .tol = d->tol,
+                                 .d_energy = de, .iters = d->iters > 0 ? d->iters : 60,
+                                 .tol = d->tol > 0 && d->tol < LM_LAMBDA_TRIAL_TOL ? d->tol : LM_LAMBDA_TRIAL_TOL,
                                  .probes = crit == LM_LAMBDA_GCV ? GCV_PROBES : 0, .m = d->k->m,
-                                 .ncoils = d->k->ncoils, .adjoint = enc_adjoint, .adjoint_user = d->enc};
+                                 .ncoils = d->k->ncoils, .adjoint = enc_adjoint, .adjoint_user = d->enc,
+                                 .monitor = d->monitor, .monitor_user = d->monitor_user};
         if (d->reg != LM_REG_IDENTITY && !d->reg_op)
             rc = lm_fail(err, LM_ERR_INVALID, "automatic lambda: the %s regulariser's operator is missing",
                          d->reg == LM_REG_GRADIENT ? "gradient" : "anatomical");

@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "lm_cg.h"
 #include "lm_encoding.h"
 #include "lm_linop.h"
 #include "lm_reg.h"
@@ -46,6 +47,10 @@ lm_lambda_criterion lm_lambda_default_criterion(lm_reg_kind reg);
 #define LM_LAMBDA_TAU 1.0
 /* Fraction of the samples, by normalised |k|, that the noise estimate uses. */
 #define LM_LAMBDA_OUTER_FRAC 0.1
+/* Trial solves stop at this relative CG residual (or the caller's tol when
+ * smaller): the criteria need the residual to a few per cent, and the
+ * final reconstruction at the chosen lambda is an ordinary run. */
+#define LM_LAMBDA_TRIAL_TOL 1e-4
 /* Search range of lambda. */
 #define LM_LAMBDA_MIN 1e-3
 #define LM_LAMBDA_MAX 1e4
@@ -115,6 +120,8 @@ typedef struct lm_lambda_tik_desc {
     int64_t m, ncoils;        /* the data's shape (probes) */
     lm_lambda_adjoint_fn adjoint;   /* E^H of a probe (probes > 0) */
     void *adjoint_user;
+    lm_cg_monitor_fn monitor;       /* every CG iteration; non-zero cancels (may be NULL) */
+    void *monitor_user;
 } lm_lambda_tik_desc;
 
 lm_code lm_lambda_tik_new(const lm_lambda_tik_desc *d, lm_lambda_tik **out, lm_error *err);
@@ -138,6 +145,8 @@ typedef struct lm_lambda_auto_desc {
     int whitened;                     /* k is prewhitened: sigma = 1 */
     int iters;
     double tol;
+    lm_cg_monitor_fn monitor;         /* as lm_lambda_tik_desc */
+    void *monitor_user;
 } lm_lambda_auto_desc;
 
 typedef struct lm_lambda_auto_result {

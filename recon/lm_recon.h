@@ -7,6 +7,7 @@
 #define LM_RECON_H
 
 #include "lm_kernels.h"
+#include "lm_lambda.h"
 #include "lm_sums.h"
 #include "lm_solver.h"
 #include "lm_types.h"
@@ -86,6 +87,10 @@ typedef struct lm_recon_opts {
     const float *fieldmap;     /* off-resonance in Hz on the matrix (N values), or NULL;
                                   needs the trajectory's sample times (lm_traj.t) */
     int segments;              /* with a field map: LM_SEGMENTS_AUTO (default), 0 exact, L */
+    int lambda_auto;           /* CG: choose lambda from the data (lm_lambda.h, docs/lambda.md);
+                                  lambda is then ignored and the choice is in the result */
+    lm_lambda_criterion lambda_criterion; /* with lambda_auto; LM_LAMBDA_DEFAULT: the
+                                  regulariser's own (the discrepancy principle) */
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);
@@ -120,6 +125,12 @@ typedef struct lm_recon_result {
                                   (rss, gridding), or s_c rho under SENSE */
     int segments;              /* with a field map: time segments used (0: exact) */
     double segment_error;      /* their interpolation error (lm_encoding_segments) */
+    double lambda_used;        /* CG: the lambda solved with (given, or chosen by lambda_auto) */
+    char lambda_criterion[16]; /* "given", or the criterion that chose it ("discrepancy", "gcv") */
+    char lambda_note[160];     /* with lambda_auto: "discrepancy, sigma 0.051 from outer k-space" */
+    double lambda_sigma;       /* noise sigma the discrepancy used (0: none) */
+    double time_lambda_s;      /* the choice's time (its trial solves, E^H d, probes) */
+    int lambda_solves, lambda_iters; /* its trial reconstructions and their CG iterations */
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled
