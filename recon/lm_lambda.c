@@ -62,17 +62,33 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-lm_code lm_lambda_noise_outer(const lm_geom *g, const lm_traj *t, const lm_kdata *k, double frac,
-                              double *sigma_mean, double *sigma2_sum, lm_error *err)
+/* sigma^2 of one channel's samples v[0..n) (re, im interleaved; reordered):
+ * MAD of the parts; Gaussian MAD = 0.6745 sd, each part sd = sigma / sqrt 2. */
+static double mad_sigma2(double *v, size_t n)
 {
-    if (!g || !t || !k || !t->k || !k->d || t->m != k->m || k->ncoils < 1)
+    const double med = median(v, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = fabs(v[i] - med);
+    const double sd = median(v, n) / 0.6744897501960817;
+    return 2 * sd * sd;
+}
+
+lm_code lm_lambda_noise_outer(const lm_geom *g, const lm_traj *t, const lm_kdata *k, double frac,
+                              lm_lambda_noise *out, lm_error *err)
+{
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!g || !t || !k || !out || !t->k || !k->d || t->m != k->m || k->ncoils < 1)
         return lm_fail(err, LM_ERR_INVALID, "noise estimate: missing or mismatched trajectory and k-space");
     if (!(frac > 0 && frac <= 1))
         return lm_fail(err, LM_ERR_INVALID, "noise estimate: fraction %g must be in (0, 1]", frac);
     const int64_t m = t->m;
     double *r = lm_alloc((size_t)m, sizeof *r, err, "noise estimate");
-    if (!r)
+    double *sorted = r ? lm_alloc((size_t)m, sizeof *sorted, err, "noise estimate") : NULL;
+    if (!sorted) {
+        free(r);
         return LM_ERR_NOMEM;
+    }
     for (int64_t j = 0; j < m; j++) {
         double s = 0;
         for (int a = 0; a < 3; a++)
@@ -80,17 +96,10 @@ lm_code lm_lambda_noise_outer(const lm_geom *g, const lm_traj *t, const lm_kdata
                 const double u = t->k[3 * j + a] / (0.5 * (double)g->n[a]);
                 s += u * u;
             }
-        r[j] = s;
+        r[j] = sorted[j] = s;
     }
-    double *sorted = lm_alloc((size_t)m, sizeof *sorted, err, "noise estimate");
-    if (!sorted) {
-        free(r);
-        return LM_ERR_NOMEM;
-    }
-    memcpy(sorted, r, (size_t)m * sizeof *r);
     qsort(sorted, (size_t)m, sizeof *sorted, cmp_double);
-    int64_t keep = (int64_t)ceil(frac * (double)m);
-    const double thr = sorted[m - keep];
+    const double thr = sorted[m - (int64_t)ceil(frac * (double)m)];
     free(sorted);
     int64_t count = 0;
     for (int64_t j = 0; j < m; j++)
@@ -115,12 +124,7 @@ lm_code lm_lambda_noise_outer(const lm_geom *g, const lm_traj *t, const lm_kdata
                 v[n++] = crealf(d[j]);
                 v[n++] = cimagf(d[j]);
             }
-        const double med = median(v, n);
-        for (size_t i = 0; i < n; i++)
-            v[i] = fabs(v[i] - med);
-        /* Gaussian: MAD = 0.6745 sd; each part has sd = sigma / sqrt 2 */
-        const double sd = median(v, n) / 0.6744897501960817;
-        const double sig2 = 2 * sd * sd;
+        const double sig2 = mad_sigma2(v, n);
         if (!(sig2 > 0) || !isfinite(sig2))
             rc = lm_fail(err, LM_ERR_INVALID, "noise estimate: channel %lld has no noise in its outer k-space "
                          "(noiseless data?): give noise scans or a lambda", (long long)c);
@@ -130,10 +134,9 @@ lm_code lm_lambda_noise_outer(const lm_geom *g, const lm_traj *t, const lm_kdata
     free(r);
     if (rc != LM_OK)
         return rc;
-    if (sigma2_sum)
-        *sigma2_sum = s2;
-    if (sigma_mean)
-        *sigma_mean = sqrt(s2 / (double)k->ncoils);
+    out->sigma2_sum = s2;
+    out->sigma = sqrt(s2 / (double)k->ncoils);
+    out->samples = count;
     return LM_OK;
 }
 
@@ -573,10 +576,11 @@ lm_code lm_lambda_auto(const lm_lambda_auto_desc *d, lm_lambda_auto_result *out,
             sigma = 1, noise_power = mt;
             out->sigma_source = "noise scans (prewhitened)";
         } else {
-            double s2 = 0;
-            rc = lm_lambda_noise_outer(d->geom, d->traj, d->k, LM_LAMBDA_OUTER_FRAC, &sigma, &s2, err);
+            lm_lambda_noise nz;
+            rc = lm_lambda_noise_outer(d->geom, d->traj, d->k, LM_LAMBDA_OUTER_FRAC, &nz, err);
             if (rc == LM_OK) {
-                noise_power = s2 * (double)d->k->m;
+                sigma = nz.sigma;
+                noise_power = nz.sigma2_sum * (double)d->k->m;
                 out->sigma_source = "outer k-space";
             } else if (d->criterion == LM_LAMBDA_DEFAULT && rc != LM_ERR_NOMEM) {
                 /* the default asks for no noise information: say why and use GCV */

@@ -94,10 +94,17 @@ lm_code lm_lambda_search_run(const lm_lambda_search *s, lm_lambda_result *r, lm_
  * outermost frac of the samples by |k| relative to each axis' Nyquist
  * limit n/2, where an object's spectrum has decayed: a median absolute
  * deviation of the real and imaginary parts (robust to the few samples
- * that still carry signal). sigma2_sum gets sum_c sigma_c^2 (may be NULL),
- * sigma_mean sqrt of its mean over channels. Needs >= 32 outer samples. */
+ * that still carry signal). Needs >= 32 outer samples. Where the object's
+ * spectrum has not decayed there (2D objects with sharp edges decay as
+ * |k|^-1.5 only), sigma is overestimated: noise scans are better. */
+typedef struct lm_lambda_noise {
+    double sigma;        /* sqrt of the mean over channels of sigma_c^2 */
+    double sigma2_sum;   /* sum_c sigma_c^2 */
+    int64_t samples;     /* per channel */
+} lm_lambda_noise;
+
 lm_code lm_lambda_noise_outer(const lm_geom *g, const lm_traj *t, const lm_kdata *k, double frac,
-                              double *sigma_mean, double *sigma2_sum, lm_error *err);
+                              lm_lambda_noise *out, lm_error *err);
 
 /* The Tikhonov trial solver: CG on (N + lambda N->diag R) x = b over an
  * operator N = E^H E, R = W^H W (NULL: the identity), b = E^H d on N's

@@ -49,10 +49,15 @@ int main(int argc, char **argv)
         np += cabs(k->d[j] - k0->d[j]) * cabs(k->d[j] - k0->d[j]);
         de += cabs(k->d[j]) * cabs(k->d[j]);
     }
-    double sig_est = 0, s2 = 0;
-    if (lm_lambda_noise_outer(&g, t, k, LM_LAMBDA_OUTER_FRAC, &sig_est, &s2, &err) != LM_OK)
+    lm_lambda_noise nz = {0};
+    if (lm_lambda_noise_outer(&g, t, k, LM_LAMBDA_OUTER_FRAC, &nz, &err) != LM_OK)
         fprintf(stderr, "%s\n", err.msg);
-    const double np_est = s2 * (double)k->m;
+    const double np_est = nz.sigma2_sum * (double)k->m, sig_est = nz.sigma;
+    if (argc > 4) {
+        printf("%s: true sigma %.5g, outer estimate %.5g (ratio %.3f) from %lld samples per channel\n", name,
+               sqrt(np / (double)mt), sig_est, sig_est / sqrt(np / (double)mt), (long long)nz.samples);
+        return 0;
+    }
     printf("%s %s: M %lld, true sigma %.5g, outer estimate %.5g (ratio %.3f)\n", name, reg == LM_REG_GRADIENT ? "gradient" : "identity", (long long)mt,
            sqrt(np / (double)mt), sig_est, sig_est / sqrt(np / (double)mt));
     lm_encoding *e = NULL;
