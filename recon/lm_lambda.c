@@ -357,7 +357,7 @@ static lm_code eval_at(search *S, double lam, int want_dof, const trial **out, l
         return lm_fail(err, LM_ERR_INVALID, "lambda search: the reconstruction at lambda %g is not finite", lam);
     if (want_dof && !isfinite(t->ev.dof))
         return lm_fail(err, LM_ERR_UNSUPPORTED, "lambda search: this solver gives no trace of the influence "
-                       "matrix (GCV): use the discrepancy principle or the L-curve");
+                       "matrix (GCV): use the discrepancy principle");
     S->n++;
     S->r->solves++;
     S->r->iters += t->ev.iters;
