@@ -34,10 +34,13 @@ lm_code lm_lambda_criterion_parse(const char *s, lm_lambda_criterion *out, lm_er
                    s ? s : "");
 }
 
+/* Measured on B64n/B64c8n against sweeps (docs/lambda.md): the discrepancy
+ * meets the 10 % target for identity and gradient at 3 trial solves; with
+ * the anatomical prior the best image fits the data below the noise level
+ * (discrepancy: 45.3 % against 34.6 %), and GCV finds it (33.8 %). */
 lm_lambda_criterion lm_lambda_default_criterion(lm_reg_kind reg)
 {
-    (void)reg;
-    return LM_LAMBDA_DISCREPANCY;
+    return reg == LM_REG_ANATOMICAL ? LM_LAMBDA_GCV : LM_LAMBDA_DISCREPANCY;
 }
 
 static double now_s(void)

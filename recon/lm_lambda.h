@@ -38,7 +38,9 @@ typedef enum lm_lambda_criterion {
 /* "default", "discrepancy", "gcv". */
 const char *lm_lambda_criterion_name(lm_lambda_criterion c);
 lm_code lm_lambda_criterion_parse(const char *s, lm_lambda_criterion *out, lm_error *err);
-/* The criterion that met the target for this regulariser (docs/lambda.md). */
+/* The criterion that met the issue's target for this regulariser
+ * (docs/lambda.md): discrepancy for identity and gradient (and any other
+ * prior), GCV for anatomical. */
 lm_lambda_criterion lm_lambda_default_criterion(lm_reg_kind reg);
 
 /* Discrepancy safety factor: the residual aimed at is tau M sigma^2

@@ -90,7 +90,7 @@ typedef struct lm_recon_opts {
     int lambda_auto;           /* CG: choose lambda from the data (lm_lambda.h, docs/lambda.md);
                                   lambda is then ignored and the choice is in the result */
     lm_lambda_criterion lambda_criterion; /* with lambda_auto; LM_LAMBDA_DEFAULT: the
-                                  regulariser's own (the discrepancy principle) */
+                                  regulariser's own (lm_lambda_default_criterion) */
 } lm_recon_opts;
 
 void lm_recon_opts_init(lm_recon_opts *o);

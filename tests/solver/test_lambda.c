@@ -263,7 +263,9 @@ static void test_search_generic(void)
     lm_lambda_criterion c;
     CHECK(lm_lambda_criterion_parse("l-curve", &c, &err) == LM_ERR_INVALID && strstr(err.msg, "gcv"));
     CHECK_OK(lm_lambda_criterion_parse("gcv", &c, &err), &err);
-    CHECK(c == LM_LAMBDA_GCV && lm_lambda_default_criterion(LM_REG_GRADIENT) == LM_LAMBDA_DISCREPANCY);
+    CHECK(c == LM_LAMBDA_GCV && lm_lambda_default_criterion(LM_REG_GRADIENT) == LM_LAMBDA_DISCREPANCY &&
+          lm_lambda_default_criterion(LM_REG_IDENTITY) == LM_LAMBDA_DISCREPANCY &&
+          lm_lambda_default_criterion(LM_REG_ANATOMICAL) == LM_LAMBDA_GCV);
 }
 
 /* No noise to measure: too few samples, or outer samples exactly zero. */
