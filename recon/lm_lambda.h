@@ -7,7 +7,7 @@
  * serves any solver: the Tikhonov CG here (lm_lambda_tik, which also
  * estimates the trace of the influence matrix for GCV) and, later,
  * nonlinear priors (TV, wavelets through ADMM), for which the discrepancy
- * principle and the L-curve need nothing more.
+ * principle needs nothing more.
  *
  * Criteria:
  *   discrepancy  lambda with ||E x - d||^2 = tau * M_total * sigma^2,
