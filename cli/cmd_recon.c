@@ -90,6 +90,8 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
             lm_fail(&err, code, "%s: slice %d (idx.slice %d): %s", path, z, sl->index, msg);
             goto done;
         }
+        if (o->lambda_auto)
+            fprintf(stderr, "slice %d: lambda auto: %.4g (%s)\n", z, res.lambda_used, res.lambda_note);
         memcpy(vol->data + (size_t)z * (size_t)nvox, res.image->data, (size_t)nvox * sizeof *vol->data);
         tq += res.time_q_s;
         tf += res.time_fhd_s;
@@ -107,7 +109,8 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
         printf("{");
         cli_json_str(stdout, "method", lm_method_name(o->method), 1);
         cli_json_str(stdout, "variant", o->method == LM_METHOD_CG ? o->variant : "", 1);
-        cli_json_num(stdout, "lambda", o->lambda, 1);
+        cli_json_num(stdout, "lambda", o->lambda_auto ? NAN : o->lambda, 1); /* auto: per slice, on stderr */
+        cli_json_bool(stdout, "lambda_auto", o->lambda_auto, 1);
         cli_json_str(stdout, "reg", lm_reg_name(o->reg), 1);
         cli_json_int(stdout, "iters", iters, 1);
         cli_json_num(stdout, "time_q_s", tq, 1);
@@ -131,7 +134,12 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
     } else {
         printf("%s", lm_method_name(o->method));
         if (o->method == LM_METHOD_CG)
-            printf(" (%s, lambda %g, %s, %d iterations)", o->variant, o->lambda, lm_reg_name(o->reg), iters);
+        {
+            if (o->lambda_auto)
+                printf(" (%s, lambda auto per slice, %s, %d iterations)", o->variant, lm_reg_name(o->reg), iters);
+            else
+                printf(" (%s, lambda %g, %s, %d iterations)", o->variant, o->lambda, lm_reg_name(o->reg), iters);
+        }
         printf(": %d slices of %lldx%lld, %.4g mm apart (repetition %d, contrast %d): Q %.3f s%s, F^H d %.3f s, "
                "CG %.3f s, total %.3f s\n", ns, (long long)g.n[0], (long long)g.n[1], vox[2], in->repetition,
                in->contrast, tq, q_cached ? " (cached)" : "", tf, tc, tt);
@@ -189,6 +197,8 @@ static void help(void)
          "  the slices' own geometry (NIfTI affine); --truth then compares the stacked volume\n"
          "  OUT: .nii, .nii.gz (magnitude; --complex for complex64) or .cfl\n"
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
+         "  --lambda auto: chosen from the data (docs/lambda.md): the discrepancy principle with the noise\n"
+         "  of --noise scans or of the outer k-space; --lambda-criterion discrepancy|gcv picks the rule\n"
          "  --variant auto (the default): the fastest accurate one here (gpu-nufft with a GPU, else cpu-nufft)\n"
          "  --sens S: coil maps [nx, ny, nz, coils] (.cfl as bart ecalib writes them); with maps the coils\n"
          "  are reconstructed together (SENSE: one complex image); --coil-combine rss reconstructs each\n"
@@ -221,6 +231,7 @@ int cmd_recon(int argc, char **argv)
         {"repetition", required_argument, 0, 'E'}, {"contrast", required_argument, 0, 'G'},
         {"fieldmap", required_argument, 0, 'F'}, {"times", required_argument, 0, 'u'},
         {"segments", required_argument, 0, 's'},
+        {"lambda-criterion", required_argument, 0, 'L'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
     const char *sens_path = NULL, *coil_images_path = NULL, *sens_out = NULL, *noise_path = NULL;
@@ -245,7 +256,16 @@ int cmd_recon(int argc, char **argv)
             method_given = 1;
             break;
         case 'v': o.variant = optarg; break;
-        case 'l': if (!cli_parse_double("--lambda", optarg, &o.lambda)) return 1; break;
+        case 'l':
+            if (strcmp(optarg, "auto") == 0)
+                o.lambda_auto = 1;
+            else if (!cli_parse_double("--lambda", optarg, &o.lambda))
+                return 1;
+            break;
+        case 'L':
+            if (lm_lambda_criterion_parse(optarg, &o.lambda_criterion, &err) != LM_OK)
+                return cli_error(&err);
+            break;
         case 'r': if (lm_reg_parse(optarg, &o.reg, &err) != LM_OK) return cli_error(&err); break;
         case 'R': ref_path = optarg; break;
         case 'i': if (!cli_parse_int("--iters", optarg, 0, 100000, &iv)) return 1; o.iters = (int)iv; break;
@@ -295,7 +315,11 @@ int cmd_recon(int argc, char **argv)
     if (!out)
         return cli_errorf("recon: --out OUT is required");
     if (o.lambda < 0)
-        return cli_errorf("recon: --lambda must be >= 0 (got %g)", o.lambda);
+        return cli_errorf("recon: --lambda must be >= 0 or auto (got %g)", o.lambda);
+    if (o.lambda_criterion != LM_LAMBDA_DEFAULT && !o.lambda_auto)
+        return cli_errorf("recon: --lambda-criterion needs --lambda auto");
+    if (o.lambda_auto && o.method != LM_METHOD_CG)
+        return cli_errorf("recon: --lambda auto applies to --method cg only");
     if (o.reg == LM_REG_ANATOMICAL && !ref_path)
         return cli_errorf("recon: --reg anatomical needs --ref REFERENCE.nii.gz");
 
@@ -391,6 +415,9 @@ int cmd_recon(int argc, char **argv)
     cli_progress_done(&prog);
     if (code != LM_OK)
         goto done;
+    if (o.lambda_auto)
+        fprintf(stderr, "lambda auto: %.4g (%s; %d trial solves, %d CG iterations, %.2f s)\n", res.lambda_used,
+                res.lambda_note, res.lambda_solves, res.lambda_iters, res.time_lambda_s);
     if (coil_images_path && !res.coil_images) {
         lm_fail(&err, LM_ERR_INVALID, "%s: one channel: there are no coil images to write", coil_images_path);
         goto done;
@@ -434,7 +461,14 @@ int cmd_recon(int argc, char **argv)
         cli_json_str(stdout, "variant", is_cg && v ? v->name : "", 1);
         cli_json_str(stdout, "variant_requested", is_cg ? (o.variant && *o.variant ? o.variant : LM_VARIANT_AUTO) : "", 1);
         cli_json_str(stdout, "variant_choice", is_cg ? vlabel : "", 1);
-        cli_json_num(stdout, "lambda", o.lambda, 1);
+        cli_json_num(stdout, "lambda", is_cg ? res.lambda_used : o.lambda, 1);
+        cli_json_bool(stdout, "lambda_auto", o.lambda_auto, 1);
+        cli_json_str(stdout, "lambda_criterion", is_cg ? res.lambda_criterion : "", 1);
+        cli_json_str(stdout, "lambda_note", res.lambda_note, 1);
+        cli_json_num(stdout, "lambda_sigma", o.lambda_auto && res.lambda_sigma > 0 ? res.lambda_sigma : NAN, 1);
+        cli_json_num(stdout, "time_lambda_s", res.time_lambda_s, 1);
+        cli_json_int(stdout, "lambda_solves", res.lambda_solves, 1);
+        cli_json_int(stdout, "lambda_iters", res.lambda_iters, 1);
         cli_json_str(stdout, "reg", lm_reg_name(o.reg), 1);
         cli_json_int(stdout, "iters", res.iters_done, 1);
         cli_json_num(stdout, "time_q_s", res.time_q_s, 1);
@@ -465,8 +499,8 @@ int cmd_recon(int argc, char **argv)
     } else {
         printf("%s", lm_method_name(o.method));
         if (o.method == LM_METHOD_CG)
-            printf(" (%s, lambda %g, %s, %d iterations)", vlabel, o.lambda, lm_reg_name(o.reg),
-                   res.iters_done);
+            printf(" (%s, lambda %g%s, %s, %d iterations)", vlabel, res.lambda_used, o.lambda_auto ? " auto" : "",
+                   lm_reg_name(o.reg), res.iters_done);
         printf(": Q %.3f s%s, F^H d %.3f s, CG %.3f s, total %.3f s\n", res.time_q_s,
                res.q_from_cache ? " (cached)" : "", res.time_fhd_s, res.time_cg_s, res.time_total_s);
         if (truth)

@@ -249,7 +249,7 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         return lm_fail(err, LM_ERR_INVALID, "reconstruction: a field map needs the sample times, and the "
                        "trajectory has none");
     if (o->method == LM_METHOD_CG) {
-        if (!(o->lambda >= 0) || !isfinite(o->lambda))
+        if (!o->lambda_auto && (!(o->lambda >= 0) || !isfinite(o->lambda)))
             return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
         if (o->iters < 0 || o->iters > 100000)
             return lm_fail(err, LM_ERR_INVALID, "iteration count %d is out of range (0..100000)", o->iters);
@@ -261,7 +261,10 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
                            o->admm_cg_iters);
         if (!(o->admm_rho >= 0) || !isfinite(o->admm_rho))
             return lm_fail(err, LM_ERR_INVALID, "ADMM rho %g must be finite and >= 0", o->admm_rho);
-        if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0 && !o->ref)
+        if (o->lambda_auto && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET))
+            return lm_fail(err, LM_ERR_INVALID, "--lambda auto: not available for the %s prior yet; give lambda",
+                           o->reg == LM_REG_TV ? "tv" : "wavelet");
+        if (o->reg == LM_REG_ANATOMICAL && (o->lambda > 0 || o->lambda_auto) && !o->ref)
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
         if (o->edge_frac < 0 || !isfinite(o->edge_frac))
             return lm_fail(err, LM_ERR_INVALID, "edge fraction %g must be > 0", o->edge_frac);
@@ -381,6 +384,50 @@ static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_prior *prior
     return rc;
 }
 
+static int lambda_monitor(void *user, int iter, double rel_resid, double cost, double elapsed_s)
+{
+    (void)cost, (void)elapsed_s;
+    return report(user, 0, iter, rel_resid, 0);
+}
+
+/* lambda_auto: the search of lm_lambda.h on this encoding (root-sum-of-
+ * squares: on the channel with the most energy, the same lambda for all). */
+static lm_code choose_lambda(lm_encoding *e, const lm_geom *g, const lm_traj *t, const lm_kdata *k, int rss_mode,
+                             const float *weights, const lm_recon_opts *o, run_ctx *c, lm_recon_result *res,
+                             lm_error *err)
+{
+    lm_kdata one = *k;
+    if (rss_mode) {
+        double best = -1;
+        for (int64_t ch = 0; ch < k->ncoils; ch++) {
+            const double en = channel_energy(k->d + ch * k->m, k->m);
+            if (en > best)
+                best = en, one = (lm_kdata){.m = k->m, .ncoils = 1, .d = k->d + ch * k->m};
+        }
+    }
+    lm_linop *rop = NULL;
+    lm_code rc = o->reg == LM_REG_IDENTITY ? LM_OK
+                                           : lm_linop_reg(lm_encoding_backend(e), g->n, o->reg, weights, &rop, err);
+    lm_lambda_auto_result a;
+    lm_lambda_auto_desc d = {.enc = e, .reg_op = rop, .reg = o->reg, .criterion = o->lambda_criterion, .geom = g,
+                             .traj = t, .k = &one, .whitened = res->noise_cov != NULL, .iters = o->iters,
+                             .tol = o->tol, .monitor = lambda_monitor, .monitor_user = c};
+    c->stage = LM_STAGE_CG;
+    if (rc == LM_OK)
+        rc = lm_lambda_auto(&d, &a, err);
+    lm_linop_free(rop);
+    res->time_lambda_s = a.time_s;
+    res->lambda_solves = a.r.solves;
+    res->lambda_iters = a.r.iters;
+    if (rc == LM_OK) {
+        res->lambda_used = a.r.lambda;
+        res->lambda_sigma = a.sigma;
+        snprintf(res->lambda_criterion, sizeof res->lambda_criterion, "%s", lm_lambda_criterion_name(a.r.criterion));
+        snprintf(res->lambda_note, sizeof res->lambda_note, "%s", a.note);
+    }
+    return rc;
+}
+
 /* CG: one encoding (one Q for every channel) and one solve, or one solve
  * per channel combined by root-sum-of-squares. */
 static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,
@@ -427,7 +474,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         rc = cancelled(err, c);
         goto out;
     }
-    if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0) {
+    if (o->reg == LM_REG_ANATOMICAL && (o->lambda > 0 || o->lambda_auto)) {
         rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
                                        &weights, err);
         if (rc != LM_OK)
@@ -435,11 +482,16 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     }
     /* E^H E + lambda W^H W once: every channel of rss solves the same system */
     rc = lm_encoding_normal_op(e, &normal, err);
+    res->lambda_used = o->lambda;
+    snprintf(res->lambda_criterion, sizeof res->lambda_criterion, "given");
     if (rc == LM_OK && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET)) {
         if (o->lambda > 0) /* lambda 0: plain CG on E^H E, as for the others */
             rc = lm_prior_new(lm_encoding_backend(e), g->n, o->reg, &prior, err);
-    } else if (rc == LM_OK) {
-        rc = lm_system_new(normal, g->n, o->lambda, o->reg, weights, &reg, &sys, err);
+    } else {
+        if (rc == LM_OK && o->lambda_auto)
+            rc = choose_lambda(e, g, t, k, rss_mode, weights, o, c, res, err);
+        if (rc == LM_OK)
+            rc = lm_system_new(normal, g->n, res->lambda_used, o->reg, weights, &reg, &sys, err);
     }
     if (rc != LM_OK)
         goto out;

@@ -7,6 +7,7 @@
 #define LM_RECON_H
 
 #include "lm_kernels.h"
+#include "lm_lambda.h"
 #include "lm_sums.h"
 #include "lm_solver.h"
 #include "lm_types.h"
@@ -91,6 +92,10 @@ typedef struct lm_recon_opts {
     int admm_cg_iters;         /* tv, wavelet: CG steps per ADMM x-update (0: LM_ADMM_CG_ITERS_DEFAULT) */
     double admm_rho;           /* tv, wavelet: initial ADMM penalty relative to the diagonal of
                                   E^H E (0: LM_ADMM_RHO_DEFAULT; adapted as it runs) */
+    int lambda_auto;           /* CG: choose lambda from the data (lm_lambda.h, docs/lambda.md);
+                                  lambda is then ignored and the choice is in the result */
+    lm_lambda_criterion lambda_criterion; /* with lambda_auto; LM_LAMBDA_DEFAULT: the
+                                  regulariser's own (lm_lambda_default_criterion) */
 } lm_recon_opts;
 
 /* The non-quadratic priors (reg tv, wavelet) are solved by ADMM
@@ -144,6 +149,12 @@ typedef struct lm_recon_result {
                                   (rss, gridding), or s_c rho under SENSE */
     int segments;              /* with a field map: time segments used (0: exact) */
     double segment_error;      /* their interpolation error (lm_encoding_segments) */
+    double lambda_used;        /* CG: the lambda solved with (given, or chosen by lambda_auto) */
+    char lambda_criterion[16]; /* "given", or the criterion that chose it ("discrepancy", "gcv") */
+    char lambda_note[160];     /* with lambda_auto: "discrepancy, sigma 0.051 from outer k-space" */
+    double lambda_sigma;       /* noise sigma the discrepancy used (0: none) */
+    double time_lambda_s;      /* the choice's time (its trial solves, E^H d, probes) */
+    int lambda_solves, lambda_iters; /* its trial reconstructions and their CG iterations */
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled
