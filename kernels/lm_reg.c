@@ -22,7 +22,7 @@ void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weight
     }
 
     const float *wx = NULL, *wy = NULL, *wz = NULL;
-    if (kind == LM_REG_ANATOMICAL && edge_weights) {
+    if (lm_reg_weighted(kind) && edge_weights) {
         wx = edge_weights;
         wy = edge_weights + total;
         wz = edge_weights + 2 * total;
@@ -132,4 +132,61 @@ lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], doub
     free(mag);
     *weights = w;
     return LM_OK;
+}
+
+/* |D_a rho(v)|^2 for the three forward differences at voxel v (0 past the
+ * last voxel of an axis). */
+static void diffs2(const int64_t n[3], const lm_cfloat *rho, int64_t i, int64_t j, int64_t k, double d2[3])
+{
+    const int64_t v = i + n[0] * (j + n[1] * k);
+    const int64_t idx[3] = {i, j, k}, stride[3] = {1, n[0], n[0] * n[1]};
+    for (int a = 0; a < 3; a++) {
+        if (idx[a] + 1 >= n[a]) {
+            d2[a] = 0;
+            continue;
+        }
+        const double dr = (double)crealf(rho[v + stride[a]]) - crealf(rho[v]);
+        const double di = (double)cimagf(rho[v + stride[a]]) - cimagf(rho[v]);
+        d2[a] = dr * dr + di * di;
+    }
+}
+
+double lm_reg_wtv_value(const int64_t n[3], const float *edge_weights, double delta, const lm_cfloat *rho)
+{
+    const int64_t total = n[0] * n[1] * n[2];
+    const double dd = delta * delta;
+    double sum = 0;
+    for (int64_t k = 0; k < n[2]; k++)
+        for (int64_t j = 0; j < n[1]; j++)
+            for (int64_t i = 0; i < n[0]; i++) {
+                const int64_t v = i + n[0] * (j + n[1] * k);
+                double d2[3];
+                diffs2(n, rho, i, j, k, d2);
+                for (int a = 0; a < 3; a++) {
+                    const double w = edge_weights ? edge_weights[a * total + v] : 1.0;
+                    /* dd (sqrt(1 + t) - 1) = d2 / (sqrt(1 + t) + 1): no cancellation */
+                    sum += w * d2[a] / (sqrt(1 + d2[a] / dd) + 1);
+                }
+            }
+    return sum;
+}
+
+void lm_reg_wtv_weights(const int64_t n[3], const float *edge_weights, double delta, const lm_cfloat *rho,
+                        float *out, int threads)
+{
+    const int64_t total = n[0] * n[1] * n[2];
+    const int nt = threads > 0 ? threads : omp_get_max_threads();
+    const double inv = 1.0 / (delta * delta);
+#pragma omp parallel for num_threads(nt) collapse(2) schedule(static) if (total >= 32768)
+    for (int64_t k = 0; k < n[2]; k++)
+        for (int64_t j = 0; j < n[1]; j++)
+            for (int64_t i = 0; i < n[0]; i++) {
+                const int64_t v = i + n[0] * (j + n[1] * k);
+                double d2[3];
+                diffs2(n, rho, i, j, k, d2);
+                for (int a = 0; a < 3; a++) {
+                    const double w = edge_weights ? edge_weights[a * total + v] : 1.0;
+                    out[a * total + v] = (float)(w / sqrt(1 + d2[a] * inv));
+                }
+            }
 }

@@ -6,8 +6,13 @@
  * voxel: Neumann boundaries):
  *   identity:   ||rho||^2                              (W^H W = I)
  *   gradient:   sum_a sum_i |rho(i + e_a) - rho(i)|^2   (W^H W = -Laplacian)
- *   anatomical: sum_a sum_i w_a(i) |rho(i + e_a) - rho(i)|^2,
+ *   anatomical-edges: sum_a sum_i w_a(i) |rho(i + e_a) - rho(i)|^2,
  *               i.e. W = diag(sqrt(w)) D, W^H W = D^T diag(w) D.
+ *   anatomical: the reference-weighted smoothed total variation of
+ *               lm_reg_wtv_value below, minimised by reweighting: each
+ *               step solves the quadratic problem with the weights of
+ *               lm_reg_wtv_weights (docs/priors.md); its W^H W is the one
+ *               of anatomical-edges with those weights.
  * Edge weights are 3 x N floats, axis-major: w[a * N + i] weights the
  * difference between voxel i and voxel i + e_a (entries on the last slice
  * of an axis are unused). 2D volumes have no z differences. */
@@ -21,8 +26,14 @@
 typedef enum lm_reg_kind {
     LM_REG_IDENTITY = 0, /* W = I (Tikhonov) */
     LM_REG_GRADIENT,     /* W = 3D forward finite differences */
-    LM_REG_ANATOMICAL    /* finite differences weighted by a reference's edges */
+    LM_REG_ANATOMICAL,   /* reference-weighted total variation (reweighted quadratic steps) */
+    LM_REG_ANATOMICAL_EDGES /* finite differences weighted by a reference's edges */
 } lm_reg_kind;
+
+/* True for the kinds whose W^H W is D^T diag(w) D with edge weights: one
+ * kernel serves both (lm_reg_apply, lm_gpu_reg_apply with
+ * LM_REG_ANATOMICAL). */
+static inline int lm_reg_weighted(lm_reg_kind k) { return k == LM_REG_ANATOMICAL || k == LM_REG_ANATOMICAL_EDGES; }
 
 /* Anatomical weights: w = 1 where the reference is smooth, small across its
  * edges: w = 1 / (1 + (|diff ref| / (edge_frac * max|ref|))^2).
@@ -40,8 +51,24 @@ typedef enum lm_reg_kind {
 lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
                                   float **weights, lm_error *err);
 
-/* y = W^H W x for the regulariser (identity, gradient or anatomical with
- * edge_weights as above); threads 0: all cores. */
+/* Reference-weighted smoothed total variation (docs/priors.md):
+ *   R(rho) = sum_a sum_i w_a(i) delta^2 (sqrt(1 + |D_a rho(i)|^2 / delta^2) - 1),
+ * w the edge weights above (NULL: 1), D_a the forward difference (no
+ * difference past the last voxel), delta > 0 the scale (intensity units)
+ * below which R is quadratic (~ |D rho|^2 / 2) and above which it grows
+ * like delta |D rho|: the data can carry an edge the reference lacks. In
+ * double. */
+double lm_reg_wtv_value(const int64_t n[3], const float *edge_weights, double delta, const lm_cfloat *rho);
+/* The weights of one reweighted step at rho (majorise-minimise):
+ *   out_a(i) = w_a(i) / sqrt(1 + |D_a rho(i)|^2 / delta^2),
+ * so that D^T diag(out) D rho is the gradient of R at rho (with respect to
+ * Re and Im of each voxel, as Re and Im of the result) and the quadratic
+ * rho' -> sum out |D rho'|^2 / 2 + const majorises R. out: 3N floats. */
+void lm_reg_wtv_weights(const int64_t n[3], const float *edge_weights, double delta, const lm_cfloat *rho,
+                        float *out, int threads);
+
+/* y = W^H W x for the regulariser (identity, gradient, or either
+ * anatomical kind with edge_weights as above); threads 0: all cores. */
 void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
                   const lm_cfloat *x, lm_cfloat *y, int threads);
 

@@ -16,6 +16,7 @@
 #include "lm_coil_prep.h"
 #include "lm_encoding.h"
 #include "lm_grid.h"
+#include "lm_register.h"
 
 const char *lm_method_name(lm_method m)
 {
@@ -45,19 +46,21 @@ const char *lm_reg_name(lm_reg_kind r)
     case LM_REG_IDENTITY: return "identity";
     case LM_REG_GRADIENT: return "gradient";
     case LM_REG_ANATOMICAL: return "anatomical";
+    case LM_REG_ANATOMICAL_EDGES: return "anatomical-edges";
     }
     return "unknown";
 }
 
 lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err)
 {
-    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL};
+    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL,
+                                      LM_REG_ANATOMICAL_EDGES};
     for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
         if (strcmp(s, lm_reg_name(all[i])) == 0) {
             *out = all[i];
             return LM_OK;
         }
-    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical)",
+    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical, anatomical-edges)",
                    s ? s : "");
 }
 
@@ -125,6 +128,7 @@ void lm_recon_opts_init(lm_recon_opts *o)
     o->segments = -1; /* LM_SEGMENTS_AUTO (lm_encoding.h) */
     o->threads = 0;
     o->edge_frac = LM_EDGE_FRAC_DEFAULT;
+    o->ref_register = 1;
 }
 
 void lm_recon_result_clear(lm_recon_result *r)
@@ -134,6 +138,7 @@ void lm_recon_result_clear(lm_recon_result *r)
     lm_volume_free(r->image);
     free(r->resid_history);
     lm_sens_free(r->coil_images);
+    lm_volume_free(r->prior_influence);
     lm_sens_free(r->sens);
     free(r->noise_cov);
     memset(r, 0, sizeof *r);
@@ -154,6 +159,7 @@ typedef struct run_ctx {
     lm_stage stage;
     int coil, ncoils;    /* channel in progress, for stage fractions */
     int iters;
+    int iter_base;       /* iterations done before this CG run (reweighting) */
     double d_energy;     /* ||d||^2 of the channel in CG */
 } run_ctx;
 
@@ -191,6 +197,7 @@ static int cg_monitor(void *user, int iter, double rel_resid, double cost, doubl
 {
     run_ctx *c = user;
     (void)elapsed_s;
+    iter += c->iter_base;
     double f = c->iters > 0 ? (double)iter / (double)c->iters : 1.0;
     return report(c, channel_fraction(c, f), iter, rel_resid, cost + c->d_energy);
 }
@@ -246,10 +253,16 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
             return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
         if (o->iters < 0 || o->iters > 100000)
             return lm_fail(err, LM_ERR_INVALID, "iteration count %d is out of range (0..100000)", o->iters);
-        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && o->reg != LM_REG_ANATOMICAL)
+        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && !lm_reg_weighted(o->reg))
             return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)o->reg);
-        if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0 && !o->ref)
+        if (lm_reg_weighted(o->reg) && o->lambda > 0 && (!o->ref || !o->ref->data))
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
+        if (o->reweights < 0 || o->reweights > 1000 || !(o->tv_scale >= 0) || !isfinite(o->tv_scale))
+            return lm_fail(err, LM_ERR_INVALID, "reweighting %d times with scale %g is out of range", o->reweights,
+                           o->tv_scale);
+        for (int a = 0; o->ref_transform_given && a < 3; a++)
+            if (!isfinite(o->ref_transform.rot_deg[a]) || !isfinite(o->ref_transform.shift_mm[a]))
+                return lm_fail(err, LM_ERR_INVALID, "the reference transform is not finite");
         if (o->edge_frac < 0 || !isfinite(o->edge_frac))
             return lm_fail(err, LM_ERR_INVALID, "edge fraction %g must be > 0", o->edge_frac);
     }
@@ -279,13 +292,73 @@ static int use_rss(const lm_kdata *k, const lm_sens *sens)
     return k->ncoils > 1 && !sens;
 }
 
-/* E^H d and CG on the system A (made once per reconstruction) for the
- * channels in k (all of E's coils); rho (host) gets the solution. */
-static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_kdata *k, const lm_recon_opts *o, run_ctx *c,
-                              lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, lm_error *err)
+/* One CG system, E^H E + lambda s W^H W, and how it is solved: once, or
+ * (LM_REG_ANATOMICAL) in reweights + 1 warm-started runs, each with the
+ * weights of lm_reg_wtv_weights at the previous run's image. */
+typedef struct prior_ctx {
+    lm_linop *normal;
+    int64_t n[3];
+    double lambda;
+    lm_reg_kind kind;
+    const float *w_ref;   /* host, 3N: the reference's edge weights (weighted kinds) */
+    float *w;             /* host, 3N: the current reweighted weights */
+    int iters;
+    int reweights;        /* 0: one solve */
+    double tv_scale;
+    int threads;
+    lm_linop *reg, *sys;
+} prior_ctx;
+
+static lm_code prior_build(prior_ctx *p, const float *weights, lm_error *err)
+{
+    lm_linop_free(p->sys); /* before the regulariser it sums */
+    lm_linop_free(p->reg);
+    p->sys = p->reg = NULL;
+    return lm_system_new(p->normal, p->n, p->lambda, p->kind, weights, &p->reg, &p->sys, err);
+}
+
+static void prior_clear(prior_ctx *p)
+{
+    lm_linop_free(p->sys);
+    lm_linop_free(p->reg);
+    free(p->w);
+    p->sys = p->reg = NULL;
+    p->w = NULL;
+}
+
+/* The 99th percentile of |x|: the image's bright tissue, robust to a few
+ * noisy voxels (histogram of 4096 bins up to the maximum). */
+static double robust_max(const lm_cfloat *x, int64_t n)
+{
+    double mx = 0;
+    for (int64_t j = 0; j < n; j++)
+        mx = fmax(mx, cabsf(x[j]));
+    if (!(mx > 0))
+        return 0;
+    enum { NB = 4096 };
+    int64_t *h = calloc(NB, sizeof *h);
+    if (!h)
+        return mx;
+    for (int64_t j = 0; j < n; j++) {
+        int b = (int)(cabsf(x[j]) / mx * (NB - 1));
+        h[b < 0 ? 0 : b >= NB ? NB - 1 : b]++;
+    }
+    int64_t want = (int64_t)(0.99 * (double)n), acc = 0;
+    int b = 0;
+    for (; b < NB - 1 && acc + h[b] < want; b++)
+        acc += h[b];
+    free(h);
+    return (b + 1) * mx / (NB - 1);
+}
+
+/* E^H d and CG on the system of p for the channels in k (all of E's
+ * coils); rho (host) gets the solution. */
+static lm_code solve_channels(lm_encoding *e, prior_ctx *p, const lm_kdata *k, run_ctx *c, lm_ctl *ctl,
+                              lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, lm_error *err)
 {
     lm_backend *be = lm_encoding_backend(e);
     const int64_t nv = lm_encoding_voxels(e);
+    const lm_recon_opts *o = c->o;
     lm_cfloat *b = be->alloc(be, nv, "E^H d");
     lm_cfloat *x = be->alloc(be, nv, "CG solution");
     lm_code rc = be->check(be, err);
@@ -304,28 +377,162 @@ static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_kdata *k, co
             energy += channel_energy(k->d + ch * k->m, k->m);
         c->d_energy = energy;
         c->stage = LM_STAGE_CG;
+        c->iters = p->iters;
+        c->iter_base = 0;
         if (report(c, 0, 0, 1, energy))
             rc = cancelled(err, c);
     }
+    free(rep->resid_history);
+    *rep = (lm_cg_report){0};
+    double *hist = NULL;
+    if (rc == LM_OK && !(hist = lm_alloc((size_t)p->iters + 1, sizeof *hist, err, "CG history")))
+        rc = LM_ERR_NOMEM;
     if (rc == LM_OK) {
-        free(rep->resid_history);
-        rep->resid_history = NULL;
-        lm_cg_params p = {.iters = o->iters, .tol = o->tol, .monitor = cg_monitor, .monitor_user = c};
         ts = now_s();
-        rc = lm_cg(A, b, x, &p, rep, err);
+        const int runs = p->reweights + 1;
+        const int base = p->iters / runs, first = p->iters - (runs - 1) * base;
+        double delta = 0;
+        hist[0] = 1;
+        /* Every channel starts from the reference's weights. */
+        if (p->reweights > 0)
+            rc = prior_build(p, p->w_ref, err);
+        for (int r = 0; r < runs && rc == LM_OK; r++) {
+            const int it = r == 0 ? first : base;
+            if (it == 0)
+                continue;
+            if (r > 0) {
+                be->download(be, rho, x, (size_t)nv * sizeof *rho);
+                rc = be->check(be, err);
+                if (rc == LM_OK && delta == 0)
+                    delta = p->tv_scale * robust_max(rho, nv);
+                if (rc == LM_OK && delta > 0) {
+                    lm_reg_wtv_weights(p->n, p->w_ref, delta, rho, p->w, p->threads);
+                    rc = prior_build(p, p->w, err);
+                }
+                if (rc != LM_OK)
+                    break;
+            }
+            lm_cg_report one = {0};
+            lm_cg_params cp = {.iters = it, .tol = o->tol, .warm_start = r > 0, .monitor = cg_monitor,
+                               .monitor_user = c};
+            rc = lm_cg(p->sys ? p->sys : p->normal, b, x, &cp, &one, err);
+            if (rc == LM_OK) {
+                for (int i = 1; i <= one.iters_done; i++)
+                    hist[rep->iters_done + i] = one.resid_history[i];
+                rep->iters_done += one.iters_done;
+                rep->rel_resid = one.rel_resid;
+                c->iter_base = rep->iters_done;
+            }
+            free(one.resid_history);
+        }
         if (rc == LM_OK) {
             be->download(be, rho, x, (size_t)nv * sizeof *rho);
             rc = be->check(be, err);
         }
         res->time_cg_s += now_s() - ts;
     }
+    if (rc == LM_OK)
+        rep->resid_history = hist;
+    else
+        free(hist);
     be->release(be, x);
     be->release(be, b);
     return rc;
 }
 
+/* Solves p for every channel: all coils at once (SENSE, or one channel),
+ * or each channel on its own combined by root-sum-of-squares; out (host,
+ * N) gets the image, coils (may be NULL) the coil images. */
+static lm_code solve_all(lm_encoding *e, prior_ctx *p, const lm_kdata *k, const lm_sens *sens, int rss_mode,
+                         run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_cfloat *out, lm_sens *coils,
+                         lm_cg_report *rep, lm_error *err)
+{
+    const int64_t nv = lm_encoding_voxels(e), m = k->m;
+    lm_code rc = LM_OK;
+    if (!rss_mode) {
+        c->ncoils = 1;
+        c->coil = 0;
+        rc = solve_channels(e, p, k, c, ctl, res, out, rep, err);
+        for (int64_t ch = 0; rc == LM_OK && coils && ch < k->ncoils; ch++)
+            for (int64_t j = 0; j < nv; j++)
+                coils->s[ch * nv + j] = sens->s[ch * nv + j] * out[j];
+        return rc;
+    }
+    c->ncoils = (int)k->ncoils;
+    double *rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
+    lm_cfloat *img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
+    rc = img ? LM_OK : LM_ERR_NOMEM;
+    for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
+        const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
+        c->coil = (int)ch;
+        rc = solve_channels(e, p, &one, c, ctl, res, img, rep, err);
+        if (rc == LM_OK)
+            rss_add(rss, img, nv);
+        if (rc == LM_OK && coils)
+            memcpy(coils->s + ch * nv, img, (size_t)nv * sizeof *img);
+    }
+    if (rc == LM_OK)
+        for (int64_t j = 0; j < nv; j++)
+            out[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);
+    free(rss), free(img);
+    return rc;
+}
+
+/* The reference on the reconstruction grid, aligned: the transform given,
+ * or one registered to a pilot reconstruction (gradient prior), or none. */
+static lm_code place_reference(lm_encoding *e, lm_linop *normal, const lm_geom *g, const lm_kdata *k,
+                               const lm_sens *sens, int rss_mode, run_ctx *c, lm_ctl *ctl, lm_recon_result *res,
+                               lm_volume **ref_grid, lm_error *err)
+{
+    const lm_recon_opts *o = c->o;
+    const double t0 = now_s();
+    lm_code rc = LM_OK;
+    lm_rigid t = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    if (o->ref_transform_given)
+        t = o->ref_transform;
+    lm_register_centre(res->image, t.centre_mm);
+    if (!o->ref_transform_given && o->ref_register) {
+        prior_ctx pilot = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = LM_PILOT_LAMBDA,
+                           .kind = LM_REG_GRADIENT, .iters = LM_PILOT_ITERS, .threads = o->threads};
+        lm_volume *pv = lm_volume_copy(res->image, err);
+        lm_cg_report rep = {0};
+        rc = pv ? prior_build(&pilot, NULL, err) : LM_ERR_NOMEM;
+        if (rc == LM_OK)
+            rc = solve_all(e, &pilot, k, sens, rss_mode, c, ctl, res, pv->data, NULL, &rep, err);
+        free(rep.resid_history);
+        prior_clear(&pilot);
+        lm_register_report rr = {0};
+        if (rc == LM_OK) {
+            c->stage = LM_STAGE_CG;
+            rc = lm_register_rigid(pv, o->ref, NULL, &t, &rr, err);
+            if (rc != LM_OK) {
+                char msg[sizeof err->msg];
+                snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+                rc = lm_fail(err, rc, "anatomical reference: %s", msg);
+            }
+        }
+        lm_volume_free(pv);
+        res->ref_registered = rc == LM_OK;
+        res->ref_mi_start = rr.mi_start;
+        res->ref_mi_end = rr.mi_end;
+        res->ref_evals = rr.evals;
+    }
+    if (rc == LM_OK) {
+        double m[4][4];
+        lm_rigid_matrix(&t, m);
+        res->ref_transform = t;
+        rc = lm_resample(o->ref, g->n, res->image->voxel_mm, res->image->affine, m, LM_OUTSIDE_NEAREST, ref_grid,
+                         err);
+    }
+    res->ref_used = rc == LM_OK;
+    res->time_register_s += now_s() - t0;
+    return rc;
+}
+
 /* CG: one encoding (one Q for every channel) and one solve, or one solve
- * per channel combined by root-sum-of-squares. */
+ * per channel combined by root-sum-of-squares; anatomical priors place
+ * their reference first; prior_influence solves once more with the
+ * identity prior. */
 static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,
                         const lm_recon_opts *o, run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
 {
@@ -333,9 +540,9 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     const int64_t nv = lm_geom_voxels(g), m = t->m;
     lm_encoding *e = NULL;
     float *weights = NULL;
-    double *rss = NULL;
-    lm_cfloat *img = NULL;
-    lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
+    lm_volume *ref_grid = NULL;
+    lm_linop *normal = NULL;
+    prior_ctx pc = {0};
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
                           .use_cache = o->use_cache, .threads = o->threads};
@@ -361,59 +568,71 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         rc = cancelled(err, c);
         goto out;
     }
-    if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0) {
-        rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
-                                       &weights, err);
+    rc = lm_encoding_normal_op(e, &normal, err);
+    if (rc != LM_OK)
+        goto out;
+    const int weighted = lm_reg_weighted(o->reg) && o->lambda > 0;
+    if (weighted) {
+        rc = place_reference(e, normal, g, k, sens, rss_mode, c, ctl, res, &ref_grid, err);
+        if (rc == LM_OK)
+            rc = lm_reg_anatomical_weights(ref_grid, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
+                                           &weights, err);
         if (rc != LM_OK)
             goto out;
     }
-    /* E^H E + lambda W^H W once: every channel of rss solves the same system */
-    rc = lm_encoding_normal_op(e, &normal, err);
-    if (rc == LM_OK)
-        rc = lm_system_new(normal, g->n, o->lambda, o->reg, weights, &reg, &sys, err);
+    /* E^H E + lambda W^H W once (per reweighting): every channel of rss
+     * solves the same system */
+    pc = (prior_ctx){.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = o->lambda, .kind = o->reg,
+                     .w_ref = weights, .iters = o->iters, .threads = o->threads,
+                     .tv_scale = o->tv_scale > 0 ? o->tv_scale : LM_TV_SCALE};
+    if (weighted && o->reg == LM_REG_ANATOMICAL && o->iters > 0) {
+        pc.reweights = o->reweights > 0 ? o->reweights : LM_TV_REWEIGHTS;
+        if (!(pc.w = lm_alloc((size_t)(3 * nv), sizeof *pc.w, err, "reweighted edge weights"))) {
+            rc = LM_ERR_NOMEM;
+            goto out;
+        }
+    }
+    rc = prior_build(&pc, weights, err);
     if (rc != LM_OK)
         goto out;
     if (o->keep_coil_images && k->ncoils > 1 && !(res->coil_images = lm_sens_new(g->n, k->ncoils, err))) {
         rc = LM_ERR_NOMEM;
         goto out;
     }
-    if (!rss_mode) {
-        c->ncoils = 1;
-        rc = solve_channels(e, sys ? sys : normal, k, o, c, ctl, res, res->image->data, &rep, err);
-        for (int64_t ch = 0; rc == LM_OK && res->coil_images && ch < k->ncoils; ch++)
-            for (int64_t j = 0; j < nv; j++)
-                res->coil_images->s[ch * nv + j] = sens->s[ch * nv + j] * res->image->data[j];
-    } else {
-        rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
-        img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
-        rc = img ? LM_OK : LM_ERR_NOMEM;
-        for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
-            const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
-            c->coil = (int)ch;
-            rc = solve_channels(e, sys ? sys : normal, &one, o, c, ctl, res, img, &rep, err);
-            if (rc == LM_OK)
-                rss_add(rss, img, nv);
-            if (rc == LM_OK && res->coil_images)
-                memcpy(res->coil_images->s + ch * nv, img, (size_t)nv * sizeof *img);
-        }
-        if (rc == LM_OK)
-            for (int64_t j = 0; j < nv; j++)
-                res->image->data[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);
-    }
+    rc = solve_all(e, &pc, k, sens, rss_mode, c, ctl, res, res->image->data, res->coil_images, &rep, err);
     if (rc == LM_OK) {
         res->iters_done = rep.iters_done;
         res->resid_history = rep.resid_history;
         rep.resid_history = NULL;
     }
+    if (rc == LM_OK && o->prior_influence) {
+        /* The same solve without the prior: identity at the same lambda
+         * (lambda 0 when the prior is the identity itself). */
+        prior_ctx base = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]},
+                          .lambda = o->reg == LM_REG_IDENTITY ? 0 : o->lambda, .kind = LM_REG_IDENTITY,
+                          .iters = o->iters, .threads = o->threads};
+        lm_volume *inf = lm_volume_copy(res->image, err);
+        lm_cg_report r2 = {0};
+        rc = inf ? prior_build(&base, NULL, err) : LM_ERR_NOMEM;
+        if (rc == LM_OK)
+            rc = solve_all(e, &base, k, sens, rss_mode, c, ctl, res, inf->data, NULL, &r2, err);
+        if (rc == LM_OK) {
+            for (int64_t j = 0; j < nv; j++)
+                inf->data[j] = res->image->data[j] - inf->data[j];
+            res->prior_influence = inf;
+        } else
+            lm_volume_free(inf);
+        free(r2.resid_history);
+        prior_clear(&base);
+    }
 out:
     free(rep.resid_history);
-    free(weights), free(rss), free(img);
-    lm_linop_free(sys); /* before reg and the encoding it sums */
-    lm_linop_free(reg);
+    free(weights);
+    lm_volume_free(ref_grid);
+    prior_clear(&pc); /* normal is the encoding's */
     lm_encoding_free(e);
     return rc;
 }
-
 /* Gridding baselines and the Cartesian FFT, per channel; channels combined
  * with the maps when given, else by root-sum-of-squares. */
 static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,

@@ -7,6 +7,7 @@
 #define LM_RECON_H
 
 #include "lm_kernels.h"
+#include "lm_resample.h"
 #include "lm_sums.h"
 #include "lm_solver.h"
 #include "lm_types.h"
@@ -66,7 +67,9 @@ typedef struct lm_recon_opts {
     const char *variant;       /* kernel variant name (default "auto": lm_variant_resolve) */
     double lambda;
     lm_reg_kind reg;
-    const lm_volume *ref;      /* anatomical reference (LM_REG_ANATOMICAL) */
+    const lm_volume *ref;      /* anatomical reference (LM_REG_ANATOMICAL, LM_REG_ANATOMICAL_EDGES):
+                                  any grid; resampled onto the reconstruction's through both
+                                  NIfTI affines (lm_resample) and ref_transform */
     int iters;                 /* default 60 */
     double tol;
     int use_cache;             /* Q cache under $XDG_CACHE_HOME/larmor */
@@ -86,7 +89,30 @@ typedef struct lm_recon_opts {
     const float *fieldmap;     /* off-resonance in Hz on the matrix (N values), or NULL;
                                   needs the trajectory's sample times (lm_traj.t) */
     int segments;              /* with a field map: LM_SEGMENTS_AUTO (default), 0 exact, L */
+    /* The anatomical reference's alignment (docs/priors.md): by default it is
+     * registered (rigid, mutual information, lm_register.h) to a pilot
+     * reconstruction of the data (LM_PILOT_ITERS CG iterations with the
+     * gradient prior at LM_PILOT_LAMBDA); ref_transform_given uses
+     * ref_transform instead, ref_register 0 takes the affines as they are. */
+    int ref_register;          /* default 1 */
+    int ref_transform_given;
+    lm_rigid ref_transform;    /* reconstruction world -> reference world, about the grid's
+                                  centre (lm_register_centre; centre_mm is ignored) */
+    /* LM_REG_ANATOMICAL: reference-weighted total variation by reweighted CG
+     * (lm_reg_wtv_value): the iterations are split into reweights + 1 runs
+     * (0: LM_TV_REWEIGHTS), delta = tv_scale (0: LM_TV_SCALE) x the 99th
+     * percentile of |rho| after the first run. */
+    int reweights;
+    double tv_scale;
+    int prior_influence;       /* fill lm_recon_result.prior_influence (one more solve) */
 } lm_recon_opts;
+
+/* Pilot reconstruction for the registration, and the reweighting defaults
+ * (BENCHMARKS.md, "Anatomical prior"). */
+#define LM_PILOT_ITERS 15
+#define LM_PILOT_LAMBDA 3.0
+#define LM_TV_REWEIGHTS 4
+#define LM_TV_SCALE 0.03
 
 void lm_recon_opts_init(lm_recon_opts *o);
 
@@ -120,6 +146,18 @@ typedef struct lm_recon_result {
                                   (rss, gridding), or s_c rho under SENSE */
     int segments;              /* with a field map: time segments used (0: exact) */
     double segment_error;      /* their interpolation error (lm_encoding_segments) */
+    /* Anatomical priors: how the reference was placed. */
+    int ref_used;              /* a reference went into the prior */
+    int ref_registered;        /* ref_transform was estimated here (else given or identity) */
+    lm_rigid ref_transform;    /* the transform applied (centre_mm filled) */
+    double ref_mi_start, ref_mi_end; /* registration: MI (nats) at identity and at the answer */
+    int ref_evals;             /* registration: metric evaluations */
+    double time_register_s;    /* pilot reconstruction and registration */
+    /* With lm_recon_opts.prior_influence (CG): this image minus the same
+     * reconstruction (iterations, lambda, coils) with the identity prior,
+     * or with lambda 0 when the prior is the identity: what the prior put
+     * in or took out (complex; show its magnitude). NULL otherwise. */
+    lm_volume *prior_influence;
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled
