@@ -156,7 +156,7 @@ static void help(void)
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
          "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|anatomical|anatomical-edges\n"
          "        --ref R.nii.gz [--edge 0.05] [--no-register | --ref-transform RX,RY,RZ,TX,TY,TZ]\n"
-         "        [--reweights K] [--tv-scale S]] [--prior-influence-out F] [--lesion-mask M]\n"
+         "        [--data-edge K] [--data-edge-sigma V]] [--prior-influence-out F] [--lesion-mask M]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
@@ -178,14 +178,15 @@ static void help(void)
          "  own reconstruction, or s_c rho under SENSE\n"
          "  --edge: anatomical edge scale as a fraction of max|ref|: differences across reference\n"
          "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))\n"
-         "  anatomical: total variation weighted by the reference's edges, by reweighted CG (the data can\n"
-         "  carry an edge the reference lacks: docs/priors.md); anatomical-edges: the quadratic prior\n"
-         "  with those weights alone. The reference (any NIfTI) is resampled through its affine and,\n"
+         "  anatomical: the reference's edge weights times the edges of a pilot reconstruction of the\n"
+         "  data, so an edge the data show and the reference lacks is let through (docs/priors.md);\n"
+         "  anatomical-edges: the reference's weights alone. The reference (any NIfTI) is resampled\n"
+         "  through its affine and,\n"
          "  unless --no-register, registered (rigid, mutual information) to a pilot reconstruction;\n"
          "  the transform is printed; --ref-transform gives it back (degrees about x, y, z, then mm;\n"
          "  reconstruction world -> reference world, about the grid centre) and skips registration\n"
-         "  --reweights K: CG restarts with new weights (default 4); --tv-scale S: delta as a fraction\n"
-         "  of the image's 99th percentile (default 0.03)\n"
+         "  --data-edge K: data edge scale as a fraction of the pilot's 99th percentile of |rho| (default\n"
+         "  0.03); --data-edge-sigma V: the pilot is smoothed by a Gaussian of V voxels first (default 1)\n"
          "  --prior-influence-out F: |this image - the same with the identity prior| (.nii magnitude)\n"
          "  --lesion-mask M: labels 1 lesion, 2 surrounding shell (larmor-cli phantom --lesion): prints\n"
          "  the lesion contrast (needs --truth)");
@@ -210,7 +211,8 @@ int cmd_recon(int argc, char **argv)
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
         {"lesion-mask", required_argument, 0, 1001}, {"ref-transform", required_argument, 0, 1002},
         {"no-register", no_argument, 0, 1003}, {"prior-influence-out", required_argument, 0, 1004},
-        {"reweights", required_argument, 0, 1005}, {"tv-scale", required_argument, 0, 1006}, {0, 0, 0, 0}};
+        {"data-edge", required_argument, 0, 1005}, {"data-edge-sigma", required_argument, 0, 1006},
+        {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
     const char *sens_path = NULL, *coil_images_path = NULL, *sens_out = NULL, *noise_path = NULL;
@@ -276,8 +278,8 @@ int cmd_recon(int argc, char **argv)
         }
         case 1003: o.ref_register = 0; break;
         case 1004: influence_path = optarg; o.prior_influence = 1; break;
-        case 1005: if (!cli_parse_int("--reweights", optarg, 1, 1000, &iv)) return 1; o.reweights = (int)iv; break;
-        case 1006: if (!cli_parse_double("--tv-scale", optarg, &o.tv_scale)) return 1; break;
+        case 1005: if (!cli_parse_double("--data-edge", optarg, &o.data_edge)) return 1; break;
+        case 1006: if (!cli_parse_double("--data-edge-sigma", optarg, &o.data_edge_sigma)) return 1; break;
         case 'j': json = 1; break;
         case 'h': help(); return 0;
         default: return 2;
@@ -291,8 +293,8 @@ int cmd_recon(int argc, char **argv)
         return cli_errorf("recon: --fov must be > 0 mm");
     if (lm_reg_weighted(o.reg) && !ref_path)
         return cli_errorf("recon: --reg %s needs --ref REFERENCE.nii.gz", lm_reg_name(o.reg));
-    if (o.tv_scale < 0)
-        return cli_errorf("recon: --tv-scale must be > 0 (got %g)", o.tv_scale);
+    if (o.data_edge < 0 || o.data_edge_sigma < 0)
+        return cli_errorf("recon: --data-edge and --data-edge-sigma must be > 0");
     if (lesion_path && !truth_path)
         return cli_errorf("recon: --lesion-mask needs --truth TRUTH.nii.gz");
     if (influence_path && method_given && o.method != LM_METHOD_CG)

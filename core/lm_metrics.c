@@ -108,8 +108,12 @@ lm_code lm_lesion_contrast(const lm_cfloat *image, const lm_cfloat *truth, const
         long lab = lround(crealf(mask[j]));
         if (lab != 1 && lab != 2)
             continue;
-        si[lab] += cabsf(image[j]);
-        st[lab] += cabsf(truth[j]);
+        /* the image's component along the truth's phase: linear in the
+         * image, so noise adds no bias (a magnitude would, |noise| > 0) */
+        const float at = cabsf(truth[j]);
+        const lm_cfloat ph = at > 0 ? truth[j] / at : 1.0f;
+        si[lab] += crealf(image[j] * conjf(ph));
+        st[lab] += at;
         cnt[lab]++;
     }
     if (cnt[1] == 0 || cnt[2] == 0)

@@ -30,13 +30,17 @@ double lm_rel_error_c(const lm_cfloat *a, const lm_cfloat *b, int64_t n);
 
 /* Lesion contrast: how much of a lesion's true contrast an image keeps.
  * mask labels voxels 1 (lesion) and 2 (surrounding tissue, a shell), as
- * lm_lesion_mask writes it; with C(X) = mean over label 1 of |X| - mean
- * over label 2 of |X|, contrast = C(image) / C(truth): 1 when the image
- * keeps the lesion's contrast, 0 when it erased it (the magnitude is what
- * a reader sees; noise biases both means alike). */
+ * lm_lesion_mask writes it; with C(X) = mean over label 1 of X - mean
+ * over label 2 of X, contrast = C(image) / C(truth): 1 when the image
+ * keeps the lesion's contrast, 0 when it erased it. The image is read as
+ * its component along the truth's phase, Re(I conj(I0) / |I0|) (Re I where
+ * I0 = 0), the truth as |I0|: linear in the image, so noise adds no bias
+ * (the magnitude |I| would: its mean grows with the noise, more where the
+ * signal is low) and a linear reconstruction's score does not depend on
+ * the lesion's contrast. */
 typedef struct lm_lesion_score {
     double contrast;               /* C(image) / C(truth) */
-    double image_lesion, image_shell; /* the two means of |image| */
+    double image_lesion, image_shell; /* the two means of the image (as above) */
     double truth_lesion, truth_shell; /* and of |truth| */
     int64_t lesion_voxels, shell_voxels;
 } lm_lesion_score;

@@ -11,7 +11,7 @@ void lm_lesion_default(lm_lesion *l)
     /* Inside the brain ellipsoid (quadric 0.55 at the centre, < 1 out to
      * the shell), 0.17 above the top of the nearest ventricle and 0.25 from
      * the small ellipsoids at z = 0.25. */
-    *l = (lm_lesion){.centre = {-0.25, -0.30, 0.45}, .radius = 0.08, .rho = 0.1};
+    *l = (lm_lesion){.centre = {-0.25, -0.30, 0.45}, .radius = 0.08, .rho = 0.4};
 }
 
 lm_code lm_lesion_phantom(const lm_phantom *p, const lm_lesion *l, lm_phantom *out, lm_error *err)

@@ -22,8 +22,12 @@ typedef struct lm_lesion {
 } lm_lesion;
 
 /* The default lesion: radius 0.08 (2.6 voxels at 64^3, 9.6 mm in a 240 mm
- * FOV) in the white matter of the upper left hemisphere, away from every
- * other ellipsoid, raising the tissue's 0.2 to 0.3 (+50 %). */
+ * FOV) in the brain of the upper left hemisphere, away from every other
+ * ellipsoid, raising the tissue's 0.2 to 0.6 (a bright lesion, as in FLAIR
+ * or after contrast). A fainter one sits at the noise floor of B64n: at
+ * +0.1 the lesion-free reconstruction's own core-minus-shell difference is
+ * a third of the lesion's contrast, so the score would measure the noise
+ * (BENCHMARKS.md). */
 void lm_lesion_default(lm_lesion *l);
 
 /* p with the lesion appended as a sphere. */

@@ -159,7 +159,6 @@ typedef struct run_ctx {
     lm_stage stage;
     int coil, ncoils;    /* channel in progress, for stage fractions */
     int iters;
-    int iter_base;       /* iterations done before this CG run (reweighting) */
     double d_energy;     /* ||d||^2 of the channel in CG */
 } run_ctx;
 
@@ -197,7 +196,6 @@ static int cg_monitor(void *user, int iter, double rel_resid, double cost, doubl
 {
     run_ctx *c = user;
     (void)elapsed_s;
-    iter += c->iter_base;
     double f = c->iters > 0 ? (double)iter / (double)c->iters : 1.0;
     return report(c, channel_fraction(c, f), iter, rel_resid, cost + c->d_energy);
 }
@@ -257,9 +255,10 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
             return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)o->reg);
         if (lm_reg_weighted(o->reg) && o->lambda > 0 && (!o->ref || !o->ref->data))
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
-        if (o->reweights < 0 || o->reweights > 1000 || !(o->tv_scale >= 0) || !isfinite(o->tv_scale))
-            return lm_fail(err, LM_ERR_INVALID, "reweighting %d times with scale %g is out of range", o->reweights,
-                           o->tv_scale);
+        if (!(o->data_edge >= 0) || !isfinite(o->data_edge) || !(o->data_edge_sigma >= 0) ||
+            o->data_edge_sigma > 20)
+            return lm_fail(err, LM_ERR_INVALID, "data edge scale %g or smoothing %g voxels is out of range",
+                           o->data_edge, o->data_edge_sigma);
         for (int a = 0; o->ref_transform_given && a < 3; a++)
             if (!isfinite(o->ref_transform.rot_deg[a]) || !isfinite(o->ref_transform.shift_mm[a]))
                 return lm_fail(err, LM_ERR_INVALID, "the reference transform is not finite");
@@ -292,20 +291,13 @@ static int use_rss(const lm_kdata *k, const lm_sens *sens)
     return k->ncoils > 1 && !sens;
 }
 
-/* One CG system, E^H E + lambda s W^H W, and how it is solved: once, or
- * (LM_REG_ANATOMICAL) in reweights + 1 warm-started runs, each with the
- * weights of lm_reg_wtv_weights at the previous run's image. */
+/* One CG system, E^H E + lambda s W^H W (weights fixed for the solve). */
 typedef struct prior_ctx {
     lm_linop *normal;
     int64_t n[3];
     double lambda;
     lm_reg_kind kind;
-    const float *w_ref;   /* host, 3N: the reference's edge weights (weighted kinds) */
-    float *w;             /* host, 3N: the current reweighted weights */
     int iters;
-    int reweights;        /* 0: one solve */
-    double tv_scale;
-    int threads;
     lm_linop *reg, *sys;
 } prior_ctx;
 
@@ -321,9 +313,7 @@ static void prior_clear(prior_ctx *p)
 {
     lm_linop_free(p->sys);
     lm_linop_free(p->reg);
-    free(p->w);
     p->sys = p->reg = NULL;
-    p->w = NULL;
 }
 
 /* The 99th percentile of |x|: the image's bright tissue, robust to a few
@@ -358,7 +348,6 @@ static lm_code solve_channels(lm_encoding *e, prior_ctx *p, const lm_kdata *k, r
 {
     lm_backend *be = lm_encoding_backend(e);
     const int64_t nv = lm_encoding_voxels(e);
-    const lm_recon_opts *o = c->o;
     lm_cfloat *b = be->alloc(be, nv, "E^H d");
     lm_cfloat *x = be->alloc(be, nv, "CG solution");
     lm_code rc = be->check(be, err);
@@ -378,63 +367,21 @@ static lm_code solve_channels(lm_encoding *e, prior_ctx *p, const lm_kdata *k, r
         c->d_energy = energy;
         c->stage = LM_STAGE_CG;
         c->iters = p->iters;
-        c->iter_base = 0;
         if (report(c, 0, 0, 1, energy))
             rc = cancelled(err, c);
     }
-    free(rep->resid_history);
-    *rep = (lm_cg_report){0};
-    double *hist = NULL;
-    if (rc == LM_OK && !(hist = lm_alloc((size_t)p->iters + 1, sizeof *hist, err, "CG history")))
-        rc = LM_ERR_NOMEM;
     if (rc == LM_OK) {
+        free(rep->resid_history);
+        rep->resid_history = NULL;
+        lm_cg_params cp = {.iters = p->iters, .tol = c->o->tol, .monitor = cg_monitor, .monitor_user = c};
         ts = now_s();
-        const int runs = p->reweights + 1;
-        const int base = p->iters / runs, first = p->iters - (runs - 1) * base;
-        double delta = 0;
-        hist[0] = 1;
-        /* Every channel starts from the reference's weights. */
-        if (p->reweights > 0)
-            rc = prior_build(p, p->w_ref, err);
-        for (int r = 0; r < runs && rc == LM_OK; r++) {
-            const int it = r == 0 ? first : base;
-            if (it == 0)
-                continue;
-            if (r > 0) {
-                be->download(be, rho, x, (size_t)nv * sizeof *rho);
-                rc = be->check(be, err);
-                if (rc == LM_OK && delta == 0)
-                    delta = p->tv_scale * robust_max(rho, nv);
-                if (rc == LM_OK && delta > 0) {
-                    lm_reg_wtv_weights(p->n, p->w_ref, delta, rho, p->w, p->threads);
-                    rc = prior_build(p, p->w, err);
-                }
-                if (rc != LM_OK)
-                    break;
-            }
-            lm_cg_report one = {0};
-            lm_cg_params cp = {.iters = it, .tol = o->tol, .warm_start = r > 0, .monitor = cg_monitor,
-                               .monitor_user = c};
-            rc = lm_cg(p->sys ? p->sys : p->normal, b, x, &cp, &one, err);
-            if (rc == LM_OK) {
-                for (int i = 1; i <= one.iters_done; i++)
-                    hist[rep->iters_done + i] = one.resid_history[i];
-                rep->iters_done += one.iters_done;
-                rep->rel_resid = one.rel_resid;
-                c->iter_base = rep->iters_done;
-            }
-            free(one.resid_history);
-        }
+        rc = lm_cg(p->sys ? p->sys : p->normal, b, x, &cp, rep, err);
         if (rc == LM_OK) {
             be->download(be, rho, x, (size_t)nv * sizeof *rho);
             rc = be->check(be, err);
         }
         res->time_cg_s += now_s() - ts;
     }
-    if (rc == LM_OK)
-        rep->resid_history = hist;
-    else
-        free(hist);
     be->release(be, x);
     be->release(be, b);
     return rc;
@@ -480,8 +427,32 @@ static lm_code solve_all(lm_encoding *e, prior_ctx *p, const lm_kdata *k, const 
 
 /* The reference on the reconstruction grid, aligned: the transform given,
  * or one registered to a pilot reconstruction (gradient prior), or none. */
-static lm_code place_reference(lm_encoding *e, lm_linop *normal, const lm_geom *g, const lm_kdata *k,
-                               const lm_sens *sens, int rss_mode, run_ctx *c, lm_ctl *ctl, lm_recon_result *res,
+/* The pilot reconstruction: gradient prior, a few iterations; the
+ * registration's fixed image and the first edges of LM_REG_ANATOMICAL. */
+static lm_code pilot_solve(lm_encoding *e, lm_linop *normal, const lm_geom *g, const lm_kdata *k,
+                           const lm_sens *sens, int rss_mode, run_ctx *c, lm_ctl *ctl, lm_recon_result *res,
+                           lm_volume **out, lm_error *err)
+{
+    prior_ctx pilot = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = LM_PILOT_LAMBDA,
+                       .kind = LM_REG_GRADIENT, .iters = LM_PILOT_ITERS};
+    const double t0 = now_s();
+    lm_volume *pv = lm_volume_copy(res->image, err);
+    lm_cg_report rep = {0};
+    lm_code rc = pv ? prior_build(&pilot, NULL, err) : LM_ERR_NOMEM;
+    if (rc == LM_OK)
+        rc = solve_all(e, &pilot, k, sens, rss_mode, c, ctl, res, pv->data, NULL, &rep, err);
+    free(rep.resid_history);
+    prior_clear(&pilot);
+    res->time_register_s += now_s() - t0;
+    if (rc != LM_OK) {
+        lm_volume_free(pv);
+        return rc;
+    }
+    *out = pv;
+    return LM_OK;
+}
+
+static lm_code place_reference(const lm_geom *g, const lm_volume *pv, run_ctx *c, lm_recon_result *res,
                                lm_volume **ref_grid, lm_error *err)
 {
     const lm_recon_opts *o = c->o;
@@ -492,15 +463,6 @@ static lm_code place_reference(lm_encoding *e, lm_linop *normal, const lm_geom *
         t = o->ref_transform;
     lm_register_centre(res->image, t.centre_mm);
     if (!o->ref_transform_given && o->ref_register) {
-        prior_ctx pilot = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = LM_PILOT_LAMBDA,
-                           .kind = LM_REG_GRADIENT, .iters = LM_PILOT_ITERS, .threads = o->threads};
-        lm_volume *pv = lm_volume_copy(res->image, err);
-        lm_cg_report rep = {0};
-        rc = pv ? prior_build(&pilot, NULL, err) : LM_ERR_NOMEM;
-        if (rc == LM_OK)
-            rc = solve_all(e, &pilot, k, sens, rss_mode, c, ctl, res, pv->data, NULL, &rep, err);
-        free(rep.resid_history);
-        prior_clear(&pilot);
         lm_register_report rr = {0};
         if (rc == LM_OK) {
             c->stage = LM_STAGE_CG;
@@ -511,7 +473,6 @@ static lm_code place_reference(lm_encoding *e, lm_linop *normal, const lm_geom *
                 rc = lm_fail(err, rc, "anatomical reference: %s", msg);
             }
         }
-        lm_volume_free(pv);
         res->ref_registered = rc == LM_OK;
         res->ref_mi_start = rr.mi_start;
         res->ref_mi_end = rr.mi_end;
@@ -540,7 +501,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     const int64_t nv = lm_geom_voxels(g), m = t->m;
     lm_encoding *e = NULL;
     float *weights = NULL;
-    lm_volume *ref_grid = NULL;
+    lm_volume *ref_grid = NULL, *pilot = NULL;
     lm_linop *normal = NULL;
     prior_ctx pc = {0};
     lm_cg_report rep = {0};
@@ -572,26 +533,34 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     if (rc != LM_OK)
         goto out;
     const int weighted = lm_reg_weighted(o->reg) && o->lambda > 0;
+    /* The pilot: the registration's image, and the data's own edges for
+     * LM_REG_ANATOMICAL. */
+    const int data_edges = weighted && o->reg == LM_REG_ANATOMICAL;
+    if (weighted && ((!o->ref_transform_given && o->ref_register) || data_edges))
+        rc = pilot_solve(e, normal, g, k, sens, rss_mode, c, ctl, res, &pilot, err);
+    if (rc != LM_OK)
+        goto out;
     if (weighted) {
-        rc = place_reference(e, normal, g, k, sens, rss_mode, c, ctl, res, &ref_grid, err);
+        rc = place_reference(g, pilot, c, res, &ref_grid, err);
         if (rc == LM_OK)
             rc = lm_reg_anatomical_weights(ref_grid, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
                                            &weights, err);
+        /* Joint edges: the reference's, times the half-quadratic weight of
+         * the Lorentzian at the pilot's (smoothed) differences, so an edge
+         * the data show and the reference lacks is let through
+         * (docs/priors.md). In place: the weights are per difference. */
+        const double kappa = (o->data_edge > 0 ? o->data_edge : LM_DATA_EDGE) * robust_max(pilot->data, nv);
+        if (rc == LM_OK && data_edges && kappa > 0)
+            rc = lm_reg_robust_weights(g->n, weights, LM_ROBUST_LORENTZIAN, kappa,
+                                       o->data_edge_sigma > 0 ? o->data_edge_sigma : LM_DATA_EDGE_SIGMA, pilot->data,
+                                       weights, o->threads, err);
         if (rc != LM_OK)
             goto out;
     }
     /* E^H E + lambda W^H W once (per reweighting): every channel of rss
      * solves the same system */
     pc = (prior_ctx){.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = o->lambda, .kind = o->reg,
-                     .w_ref = weights, .iters = o->iters, .threads = o->threads,
-                     .tv_scale = o->tv_scale > 0 ? o->tv_scale : LM_TV_SCALE};
-    if (weighted && o->reg == LM_REG_ANATOMICAL && o->iters > 0) {
-        pc.reweights = o->reweights > 0 ? o->reweights : LM_TV_REWEIGHTS;
-        if (!(pc.w = lm_alloc((size_t)(3 * nv), sizeof *pc.w, err, "reweighted edge weights"))) {
-            rc = LM_ERR_NOMEM;
-            goto out;
-        }
-    }
+                     .iters = o->iters};
     rc = prior_build(&pc, weights, err);
     if (rc != LM_OK)
         goto out;
@@ -610,7 +579,7 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
          * (lambda 0 when the prior is the identity itself). */
         prior_ctx base = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]},
                           .lambda = o->reg == LM_REG_IDENTITY ? 0 : o->lambda, .kind = LM_REG_IDENTITY,
-                          .iters = o->iters, .threads = o->threads};
+                          .iters = o->iters};
         lm_volume *inf = lm_volume_copy(res->image, err);
         lm_cg_report r2 = {0};
         rc = inf ? prior_build(&base, NULL, err) : LM_ERR_NOMEM;
@@ -629,6 +598,7 @@ out:
     free(rep.resid_history);
     free(weights);
     lm_volume_free(ref_grid);
+    lm_volume_free(pilot);
     prior_clear(&pc); /* normal is the encoding's */
     lm_encoding_free(e);
     return rc;

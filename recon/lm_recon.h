@@ -92,27 +92,28 @@ typedef struct lm_recon_opts {
     /* The anatomical reference's alignment (docs/priors.md): by default it is
      * registered (rigid, mutual information, lm_register.h) to a pilot
      * reconstruction of the data (LM_PILOT_ITERS CG iterations with the
-     * gradient prior at LM_PILOT_LAMBDA); ref_transform_given uses
+     * gradient prior at LM_PILOT_LAMBDA; the same pilot gives
+     * LM_REG_ANATOMICAL its data edges); ref_transform_given uses
      * ref_transform instead, ref_register 0 takes the affines as they are. */
     int ref_register;          /* default 1 */
     int ref_transform_given;
     lm_rigid ref_transform;    /* reconstruction world -> reference world, about the grid's
                                   centre (lm_register_centre; centre_mm is ignored) */
-    /* LM_REG_ANATOMICAL: reference-weighted total variation by reweighted CG
-     * (lm_reg_wtv_value): the iterations are split into reweights + 1 runs
-     * (0: LM_TV_REWEIGHTS), delta = tv_scale (0: LM_TV_SCALE) x the 99th
-     * percentile of |rho| after the first run. */
-    int reweights;
-    double tv_scale;
+    /* LM_REG_ANATOMICAL: the reference's edge weights times the data's
+     * (docs/priors.md): 1 / (1 + |D (G * pilot)|^2 / kappa^2), G a Gaussian of
+     * data_edge_sigma voxels (0: LM_DATA_EDGE_SIGMA), kappa = data_edge
+     * (0: LM_DATA_EDGE) x the pilot's 99th percentile of |rho|. */
+    double data_edge;
+    double data_edge_sigma;
     int prior_influence;       /* fill lm_recon_result.prior_influence (one more solve) */
 } lm_recon_opts;
 
-/* Pilot reconstruction for the registration, and the reweighting defaults
- * (BENCHMARKS.md, "Anatomical prior"). */
+/* The pilot reconstruction (registration, the data's edges) and the data
+ * edges' defaults (BENCHMARKS.md, "Anatomical prior"). */
 #define LM_PILOT_ITERS 15
 #define LM_PILOT_LAMBDA 3.0
-#define LM_TV_REWEIGHTS 4
-#define LM_TV_SCALE 0.03
+#define LM_DATA_EDGE 0.03
+#define LM_DATA_EDGE_SIGMA 1.0
 
 void lm_recon_opts_init(lm_recon_opts *o);
 
