@@ -3,6 +3,7 @@
 
 #include <complex.h>
 #include <math.h>
+#include <stdint.h>
 #include <nlopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,43 +117,112 @@ typedef struct mi_ctx {
     int bins;
     double centre[3];
     double *joint;                    /* bins x (bins + 4) */
+    int64_t npts;                     /* sample points: one per fixed voxel, jittered */
+    double *pts;                      /* their world positions (3 per point) */
+    float *fval;                      /* the fixed image there */
+    double moving_inv[4][4];          /* moving world -> index */
     int evals;
     lm_code rc;
     lm_error *err;
 } mi_ctx;
 
-/* MI of fixed and moving(T x); the moving axis of the histogram carries
- * two padding bins either side for the B-spline's support. */
+/* Trilinear value of a real volume at a fractional index, the nearest
+ * edge voxel outside. */
+static double trilinear(const lm_volume *v, const double q[3])
+{
+    int64_t i0[3];
+    double w[3];
+    for (int a = 0; a < 3; a++) {
+        const int64_t n = v->dims[a];
+        double p = q[a];
+        if (n == 1) {
+            i0[a] = 0;
+            w[a] = 0;
+            continue;
+        }
+        p = p < 0 ? 0 : p > (double)(n - 1) ? (double)(n - 1) : p;
+        int64_t f = (int64_t)floor(p);
+        if (f >= n - 1)
+            f = n - 2;
+        i0[a] = f;
+        w[a] = p - (double)f;
+    }
+    const int64_t sx = v->dims[0] > 1, sy = v->dims[1] > 1 ? v->dims[0] : 0,
+                  sz = v->dims[2] > 1 ? v->dims[0] * v->dims[1] : 0;
+    const lm_cfloat *d = v->data + i0[0] + v->dims[0] * (i0[1] + v->dims[1] * i0[2]);
+    const double c00 = crealf(d[0]) * (1 - w[0]) + crealf(d[sx]) * w[0];
+    const double c10 = crealf(d[sy]) * (1 - w[0]) + crealf(d[sy + sx]) * w[0];
+    const double c01 = crealf(d[sz]) * (1 - w[0]) + crealf(d[sz + sx]) * w[0];
+    const double c11 = crealf(d[sz + sy]) * (1 - w[0]) + crealf(d[sz + sy + sx]) * w[0];
+    return ((c00 * (1 - w[1]) + c10 * w[1]) * (1 - w[2]) + (c01 * (1 - w[1]) + c11 * w[1]) * w[2]);
+}
+
+/* Sample points: every fixed voxel moved by a fixed pseudo-random jitter
+ * of up to half a voxel along each axis, the fixed image interpolated
+ * there. On the grid itself the moving image would be interpolated (and
+ * blurred) by an amount that depends on T, and MI would prefer the
+ * transforms that blur it to match the fixed image's partial volumes
+ * (Pluim et al., Comput Vis Image Underst 77:211, 2000; Mattes et al.
+ * sample at random points for the same reason). */
+static lm_code make_points(mi_ctx *c, lm_error *err)
+{
+    const lm_volume *f = c->fixed;
+    c->npts = lm_volume_count(f);
+    c->pts = lm_alloc((size_t)c->npts * 3, sizeof *c->pts, err, "registration points");
+    c->fval = c->pts ? lm_alloc((size_t)c->npts, sizeof *c->fval, err, "registration points") : NULL;
+    if (!c->fval)
+        return LM_ERR_NOMEM;
+    uint64_t st = 0x9e3779b97f4a7c15ULL;
+    int64_t j = 0;
+    for (int64_t k = 0; k < f->dims[2]; k++)
+        for (int64_t y = 0; y < f->dims[1]; y++)
+            for (int64_t x = 0; x < f->dims[0]; x++, j++) {
+                double q[3] = {(double)x, (double)y, (double)k};
+                for (int a = 0; a < 3; a++) {
+                    st ^= st << 13, st ^= st >> 7, st ^= st << 17; /* xorshift64 */
+                    if (f->dims[a] > 1)
+                        q[a] += (double)(st >> 11) * 0x1.0p-53 - 0.5;
+                }
+                c->fval[j] = (float)trilinear(f, q);
+                for (int a = 0; a < 3; a++)
+                    c->pts[3 * j + a] = f->affine[a][0] * q[0] + f->affine[a][1] * q[1] + f->affine[a][2] * q[2] +
+                                        f->affine[a][3];
+            }
+    return lm_affine_invert(c->moving->affine, c->moving_inv, err);
+}
+
+/* MI of fixed and moving(T x) over the sample points; the moving axis of
+ * the histogram carries two padding bins either side for the B-spline's
+ * support. */
 static double mi_at(mi_ctx *c, const double p[6])
 {
     const int B = c->bins, W = B + 4;
     lm_rigid r = {.rot_deg = {p[0], p[1], p[2]}, .shift_mm = {p[3], p[4], p[5]},
                   .centre_mm = {c->centre[0], c->centre[1], c->centre[2]}};
-    double m[4][4];
-    lm_rigid_matrix(&r, m);
-    lm_volume *mv = NULL;
-    lm_code rc = lm_resample(c->moving, c->fixed->dims, c->fixed->voxel_mm, c->fixed->affine, m, LM_OUTSIDE_NEAREST,
-                             &mv, c->err);
+    double t[4][4], m[3][4];
+    lm_rigid_matrix(&r, t);
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 4; b++)
+            m[a][b] = c->moving_inv[a][0] * t[0][b] + c->moving_inv[a][1] * t[1][b] + c->moving_inv[a][2] * t[2][b] +
+                      (b == 3 ? c->moving_inv[a][3] : 0);
     c->evals++;
-    if (rc != LM_OK) {
-        c->rc = rc;
-        return 0;
-    }
     memset(c->joint, 0, (size_t)B * (size_t)W * sizeof *c->joint);
-    const int64_t n = lm_volume_count(c->fixed);
     const double fs = (B - 1) / (c->fhi - c->flo), ms = (B - 1) / (c->mhi - c->mlo);
-    for (int64_t j = 0; j < n; j++) {
-        double tf = (crealf(c->fixed->data[j]) - c->flo) * fs;
-        double tm = (crealf(mv->data[j]) - c->mlo) * ms;
+    for (int64_t j = 0; j < c->npts; j++) {
+        const double *w = c->pts + 3 * j;
+        double q[3];
+        for (int a = 0; a < 3; a++)
+            q[a] = m[a][0] * w[0] + m[a][1] * w[1] + m[a][2] * w[2] + m[a][3];
+        double tf = (c->fval[j] - c->flo) * fs;
+        double tm = (trilinear(c->moving, q) - c->mlo) * ms;
         tf = tf < 0 ? 0 : tf > B - 1 ? B - 1 : tf;
         tm = tm < 0 ? 0 : tm > B - 1 ? B - 1 : tm;
         const int bf = (int)(tf + 0.5);
         const int bm = (int)floor(tm);
         double *row = c->joint + (size_t)bf * (size_t)W + 2;
-        for (int q = bm - 1; q <= bm + 2; q++)
-            row[q] += bspline3(tm - q);
+        for (int q2 = bm - 1; q2 <= bm + 2; q2++)
+            row[q2] += bspline3(tm - q2);
     }
-    lm_volume_free(mv);
     double total = 0, pf[B], pm[W];
     memset(pm, 0, sizeof pm);
     for (int a = 0; a < B; a++) {
@@ -210,11 +280,17 @@ static lm_code level_prepare(const lm_volume *fixed_mag, const lm_volume *moving
         rc = lm_fail(err, LM_ERR_INVALID, "registration: the reconstruction is constant");
     if (rc == LM_OK && !(c->mhi > c->mlo))
         rc = lm_fail(err, LM_ERR_INVALID, "registration: the reference is constant");
+    if (rc == LM_OK)
+        rc = make_points(c, err);
     return rc;
 }
 
-static void level_free(level_data *ld)
+static void level_free(level_data *ld, mi_ctx *c)
 {
+    free(c->pts);
+    free(c->fval);
+    c->pts = NULL;
+    c->fval = NULL;
     lm_volume_free(ld->fixed);
     lm_volume_free(ld->moving);
     ld->fixed = ld->moving = NULL;
@@ -243,7 +319,7 @@ lm_code lm_register_mi(const lm_volume *fixed, const lm_volume *moving, const lm
         *mi = mi_at(&c, p);
         rc = c.rc;
     }
-    level_free(&ld);
+    level_free(&ld, &c);
     free(c.joint);
     lm_volume_free(fm);
     lm_volume_free(mm);
@@ -286,6 +362,8 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
     c.joint = mm ? lm_alloc((size_t)o->bins * (size_t)(o->bins + 4), sizeof *c.joint, err, "registration") : NULL;
     lm_code rc = c.joint ? LM_OK : LM_ERR_NOMEM;
     double p[6] = {t->rot_deg[0], t->rot_deg[1], t->rot_deg[2], t->shift_mm[0], t->shift_mm[1], t->shift_mm[2]};
+    double p0[6];
+    memcpy(p0, p, sizeof p0);
     const double vox0 = fmin(fixed->voxel_mm[0], fmin(fixed->voxel_mm[1], fixed->voxel_mm[2]));
     if (rep)
         *rep = (lm_register_report){.levels = levels};
@@ -311,8 +389,8 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
                     step[i] = 0.4 * bound;
                 xtol[i] = o->xtol * f;
             }
-            if (L == levels - 1 && rep) {
-                rep->mi_start = mi_at(&c, p);
+            if (L == 0 && rep) {
+                rep->mi_start = mi_at(&c, p0);
                 rc = c.rc;
             }
             nlopt_set_lower_bounds(opt, lb);
@@ -336,7 +414,7 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
         }
         if (opt)
             nlopt_destroy(opt);
-        level_free(&ld);
+        level_free(&ld, &c);
     }
     if (rep)
         rep->evals = c.evals;

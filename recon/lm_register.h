@@ -39,7 +39,7 @@ typedef struct lm_register_opts {
 void lm_register_opts_init(lm_register_opts *o);
 
 typedef struct lm_register_report {
-    double mi_start;       /* MI (nats) at the identity, finest level */
+    double mi_start;       /* MI (nats) at the starting point, finest level */
     double mi_end;         /* at the answer */
     int evals;             /* metric evaluations over all levels */
     int levels;
