@@ -549,7 +549,8 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
          * the Lorentzian at the pilot's (smoothed) differences, so an edge
          * the data show and the reference lacks is let through
          * (docs/priors.md). In place: the weights are per difference. */
-        const double kappa = (o->data_edge > 0 ? o->data_edge : LM_DATA_EDGE) * robust_max(pilot->data, nv);
+        const double kappa =
+            data_edges ? (o->data_edge > 0 ? o->data_edge : LM_DATA_EDGE) * robust_max(pilot->data, nv) : 0;
         if (rc == LM_OK && data_edges && kappa > 0)
             rc = lm_reg_robust_weights(g->n, weights, LM_ROBUST_LORENTZIAN, kappa,
                                        o->data_edge_sigma > 0 ? o->data_edge_sigma : LM_DATA_EDGE_SIGMA, pilot->data,
