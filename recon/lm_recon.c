@@ -425,8 +425,6 @@ static lm_code solve_all(lm_encoding *e, prior_ctx *p, const lm_kdata *k, const 
     return rc;
 }
 
-/* The reference on the reconstruction grid, aligned: the transform given,
- * or one registered to a pilot reconstruction (gradient prior), or none. */
 /* The pilot reconstruction: gradient prior, a few iterations; the
  * registration's fixed image and the first edges of LM_REG_ANATOMICAL. */
 static lm_code pilot_solve(lm_encoding *e, lm_linop *normal, const lm_geom *g, const lm_kdata *k,
@@ -435,7 +433,7 @@ static lm_code pilot_solve(lm_encoding *e, lm_linop *normal, const lm_geom *g, c
 {
     prior_ctx pilot = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = LM_PILOT_LAMBDA,
                        .kind = LM_REG_GRADIENT, .iters = LM_PILOT_ITERS};
-    const double t0 = now_s();
+    const double t0 = now_s(), t_fhd = res->time_fhd_s, t_cg = res->time_cg_s;
     lm_volume *pv = lm_volume_copy(res->image, err);
     lm_cg_report rep = {0};
     lm_code rc = pv ? prior_build(&pilot, NULL, err) : LM_ERR_NOMEM;
@@ -443,6 +441,9 @@ static lm_code pilot_solve(lm_encoding *e, lm_linop *normal, const lm_geom *g, c
         rc = solve_all(e, &pilot, k, sens, rss_mode, c, ctl, res, pv->data, NULL, &rep, err);
     free(rep.resid_history);
     prior_clear(&pilot);
+    /* counted once, as the reference's placement */
+    res->time_fhd_s = t_fhd;
+    res->time_cg_s = t_cg;
     res->time_register_s += now_s() - t0;
     if (rc != LM_OK) {
         lm_volume_free(pv);
@@ -452,6 +453,8 @@ static lm_code pilot_solve(lm_encoding *e, lm_linop *normal, const lm_geom *g, c
     return LM_OK;
 }
 
+/* The reference on the reconstruction grid, aligned: the transform given,
+ * or one registered to the pilot, or none (the affines alone). */
 static lm_code place_reference(const lm_geom *g, const lm_volume *pv, run_ctx *c, lm_recon_result *res,
                                lm_volume **ref_grid, lm_error *err)
 {
@@ -464,14 +467,11 @@ static lm_code place_reference(const lm_geom *g, const lm_volume *pv, run_ctx *c
     lm_register_centre(res->image, t.centre_mm);
     if (!o->ref_transform_given && o->ref_register) {
         lm_register_report rr = {0};
-        if (rc == LM_OK) {
-            c->stage = LM_STAGE_CG;
-            rc = lm_register_rigid(pv, o->ref, NULL, &t, &rr, err);
-            if (rc != LM_OK) {
-                char msg[sizeof err->msg];
-                snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-                rc = lm_fail(err, rc, "anatomical reference: %s", msg);
-            }
+        rc = lm_register_rigid(pv, o->ref, NULL, &t, &rr, err);
+        if (rc != LM_OK && err) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            rc = lm_fail(err, rc, "anatomical reference: %s", msg);
         }
         res->ref_registered = rc == LM_OK;
         res->ref_mi_start = rr.mi_start;

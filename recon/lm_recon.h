@@ -153,7 +153,9 @@ typedef struct lm_recon_result {
     lm_rigid ref_transform;    /* the transform applied (centre_mm filled) */
     double ref_mi_start, ref_mi_end; /* registration: MI (nats) at identity and at the answer */
     int ref_evals;             /* registration: metric evaluations */
-    double time_register_s;    /* pilot reconstruction and registration */
+    double time_register_s;    /* pilot reconstruction (E^H d and CG, not in time_fhd_s or
+                                  time_cg_s) and registration; the prior influence's
+                                  extra solve is in time_fhd_s and time_cg_s */
     /* With lm_recon_opts.prior_influence (CG): this image minus the same
      * reconstruction (iterations, lambda, coils) with the identity prior,
      * or with lambda 0 when the prior is the identity: what the prior put
