@@ -18,15 +18,26 @@ typedef struct cli_inputs {
     int nslices;
     lm_mrd mrd;
     int is_mrd, repetition, contrast; /* what was read from an ISMRMRD file */
+    int fov_known;     /* geom.fov_mm comes from the file (ISMRMRD); else --fov sets it */
+    int is_impatient;  /* an IMPATIENT data directory (lm_io_impatient.h) */
+    lm_sens *sens;     /* coil maps the input carries (IMPATIENT), on geom's matrix, or NULL */
+    float *fieldmap;   /* field map in Hz the input carries (IMPATIENT), on geom's matrix, or NULL */
 } cli_inputs;
 
-/* cli_load_inputs_mrd reading the first repetition and contrast. */
+/* cli_load_inputs_mrd reading the first repetition and contrast. traj_path
+ * may name an IMPATIENT data directory: trajectory with sample times,
+ * k-space, matrix, coil maps and field map from its files (kspace_path must
+ * then be NULL or the same directory). */
 lm_code cli_load_inputs(const char *traj_path, const char *kspace_path, cli_inputs *in, lm_error *err);
 /* As cli_load_inputs; for an ISMRMRD file, the repetition and contrast to
  * read (-1: the first present), and multi-slice files are accepted. */
 lm_code cli_load_inputs_mrd(const char *traj_path, const char *kspace_path, int repetition, int contrast,
                             cli_inputs *in, lm_error *err);
 void cli_inputs_clear(cli_inputs *in);
+/* Moves the coil maps and field map in carries onto g's matrix when it
+ * differs from in->geom's (trilinear through both grids' centred affines,
+ * the nearest value beyond the edges); in->geom.n becomes g's. */
+lm_code cli_inputs_regrid(cli_inputs *in, const lm_geom *g, lm_error *err);
 /* --sens: lm_load_sens, then lm_check_sens against g's matrix (for a
  * multi-slice 2D file: one slice, nx x ny x 1) and ncoils. */
 lm_code cli_load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bench_coils.h"
+#include "bench_fieldmap.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_kernels.h"
@@ -131,7 +132,9 @@ int cmd_bench(int argc, char **argv)
                  "        [--budget 120] [--ref-voxels 4096] [--json]\n"
                  "  default variants: auto (the fastest accurate one here, named in its row), then every other\n"
                  "  available one. A variant whose full F^H d (or Q) would take\n"
-                 "  longer than --budget seconds is timed on the reference voxel subset and extrapolated.");
+                 "  longer than --budget seconds is timed on the reference voxel subset and extrapolated.\n"
+                 "  A problem with a field map (S128c8f) is reconstructed uncorrected, time-segmented and\n"
+                 "  exact per variant (default variants: auto only).");
             return 0;
         default: return 2;
         }
@@ -174,6 +177,13 @@ int cmd_bench(int argc, char **argv)
             fprintf(stderr, "bench: %s -> %s (the fastest accurate variant here)\n", names[i], v->name);
     }
 
+    if (def->fieldmap_hz > 0) { /* uncorrected, segmented, exact per variant (bench_fieldmap.c) */
+        if (!copy)
+            nnames = 1; /* auto only: the exact mode on every CPU variant would take hours */
+        int brc = bench_fieldmap(def, names, nnames, (int)iters, lambda, json);
+        free(copy);
+        return brc;
+    }
     if (def->coils > 1) {
         for (int i = 0; i < nnames && !json; i++)
             if (lm_variant_is_auto(names[i]))

@@ -1,6 +1,7 @@
 /* larmor-cli phantom: a named benchmark problem or a custom phantom, written
  * as DIR/traj.cfl, DIR/kspace.cfl and DIR/truth.nii.gz (or DIR/data.h5);
- * with coils also DIR/sens.cfl, the maps the k-space was made with. */
+ * with coils also DIR/sens.cfl, the maps the k-space was made with; with a
+ * field map (--fieldmap-hz, S128c8f) DIR/fieldmap.nii.gz and DIR/times.cfl. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,8 @@
 #include "commands.h"
 #include "lm_io.h"
 #include "lm_coils_synth.h"
+#include "lm_fieldmap_synth.h"
+#include "lm_spiral.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_lesion.h"
 #include "lm_trajgen.h"
@@ -17,14 +20,20 @@
 static void help(void)
 {
     puts("usage: larmor-cli phantom --problem NAME --out DIR [--format cfl|ismrmrd] [--coils C]\n"
+         "                          [--fieldmap-hz MAX] [--readout-ms R]\n"
          "       larmor-cli phantom --matrix N [--phantom shepp-logan|shepp-logan-2d] [--traj KIND]\n"
          "                          [--samples M] [--readout R] [--noise LEVEL] [--seed S] [--coils C] --out DIR\n"
-         "  NAME: B32 B64 B128 B64n B128n B64c8 B128c32 B64c8n\n"
+         "  NAME: B32 B64 B128 B64n B128n B64c8 B128c32 B64c8n S128c8f\n"
          "  C: receive coils 1..64 (1: one uniform coil; more: synthetic head-coil maps, the exact\n"
          "     k-space per coil in kspace.cfl [1, samples, spokes, coils] and the maps in\n"
          "     sens.cfl [nx, ny, nz, coils]; with --problem it replaces the problem's count)\n"
          "  KIND: radial3d radial3d-full stack-of-spirals spiral2d radial2d cartesian\n"
          "  LEVEL: noise sigma as a fraction of RMS |d| (0.05 = 5 %)\n"
+         "  MAX: off-resonance: a smooth field map (background and a frontal bump) whose largest |f| is\n"
+         "     MAX Hz (0..10000; S128c8f: 150), the data under it summed on a 2x finer grid, written as\n"
+         "     DIR/fieldmap.nii.gz (Hz) and DIR/times.cfl [1, samples, spokes] (s); 0 turns it off\n"
+         "  R: readout duration in ms for the sample times (default 25; uniform dwell, t = 0 at the\n"
+         "     readout's sample nearest k = 0; S128c8f's spiral is redesigned for it)\n"
          "writes DIR/traj.cfl+hdr, DIR/kspace.cfl+hdr, DIR/truth.nii.gz and, for 3D, DIR/ref.nii.gz\n"
          "(an anatomical reference: the same ellipsoids in another contrast; ismrmrd: DIR/data.h5)\n"
          "  with --problem: --lesion adds a small spherical lesion to the truth and the data, not to\n"
@@ -41,7 +50,8 @@ int cmd_phantom(int argc, char **argv)
         {"phantom", required_argument, 0, 'P'}, {"traj", required_argument, 0, 't'},
         {"samples", required_argument, 0, 'm'}, {"readout", required_argument, 0, 'r'},
         {"noise", required_argument, 0, 'z'}, {"seed", required_argument, 0, 's'},
-        {"coils", required_argument, 0, 'c'}, {"help", no_argument, 0, 'h'},
+        {"coils", required_argument, 0, 'c'}, {"fieldmap-hz", required_argument, 0, 'F'},
+        {"readout-ms", required_argument, 0, 'R'}, {"help", no_argument, 0, 'h'},
         {"lesion", no_argument, 0, 'L'}, {"ref-shift-vox", required_argument, 0, 'S'},
         {"ref-half-res", no_argument, 0, 'H'}, {0, 0, 0, 0}};
     lm_lesion_opts lo = {0};
@@ -50,7 +60,7 @@ int cmd_phantom(int argc, char **argv)
     const char *traj_kind = NULL;
     int64_t n[3] = {0, 0, 0};
     long long samples = 0, readout = 0, seed = 1, coils = 0;
-    double noise = 0;
+    double noise = 0, fm_hz = -1, readout_ms = 0; /* -1: not given */
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -66,6 +76,16 @@ int cmd_phantom(int argc, char **argv)
         case 'z': if (!cli_parse_double("--noise", optarg, &noise)) return 1; break;
         case 's': if (!cli_parse_int("--seed", optarg, 0, (1LL << 62), &seed)) return 1; break;
         case 'c': if (!cli_parse_int("--coils", optarg, 1, LM_COILS_SYNTH_MAX, &coils)) return 1; break;
+        case 'F':
+            if (!cli_parse_double("--fieldmap-hz", optarg, &fm_hz)) return 1;
+            if (fm_hz < 0 || fm_hz > LM_FIELDMAP_SYNTH_MAX_HZ)
+                return cli_errorf("phantom: --fieldmap-hz %s is out of range 0..%g Hz", optarg, LM_FIELDMAP_SYNTH_MAX_HZ);
+            break;
+        case 'R':
+            if (!cli_parse_double("--readout-ms", optarg, &readout_ms)) return 1;
+            if (!(readout_ms > 0) || readout_ms > 1000)
+                return cli_errorf("phantom: --readout-ms %s is out of range (0..1000 ms]", optarg);
+            break;
         case 'L': lo.lesion = lesion_mode = 1; break;
         case 'H': lo.ref_half_res = lesion_mode = 1; break;
         case 'S':
@@ -96,6 +116,8 @@ int cmd_phantom(int argc, char **argv)
     lm_volume *truth = NULL, *ref = NULL, *mask = NULL;
     lm_sens *sens = NULL;
     lm_coils_synth *cs = NULL;
+    float *fieldmap = NULL;
+    lm_volume *fmv = NULL;
     int rc = 1;
 
     if (problem) {
@@ -105,11 +127,15 @@ int cmd_phantom(int argc, char **argv)
         lm_problem_def def = *found;
         if (coils)
             def.coils = coils;
+        if (fm_hz >= 0)
+            def.fieldmap_hz = fm_hz;
+        if (readout_ms > 0)
+            def.readout_ms = readout_ms;
         lm_lesion les;
         lm_lesion_default(&les);
         if (lesion_mode && lm_lesion_problem(&def, &lo, &les, &g, &t, &k, &truth, &sens, &ref, &mask, &err) != LM_OK)
             goto done;
-        if (!lesion_mode && lm_problem_make_coils(&def, &g, &t, &k, &truth, &sens, &err) != LM_OK)
+        if (!lesion_mode && lm_problem_make_fieldmap(&def, &g, &t, &k, &truth, &sens, &fieldmap, &err) != LM_OK)
             goto done;
     } else {
         const lm_phantom *ph = lm_phantom_by_name(phantom_name, &err);
@@ -125,13 +151,22 @@ int cmd_phantom(int argc, char **argv)
             goto done;
         if (!(k = lm_kdata_new(t->m, coils > 1 ? coils : 1, &err)))
             goto done;
+        if (fm_hz > 0 || readout_ms > 0) {
+            if (lm_traj_times_uniform(t, (readout_ms > 0 ? readout_ms : LM_PROBLEM_READOUT_MS) * 1e-3, &err) != LM_OK)
+                goto done;
+        }
+        if (fm_hz > 0 && lm_fieldmap_synth(g.n, fm_hz, &fieldmap, &err) != LM_OK)
+            goto done;
         if (coils > 1) {
             /* Maps of (x, y) only for a 2D phantom or a single slice. */
             int dim = ph->dim == 2 || n[2] == 1 ? 2 : 3;
-            if (lm_coils_synth_make(dim, coils, &cs, &err) != LM_OK ||
-                lm_coils_synth_data(cs, ph, t, k, &err) != LM_OK || lm_coils_synth_maps(cs, g.n, &sens, &err) != LM_OK)
+            if (lm_coils_synth_make(dim, coils, &cs, &err) != LM_OK || lm_coils_synth_maps(cs, g.n, &sens, &err) != LM_OK)
                 goto done;
-        } else if (lm_phantom_kspace(ph, t, k->d, &err) != LM_OK)
+        }
+        if (fieldmap) { /* no closed form: the sum on a 2x finer grid */
+            if (lm_fieldmap_synth_kspace(ph, &g, cs, fieldmap, t, NULL, k, &err) != LM_OK)
+                goto done;
+        } else if (cs ? lm_coils_synth_data(cs, ph, t, k, &err) != LM_OK : lm_phantom_kspace(ph, t, k->d, &err) != LM_OK)
             goto done;
         if (noise > 0 && lm_noise_add(k, noise, (uint64_t)seed, &err) != LM_OK)
             goto done;
@@ -159,6 +194,29 @@ int cmd_phantom(int argc, char **argv)
         if (lm_cfl_write(path, 4, dims, sens->s, &err) != LM_OK)
             goto done;
     }
+    if (t->t) { /* [1, samples, spokes] as the trajectory, seconds */
+        int64_t r = t->readout > 0 && t->m % t->readout == 0 ? t->readout : t->m;
+        int64_t dims[3] = {1, r, t->m / r};
+        lm_cfloat *tc = lm_alloc((size_t)t->m, sizeof *tc, &err, "sample times");
+        if (!tc)
+            goto done;
+        for (int64_t i = 0; i < t->m; i++)
+            tc[i] = t->t[i];
+        snprintf(path, sizeof path, "%s/times", out);
+        lm_code wc = lm_cfl_write(path, 3, dims, tc, &err);
+        free(tc);
+        if (wc != LM_OK)
+            goto done;
+    }
+    if (fieldmap) { /* Hz as signed float32, on the truth's grid and affine */
+        if (!(fmv = lm_volume_copy(truth, &err)))
+            goto done;
+        for (int64_t i = 0; i < lm_volume_count(fmv); i++)
+            fmv->data[i] = fieldmap[i];
+        snprintf(path, sizeof path, "%s/fieldmap.nii.gz", out);
+        if (lm_nifti_write(path, fmv, LM_NIFTI_REAL, &err) != LM_OK)
+            goto done;
+    }
     snprintf(path, sizeof path, "%s/truth.nii.gz", out);
     if (lm_nifti_write(path, truth, 0, &err) != LM_OK)
         goto done;
@@ -174,9 +232,9 @@ int cmd_phantom(int argc, char **argv)
         if (lm_nifti_write(path, ref, 0, &err) != LM_OK)
             goto done;
     }
-    fprintf(stderr, "phantom: %s: %lld samples x %lld coils, matrix %lldx%lldx%lld -> %s\n",
+    fprintf(stderr, "phantom: %s: %lld samples x %lld coils, matrix %lldx%lldx%lld%s -> %s\n",
             problem ? problem : phantom_name, (long long)t->m, (long long)k->ncoils, (long long)g.n[0],
-            (long long)g.n[1], (long long)g.n[2], out);
+            (long long)g.n[1], (long long)g.n[2], fieldmap ? ", with a field map" : "", out);
     rc = 0;
 done:
     if (rc)
@@ -188,5 +246,7 @@ done:
     lm_volume_free(mask);
     lm_sens_free(sens);
     lm_coils_synth_free(cs);
+    free(fieldmap);
+    lm_volume_free(fmv);
     return rc;
 }

@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_io.h"
+#include "lm_io_fieldmap.h"
 #include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
@@ -151,16 +152,40 @@ done:
     return rc;
 }
 
+/* --fov 240 (every axis) or 240x240x60 */
+static int parse_fov(const char *s, double fov[3])
+{
+    double a = 0, b = 0, c = 0;
+    char tail;
+    int k = sscanf(s, "%lfx%lfx%lf%c", &a, &b, &c, &tail);
+    if (k == 1 && !strchr(s, 'x'))
+        b = c = a;
+    else if (k != 3)
+        return cli_errorf("--fov: '%s' is not MM or XxYxZ (mm)", s), 0;
+    if (!(a > 0 && b > 0 && c > 0 && isfinite(a) && isfinite(b) && isfinite(c)))
+        return cli_errorf("--fov: '%s' must be positive mm", s), 0;
+    fov[0] = a, fov[1] = b, fov[2] = c;
+    return 1;
+}
+
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
-         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|anatomical|anatomical-edges\n"
+         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical|anatomical-edges\n"
          "        --ref R.nii.gz [--edge 0.05] [--no-register | --ref-transform RX,RY,RZ,TX,TY,TZ]\n"
          "        [--data-edge K] [--data-edge-sigma V]] [--prior-influence-out F] [--lesion-mask M]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
-         "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd)\n"
+         "        [--fieldmap FM] [--times T] [--segments auto|L|0]\n"
+         "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd);\n"
+         "  --traj DIR alone: an IMPATIENT data directory (trajectory, k-space, matrix, coil maps, field map,\n"
+         "  sample times; no FOV: --fov sets it)\n"
+         "  --matrix N, NXxNY or NXxNYxNZ; --fov MM or XxYxZ mm (files with a FOV keep theirs)\n"
+         "  --fieldmap FM: off-resonance in Hz (.nii/.nii.gz resampled onto the matrix through its affine\n"
+         "  when another matrix; .cfl on the matrix); needs sample times: --times T (.cfl [1, samples,\n"
+         "  spokes], seconds from the echo), an ISMRMRD file's dwell times or an IMPATIENT t.dat\n"
+         "  --segments: time segments of the field-map model (auto: enough for its accuracy; 0: exact)\n"
          "  ISMRMRD: --repetition R, --contrast C pick one (default: the first present); a multi-slice 2D\n"
          "  file is reconstructed slice by slice (same options) and stacked into nx x ny x slices with\n"
          "  the slices' own geometry (NIfTI affine); --truth then compares the stacked volume\n"
@@ -208,6 +233,8 @@ int cmd_recon(int argc, char **argv)
         {"coil-images", required_argument, 0, 'I'}, {"sens-out", required_argument, 0, 'O'},
         {"noise", required_argument, 0, 'N'}, {"coils-compress", required_argument, 0, 'K'},
         {"repetition", required_argument, 0, 'E'}, {"contrast", required_argument, 0, 'G'},
+        {"fieldmap", required_argument, 0, 'F'}, {"times", required_argument, 0, 'u'},
+        {"segments", required_argument, 0, 's'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
         {"lesion-mask", required_argument, 0, 1001}, {"ref-transform", required_argument, 0, 1002},
         {"no-register", no_argument, 0, 1003}, {"prior-influence-out", required_argument, 0, 1004},
@@ -216,8 +243,9 @@ int cmd_recon(int argc, char **argv)
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
     const char *sens_path = NULL, *coil_images_path = NULL, *sens_out = NULL, *noise_path = NULL;
+    const char *fieldmap_path = NULL, *times_path = NULL;
     int64_t n[3] = {0, 0, 0};
-    double fov = 240.0;
+    double fov[3] = {240.0, 240.0, 240.0};
     int json = 0, as_complex = 0, dirac = 0, method_given = 0, repetition = -1, contrast = -1;
     lm_recon_opts o;
     lm_recon_opts_init(&o);
@@ -243,7 +271,18 @@ int cmd_recon(int argc, char **argv)
         case 'T': if (!cli_parse_double("--tol", optarg, &o.tol)) return 1; break;
         case 'x': truth_path = optarg; break;
         case 'o': out = optarg; break;
-        case 'f': if (!cli_parse_double("--fov", optarg, &fov)) return 1; break;
+        case 'f': if (!parse_fov(optarg, fov)) return 1; break;
+        case 'F': fieldmap_path = optarg; break;
+        case 'u': times_path = optarg; break;
+        case 's':
+            if (strcmp(optarg, "auto") == 0) {
+                o.segments = -1; /* LM_SEGMENTS_AUTO */
+            } else {
+                if (!cli_parse_int("--segments", optarg, 0, 1000, &iv))
+                    return 1;
+                o.segments = (int)iv;
+            }
+            break;
         case 'd': dirac = 1; break;
         case 'e': if (!cli_parse_double("--edge", optarg, &o.edge_frac)) return 1; break;
         case 'c': as_complex = 1; break;
@@ -289,8 +328,6 @@ int cmd_recon(int argc, char **argv)
         return cli_errorf("recon: --out OUT is required");
     if (o.lambda < 0)
         return cli_errorf("recon: --lambda must be >= 0 (got %g)", o.lambda);
-    if (fov <= 0)
-        return cli_errorf("recon: --fov must be > 0 mm");
     if (lm_reg_weighted(o.reg) && !ref_path)
         return cli_errorf("recon: --reg %s needs --ref REFERENCE.nii.gz", lm_reg_name(o.reg));
     if (o.data_edge < 0 || o.data_edge_sigma < 0)
@@ -304,6 +341,8 @@ int cmd_recon(int argc, char **argv)
     lm_volume *ref = NULL, *truth = NULL, *lesion = NULL;
     lm_sens *sens = NULL;
     lm_kdata *noise = NULL;
+    float *fieldmap = NULL;
+    int fm_resampled = 0;
     lm_recon_result res = {0};
     int rc = 1;
     if (cli_load_inputs_mrd(traj, kspace, repetition, contrast, &in, &err) != LM_OK)
@@ -314,24 +353,46 @@ int cmd_recon(int argc, char **argv)
     }
     lm_geom g = in.geom;
     if (n[0]) {
-        lm_geom_init(&g, n[0], n[1], n[2], in.have_geom ? in.geom.fov_mm[0] : fov);
+        lm_geom_init(&g, n[0], n[1], n[2], 0);
+        if (in.have_geom)
+            g.basis = in.geom.basis; /* a new matrix over the file's field of view */
     } else if (!in.have_geom) {
         cli_inputs_clear(&in);
         return cli_errorf("recon: --matrix N is required for %s", traj ? traj : kspace);
     }
+    for (int a = 0; a < 3; a++)
+        g.fov_mm[a] = in.fov_known ? in.geom.fov_mm[a] : fov[a];
     if (dirac)
         g.basis = LM_BASIS_DIRAC;
     if (in.cartesian && !method_given)
         o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
     if (in.nslices > 1) {
         const char *refused = sens_path ? "--sens" : sens_out ? "--sens-out" : coil_images_path ? "--coil-images"
-                              : lm_reg_weighted(o.reg) ? "--reg anatomical" : lesion_path ? "--lesion-mask"
+                              : lm_reg_weighted(o.reg) ? "--reg anatomical" : fieldmap_path ? "--fieldmap"
+                              : times_path ? "--times" : lesion_path ? "--lesion-mask"
                               : influence_path ? "--prior-influence-out" : NULL;
         rc = recon_slices(traj && cli_has_suffix(traj, ".h5") ? traj : kspace, &in, g, &o, noise_path, truth_path,
                           out, as_complex, json, refused);
         cli_inputs_clear(&in);
         return rc;
     }
+    /* What the input carries (IMPATIENT coil maps, field map) onto the matrix asked for. */
+    if (cli_inputs_regrid(&in, &g, &err) != LM_OK)
+        goto done;
+    if (times_path && lm_load_times(times_path, in.traj, &err) != LM_OK)
+        goto done;
+    if (fieldmap_path) {
+        if (lm_load_fieldmap(fieldmap_path, &g, NULL, &fieldmap, &fm_resampled, &err) != LM_OK)
+            goto done;
+    } else if (in.fieldmap) {
+        fieldmap_path = traj;
+    }
+    if ((fieldmap || in.fieldmap) && !in.traj->t) {
+        lm_fail(&err, LM_ERR_INVALID, "%s: a field map needs the sample times: give --times T (.cfl [1, samples, "
+                "spokes], seconds)", fieldmap_path);
+        goto done;
+    }
+    o.fieldmap = fieldmap ? fieldmap : in.fieldmap;
     if (ref_path && lm_load_volume(ref_path, &ref, &err) != LM_OK)
         goto done;
     if (truth_path && lm_load_volume(truth_path, &truth, &err) != LM_OK)
@@ -357,6 +418,8 @@ int cmd_recon(int argc, char **argv)
     }
     if (sens_path && cli_load_sens(sens_path, &g, in.kdata->ncoils, &sens, &err) != LM_OK)
         goto done;
+    if (!sens_path && in.sens && lm_check_sens(in.sens, g.n, in.kdata->ncoils, traj, &err) != LM_OK)
+        goto done;
     if (noise_path) {
         if (cli_load_noise(noise_path, in.kdata->ncoils, &noise, &err) != LM_OK)
             goto done;
@@ -366,7 +429,7 @@ int cmd_recon(int argc, char **argv)
         noise_path = traj ? traj : kspace;
     }
     o.ref = ref;
-    o.sens = sens;
+    o.sens = sens ? sens : in.sens;
     cli_progress prog;
     cli_progress_init(&prog, 1);
     o.progress = cli_progress_cb;
@@ -388,7 +451,7 @@ int cmd_recon(int argc, char **argv)
     if (influence_path && cli_write_image(influence_path, res.prior_influence, 0, &err) != LM_OK)
         goto done;
     if (sens_out) {
-        const lm_sens *used = res.sens ? res.sens : sens;
+        const lm_sens *used = res.sens ? res.sens : o.sens;
         if (!used) {
             lm_fail(&err, LM_ERR_INVALID, "%s: this reconstruction used no coil maps", sens_out);
             goto done;
@@ -455,6 +518,10 @@ int cmd_recon(int argc, char **argv)
         cli_json_str(stdout, "combine",
                      res.coils == 1 ? "none" : res.combine == LM_COMBINE_RSS ? "root-sum-of-squares" : "sense", 1);
         cli_json_int(stdout, "slices", 1, 1);
+        cli_json_str(stdout, "fieldmap", o.fieldmap ? fieldmap_path : "", 1);
+        cli_json_bool(stdout, "fieldmap_resampled", fm_resampled, 1);
+        cli_json_int(stdout, "segments", o.fieldmap ? res.segments : 0, 1);
+        cli_json_num(stdout, "segment_error", o.fieldmap ? res.segment_error : NAN, 1);
         if (lesion) {
             cli_json_num(stdout, "lesion_contrast", ls.contrast, 1);
             cli_json_num(stdout, "lesion_mean", ls.image_lesion, 1);
@@ -495,6 +562,16 @@ int cmd_recon(int argc, char **argv)
                    res.coils, 100 * res.energy_kept);
         if (res.note[0])
             printf("%s\n", res.note);
+        if (o.fieldmap) {
+            double lo, hi;
+            lm_float_range(o.fieldmap, lm_geom_voxels(&g), &lo, &hi);
+            printf("off-resonance: field map %s ([%g, %g] Hz%s), ", fieldmap_path, lo, hi,
+                   fm_resampled ? ", resampled onto the matrix" : "");
+            if (res.segments > 0)
+                printf("%d time segments (interpolation error %.3g)\n", res.segments, res.segment_error);
+            else
+                printf("exact model (no time segments)\n");
+        }
         if (res.ref_used)
             printf("reference %s: --ref-transform %.4f,%.4f,%.4f,%.4f,%.4f,%.4f (degrees, mm)%s\n",
                    res.ref_registered ? "registered" : "placed", rt->rot_deg[0], rt->rot_deg[1], rt->rot_deg[2],
@@ -520,6 +597,7 @@ done:
     lm_volume_free(lesion);
     lm_sens_free(sens);
     lm_kdata_free(noise);
+    free(fieldmap);
     cli_inputs_clear(&in);
     return rc;
 }

@@ -29,8 +29,10 @@ lm_code lm_cfl_write_kdata(const char *path, const lm_kdata *k, int64_t readout,
 lm_code lm_cfl_read_volume(const char *path, lm_volume **out, lm_error *err);
 lm_code lm_cfl_write_volume(const char *path, const lm_volume *v, lm_error *err);
 
-/* NIfTI-1 .nii / .nii.gz. Complex64 when as_complex, else float32 magnitude.
+/* NIfTI-1 .nii / .nii.gz. Complex64 when as_complex > 0, float32 magnitude
+ * when 0, float32 real part (signed: field maps in Hz) when LM_NIFTI_REAL.
  * dim/pixdim in mm, qform and sform from v->affine, xyzt_units mm. */
+#define LM_NIFTI_REAL (-1)
 lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_error *err);
 /* Any real or complex datatype; scaled by scl_slope/inter; 3D (4th dim 1). */
 lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err);

@@ -738,6 +738,7 @@ typedef struct mrd_head {
     uint16_t ns, channels, dpre, dpost, center, encref, tdim;
     mrd_idx idx;
     float geo[4][3]; /* position, read_dir, phase_dir, slice_dir (0 when the file has none) */
+    float dwell_us;  /* sample_time_us: the dwell time (0 when the file has none) */
 } mrd_head;
 
 typedef struct mrd_acq {
@@ -778,7 +779,7 @@ static void mrd_types_close(mrd_types *t)
     }
 }
 
-static int mrd_types_make(mrd_types *t, int data_complex, int has_geo)
+static int mrd_types_make(mrd_types *t, int data_complex, int has_geo, int has_dwell)
 {
     t->idx = t->head = t->head_only = t->acq = t->traj_vl = t->data_vl = t->cplx = -1;
     int ok = 1;
@@ -799,6 +800,8 @@ static int mrd_types_make(mrd_types *t, int data_complex, int has_geo)
         if (f3 >= 0)
             H5Tclose(f3);
     }
+    if (has_dwell)
+        ok &= H5Tinsert(t->head, "sample_time_us", offsetof(mrd_head, dwell_us), H5T_NATIVE_FLOAT) >= 0;
     t->head_only = H5Tcreate(H5T_COMPOUND, sizeof(mrd_head_only));
     ok &= H5Tinsert(t->head_only, "head", 0, t->head) >= 0;
     t->traj_vl = H5Tvlen_create(H5T_NATIVE_FLOAT);
@@ -864,9 +867,27 @@ static int geo_member_ok(hid_t head, const char *name)
     return ok;
 }
 
+/* Whether head holds name as a floating-point number. */
+static int float_member_ok(hid_t head, const char *name)
+{
+    int i = H5Tget_member_index(head, name);
+    if (i < 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return 0;
+    }
+    hid_t t = H5Tget_member_type(head, (unsigned)i);
+    int ok = t >= 0 && H5Tget_class(t) == H5T_FLOAT;
+    if (t >= 0)
+        H5Tclose(t);
+    H5Eclear2(H5E_DEFAULT);
+    return ok;
+}
+
 /* Validates the file's acquisition type; *data_complex tells the data
- * layout, *has_geo whether the slice geometry fields are there. */
-static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, int *has_geo, lm_error *err)
+ * layout, *has_geo whether the slice geometry fields are there, *has_dwell
+ * whether sample_time_us is. */
+static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, int *has_geo, int *has_dwell,
+                              lm_error *err)
 {
     if (H5Tget_class(ftype) != H5T_COMPOUND)
         return lm_fail(err, LM_ERR_FORMAT, "%s: /dataset/data is not a compound dataset (not MRD acquisitions)", path);
@@ -898,6 +919,7 @@ static lm_code check_acq_type(hid_t ftype, const char *path, int *data_complex, 
     *has_geo = 1;
     for (size_t i = 0; i < 4; i++)
         *has_geo &= geo_member_ok(head, geo_fields[i]);
+    *has_dwell = float_member_ok(head, "sample_time_us");
     H5Tclose(head);
     if (rc != LM_OK)
         return rc;
@@ -1132,7 +1154,7 @@ typedef struct mrd_file {
     uint64_t file_size;
     hid_t fid, ds, fspace;
     hsize_t nacq;
-    int data_complex, has_geo;
+    int data_complex, has_geo, has_dwell;
     mrd_types types;
     lm_mrd_header hdr;
 } mrd_file;
@@ -1205,7 +1227,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
         rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the type of /dataset/data");
         goto fail;
     }
-    rc = check_acq_type(ft, path, &f->data_complex, &f->has_geo, err);
+    rc = check_acq_type(ft, path, &f->data_complex, &f->has_geo, &f->has_dwell, err);
     H5Tclose(ft);
     if (rc != LM_OK)
         goto fail;
@@ -1231,7 +1253,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
                      (unsigned long long)f->nacq, (unsigned long long)MRD_MAX_ACQ);
         goto fail;
     }
-    if (!mrd_types_make(&f->types, f->data_complex, f->has_geo)) {
+    if (!mrd_types_make(&f->types, f->data_complex, f->has_geo, f->has_dwell)) {
         rc = h5_fail(err, LM_ERR_INTERNAL, path, "cannot build the HDF5 memory types");
         goto fail;
     }
@@ -1502,6 +1524,8 @@ typedef struct mrd_target {
     int64_t m, pos;
     int have_geo;
     float geo[4][3];   /* from the slice's first acquisition */
+    float *t;          /* sample times (s), when the file has dwell times */
+    int no_dwell;      /* an acquisition without a dwell time: t unusable */
 } mrd_target;
 
 /* Pass 2: trajectories and data. Each target's k gets the trajectory as
@@ -1615,6 +1639,12 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, co
                     kk[1] = (float)((double)h->idx.e1 - c1);
                     kk[2] = tdim_eff == 3 ? (float)((double)h->idx.e2 - c2) : 0.0f;
                 }
+                /* t = 0 at center_sample (the echo: k-space centre), both
+                 * counted in the stored readout (docs/fieldmap.md) */
+                if (T->t && h->dwell_us > 0 && isfinite(h->dwell_us))
+                    T->t[pos + j] = (float)(((double)smp - (double)h->center) * (double)h->dwell_us * 1e-6);
+                else if (T->t)
+                    T->no_dwell = 1;
                 for (int64_t c = 0; c < nc && rc == LM_OK; c++) {
                     const float *p = dv + 2 * ((size_t)c * h->ns + (size_t)smp);
                     if (!isfinite(p[0]) || !isfinite(p[1])) {
@@ -1654,6 +1684,8 @@ typedef struct mrd_summary {
     const char *units_why;
     double kmax_stored;
     int ndim;
+    int has_times, file_has_dwell; /* sample times from sample_time_us */
+    double t_lo, t_hi;
 } mrd_summary;
 
 /* Slices sorted by position along the first slice's slice_dir, ties by index. */
@@ -1772,6 +1804,10 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         else {
             tg[i].k = trs[i]->k;
             tg[i].kd = kds[i];
+            if (f.has_dwell) {
+                rc = lm_traj_alloc_times(trs[i], err);
+                tg[i].t = trs[i]->t;
+            }
         }
     }
     if (rc == LM_OK && s.noise_m > 0 && out && !(nk = lm_kdata_new(s.noise_m, s.noise_channels, err)))
@@ -1787,6 +1823,18 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
     rc = read_samples(&f, path, &s, &sel, tg, nt > 1 ? slice_of : NULL, ndim, nk, err);
     if (rc != LM_OK)
         goto done;
+    /* Times only when every acquisition gave its dwell time. */
+    double tlo = INFINITY, thi = -INFINITY;
+    for (int i = 0; i < nt; i++) {
+        if (trs[i]->t && tg[i].no_dwell) {
+            free(trs[i]->t);
+            trs[i]->t = NULL;
+        }
+        for (int64_t j = 0; trs[i]->t && j < trs[i]->m; j++) {
+            tlo = fmin(tlo, trs[i]->t[j]);
+            thi = fmax(thi, trs[i]->t[j]);
+        }
+    }
 
     /* Units of a stored trajectory. */
     double kmax = 0;
@@ -1842,6 +1890,10 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         sum->units_why = why;
         sum->kmax_stored = kmax;
         sum->ndim = nt ? trs[0]->ndim : ndim;
+        sum->has_times = nt && trs[0]->t != NULL;
+        sum->t_lo = tlo;
+        sum->t_hi = thi;
+        sum->file_has_dwell = f.has_dwell;
     }
     if (out) {
         lm_geom_init(&out->geom, h->matrix[0], h->matrix[1], h->matrix[2], h->fov_mm[0]);
@@ -2040,6 +2092,10 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
     else
         sb_printf(&b, "  trajectory: non-Cartesian, %d dimensions stored, %dD; units %s (%s; stored max |k| %.4g)\n",
                   s->tdim, sm.ndim, lm_mrd_units_name(sm.units_used), sm.units_why, sm.kmax_stored);
+    if (sm.has_times)
+        sb_printf(&b, "  sample times: [%g, %g] s (sample_time_us, t = 0 at center_sample)\n", sm.t_lo, sm.t_hi);
+    else
+        sb_printf(&b, "  sample times: none (%s)\n", sm.file_has_dwell ? "sample_time_us is 0" : "no sample_time_us");
     sb_printf(&b, "  header trajectory: %s\n", h->trajectory[0] ? h->trajectory : "(none)");
     sb_printf(&b, "  encoded matrix: %lld x %lld x %lld, FOV %g x %g x %g mm\n", (long long)h->matrix[0],
               (long long)h->matrix[1], (long long)h->matrix[2], h->fov_mm[0], h->fov_mm[1], h->fov_mm[2]);
@@ -2129,6 +2185,26 @@ typedef struct wpart {
     int slice;
     const lm_mrd_slice *geo;
 } wpart;
+
+/* Sample times as MRD holds them: t_j = (j - center_sample) * dwell. Set
+ * only when the readout's times are of that form (else the file has none). */
+static void set_dwell(ISMRMRD_AcquisitionHeader *hd, const float *t, int64_t ns)
+{
+    if (ns < 2)
+        return;
+    const double dt = (double)t[1] - (double)t[0];
+    if (!(dt > 0) || !isfinite(dt))
+        return;
+    const double c = -(double)t[0] / dt;
+    const double ci = nearbyint(c);
+    if (fabs(c - ci) > 1e-3 || ci < 0 || ci > 65535)
+        return;
+    for (int64_t j = 0; j < ns; j++)
+        if (fabs((double)t[j] - ((double)j - ci) * dt) > 1e-3 * dt)
+            return;
+    hd->sample_time_us = (float)(dt * 1e6);
+    hd->center_sample = (uint16_t)ci;
+}
 
 /* Samples per acquisition of a part. */
 static int64_t part_per(const lm_traj *t)
@@ -2304,6 +2380,8 @@ static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *
             set_mask(hd, nc);
             hd->trajectory_dimensions = (uint16_t)t->ndim;
             hd->center_sample = 0;
+            if (t->t)
+                set_dwell(hd, t->t + s0, ns);
             hd->scan_counter = counter++;
             hd->idx.kspace_encode_step_1 = (uint16_t)(j > 65535 ? 65535 : j);
             hd->idx.slice = (uint16_t)parts[p].slice;

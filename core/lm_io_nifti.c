@@ -119,21 +119,21 @@ lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t fram
 
     size_t count = (size_t)lm_volume_count(v) * (size_t)frames;
     float *mag = NULL;
-    if (!as_complex) {
+    if (as_complex <= 0) {
         mag = lm_alloc(count, sizeof(float), err, path);
         if (!mag)
             return err ? err->code : LM_ERR_NOMEM;
         for (size_t i = 0; i < count; i++)
-            mag[i] = cabsf(data[i]);
+            mag[i] = as_complex == LM_NIFTI_REAL ? crealf(data[i]) : cabsf(data[i]);
     }
     int dims[8] = {frames > 1 ? 4 : 3, (int)v->dims[0], (int)v->dims[1], (int)v->dims[2], (int)frames, 1, 1, 1};
-    nifti_image *nim = nifti_make_new_nim(dims, as_complex ? NIFTI_TYPE_COMPLEX64 : NIFTI_TYPE_FLOAT32, 0);
+    nifti_image *nim = nifti_make_new_nim(dims, as_complex > 0 ? NIFTI_TYPE_COMPLEX64 : NIFTI_TYPE_FLOAT32, 0);
     if (!nim) {
         free(mag);
         return lm_fail(err, LM_ERR_NOMEM, "%s: libniftiio cannot make an image header", path);
     }
     /* Borrowed: detached again before nifti_image_free. */
-    nim->data = as_complex ? (void *)data : (void *)mag;
+    nim->data = as_complex > 0 ? (void *)data : (void *)mag;
 
     nim->dx = nim->pixdim[1] = (float)v->voxel_mm[0];
     nim->dy = nim->pixdim[2] = (float)v->voxel_mm[1];
@@ -142,7 +142,7 @@ lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t fram
     nim->time_units = NIFTI_UNITS_UNKNOWN;
     nim->scl_slope = 1.0f;
     nim->scl_inter = 0.0f;
-    snprintf(nim->descrip, sizeof nim->descrip, "Larmor %s", as_complex ? "complex" : "magnitude");
+    snprintf(nim->descrip, sizeof nim->descrip, "Larmor %s", as_complex > 0 ? "complex" : as_complex ? "real" : "magnitude");
 
     mat44 s;
     memset(&s, 0, sizeof s);

@@ -84,10 +84,22 @@ static uint64_t get_u64(const unsigned char *b)
 
 uint64_t lm_qcache_key(const lm_geom *g, const lm_traj *t, const char *cls)
 {
+    return lm_qcache_key_sets(g, t, cls, 0, 1);
+}
+
+uint64_t lm_qcache_key_sets(const lm_geom *g, const lm_traj *t, const char *cls, uint64_t extra, int64_t nsets)
+{
     unsigned char b[8];
     uint64_t h = fnv_bytes(fnv_offset, "larmor-q-1", 10);
     if (cls && cls[0])
         h = fnv_bytes(h, cls, strlen(cls) + 1);
+    if (extra || nsets != 1) { /* time segments: Q_ll' depends on b_l(t_m) too */
+        put_u64(b, extra);
+        h = fnv_bytes(h, "segments", 8);
+        h = fnv_bytes(h, b, 8);
+        put_u64(b, (uint64_t)nsets);
+        h = fnv_bytes(h, b, 8);
+    }
     for (int a = 0; a < 3; a++) {
         put_u64(b, (uint64_t)g->n[a]);
         h = fnv_bytes(h, b, 8);
@@ -189,10 +201,12 @@ static void fill_header(unsigned char *h, const lm_geom *g, const lm_traj *t, ui
     put_u64(h + 80, fnv_bytes(fnv_offset, h, 80));
 }
 
-static lm_code check_args(const lm_geom *g, const lm_traj *t, lm_error *err)
+static lm_code check_args(const lm_geom *g, const lm_traj *t, int64_t nsets, lm_error *err)
 {
     if (!g || !t || !t->k || t->m <= 0)
         return lm_fail(err, LM_ERR_INVALID, "Q cache: missing geometry or trajectory");
+    if (nsets < 1 || nsets > 65536)
+        return lm_fail(err, LM_ERR_INVALID, "Q cache: %lld blocks is out of range", (long long)nsets);
     for (int a = 0; a < 3; a++)
         if (g->n[a] <= 0 || g->n[a] > 4096)
             return lm_fail(err, LM_ERR_INVALID, "Q cache: matrix out of range");
@@ -201,12 +215,18 @@ static lm_code check_args(const lm_geom *g, const lm_traj *t, lm_error *err)
 
 lm_code lm_qcache_load(const lm_geom *g, const lm_traj *t, const char *cls, lm_cfloat **q, lm_error *err)
 {
+    return lm_qcache_load_sets(g, t, cls, 0, 1, q, err);
+}
+
+lm_code lm_qcache_load_sets(const lm_geom *g, const lm_traj *t, const char *cls, uint64_t extra, int64_t nsets,
+                            lm_cfloat **q, lm_error *err)
+{
     *q = NULL;
-    lm_code rc = check_args(g, t, err);
+    lm_code rc = check_args(g, t, nsets, err);
     if (rc != LM_OK)
         return rc;
-    const uint64_t key = lm_qcache_key(g, t, cls);
-    const int64_t count = lm_q_count(g->n);
+    const uint64_t key = lm_qcache_key_sets(g, t, cls, extra, nsets);
+    const int64_t count = lm_q_count(g->n) * nsets;
     char *path = NULL;
     rc = entry_path(g, key, &path, err);
     if (rc != LM_OK)
@@ -263,13 +283,19 @@ lm_code lm_qcache_load(const lm_geom *g, const lm_traj *t, const char *cls, lm_c
 lm_code lm_qcache_store(const lm_geom *g, const lm_traj *t, const char *cls, const lm_cfloat *q,
                          lm_error *err)
 {
-    lm_code rc = check_args(g, t, err);
+    return lm_qcache_store_sets(g, t, cls, 0, 1, q, err);
+}
+
+lm_code lm_qcache_store_sets(const lm_geom *g, const lm_traj *t, const char *cls, uint64_t extra, int64_t nsets,
+                             const lm_cfloat *q, lm_error *err)
+{
+    lm_code rc = check_args(g, t, nsets, err);
     if (rc != LM_OK)
         return rc;
     if (!q)
         return lm_fail(err, LM_ERR_INVALID, "Q cache: nothing to store");
-    const uint64_t key = lm_qcache_key(g, t, cls);
-    const int64_t count = lm_q_count(g->n);
+    const uint64_t key = lm_qcache_key_sets(g, t, cls, extra, nsets);
+    const int64_t count = lm_q_count(g->n) * nsets;
     char *path = NULL;
     rc = entry_path(g, key, &path, err);
     if (rc != LM_OK)

@@ -20,5 +20,13 @@ uint64_t lm_qcache_key(const lm_geom *g, const lm_traj *t, const char *cls);
 lm_code lm_qcache_load(const lm_geom *g, const lm_traj *t, const char *cls, lm_cfloat **q, lm_error *err);
 lm_code lm_qcache_store(const lm_geom *g, const lm_traj *t, const char *cls, const lm_cfloat *q,
                          lm_error *err);
+/* Time-segmented Q (nsets blocks Q_ll', lm_toeplitz_block.h): the key also
+ * takes extra (a hash of the segmentation: centres, interpolators b_l(t_m),
+ * hence the sample times) and nsets; the entry holds nsets x lm_q_count. */
+uint64_t lm_qcache_key_sets(const lm_geom *g, const lm_traj *t, const char *cls, uint64_t extra, int64_t nsets);
+lm_code lm_qcache_load_sets(const lm_geom *g, const lm_traj *t, const char *cls, uint64_t extra, int64_t nsets,
+                            lm_cfloat **q, lm_error *err);
+lm_code lm_qcache_store_sets(const lm_geom *g, const lm_traj *t, const char *cls, uint64_t extra, int64_t nsets,
+                             const lm_cfloat *q, lm_error *err);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "larmor-ortho-view.h"
 #include "larmor-plot.h"
+#include "larmor-profile.h"
 #include "larmor-roi.h"
 #include "larmor-util.h"
 
@@ -11,6 +12,7 @@ typedef struct {
     LarmorVolume *volume;
     LarmorVolume *diff;        /* volume - truth, or NULL */
     LarmorRun *run;            /* NULL for the truth */
+    gboolean resampled;        /* volume is the run's image resampled onto the first panel's grid */
     LarmorViewState *state;    /* the shared one, or its own when unlinked */
     LarmorSliceView *view, *diff_view;
 } Panel;
@@ -36,6 +38,11 @@ struct _LarmorCompareView {
     GtkWidget *roi_box, *roi_export_button;
     GtkLabel *roi_title;
     GtkGrid *roi_grid;
+    GtkWidget *roi_noise_button, *roi_noise_clear_button;
+    GtkToggleButton *line_toggle;
+    GtkWidget *profile_box, *profile_export_button;
+    GtkLabel *profile_title;
+    LarmorPlot *profile_plot;
 
     LarmorViewState *state;
     /* The ROI table: one row per panel (truth first), as last filled. */
@@ -43,6 +50,15 @@ struct _LarmorCompareView {
     LarmorRoiStats roi_stats[LARMOR_COMPARE_MAX_RUNS + 1];
     char *roi_names[LARMOR_COMPARE_MAX_RUNS + 1];
     int roi_rows;
+    /* The noise region (SNR) and its statistics per row, when set. */
+    LarmorRoi noise_roi;
+    LarmorRoiStats noise_stats[LARMOR_COMPARE_MAX_RUNS + 1];
+    /* The line profile: one row per panel, as last filled. */
+    LarmorLine line;
+    int profile_n, profile_rows;
+    double *profile_dist;
+    double *profile_values[LARMOR_COMPARE_MAX_RUNS + 1];
+    char *profile_names[LARMOR_COMPARE_MAX_RUNS + 1];
     LarmorVolume *truth;
     GPtrArray *runs;
     Panel panels[LARMOR_COMPARE_MAX_RUNS + 1];
@@ -244,6 +260,11 @@ static void copy_state(LarmorViewState *from, LarmorViewState *to)
     LarmorRoi roi;
     larmor_view_state_get_roi(from, &roi);
     larmor_view_state_set_roi(to, &roi);
+    larmor_view_state_get_noise_roi(from, &roi);
+    larmor_view_state_set_noise_roi(to, &roi);
+    LarmorLine line;
+    larmor_view_state_get_line(from, &line);
+    larmor_view_state_set_line(to, &line);
     larmor_view_state_set_roi_tool(to, larmor_view_state_get_roi_tool(from));
 }
 
@@ -272,7 +293,8 @@ static void clear_roi_rows(LarmorCompareView *self)
     self->roi_rows = 0;
 }
 
-/* The same ROI (voxel indices on the same grid) over every panel's image. */
+/* The same ROI (voxel indices on the same grid) over every panel's image;
+ * with a noise ROI, each image's noise SD and SNR. */
 static void fill_roi(LarmorCompareView *self)
 {
     GtkWidget *child;
@@ -280,36 +302,62 @@ static void fill_roi(LarmorCompareView *self)
         gtk_grid_remove(self->roi_grid, child);
     clear_roi_rows(self);
     larmor_view_state_get_roi(self->state, &self->roi);
-    if (self->roi.shape == LARMOR_ROI_NONE || self->n_panels == 0) {
+    larmor_view_state_get_noise_roi(self->state, &self->noise_roi);
+    gboolean noise = self->noise_roi.shape != LARMOR_ROI_NONE;
+    gtk_widget_set_visible(self->roi_noise_clear_button, noise);
+    gtk_widget_set_sensitive(self->roi_noise_button, self->roi.shape != LARMOR_ROI_NONE);
+    gtk_widget_set_sensitive(self->roi_export_button, self->roi.shape != LARMOR_ROI_NONE);
+    if ((self->roi.shape == LARMOR_ROI_NONE && !noise) || self->n_panels == 0) {
         gtk_widget_set_visible(self->roi_box, FALSE);
         return;
     }
-    char *d = larmor_roi_describe(&self->roi);
-    char *t = g_strdup_printf("ROI: %s", d);
-    gtk_label_set_text(self->roi_title, t);
-    g_free(t);
-    g_free(d);
-    static const char *heads[] = { "Image", "Voxels", "Area mm²", "Mean", "SD", "Min", "Max" };
-    for (int c = 0; c < (int)G_N_ELEMENTS(heads); c++)
+    GString *t = g_string_new(NULL);
+    if (self->roi.shape != LARMOR_ROI_NONE) {
+        char *d = larmor_roi_describe(&self->roi);
+        g_string_append_printf(t, "ROI: %s", d);
+        g_free(d);
+    } else
+        g_string_append(t, "Draw the signal ROI for SNR");
+    if (noise) {
+        char *d = larmor_roi_describe(&self->noise_roi);
+        g_string_append_printf(t, "\nNoise ROI: %s", d);
+        g_free(d);
+    }
+    gtk_label_set_text(self->roi_title, t->str);
+    g_string_free(t, TRUE);
+    gtk_widget_set_visible(self->roi_box, TRUE);
+    if (self->roi.shape == LARMOR_ROI_NONE)
+        return;
+    static const char *heads[] = { "Image", "Voxels", "Area mm²", "Mean", "SD", "Min", "Max", "Noise SD", "SNR" };
+    const int ncol = noise ? 9 : 7;
+    for (int c = 0; c < ncol; c++)
         roi_cell(self, 0, c, heads[c], c > 0, TRUE);
+    if (noise)
+        gtk_widget_set_tooltip_text(gtk_grid_get_child_at(self->roi_grid, 8, 0),
+                                    "mean(ROI) / σ with σ = SD(noise ROI) / 0.655: background noise of a magnitude "
+                                    "image is Rayleigh distributed");
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
         LarmorRoiStats *st = &self->roi_stats[i];
         larmor_roi_stats(&self->roi, larmor_volume_get_data(p->volume), st);
+        if (noise)
+            larmor_roi_stats(&self->noise_roi, larmor_volume_get_data(p->volume), &self->noise_stats[i]);
         self->roi_names[i] = p->run ? g_strdup(larmor_run_get_label(p->run)) : g_strdup("truth");
         self->roi_rows = i + 1;
-        char *cells[7] = {
+        char *cells[9] = {
             g_strdup(self->roi_names[i]), g_strdup_printf("%lld", (long long)st->count),
             larmor_format_number("%.4g", st->area_mm2), larmor_format_number("%.5g", st->mean),
             larmor_format_number("%.4g", st->sd), larmor_format_number("%.5g", st->min),
             larmor_format_number("%.5g", st->max),
+            noise ? larmor_format_number("%.4g", self->noise_stats[i].sd) : NULL,
+            noise ? larmor_format_number("%.1f", larmor_roi_snr(st, &self->noise_stats[i])) : NULL,
         };
-        for (int c = 0; c < 7; c++) {
-            roi_cell(self, i + 1, c, cells[c], c > 0, FALSE);
+        for (int c = 0; c < 9; c++) {
+            if (c < ncol)
+                roi_cell(self, i + 1, c, cells[c], c > 0, FALSE);
             g_free(cells[c]);
         }
     }
-    gtk_widget_set_visible(self->roi_box, TRUE);
 }
 
 /* A ROI drawn in any panel (linked or not) is the ROI of every panel. */
@@ -318,11 +366,175 @@ static void on_roi_changed(LarmorViewState *state, LarmorCompareView *self)
     LarmorRoi roi;
     larmor_view_state_get_roi(state, &roi);
     larmor_view_state_set_roi(self->state, &roi);
+    LarmorRoi noise;
+    larmor_view_state_get_noise_roi(self->state, &noise);
     for (int i = 0; i < self->n_panels; i++)
-        if (self->panels[i].state)
+        if (self->panels[i].state) {
             larmor_view_state_set_roi(self->panels[i].state, &roi);
+            larmor_view_state_set_noise_roi(self->panels[i].state, &noise);
+        }
     if (state == self->state)
         fill_roi(self);
+}
+
+gboolean larmor_compare_view_use_roi_as_noise(LarmorCompareView *self)
+{
+    LarmorRoi roi;
+    larmor_view_state_get_roi(self->state, &roi);
+    if (roi.shape == LARMOR_ROI_NONE)
+        return FALSE;
+    /* The region becomes the noise region; the next one drawn is the signal. */
+    larmor_view_state_set_noise_roi(self->state, &roi);
+    larmor_view_state_clear_roi(self->state);
+    return TRUE;
+}
+
+double larmor_compare_view_get_roi_snr(LarmorCompareView *self, int row, double *noise_sd)
+{
+    gboolean ok = row >= 0 && row < self->roi_rows && self->noise_roi.shape != LARMOR_ROI_NONE;
+    if (noise_sd)
+        *noise_sd = ok ? self->noise_stats[row].sd : NAN;
+    return ok ? larmor_roi_snr(&self->roi_stats[row], &self->noise_stats[row]) : NAN;
+}
+
+static void on_noise(GtkButton *b, LarmorCompareView *self)
+{
+    larmor_compare_view_use_roi_as_noise(self);
+}
+
+static void on_noise_clear(GtkButton *b, LarmorCompareView *self)
+{
+    const LarmorRoi none = { .shape = LARMOR_ROI_NONE };
+    larmor_view_state_set_noise_roi(self->state, &none);
+}
+
+/* --- line profile ------------------------------------------------------ */
+
+static void clear_profile(LarmorCompareView *self)
+{
+    for (int i = 0; i < self->profile_rows; i++) {
+        g_clear_pointer(&self->profile_values[i], g_free);
+        g_clear_pointer(&self->profile_names[i], g_free);
+    }
+    g_clear_pointer(&self->profile_dist, g_free);
+    self->profile_rows = self->profile_n = 0;
+}
+
+/* The magnitude along the line in every panel, plotted in the runs' colours. */
+static void fill_profile(LarmorCompareView *self)
+{
+    clear_profile(self);
+    larmor_plot_clear(self->profile_plot);
+    larmor_view_state_get_line(self->state, &self->line);
+    if (!self->line.set || self->n_panels == 0) {
+        gtk_widget_set_visible(self->profile_box, FALSE);
+        return;
+    }
+    const lm_volume *grid = larmor_volume_get_data(self->panels[0].volume);
+    int n = larmor_line_samples(&self->line);
+    self->profile_n = n;
+    self->profile_dist = g_new(double, n);
+    for (int i = 0; i < self->n_panels; i++) {
+        Panel *p = &self->panels[i];
+        double *values = g_new(double, n);
+        if (!larmor_line_profile(&self->line, larmor_volume_get_data(p->volume), n, self->profile_dist, values)) {
+            g_free(values);
+            continue;
+        }
+        int k = self->profile_rows++;
+        self->profile_values[k] = values;
+        self->profile_names[k] = p->run ? g_strdup(larmor_run_get_label(p->run)) : g_strdup("truth");
+        char *label = p->run ? g_strdup_printf("#%d", larmor_run_get_index(p->run)) : g_strdup("truth");
+        larmor_plot_add_series(self->profile_plot, label, self->profile_dist, values, n, LARMOR_PLOT_LINES,
+                               p->run ? larmor_run_get_index(p->run) - 1 : -1);
+        g_free(label);
+    }
+    char *d = larmor_line_describe(&self->line, grid);
+    gtk_label_set_text(self->profile_title, d);
+    g_free(d);
+    larmor_plot_set_axes(self->profile_plot, "distance (mm)", FALSE, "|ρ|", FALSE);
+    gtk_widget_set_visible(self->profile_box, TRUE);
+}
+
+static void on_line_changed(LarmorViewState *state, LarmorCompareView *self)
+{
+    LarmorLine line;
+    larmor_view_state_get_line(state, &line);
+    larmor_view_state_set_line(self->state, &line);
+    for (int i = 0; i < self->n_panels; i++)
+        if (self->panels[i].state)
+            larmor_view_state_set_line(self->panels[i].state, &line);
+    if (state == self->state)
+        fill_profile(self);
+}
+
+int larmor_compare_view_get_profile(LarmorCompareView *self, int row, const double **dist_mm,
+                                    const double **values, const char **name)
+{
+    if (row < 0 || row >= self->profile_rows)
+        return 0;
+    if (dist_mm)
+        *dist_mm = self->profile_dist;
+    if (values)
+        *values = self->profile_values[row];
+    if (name)
+        *name = self->profile_names[row];
+    return self->profile_n;
+}
+
+int larmor_compare_view_get_profile_rows(LarmorCompareView *self)
+{
+    return self->profile_rows;
+}
+
+LarmorPlot *larmor_compare_view_get_profile_plot(LarmorCompareView *self)
+{
+    return self->profile_plot;
+}
+
+gboolean larmor_compare_view_write_profile_csv(LarmorCompareView *self, const char *path, GError **error)
+{
+    if (self->profile_rows == 0) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s: no line drawn", path);
+        return FALSE;
+    }
+    char *csv = larmor_profile_to_csv(&self->line, larmor_volume_get_data(self->panels[0].volume),
+                                      (const char *const *)self->profile_names,
+                                      (const double *const *)self->profile_values, self->profile_rows, self->profile_n);
+    /* g_file_set_contents: temporary file, fsync, rename (atomic). */
+    gboolean ok = g_file_set_contents(path, csv, -1, error);
+    g_free(csv);
+    return ok;
+}
+
+static void on_profile_export_response(GtkNativeDialog *dialog, int response, LarmorCompareView *self)
+{
+    if (response == GTK_RESPONSE_ACCEPT) {
+        GFile *f = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
+        char *path = f ? g_file_get_path(f) : NULL;
+        GError *error = NULL;
+        if (path && !larmor_compare_view_write_profile_csv(self, path, &error)) {
+            larmor_label_set_text(self->status_label, error->message);
+            g_error_free(error);
+        } else if (path) {
+            char *t = g_strdup_printf("Line profile written to %s", path);
+            larmor_label_set_text(self->status_label, t);
+            g_free(t);
+        }
+        g_free(path);
+        g_clear_object(&f);
+    }
+    g_object_unref(dialog);
+}
+
+static void on_profile_export(GtkButton *b, LarmorCompareView *self)
+{
+    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
+    GtkFileChooserNative *d = gtk_file_chooser_native_new("Export line profile", GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+                                                          GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), "profile.csv");
+    g_signal_connect(d, "response", G_CALLBACK(on_profile_export_response), self);
+    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }
 
 static void on_roi_tool(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
@@ -338,7 +550,8 @@ gboolean larmor_compare_view_write_roi_csv(LarmorCompareView *self, const char *
         g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s: no region of interest drawn", path);
         return FALSE;
     }
-    char *csv = larmor_roi_to_csv(&self->roi, (const char *const *)self->roi_names, self->roi_stats, self->roi_rows);
+    char *csv = larmor_roi_to_csv(&self->roi, (const char *const *)self->roi_names, self->roi_stats,
+                                  self->noise_roi.shape != LARMOR_ROI_NONE ? self->noise_stats : NULL, self->roi_rows);
     /* g_file_set_contents: temporary file, fsync, rename (atomic). */
     gboolean ok = g_file_set_contents(path, csv, -1, error);
     g_free(csv);
@@ -402,8 +615,10 @@ static void apply_link(LarmorCompareView *self)
             s = larmor_view_state_new();
             copy_state(self->state, s);
         }
-        if (s != self->state)
+        if (s != self->state) {
             g_signal_connect(s, "roi-changed", G_CALLBACK(on_roi_changed), self);
+            g_signal_connect(s, "line-changed", G_CALLBACK(on_line_changed), self);
+        }
         g_set_object(&p->state, s);
         g_object_unref(s);
         larmor_slice_view_set_state(p->view, p->state);
@@ -427,6 +642,7 @@ static void clear_panels(LarmorCompareView *self)
         g_clear_object(&p->volume);
         g_clear_object(&p->diff);
         g_clear_object(&p->run);
+        p->resampled = FALSE;
         if (p->state && p->state != self->state)
             g_signal_handlers_disconnect_by_data(p->state, self);
         g_clear_object(&p->state);
@@ -459,12 +675,17 @@ static GtkWidget *make_header(LarmorCompareView *self, Panel *p)
         gtk_label_set_markup(GTK_LABEL(title), t);
         g_free(t);
         gtk_widget_set_tooltip_text(title, larmor_run_get_label(p->run));
-        if (larmor_run_has_metrics(p->run)) {
-            char *s = g_strdup_printf("%.2f dB · %.2f %%", larmor_run_get_psnr(p->run),
-                                      larmor_run_get_percent_error(p->run));
-            gtk_label_set_text(GTK_LABEL(sub), s);
-            g_free(s);
+        GString *s = g_string_new(NULL);
+        if (larmor_run_has_metrics(p->run))
+            g_string_append_printf(s, "%.2f dB · %.2f %%", larmor_run_get_psnr(p->run),
+                                   larmor_run_get_percent_error(p->run));
+        if (p->resampled) {
+            const lm_volume *v = larmor_volume_get_data(larmor_run_get_image(p->run));
+            g_string_append_printf(s, "%sresampled from %lld×%lld×%lld", s->len ? " · " : "", (long long)v->dims[0],
+                                   (long long)v->dims[1], (long long)v->dims[2]);
         }
+        gtk_label_set_text(GTK_LABEL(sub), s->str);
+        g_string_free(s, TRUE);
     } else {
         gtk_label_set_markup(GTK_LABEL(swatch), "<span foreground=\"#e8e8e8\">■</span>");
         gtk_label_set_markup(GTK_LABEL(title), "<b>Truth</b>");
@@ -604,16 +825,26 @@ static void rebuild(LarmorCompareView *self)
     if (self->truth) {
         self->panels[self->n_panels++].volume = g_object_ref(self->truth);
     }
+    /* Every panel on one grid, the truth's (else the first run's): runs at
+     * another matrix, FOV or position are resampled through the affines,
+     * so the same voxel is the same place in the scanner in every panel. */
+    LarmorVolume *ref = self->truth;
     for (guint r = 0; r < self->runs->len && self->n_panels <= LARMOR_COMPARE_MAX_RUNS; r++) {
         LarmorRun *run = self->runs->pdata[r];
         LarmorVolume *img = larmor_run_get_image(run);
         if (!img)
             continue;
+        if (!ref)
+            ref = img;
+        LarmorVolume *aligned = larmor_volume_aligned_to(img, ref);
+        if (!aligned)
+            continue;
         Panel *p = &self->panels[self->n_panels++];
-        p->volume = g_object_ref(img);
+        p->volume = aligned;
+        p->resampled = aligned != img;
         p->run = g_object_ref(run);
         if (self->truth)
-            p->diff = larmor_volume_new_difference(img, self->truth, "difference");
+            p->diff = larmor_volume_new_difference(p->volume, self->truth, "difference");
     }
     gboolean diffs = gtk_toggle_button_get_active(self->diff_toggle) && self->truth;
     gtk_widget_set_sensitive(GTK_WIDGET(self->diff_toggle), self->truth != NULL);
@@ -673,6 +904,7 @@ static void rebuild(LarmorCompareView *self)
     gtk_stack_set_visible_child_name(self->panels_stack, self->n_panels ? "panels" : "empty");
     fill_metrics(self);
     fill_roi(self);
+    fill_profile(self);
     fill_plot(self);
     sync_slider(self);
     int64_t ijk[3];
@@ -711,6 +943,32 @@ void larmor_compare_view_set_differences(LarmorCompareView *self, gboolean show)
     gtk_toggle_button_set_active(self->diff_toggle, show);
 }
 
+gboolean larmor_compare_view_get_differences(LarmorCompareView *self)
+{
+    return gtk_toggle_button_get_active(self->diff_toggle);
+}
+
+LarmorOrientation larmor_compare_view_get_orientation(LarmorCompareView *self)
+{
+    return self->orientation;
+}
+
+void larmor_compare_view_set_orientation(LarmorCompareView *self, LarmorOrientation o)
+{
+    if ((guint)o < 3)
+        gtk_drop_down_set_selected(self->orient_dropdown, o);
+}
+
+gboolean larmor_compare_view_get_linked(LarmorCompareView *self)
+{
+    return gtk_toggle_button_get_active(self->link_toggle);
+}
+
+void larmor_compare_view_set_linked(LarmorCompareView *self, gboolean linked)
+{
+    gtk_toggle_button_set_active(self->link_toggle, linked);
+}
+
 LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self)
 {
     return self->state;
@@ -719,6 +977,18 @@ LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self)
 LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i)
 {
     return i >= 0 && i < self->n_panels ? self->panels[i].view : NULL;
+}
+
+LarmorVolume *larmor_compare_view_get_volume(LarmorCompareView *self, int i, LarmorVolume **difference)
+{
+    if (i < 0 || i >= self->n_panels) {
+        if (difference)
+            *difference = NULL;
+        return NULL;
+    }
+    if (difference)
+        *difference = self->panels[i].diff;
+    return self->panels[i].volume;
 }
 
 const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column)
@@ -758,6 +1028,7 @@ static void larmor_compare_view_dispose(GObject *object)
     g_clear_pointer(&self->runs, g_ptr_array_unref);
     g_clear_pointer(&self->cells, g_hash_table_unref);
     clear_roi_rows(self);
+    clear_profile(self);
     G_OBJECT_CLASS(larmor_compare_view_parent_class)->dispose(object);
 }
 
@@ -790,6 +1061,13 @@ static void larmor_compare_view_class_init(LarmorCompareViewClass *klass)
     CHILD(roi_title);
     CHILD(roi_grid);
     CHILD(roi_export_button);
+    CHILD(roi_noise_button);
+    CHILD(roi_noise_clear_button);
+    CHILD(line_toggle);
+    CHILD(profile_box);
+    CHILD(profile_title);
+    CHILD(profile_plot);
+    CHILD(profile_export_button);
 #undef CHILD
     gtk_widget_class_add_binding(wc, GDK_KEY_d, 0, key_diff, NULL);
 }
@@ -826,5 +1104,11 @@ static void larmor_compare_view_init(LarmorCompareView *self)
     g_signal_connect(self->state, "notify::roi-tool", G_CALLBACK(on_roi_tool), self);
     larmor_bind_roi_tool(G_OBJECT(self->state), self->roi_rect_toggle, self->roi_ellipse_toggle);
     g_signal_connect(self->roi_export_button, "clicked", G_CALLBACK(on_roi_export), self);
+    g_signal_connect(self->roi_noise_button, "clicked", G_CALLBACK(on_noise), self);
+    g_signal_connect(self->roi_noise_clear_button, "clicked", G_CALLBACK(on_noise_clear), self);
+    g_signal_connect(self->state, "line-changed", G_CALLBACK(on_line_changed), self);
+    larmor_bind_line_tool(G_OBJECT(self->state), self->line_toggle);
+    g_signal_connect(self->profile_export_button, "clicked", G_CALLBACK(on_profile_export), self);
+    larmor_plot_set_placeholder(self->profile_plot, "Draw a line");
     rebuild(self);
 }

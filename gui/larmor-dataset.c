@@ -25,6 +25,8 @@ struct _LarmorDataset {
     char *maps_note;
     char *origin;              /* what the data are, from the spec (see key) */
     char *key;                 /* origin and grid: equal keys, same data on the same grid */
+    LarmorDatasetSpec *spec;
+    gboolean k_rescaled;       /* files: another FOV than the file's rescaled k (other data) */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -54,6 +56,7 @@ static void larmor_dataset_finalize(GObject *object)
     LarmorDataset *self = LARMOR_DATASET(object);
     g_free(self->name);
     g_free(self->source);
+    larmor_dataset_spec_free(self->spec);
     lm_traj_free(self->traj);
     lm_kdata_free(self->kdata);
     lm_kdata_free(self->noise);
@@ -284,6 +287,22 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         }
         matrix_from_traj(self->traj, &self->geom);
     }
+    /* The user's matrix and FOV instead of the file's. k is in cycles per
+     * FOV: another FOV rescales it (a larger FOV covers more, coarser). */
+    if (spec->grid[0] > 0 && self->traj) {
+        for (int a = 0; a < 3; a++) {
+            self->geom.n[a] = MAX(spec->grid[a], 1);
+            double fov = spec->fov_mm[a];
+            if (fov > 0 && self->geom.fov_mm[a] > 0 && fov != self->geom.fov_mm[a] && a < self->traj->ndim) {
+                const float scale = (float)(fov / self->geom.fov_mm[a]);
+                for (int64_t i = 0; i < self->traj->m; i++)
+                    self->traj->k[3 * i + a] *= scale;
+                self->k_rescaled = TRUE;
+            }
+            if (fov > 0)
+                self->geom.fov_mm[a] = fov;
+        }
+    }
     if (!self->traj || !self->kdata || lm_geom_check(&self->geom, self->traj, &err)) {
         if (!self->traj || !self->kdata)
             lm_fail(&err, LM_ERR_FORMAT, "%s: holds no trajectory or no k-space data", tpath);
@@ -342,6 +361,7 @@ static char *spec_origin(const LarmorDatasetSpec *spec)
         g_string_assign(s, "files");
         append_file_id(s, a);
         append_file_id(s, b);
+
         break;
     }
     }
@@ -358,6 +378,15 @@ LarmorDataset *larmor_dataset_new_from_spec(const LarmorDatasetSpec *spec, GErro
     }
     if (self) {
         self->origin = spec_origin(spec);
+        /* Another FOV rescales k: other data. (Another matrix is only
+         * another grid of the same data: see the key.) */
+        if (self->k_rescaled) {
+            char *o = g_strdup_printf("%s|fov:%.6gx%.6gx%.6g", self->origin, self->geom.fov_mm[0], self->geom.fov_mm[1],
+                                      self->geom.fov_mm[2]);
+            g_free(self->origin);
+            self->origin = o;
+        }
+        self->spec = larmor_dataset_spec_copy(spec);
         update_key(self);
     }
     return self;
@@ -396,6 +425,11 @@ LarmorDataset *larmor_dataset_load_finish(GAsyncResult *result, GError **error)
 const char *larmor_dataset_get_name(LarmorDataset *self)
 {
     return self->name;
+}
+
+const LarmorDatasetSpec *larmor_dataset_get_spec(LarmorDataset *self)
+{
+    return self->spec;
 }
 
 const char *larmor_dataset_get_source(LarmorDataset *self)

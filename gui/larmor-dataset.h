@@ -34,6 +34,8 @@ typedef struct {
                                   more: lm_coils_synth maps, kept with the data) */
     char *traj_path, *kdata_path;
     char *sens_path;           /* files: coil maps; NULL looks for sens.cfl beside the k-space */
+    int64_t grid[3];           /* files: reconstruction matrix instead of the file's (0: the file's) */
+    double fov_mm[3];          /* with grid: its field of view (<= 0: the file's) */
 } LarmorDatasetSpec;
 
 LarmorDatasetSpec *larmor_dataset_spec_copy(const LarmorDatasetSpec *spec);
@@ -49,6 +51,8 @@ void larmor_dataset_load_async(const LarmorDatasetSpec *spec, GCancellable *canc
 LarmorDataset *larmor_dataset_load_finish(GAsyncResult *result, GError **error);
 
 const char *larmor_dataset_get_name(LarmorDataset *self);
+/* The spec the data were made from (sessions remember it). */
+const LarmorDatasetSpec *larmor_dataset_get_spec(LarmorDataset *self);
 /* Identity of the data and their grid: the same benchmark problem, phantom
  * parameters or files (path, size, time) on the same matrix give the same
  * key, so runs can tell whether they belong to the data loaded now. A truth

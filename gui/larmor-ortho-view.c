@@ -20,6 +20,7 @@ struct _LarmorOrthoView {
     LarmorTrajPlot *traj_plot;
     GtkLabel *traj_caption;
     GtkLabel *status_label;
+    GtkToggleButton *line_toggle;
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
 
     LarmorViewState *state;
@@ -141,6 +142,35 @@ static void restore_window(LarmorOrthoView *self)
     gtk_adjustment_set_step_increment(self->level_adjustment, w->window / 100);
     gtk_adjustment_set_page_increment(self->level_adjustment, w->window / 10);
     larmor_view_state_set_window_level(self->state, w->window, w->level);
+}
+
+gboolean larmor_ortho_view_get_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
+                                            double *window, double *level)
+{
+    if (volume && volume == self->volume && mode == larmor_view_state_get_mode(self->state)) {
+        *window = larmor_view_state_get_window(self->state);
+        *level = larmor_view_state_get_level(self->state);
+        return TRUE;
+    }
+    SavedWindow *w = volume ? g_object_get_data(G_OBJECT(volume), saved_key(mode)) : NULL;
+    if (w) {
+        *window = w->window;
+        *level = w->level;
+    }
+    return w != NULL;
+}
+
+void larmor_ortho_view_set_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
+                                        double window, double level)
+{
+    if (!volume || !(window > 0) || !isfinite(level))
+        return;
+    SavedWindow *w = g_new(SavedWindow, 1);
+    w->window = window;
+    w->level = level;
+    g_object_set_data_full(G_OBJECT(volume), saved_key(mode), w, g_free);
+    if (volume == self->volume && mode == larmor_view_state_get_mode(self->state))
+        restore_window(self);
 }
 
 static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
@@ -286,6 +316,7 @@ static void larmor_ortho_view_class_init(LarmorOrthoViewClass *klass)
     CHILD(status_label);
     CHILD(roi_rect_toggle);
     CHILD(roi_ellipse_toggle);
+    CHILD(line_toggle);
 #undef CHILD
 }
 
@@ -323,6 +354,7 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
     g_object_bind_property(self->state, "colormap", self->cmap_dropdown, "selected",
                            G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
     larmor_bind_roi_tool(G_OBJECT(self->state), self->roi_rect_toggle, self->roi_ellipse_toggle);
+    larmor_bind_line_tool(G_OBJECT(self->state), self->line_toggle);
     g_signal_connect(self->mode_dropdown, "notify::selected", G_CALLBACK(on_mode), self);
     g_signal_connect(self->volume_dropdown, "notify::selected-item", G_CALLBACK(on_volume_selected), self);
     g_signal_connect(self->auto_button, "clicked", G_CALLBACK(on_auto), self);

@@ -33,6 +33,14 @@ GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self);
 void larmor_ortho_view_auto_window(LarmorOrthoView *self);
 void larmor_ortho_view_reset(LarmorOrthoView *self);
 
+/* The window/level an image has for a display mode: the live one when it
+ * is shown, else the one it was last shown with; FALSE when it has none
+ * yet (sessions keep them). Setting applies at once when it is shown. */
+gboolean larmor_ortho_view_get_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
+                                            double *window, double *level);
+void larmor_ortho_view_set_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
+                                        double window, double level);
+
 /* "x 16 y 16 z 16 · (0.0, 0.0, 0.0) mm · 0.7341 ∠ 2.1°" (shared with compare). */
 char *larmor_format_voxel(LarmorVolume *volume, const int64_t ijk[3]);
 

@@ -49,6 +49,15 @@ struct _LarmorReconPanel {
 
 G_DEFINE_FINAL_TYPE(LarmorReconPanel, larmor_recon_panel, GTK_TYPE_WIDGET)
 
+enum { SIGNAL_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* Settings that change what a run costs (the window's estimate). */
+static void emit_changed(LarmorReconPanel *self)
+{
+    g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+}
+
 /* --- variants ---------------------------------------------------------- */
 
 typedef struct {
@@ -554,6 +563,9 @@ static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
     CHILD(sweep_steps_spin);
     CHILD(sweep_button);
 #undef CHILD
+    /* Method, variant, iterations or coil settings changed. */
+    signals[SIGNAL_CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                           NULL, G_TYPE_NONE, 0);
 }
 
 static void larmor_recon_panel_init(LarmorReconPanel *self)
@@ -602,4 +614,10 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     larmor_recon_params_init(&p);
     larmor_recon_panel_set_params(self, &p);
     update_variant_description(self);
+    GObject *dropdowns[] = { G_OBJECT(self->method_dropdown), G_OBJECT(self->variant_dropdown),
+                             G_OBJECT(self->coils_dropdown), G_OBJECT(self->compress_dropdown) };
+    for (guint i = 0; i < G_N_ELEMENTS(dropdowns); i++)
+        g_signal_connect_swapped(dropdowns[i], "notify::selected", G_CALLBACK(emit_changed), self);
+    g_signal_connect_swapped(self->iters_spin, "value-changed", G_CALLBACK(emit_changed), self);
+    g_signal_connect_swapped(self->compress_spin, "value-changed", G_CALLBACK(emit_changed), self);
 }

@@ -5,7 +5,8 @@
  * Q" (one run without the Q cache); the coil sensitivity source (maps, estimated
  * maps or root-sum-of-squares), coil compression and prewhitening; the progress of the running task; the sweep range.
  * Buttons activate the window's actions (win.reconstruct, win.cancel,
- * win.sweep, win.open-reference). */
+ * win.sweep, win.open-reference). Signal "changed": method, variant,
+ * iterations or coil settings changed (what a run would cost). */
 #ifndef LARMOR_RECON_PANEL_H
 #define LARMOR_RECON_PANEL_H
 

@@ -119,10 +119,18 @@ static void csv_num(GString *s, double v)
         g_string_append(s, g_ascii_formatd(buf, sizeof buf, "%.9g", v));
 }
 
-char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const LarmorRoiStats *stats, int n)
+double larmor_roi_snr(const LarmorRoiStats *signal, const LarmorRoiStats *noise)
+{
+    if (!signal || !noise || signal->count < 1 || noise->count < 2 || !(noise->sd > 0))
+        return NAN;
+    return signal->mean / (noise->sd / LARMOR_RAYLEIGH_SD);
+}
+
+char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const LarmorRoiStats *stats,
+                        const LarmorRoiStats *noise, int n)
 {
     GString *s = g_string_new("image,shape,orientation,slice_axis,slice,u_axis,u0,u1,v_axis,v0,v1,"
-                              "voxels,area_mm2,mean,sd,min,max\n");
+                              "voxels,area_mm2,mean,sd,min,max,noise_sd,snr\n");
     int u, v, nn;
     larmor_orientation_axes(roi->orientation, &u, &v, &nn);
     for (int i = 0; i < n; i++) {
@@ -131,8 +139,9 @@ char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const La
                                larmor_orientation_name(roi->orientation), axis_name(nn), (long long)roi->slice,
                                axis_name(u), (long long)roi->u0, (long long)roi->u1, axis_name(v),
                                (long long)roi->v0, (long long)roi->v1, (long long)stats[i].count);
-        const double rest[] = { stats[i].area_mm2, stats[i].mean, stats[i].sd, stats[i].min, stats[i].max };
-        for (int k = 0; k < 5; k++) {
+        const double rest[] = { stats[i].area_mm2, stats[i].mean, stats[i].sd, stats[i].min, stats[i].max,
+                                noise ? noise[i].sd : NAN, noise ? larmor_roi_snr(&stats[i], &noise[i]) : NAN };
+        for (int k = 0; k < 7; k++) {
             if (k)
                 g_string_append_c(s, ',');
             csv_num(s, rest[k]);

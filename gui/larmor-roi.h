@@ -15,7 +15,8 @@
 
 G_BEGIN_DECLS
 
-typedef enum { LARMOR_ROI_NONE = 0, LARMOR_ROI_RECT, LARMOR_ROI_ELLIPSE } LarmorRoiShape;
+/* LARMOR_ROI_LINE is a drawing tool only (larmor-profile.h), never a ROI's shape. */
+typedef enum { LARMOR_ROI_NONE = 0, LARMOR_ROI_RECT, LARMOR_ROI_ELLIPSE, LARMOR_ROI_LINE } LarmorRoiShape;
 
 typedef struct {
     LarmorRoiShape shape;          /* NONE: no ROI */
@@ -43,11 +44,23 @@ gboolean larmor_roi_contains(const LarmorRoi *roi, int64_t u, int64_t v);
 /* Statistics of |vol| inside the ROI (the part within the volume). FALSE
  * with count 0 when there is no ROI or nothing of it lies in the volume. */
 gboolean larmor_roi_stats(const LarmorRoi *roi, const lm_volume *vol, LarmorRoiStats *st);
+/* SD of the magnitude of pure complex Gaussian noise (Rayleigh) relative
+ * to the noise SD of each of its real and imaginary parts: sqrt(2 - pi/2). */
+#define LARMOR_RAYLEIGH_SD 0.655
+
+/* SNR = mean(signal) / sigma, sigma = SD(noise) / 0.655: the noise ROI lies
+ * in the background of a magnitude image, where noise is Rayleigh
+ * distributed and its SD underestimates the Gaussian noise's (Kaufman et
+ * al., Radiology 1989; NEMA MS 1). NaN without both regions or with SD 0. */
+double larmor_roi_snr(const LarmorRoiStats *signal, const LarmorRoiStats *noise);
+
 /* "Rectangle, axial z 16: x 3–9, y 4–12". */
 char *larmor_roi_describe(const LarmorRoi *roi);
 /* One line per image: name, shape, orientation, slice, bounds, count,
- * area_mm2, mean, sd, min, max; with a header. */
-char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const LarmorRoiStats *stats, int n);
+ * area_mm2, mean, sd, min, max, noise_sd, snr; with a header. noise may be
+ * NULL (the last two columns empty). */
+char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const LarmorRoiStats *stats,
+                        const LarmorRoiStats *noise, int n);
 
 G_END_DECLS
 

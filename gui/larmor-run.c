@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "larmor-util.h"
 #include "lm_kernels.h"
 
 struct _LarmorRun {
@@ -402,4 +403,154 @@ void larmor_run_set_compare(LarmorRun *self, gboolean compare)
         return;
     self->compare = compare;
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_COMPARE]);
+}
+
+/* --- sessions ------------------------------------------------------------ */
+
+/* Doubles as %.17g (exact round trip, NaN as "nan"), not the locale's. */
+static void kf_set_double(GKeyFile *kf, const char *g, const char *k, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_key_file_set_string(kf, g, k, g_ascii_formatd(buf, sizeof buf, "%.17g", v));
+}
+
+static gboolean kf_get_double(GKeyFile *kf, const char *g, const char *k, double *out, GError **error)
+{
+    char *s = g_key_file_get_string(kf, g, k, error);
+    if (!s)
+        return FALSE;
+    char *end = NULL;
+    *out = g_ascii_strtod(s, &end);
+    gboolean ok = end && end != s && *end == 0;
+    if (!ok)
+        g_set_error(error, G_KEY_FILE_ERROR, G_KEY_FILE_ERROR_INVALID_VALUE, "%s: %s=%s is not a number", g, k, s);
+    g_free(s);
+    return ok;
+}
+
+void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
+{
+    const LarmorReconParams *p = &self->params;
+    g_key_file_set_string(kf, g, "method", lm_method_name(p->method));
+    g_key_file_set_string(kf, g, "variant", p->variant);
+    g_key_file_set_string(kf, g, "variant-text", larmor_run_get_variant_text(self));
+    kf_set_double(kf, g, "lambda", p->lambda);
+    g_key_file_set_string(kf, g, "reg", lm_reg_name(p->reg));
+    g_key_file_set_integer(kf, g, "iters", p->iters);
+    kf_set_double(kf, g, "tol", p->tol);
+    kf_set_double(kf, g, "edge", p->edge);
+    g_key_file_set_boolean(kf, g, "recompute-q", p->recompute_q);
+    g_key_file_set_string(kf, g, "coil-source", larmor_coil_source_name(p->coils));
+    g_key_file_set_integer(kf, g, "compress", p->compress);
+    g_key_file_set_boolean(kf, g, "prewhiten", p->prewhiten);
+    g_key_file_set_integer(kf, g, "index", self->index);
+    g_key_file_set_string(kf, g, "dataset-name", self->dataset_name ? self->dataset_name : "");
+    g_key_file_set_string(kf, g, "dataset-key", self->dataset_key ? self->dataset_key : "");
+    g_key_file_set_integer(kf, g, "iters-done", self->iters_done);
+    GString *r = g_string_new(NULL);
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    for (int i = 0; i < self->n_resid; i++)
+        g_string_append_printf(r, "%s%s", i ? ";" : "", g_ascii_formatd(buf, sizeof buf, "%.17g", self->resid[i]));
+    g_key_file_set_string(kf, g, "residuals", r->str);
+    g_string_free(r, TRUE);
+    kf_set_double(kf, g, "time-q", self->time_q);
+    kf_set_double(kf, g, "time-fhd", self->time_fhd);
+    kf_set_double(kf, g, "time-cg", self->time_cg);
+    kf_set_double(kf, g, "time-total", self->time_total);
+    g_key_file_set_boolean(kf, g, "q-from-cache", self->q_from_cache);
+    kf_set_double(kf, g, "gflops", self->gflops);
+    kf_set_double(kf, g, "gpairs", self->gpairs);
+    kf_set_double(kf, g, "psnr", self->psnr);
+    kf_set_double(kf, g, "percent-error", self->percent_error);
+    g_key_file_set_boolean(kf, g, "metrics-stale", self->metrics_stale);
+    kf_set_double(kf, g, "data-norm", self->data_norm);
+    kf_set_double(kf, g, "reg-norm", self->reg_norm);
+    g_key_file_set_integer(kf, g, "coils", self->coils);
+    g_key_file_set_integer(kf, g, "coils-in", self->coils_in);
+    g_key_file_set_string(kf, g, "combine", lm_coil_combine_name(self->combine));
+    g_key_file_set_string(kf, g, "sens-source", lm_sens_source_name(self->sens_source));
+    kf_set_double(kf, g, "energy-kept", self->energy_kept);
+}
+
+static gboolean parse_sens_source(const char *s, lm_sens_source *out)
+{
+    for (int i = LM_SENS_NONE; i <= LM_SENS_ESTIMATED; i++)
+        if (g_strcmp0(s, lm_sens_source_name(i)) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume *image, GError **error)
+{
+    LarmorRun *self = g_object_new(LARMOR_TYPE_RUN, NULL);
+    LarmorReconParams *p = &self->params;
+    larmor_recon_params_init(p);
+    GError *e = NULL;
+    char *s = NULL, *bad = NULL;
+    lm_error err = { 0 };
+#define STR(key) (g_free(s), s = g_key_file_get_string(kf, g, key, &e))
+#define DBL(key, dst) kf_get_double(kf, g, key, dst, &e)
+#define INT(key, dst) ((*(dst) = g_key_file_get_integer(kf, g, key, &e)), e == NULL)
+#define BOOL(key, dst) ((*(dst) = g_key_file_get_boolean(kf, g, key, &e)), e == NULL)
+    if (!STR("method") || lm_method_parse(s, &p->method, &err) != LM_OK)
+        bad = "method";
+    else if (!STR("variant") || strlen(s) >= sizeof p->variant)
+        bad = "variant";
+    else if (g_strlcpy(p->variant, s, sizeof p->variant), !STR("reg") || lm_reg_parse(s, &p->reg, &err) != LM_OK)
+        bad = "reg";
+    else if (!STR("coil-source") || !larmor_coil_source_parse(s, &p->coils))
+        bad = "coil-source";
+    else if (!STR("combine") || lm_coil_combine_parse(s, &self->combine, &err) != LM_OK)
+        bad = "combine";
+    else if (!STR("sens-source") || !parse_sens_source(s, &self->sens_source))
+        bad = "sens-source";
+    else if (!DBL("lambda", &p->lambda) || !INT("iters", &p->iters) || !DBL("tol", &p->tol) ||
+             !DBL("edge", &p->edge) || !BOOL("recompute-q", &p->recompute_q) || !INT("compress", &p->compress) ||
+             !BOOL("prewhiten", &p->prewhiten) || !INT("index", &self->index) || !INT("iters-done", &self->iters_done) ||
+             !DBL("time-q", &self->time_q) || !DBL("time-fhd", &self->time_fhd) || !DBL("time-cg", &self->time_cg) ||
+             !DBL("time-total", &self->time_total) || !BOOL("q-from-cache", &self->q_from_cache) ||
+             !DBL("gflops", &self->gflops) || !DBL("gpairs", &self->gpairs) || !DBL("psnr", &self->psnr) ||
+             !DBL("percent-error", &self->percent_error) || !BOOL("metrics-stale", &self->metrics_stale) ||
+             !DBL("data-norm", &self->data_norm) || !DBL("reg-norm", &self->reg_norm) ||
+             !INT("coils", &self->coils) || !INT("coils-in", &self->coils_in) ||
+             !DBL("energy-kept", &self->energy_kept))
+        bad = "";
+    else if (!(p->iters >= 0 && p->iters <= 100000 && self->iters_done >= -1 && self->iters_done <= 100000 &&
+               self->coils >= 0 && self->coils_in >= 0 && self->index >= 0))
+        bad = "iters, coils or index";
+#undef STR
+#undef DBL
+#undef INT
+#undef BOOL
+    lm_error_clear(&err);
+    if (bad) {
+        if (e)
+            g_set_error(error, LARMOR_ERROR, LM_ERR_FORMAT, "%s", e->message);
+        else
+            g_set_error(error, LARMOR_ERROR, LM_ERR_FORMAT, "[%s]: bad %s", g, bad);
+        g_clear_error(&e);
+        g_free(s);
+        g_object_unref(self);
+        return NULL;
+    }
+    g_free(s);
+    self->dataset_name = g_key_file_get_string(kf, g, "dataset-name", NULL);
+    self->dataset_key = g_key_file_get_string(kf, g, "dataset-key", NULL);
+    self->variant_text = g_key_file_get_string(kf, g, "variant-text", NULL);
+    char *r = g_key_file_get_string(kf, g, "residuals", NULL);
+    if (r && *r) {
+        char **parts = g_strsplit(r, ";", -1);
+        self->n_resid = (int)g_strv_length(parts);
+        self->resid = g_new(double, self->n_resid);
+        for (int i = 0; i < self->n_resid; i++)
+            self->resid[i] = g_ascii_strtod(parts[i], NULL);
+        g_strfreev(parts);
+    }
+    g_free(r);
+    if (image)
+        self->image = g_object_ref(image);
+    update_label(self);
+    return self;
 }

@@ -127,6 +127,14 @@ gboolean larmor_run_get_exported(LarmorRun *self);
 void larmor_run_set_exported(LarmorRun *self, gboolean exported);
 void larmor_run_set_compare(LarmorRun *self, gboolean compare);
 
+/* Sessions: every setting and result of the run (not its image, nor the
+ * per-channel data) in one GKeyFile group; doubles exactly (%.17g). The
+ * image is written by the caller. */
+void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *group);
+/* The run of larmor_run_save_to_keyfile with image (may be NULL); a
+ * one-line error naming the group when a value is missing or absurd. */
+LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *group, LarmorVolume *image, GError **error);
+
 /* Display names: "CG (Toeplitz)", "Identity"... */
 const char *larmor_method_label(lm_method m);
 /* Short names for tables and labels: "CG", "Grid-lin", "Grid-KB", "FFT". */

@@ -6,14 +6,14 @@
 #include "larmor-slice.h"
 #include "larmor-util.h"
 
-typedef enum { DRAG_NONE, DRAG_CURSOR, DRAG_PAN, DRAG_WINDOW, DRAG_ROI } DragMode;
+typedef enum { DRAG_NONE, DRAG_CURSOR, DRAG_PAN, DRAG_WINDOW, DRAG_ROI, DRAG_LINE } DragMode;
 
 struct _LarmorSliceView {
     GtkWidget parent_instance;
 
     LarmorVolume *volume;
     LarmorViewState *state;
-    gulong state_notify_id, state_view_id, state_roi_id;
+    gulong state_notify_id, state_view_id, state_roi_id, state_line_id;
     LarmorOrientation orientation;
     double gain;
     char *title;
@@ -38,6 +38,7 @@ struct _LarmorSliceView {
     double drag_x0, drag_y0;
     double drag_window0, drag_level0, drag_pan0[2];
     int64_t roi_anchor[2];     /* plane voxel where a ROI drag began */
+    double line_anchor[2];     /* plane point where a line drag began */
     gboolean hover_inside;
     double hover_x, hover_y;
 
@@ -225,12 +226,75 @@ char *larmor_roi_stats_text(const LarmorRoiStats *st)
                            st->min, st->max, (long long)st->count, st->area_mm2);
 }
 
+/* The ROI's outline; stats_y >= 0 also writes its statistics there. */
+static void outline_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, const LarmorRoi *r,
+                        const GdkRGBA *colour, double stats_y);
+
 static void draw_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, double H)
 {
     LarmorRoi roi;
-    if (!roi_here(self, &roi))
-        return;
     static const GdkRGBA yellow = { 1.0f, 0.85f, 0.10f, 0.95f };
+    static const GdkRGBA cyan = { 0.25f, 0.85f, 1.0f, 0.95f };
+    if (roi_here(self, &roi))
+        outline_roi(self, snapshot, l, &roi, &yellow, H - 4);
+    /* The noise ROI (SNR), when on this slice: outlined in its own colour. */
+    LarmorRoi noise;
+    larmor_view_state_get_noise_roi(self->state, &noise);
+    int u, v, n;
+    larmor_orientation_axes(self->orientation, &u, &v, &n);
+    int64_t cur[3];
+    larmor_view_state_get_cursor(self->state, cur);
+    if (noise.shape != LARMOR_ROI_NONE && noise.orientation == self->orientation && noise.slice == cur[n])
+        outline_roi(self, snapshot, l, &noise, &cyan, -1);
+}
+
+/* Plane point (voxel centres at integers) <-> widget coordinates. */
+static void plane_to_widget(const Layout *l, double pu, double pv, double *x, double *y)
+{
+    *x = l->ox + (pu + 0.5) / l->pw * l->iw;
+    *y = l->oy + (l->ph - 1 - pv + 0.5) / l->ph * l->ih;
+}
+
+static gboolean line_here(LarmorSliceView *self, LarmorLine *line)
+{
+    if (!self->state || !self->volume)
+        return FALSE;
+    larmor_view_state_get_line(self->state, line);
+    if (!line->set || line->orientation != self->orientation)
+        return FALSE;
+    int u, v, n;
+    larmor_orientation_axes(self->orientation, &u, &v, &n);
+    int64_t cur[3];
+    larmor_view_state_get_cursor(self->state, cur);
+    return line->slice == cur[n];
+}
+
+static void draw_line(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l)
+{
+    LarmorLine line;
+    if (!line_here(self, &line))
+        return;
+    static const GdkRGBA magenta = { 1.0f, 0.35f, 0.85f, 0.95f };
+    double x0, y0, x1, y1;
+    plane_to_widget(l, line.u0, line.v0, &x0, &y0);
+    plane_to_widget(l, line.u1, line.v1, &x1, &y1);
+    cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT((float)(MIN(x0, x1) - 4), (float)(MIN(y0, y1) - 4),
+                                                                          (float)(fabs(x1 - x0) + 8), (float)(fabs(y1 - y0) + 8)));
+    gdk_cairo_set_source_rgba(cr, &magenta);
+    cairo_set_line_width(cr, 1.5);
+    cairo_move_to(cr, x0, y0);
+    cairo_line_to(cr, x1, y1);
+    cairo_stroke(cr);
+    cairo_arc(cr, x0, y0, 2.5, 0, 2 * G_PI); /* the start: distance 0 of the profile */
+    cairo_fill(cr);
+    cairo_destroy(cr);
+}
+
+static void outline_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, const LarmorRoi *r,
+                        const GdkRGBA *colour, double stats_y)
+{
+    const LarmorRoi roi = *r;
+    const GdkRGBA yellow = *colour;
     /* Box edges in widget coordinates: v grows upwards on screen. */
     const double x0 = l->ox + (double)roi.u0 / l->pw * l->iw, x1 = l->ox + (double)(roi.u1 + 1) / l->pw * l->iw;
     const double y0 = l->oy + (double)(l->ph - 1 - roi.v1) / l->ph * l->ih;
@@ -256,9 +320,9 @@ static void draw_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout 
         cairo_destroy(cr);
     }
     LarmorRoiStats st;
-    if (larmor_roi_stats(&roi, larmor_volume_get_data(self->volume), &st)) {
+    if (stats_y >= 0 && larmor_roi_stats(&roi, larmor_volume_get_data(self->volume), &st)) {
         char *t = larmor_roi_stats_text(&st);
-        append_text(snapshot, GTK_WIDGET(self), t, 6, H - 4, 0, 1, &yellow);
+        append_text(snapshot, GTK_WIDGET(self), t, 6, stats_y, 0, 1, &yellow);
         g_free(t);
     }
 }
@@ -338,6 +402,7 @@ static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 
     draw_crosshair(self, snapshot, &l);
     draw_roi(self, snapshot, &l, H);
+    draw_line(self, snapshot, &l);
     if (self->show_labels)
         draw_labels(self, snapshot, &l, W, H);
     gtk_snapshot_pop(snapshot);
@@ -430,11 +495,53 @@ static void roi_to(LarmorSliceView *self, double x, double y)
 
 void larmor_slice_view_draw_roi(LarmorSliceView *self, double x0, double y0, double x1, double y1)
 {
-    if (!self->volume || larmor_view_state_get_roi_tool(self->state) == LARMOR_ROI_NONE)
+    LarmorRoiShape tool = larmor_view_state_get_roi_tool(self->state);
+    if (!self->volume || tool == LARMOR_ROI_NONE || tool == LARMOR_ROI_LINE)
         return;
     if (!plane_voxel(self, x0, y0, &self->roi_anchor[0], &self->roi_anchor[1]))
         return;
     roi_to(self, x1, y1);
+}
+
+/* The plane point under (x, y), voxel centres at integers, clamped to the slice. */
+static gboolean plane_point(LarmorSliceView *self, double x, double y, double *pu, double *pv)
+{
+    Layout l;
+    if (!compute_layout(self, &l))
+        return FALSE;
+    *pu = CLAMP((x - l.ox) / l.iw * l.pw - 0.5, 0, l.pw - 1);
+    *pv = CLAMP(l.ph - 1 - ((y - l.oy) / l.ih * l.ph - 0.5), 0, l.ph - 1);
+    return TRUE;
+}
+
+static void line_to(LarmorSliceView *self, double x, double y)
+{
+    double u, v;
+    int64_t cur[3];
+    if (!plane_point(self, x, y, &u, &v))
+        return;
+    int a, b, n;
+    larmor_orientation_axes(self->orientation, &a, &b, &n);
+    larmor_view_state_get_cursor(self->state, cur);
+    LarmorLine line;
+    larmor_line_set(&line, self->orientation, cur[n], self->line_anchor[0], self->line_anchor[1], u, v);
+    larmor_view_state_set_line(self->state, &line);
+}
+
+void larmor_slice_view_draw_line(LarmorSliceView *self, double x0, double y0, double x1, double y1)
+{
+    if (!self->volume || !plane_point(self, x0, y0, &self->line_anchor[0], &self->line_anchor[1]))
+        return;
+    line_to(self, x1, y1);
+}
+
+gboolean larmor_slice_view_plane_to_widget(LarmorSliceView *self, double pu, double pv, double *x, double *y)
+{
+    Layout l;
+    if (!compute_layout(self, &l))
+        return FALSE;
+    plane_to_widget(&l, pu, pv, x, y);
+    return TRUE;
 }
 
 static void drag_begin(GtkGestureDrag *gesture, double x, double y, LarmorSliceView *self)
@@ -450,6 +557,9 @@ static void drag_begin(GtkGestureDrag *gesture, double x, double y, LarmorSliceV
         self->drag = DRAG_PAN;
     else if (button == GDK_BUTTON_SECONDARY || (button == GDK_BUTTON_PRIMARY && (mods & GDK_SHIFT_MASK)))
         self->drag = DRAG_WINDOW;
+    else if (button == GDK_BUTTON_PRIMARY && larmor_view_state_get_roi_tool(self->state) == LARMOR_ROI_LINE &&
+             plane_point(self, x, y, &self->line_anchor[0], &self->line_anchor[1]))
+        self->drag = DRAG_LINE;
     else if (button == GDK_BUTTON_PRIMARY && larmor_view_state_get_roi_tool(self->state) != LARMOR_ROI_NONE &&
              plane_voxel(self, x, y, &self->roi_anchor[0], &self->roi_anchor[1]))
         self->drag = DRAG_ROI;
@@ -465,6 +575,8 @@ static void drag_begin(GtkGestureDrag *gesture, double x, double y, LarmorSliceV
         set_cursor_from(self, x, y);
     else if (self->drag == DRAG_ROI)
         roi_to(self, x, y);
+    else if (self->drag == DRAG_LINE)
+        line_to(self, x, y);
 }
 
 static void drag_update(GtkGestureDrag *gesture, double dx, double dy, LarmorSliceView *self)
@@ -476,6 +588,9 @@ static void drag_update(GtkGestureDrag *gesture, double dx, double dy, LarmorSli
         break;
     case DRAG_ROI:
         roi_to(self, self->drag_x0 + dx, self->drag_y0 + dy);
+        break;
+    case DRAG_LINE:
+        line_to(self, self->drag_x0 + dx, self->drag_y0 + dy);
         break;
     case DRAG_PAN:
         if (compute_layout(self, &l))
@@ -591,12 +706,14 @@ void larmor_slice_view_set_state(LarmorSliceView *self, LarmorViewState *state)
         g_clear_signal_handler(&self->state_notify_id, self->state);
         g_clear_signal_handler(&self->state_view_id, self->state);
         g_clear_signal_handler(&self->state_roi_id, self->state);
+        g_clear_signal_handler(&self->state_line_id, self->state);
         g_object_unref(self->state);
     }
     self->state = g_object_ref(state);
     self->state_notify_id = g_signal_connect(state, "notify", G_CALLBACK(on_state_notify), self);
     self->state_view_id = g_signal_connect(state, "view-changed", G_CALLBACK(on_state_view_changed), self);
     self->state_roi_id = g_signal_connect_swapped(state, "roi-changed", G_CALLBACK(gtk_widget_queue_draw), self);
+    self->state_line_id = g_signal_connect_swapped(state, "line-changed", G_CALLBACK(gtk_widget_queue_draw), self);
     invalidate(self);
 }
 
@@ -689,6 +806,7 @@ static void larmor_slice_view_dispose(GObject *object)
         g_clear_signal_handler(&self->state_notify_id, self->state);
         g_clear_signal_handler(&self->state_view_id, self->state);
         g_clear_signal_handler(&self->state_roi_id, self->state);
+        g_clear_signal_handler(&self->state_line_id, self->state);
     }
     g_clear_object(&self->state);
     g_clear_object(&self->volume);

@@ -56,6 +56,12 @@ char *larmor_roi_stats_text(const LarmorRoiStats *st);
 /* A drag with the ROI tool from (x0, y0) to (x1, y1), widget coordinates
  * (what the gesture does; tests call it). */
 void larmor_slice_view_draw_roi(LarmorSliceView *self, double x0, double y0, double x1, double y1);
+/* With the state's tool LARMOR_ROI_LINE a left drag draws the shared
+ * profile line (larmor_view_state_set_line); this is that drag from
+ * (x0, y0) to (x1, y1) (tests call it). */
+void larmor_slice_view_draw_line(LarmorSliceView *self, double x0, double y0, double x1, double y1);
+/* Widget coordinates of a plane point (voxel centres at integers). */
+gboolean larmor_slice_view_plane_to_widget(LarmorSliceView *self, double pu, double pv, double *x, double *y);
 /* Time spent turning the slice into pixels in the last snapshot. */
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self);
 

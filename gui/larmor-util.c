@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "larmor-resources.h"
+#include "larmor-roi.h"
 
 G_DEFINE_QUARK(larmor-error-quark, larmor_error)
 
@@ -144,4 +145,10 @@ void larmor_bind_roi_tool(GObject *state, GtkToggleButton *rect, GtkToggleButton
     for (int i = 0; i < 2; i++)
         g_object_bind_property_full(state, "roi-tool", t[i], "active", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
                                     roi_tool_to_active, roi_active_to_tool, GINT_TO_POINTER(i + 1), NULL);
+}
+
+void larmor_bind_line_tool(GObject *state, GtkToggleButton *line)
+{
+    g_object_bind_property_full(state, "roi-tool", line, "active", G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
+                                roi_tool_to_active, roi_active_to_tool, GINT_TO_POINTER(LARMOR_ROI_LINE), NULL);
 }

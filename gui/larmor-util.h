@@ -38,6 +38,8 @@ void larmor_label_set_text(GtkLabel *label, const char *text);
 /* Binds a rectangle and an ellipse toggle to a LarmorViewState's
  * "roi-tool" both ways: at most one is active; none means no tool. */
 void larmor_bind_roi_tool(GObject *state, GtkToggleButton *rect, GtkToggleButton *ellipse);
+/* The same for the line-profile tool (LARMOR_ROI_LINE): one of the three. */
+void larmor_bind_line_tool(GObject *state, GtkToggleButton *line);
 
 G_END_DECLS
 

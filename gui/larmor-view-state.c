@@ -10,7 +10,8 @@ struct _LarmorViewState {
     LarmorMode mode;
     LarmorColormap colormap;
     double zoom[3], pan[3][2];
-    LarmorRoi roi;
+    LarmorRoi roi, noise_roi;
+    LarmorLine line;
     LarmorRoiShape roi_tool;
 };
 
@@ -30,7 +31,7 @@ enum {
 };
 static GParamSpec *props[N_PROPS];
 
-enum { SIGNAL_VIEW_CHANGED, SIGNAL_ROI_CHANGED, N_SIGNALS };
+enum { SIGNAL_VIEW_CHANGED, SIGNAL_ROI_CHANGED, SIGNAL_LINE_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void larmor_view_state_get_property(GObject *object, guint id, GValue *value,
@@ -82,11 +83,14 @@ static void larmor_view_state_class_init(LarmorViewStateClass *klass)
     props[PROP_LEVEL] = g_param_spec_double("level", NULL, NULL, -G_MAXDOUBLE, G_MAXDOUBLE, 0.5, f);
     props[PROP_MODE] = g_param_spec_int("mode", NULL, NULL, 0, LARMOR_MODE_IMAGINARY, 0, f);
     props[PROP_COLORMAP] = g_param_spec_int("colormap", NULL, NULL, 0, LARMOR_N_COLORMAPS - 1, 0, f);
-    props[PROP_ROI_TOOL] = g_param_spec_int("roi-tool", NULL, NULL, 0, LARMOR_ROI_ELLIPSE, 0, f);
+    props[PROP_ROI_TOOL] = g_param_spec_int("roi-tool", NULL, NULL, 0, LARMOR_ROI_LINE, 0, f);
     g_object_class_install_properties(oc, N_PROPS, props);
     /* The shared region of interest changed (drawn, moved or cleared). */
     signals[SIGNAL_ROI_CHANGED] = g_signal_new("roi-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                NULL, NULL, NULL, G_TYPE_NONE, 0);
+    /* The profile line changed (drawn or cleared). */
+    signals[SIGNAL_LINE_CHANGED] = g_signal_new("line-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                NULL, NULL, NULL, G_TYPE_NONE, 0);
 
     /* Zoom or pan of one orientation changed (argument: the orientation). */
     signals[SIGNAL_VIEW_CHANGED] = g_signal_new("view-changed", G_TYPE_FROM_CLASS(klass),
@@ -257,6 +261,32 @@ void larmor_view_state_clear_roi(LarmorViewState *self)
     larmor_view_state_set_roi(self, &none);
 }
 
+void larmor_view_state_get_noise_roi(LarmorViewState *self, LarmorRoi *roi)
+{
+    *roi = self->noise_roi;
+}
+
+void larmor_view_state_set_noise_roi(LarmorViewState *self, const LarmorRoi *roi)
+{
+    if (larmor_roi_equal(&self->noise_roi, roi))
+        return;
+    self->noise_roi = *roi;
+    g_signal_emit(self, signals[SIGNAL_ROI_CHANGED], 0);
+}
+
+void larmor_view_state_get_line(LarmorViewState *self, LarmorLine *line)
+{
+    *line = self->line;
+}
+
+void larmor_view_state_set_line(LarmorViewState *self, const LarmorLine *line)
+{
+    if (larmor_line_equal(&self->line, line))
+        return;
+    self->line = *line;
+    g_signal_emit(self, signals[SIGNAL_LINE_CHANGED], 0);
+}
+
 LarmorRoiShape larmor_view_state_get_roi_tool(LarmorViewState *self)
 {
     return self->roi_tool;
@@ -264,7 +294,7 @@ LarmorRoiShape larmor_view_state_get_roi_tool(LarmorViewState *self)
 
 void larmor_view_state_set_roi_tool(LarmorViewState *self, LarmorRoiShape tool)
 {
-    tool = CLAMP(tool, LARMOR_ROI_NONE, LARMOR_ROI_ELLIPSE);
+    tool = CLAMP(tool, LARMOR_ROI_NONE, LARMOR_ROI_LINE);
     if (self->roi_tool == tool)
         return;
     self->roi_tool = tool;

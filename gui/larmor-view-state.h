@@ -8,6 +8,7 @@
 #include <glib-object.h>
 
 #include "larmor-colormap.h"
+#include "larmor-profile.h"
 #include "larmor-roi.h"
 #include "larmor-slice.h"
 
@@ -48,6 +49,13 @@ void larmor_view_state_reset_zoom(LarmorViewState *self);
 void larmor_view_state_get_roi(LarmorViewState *self, LarmorRoi *roi);
 void larmor_view_state_set_roi(LarmorViewState *self, const LarmorRoi *roi);
 void larmor_view_state_clear_roi(LarmorViewState *self);
+/* The noise region for SNR (larmor_roi_snr): a ROI set aside with
+ * larmor_view_state_set_noise_roi ("roi-changed" too). */
+void larmor_view_state_get_noise_roi(LarmorViewState *self, LarmorRoi *roi);
+void larmor_view_state_set_noise_roi(LarmorViewState *self, const LarmorRoi *roi);
+/* The line of the line-profile tool (tool LARMOR_ROI_LINE), "line-changed". */
+void larmor_view_state_get_line(LarmorViewState *self, LarmorLine *line);
+void larmor_view_state_set_line(LarmorViewState *self, const LarmorLine *line);
 LarmorRoiShape larmor_view_state_get_roi_tool(LarmorViewState *self);
 void larmor_view_state_set_roi_tool(LarmorViewState *self, LarmorRoiShape tool);
 

@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "lm_resample.h"
+
 struct _LarmorVolume {
     GObject parent_instance;
     lm_volume *vol;
@@ -209,4 +211,47 @@ void larmor_volume_voxel_to_mm(LarmorVolume *self, const int64_t ijk[3], double 
         for (int c = 0; c < 3; c++)
             mm[r] += self->vol->affine[r][c] * (double)ijk[c];
     }
+}
+
+gboolean larmor_volume_same_world_grid(LarmorVolume *a, LarmorVolume *b)
+{
+    return a && b && lm_same_grid(a->vol, b->vol->dims, b->vol->affine);
+}
+
+/* The last alignment of a volume, kept on it: compare panels redraw often. */
+typedef struct {
+    guint ref_serial;
+    LarmorVolume *aligned;
+} Aligned;
+
+static void aligned_free(gpointer p)
+{
+    Aligned *a = p;
+    g_clear_object(&a->aligned);
+    g_free(a);
+}
+
+LarmorVolume *larmor_volume_aligned_to(LarmorVolume *self, LarmorVolume *ref)
+{
+    if (!self || !ref)
+        return NULL;
+    if (larmor_volume_same_world_grid(self, ref))
+        return g_object_ref(self);
+    Aligned *c = g_object_get_data(G_OBJECT(self), "larmor-aligned");
+    if (c && c->ref_serial == ref->serial)
+        return g_object_ref(c->aligned);
+    lm_volume *out = NULL;
+    lm_error err = { 0 };
+    if (lm_resample(self->vol, ref->vol->dims, ref->vol->voxel_mm, ref->vol->affine, NULL, LM_OUTSIDE_ZERO, &out,
+                    &err) != LM_OK) {
+        lm_error_clear(&err);
+        return NULL;
+    }
+    char *name = g_strdup_printf("%s (resampled)", self->name ? self->name : "image");
+    Aligned *a = g_new0(Aligned, 1);
+    a->ref_serial = ref->serial;
+    a->aligned = larmor_volume_new_take(out, name);
+    g_free(name);
+    g_object_set_data_full(G_OBJECT(self), "larmor-aligned", a, aligned_free);
+    return g_object_ref(a->aligned);
 }

@@ -30,6 +30,13 @@ guint larmor_volume_get_serial(LarmorVolume *self);
  * imaginary symmetric about 0 up to the largest |part|. */
 void larmor_volume_auto_window(LarmorVolume *self, LarmorMode mode, double *window, double *level);
 
+/* Same dims and affines (within 1e-3 mm): the same voxels in the scanner. */
+gboolean larmor_volume_same_world_grid(LarmorVolume *a, LarmorVolume *b);
+/* self on ref's grid through both NIfTI affines (lm_resample: trilinear,
+ * 0 outside self): a new reference to self when already on it, else the
+ * resampled copy, cached on self for the last ref. NULL on failure. */
+LarmorVolume *larmor_volume_aligned_to(LarmorVolume *self, LarmorVolume *ref);
+
 /* a - b on the same grid (NULL if the grids differ). */
 LarmorVolume *larmor_volume_new_difference(LarmorVolume *a, LarmorVolume *b, const char *name);
 

@@ -4,11 +4,13 @@
 #include <string.h>
 
 #include "larmor-coils-view.h"
+#include "larmor-estimate.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
 #include "larmor-sweep-view.h"
 #include "larmor-phantom-dialog.h"
+#include "larmor-session.h"
 #include "larmor-util.h"
 #include "lm_io.h"
 #include "lm_metrics.h"
@@ -37,6 +39,10 @@ struct _LarmorWindow {
     GtkLabel *toast_label;
     GtkWidget *toast_close;
     GMenu *recent_menu;        /* "Open Recent" in the main menu */
+    GtkWidget *grid_box;       /* matrix and FOV of file data */
+    GtkEntry *matrix_entry, *fov_entry;
+    GtkWidget *grid_apply;
+    GtkLabel *estimate_label;
 
     LarmorSettings *settings;
     LarmorDataset *dataset;
@@ -44,6 +50,12 @@ struct _LarmorWindow {
     gboolean reference_from_data; /* the phantom's own, replaced with the data */
     char *truth_origin;        /* "analytic phantom…" or the truth's file name */
     char *pending_truth;       /* a truth opened with its data, applied once they load */
+    char *truth_path;          /* the truth's file when it was opened from one (sessions) */
+    LarmorSession *pending_session; /* views and compare layout, applied once its data load */
+    int session_jobs;          /* sessions being read or written */
+    char *session_path;        /* the session opened last */
+    int session_runs;          /* how many runs it restored */
+    char *session_note;        /* what it could not restore (the truth's file) */
     GListStore *runs;          /* LarmorRun, in the order they finished */
     GListStore *volumes;       /* LarmorVolume: truth, reference, run images */
     GQueue compare_order;      /* runs ticked for comparison, oldest first */
@@ -66,6 +78,7 @@ struct _LarmorWindow {
 G_DEFINE_FINAL_TYPE(LarmorWindow, larmor_window, GTK_TYPE_APPLICATION_WINDOW)
 
 static void update_actions(LarmorWindow *self);
+static void finish_pending_session(LarmorWindow *self, const char *problem);
 
 /* --- messages ---------------------------------------------------------- */
 
@@ -158,35 +171,52 @@ static void on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindow *self
         update_compare(self);
 }
 
-/* Does the run belong to the data loaded now (same data, same grid)? */
+/* The data part of a data set key ("origin@NXxNYxNZ"): runs of the same
+ * data at another matrix or FOV still compare, through world coordinates. */
+static gboolean same_origin(const char *a, const char *b)
+{
+    if (!a || !b)
+        return FALSE;
+    const char *ea = strrchr(a, '@'), *eb = strrchr(b, '@');
+    size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
+/* Does the run belong to the data loaded now (on any grid)? */
 static gboolean run_is_current(LarmorWindow *self, LarmorRun *run)
 {
-    return self->dataset && g_strcmp0(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset)) == 0;
+    return self->dataset && same_origin(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset));
 }
 
 /* Metrics of a run of the loaded data against the truth loaded now:
  * recomputed when that truth is another one than they were computed
- * against; marked stale when there is no truth (or no image) to recompute
- * them with. TRUE when they were recomputed. */
+ * against (a truth on another grid is first resampled onto the run's,
+ * through both affines: the truth sampled at the reconstruction grid, as
+ * GUIDE.md 3 defines the metrics); marked stale when there is no truth (or
+ * no image) to recompute them with. TRUE when they were recomputed. */
 static gboolean refresh_metrics(LarmorWindow *self, LarmorRun *run)
 {
     LarmorVolume *truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
     if (truth && larmor_run_has_metrics(run) && larmor_run_get_metrics_truth(run) == larmor_volume_get_serial(truth))
         return FALSE;
     LarmorVolume *img = larmor_run_get_image(run);
-    if (truth && img && larmor_volume_same_grid(img, truth)) {
-        const lm_volume *t = larmor_volume_get_data(truth);
+    LarmorVolume *t_on_img = truth && img ? larmor_volume_aligned_to(truth, img) : NULL;
+    gboolean done = FALSE;
+    if (t_on_img) {
+        const lm_volume *t = larmor_volume_get_data(t_on_img);
         lm_metrics m;
         lm_error err = { 0 };
         if (lm_metrics_compute(larmor_volume_get_data(img)->data, t->data, lm_volume_count(t), NULL,
                                larmor_run_get_params(run)->method != LM_METHOD_CG, &m, &err) == LM_OK) {
             larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error, larmor_volume_get_serial(truth));
-            return TRUE;
+            done = TRUE;
         }
+        lm_error_clear(&err);
+        g_object_unref(t_on_img);
     }
-    if (larmor_run_has_metrics(run))
+    if (!done && larmor_run_has_metrics(run))
         larmor_run_set_metrics_stale(run, TRUE);
-    return FALSE;
+    return done;
 }
 
 /* After new data or a new truth: which runs belong to the data, their
@@ -222,8 +252,13 @@ static void add_run(LarmorWindow *self, LarmorRun *run)
 
 /* --- data card --------------------------------------------------------- */
 
+static void update_estimate(LarmorWindow *self);
+static void show_grid(LarmorWindow *self);
+
 static void show_dataset(LarmorWindow *self)
 {
+    show_grid(self);
+    update_estimate(self);
     if (!self->dataset) {
         gtk_label_set_text(self->data_title, self->loading ? "Loading…" : "No data");
         gtk_label_set_text(self->data_source, "");
@@ -291,7 +326,13 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     gtk_spinner_stop(self->load_spinner);
     if (!ds) {
         g_clear_pointer(&self->pending_truth, g_free);
-        if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        if (self->pending_session) {
+            /* The runs stay, marked as of data not loaded. */
+            refresh_runs(self);
+            char *t = g_strdup_printf("its data did not load: %s", error->message);
+            finish_pending_session(self, t);
+            g_free(t);
+        } else if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
             show_error(self, error);
         g_error_free(error);
         show_dataset(self);
@@ -305,6 +346,7 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     g_set_object(&self->dataset, ds);
     g_free(self->truth_origin);
     self->truth_origin = g_strdup("the analytic phantom, sub-voxel averaged");
+    g_clear_pointer(&self->truth_path, g_free);
     set_truth_volume(self, old_truth, larmor_dataset_get_truth(ds));
     g_clear_object(&old_truth);
     /* A phantom brings its own anatomical reference; it leaves with the
@@ -342,7 +384,8 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
         char *t = g_steal_pointer(&self->pending_truth);
         larmor_window_open_truth(self, t);
         g_free(t);
-    }
+    } else
+        finish_pending_session(self, NULL);
     g_object_unref(self);
 }
 
@@ -393,7 +436,9 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
     }
     GError *error = NULL;
     LarmorVolume *v = larmor_volume_load_finish(result, &error);
+    char *problem = NULL; /* for a session waiting on its truth */
     if (!v) {
+        problem = g_strdup_printf("truth not loaded: %s", error->message);
         show_error(self, error);
         g_error_free(error);
     } else if (!self->dataset) {
@@ -406,6 +451,8 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
         if (larmor_dataset_set_truth(self->dataset, v, &error)) {
             g_free(self->truth_origin);
             self->truth_origin = g_strdup(name);
+            g_free(self->truth_path);
+            self->truth_path = g_strdup(g_task_get_task_data(G_TASK(result)));
             set_truth_volume(self, old, v);
             show_dataset(self);
             int n = refresh_runs(self);
@@ -416,6 +463,7 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
             larmor_window_show_message(self, msg, FALSE);
             g_free(msg);
         } else {
+            problem = g_strdup_printf("truth not used: %s", error->message);
             show_error(self, error);
             g_error_free(error);
         }
@@ -423,6 +471,8 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
         g_clear_object(&old);
         g_object_unref(v);
     }
+    finish_pending_session(self, problem);
+    g_free(problem);
     g_object_unref(self);
 }
 
@@ -1052,6 +1102,7 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     }
     g_clear_pointer(&runs, g_ptr_array_unref);
     update_actions(self);
+    update_estimate(self);
     save_params(self);
     g_object_unref(self);
 }
@@ -1155,7 +1206,7 @@ void larmor_window_cancel(LarmorWindow *self)
 
 gboolean larmor_window_is_busy(LarmorWindow *self)
 {
-    return self->loading || self->task != NULL;
+    return self->loading || self->task != NULL || self->session_jobs > 0;
 }
 
 const char *larmor_window_get_last_status(LarmorWindow *self)
@@ -1476,6 +1527,584 @@ static void action_export_csv(GtkWidget *w, const char *name, GVariant *param)
     show_chooser(c);
 }
 
+/* --- grid and estimate ------------------------------------------------- */
+
+/* "64", "64x64x32" or "64×64×32": three positive numbers (one repeated). */
+static gboolean parse_triple(const char *text, double out[3])
+{
+    char *t = g_strdup(text ? text : "");
+    char *norm = g_strdelimit(t, "×X", 'x');
+    /* "×" is two bytes in UTF-8: g_strdelimit replaced each byte. */
+    char **parts = g_strsplit(norm, "x", -1);
+    int n = 0;
+    gboolean ok = TRUE;
+    for (int i = 0; parts[i] && ok; i++) {
+        char *p = g_strstrip(parts[i]);
+        if (!*p)
+            continue;
+        char *end = NULL;
+        double v = g_ascii_strtod(p, &end);
+        ok = end && *end == 0 && isfinite(v) && v > 0 && n < 3;
+        if (ok)
+            out[n++] = v;
+    }
+    g_strfreev(parts);
+    g_free(t);
+    if (!ok || (n != 1 && n != 3))
+        return FALSE;
+    if (n == 1)
+        out[1] = out[2] = out[0];
+    return TRUE;
+}
+
+static void show_grid(LarmorWindow *self)
+{
+    const LarmorDatasetSpec *spec = self->dataset ? larmor_dataset_get_spec(self->dataset) : NULL;
+    gboolean files = spec && spec->kind == LARMOR_SOURCE_FILES;
+    gtk_widget_set_visible(self->grid_box, files);
+    if (!files)
+        return;
+    const lm_geom *g = larmor_dataset_get_geom(self->dataset);
+    char *m = g_strdup_printf("%lldx%lldx%lld", (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
+    char *f = g_strdup_printf("%.4gx%.4gx%.4g", g->fov_mm[0], g->fov_mm[1], g->fov_mm[2]);
+    gtk_editable_set_text(GTK_EDITABLE(self->matrix_entry), m);
+    gtk_editable_set_text(GTK_EDITABLE(self->fov_entry), f);
+    g_free(m);
+    g_free(f);
+}
+
+gboolean larmor_window_set_grid(LarmorWindow *self, const int64_t n[3], const double fov_mm[3], GError **error)
+{
+    const LarmorDatasetSpec *cur = self->dataset ? larmor_dataset_get_spec(self->dataset) : NULL;
+    if (!cur || cur->kind != LARMOR_SOURCE_FILES || self->loading || self->task) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
+                            !cur || cur->kind != LARMOR_SOURCE_FILES ? "Matrix and FOV: only for data loaded from files"
+                                                                     : "Matrix and FOV: wait until nothing is running");
+        return FALSE;
+    }
+    for (int a = 0; a < 3; a++)
+        if (n[a] < 1 || n[a] > 1024 || !(fov_mm[a] > 0 && fov_mm[a] < 1e5)) {
+            g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID,
+                        "Matrix %lldx%lldx%lld, FOV %gx%gx%g mm: give 1 to 1024 voxels and a positive FOV per axis",
+                        (long long)n[0], (long long)n[1], (long long)n[2], fov_mm[0], fov_mm[1], fov_mm[2]);
+            return FALSE;
+        }
+    LarmorDatasetSpec *spec = larmor_dataset_spec_copy(cur);
+    /* FOV relative to the file's: the spec keeps asking for it when reloaded. */
+    for (int a = 0; a < 3; a++) {
+        spec->grid[a] = n[a];
+        spec->fov_mm[a] = fov_mm[a];
+    }
+    larmor_window_load(self, spec);
+    larmor_dataset_spec_free(spec);
+    return TRUE;
+}
+
+static void on_grid_apply(GtkWidget *b, LarmorWindow *self)
+{
+    double n[3], fov[3];
+    GError *error = NULL;
+    if (!parse_triple(gtk_editable_get_text(GTK_EDITABLE(self->matrix_entry)), n))
+        g_set_error(&error, LARMOR_ERROR, LM_ERR_INVALID, "Matrix “%s”: give NX×NY×NZ or one number",
+                    gtk_editable_get_text(GTK_EDITABLE(self->matrix_entry)));
+    else if (!parse_triple(gtk_editable_get_text(GTK_EDITABLE(self->fov_entry)), fov))
+        g_set_error(&error, LARMOR_ERROR, LM_ERR_INVALID, "FOV “%s”: give X×Y×Z in mm or one number",
+                    gtk_editable_get_text(GTK_EDITABLE(self->fov_entry)));
+    else {
+        const int64_t ni[3] = { (int64_t)llround(n[0]), (int64_t)llround(n[1]), (int64_t)llround(n[2]) };
+        larmor_window_set_grid(self, ni, fov, &error);
+    }
+    if (error) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+}
+
+/* Memory and time of the run the sidebar would start, before it starts. */
+static void update_estimate(LarmorWindow *self)
+{
+    LarmorReconParams p;
+    if (!self->dataset || !larmor_recon_panel_get_params(self->recon_panel, &p, NULL)) {
+        gtk_widget_set_visible(GTK_WIDGET(self->estimate_label), FALSE);
+        return;
+    }
+    int coils = (int)larmor_dataset_get_coils(self->dataset);
+    if (p.compress > 0)
+        coils = MIN(coils, p.compress);
+    /* The newest run of this variant here gives the throughput. */
+    double measured = NAN;
+    for (guint i = g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i > 0 && isnan(measured); i--) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i - 1);
+        if (larmor_run_get_params(r)->method == LM_METHOD_CG && g_strcmp0(larmor_run_get_params(r)->variant, p.variant) == 0 &&
+            isfinite(larmor_run_get_gpairs(r)))
+            measured = larmor_run_get_gpairs(r);
+        g_object_unref(r);
+    }
+    LarmorEstimate e;
+    larmor_estimate_compute(larmor_dataset_get_geom(self->dataset)->n, larmor_dataset_get_traj(self->dataset)->m, coils,
+                            &p, measured, &e);
+    char *t = larmor_estimate_text(&e, &p);
+    gtk_label_set_text(self->estimate_label, t);
+    gtk_widget_set_visible(GTK_WIDGET(self->estimate_label), TRUE);
+    g_free(t);
+}
+
+const char *larmor_window_get_estimate_text(LarmorWindow *self)
+{
+    return gtk_widget_get_visible(GTK_WIDGET(self->estimate_label)) ? gtk_label_get_text(self->estimate_label) : NULL;
+}
+
+/* --- sessions ---------------------------------------------------------- */
+
+static const char *const mode_keys[] = { "window-magnitude", "window-phase", "window-real", "window-imaginary" };
+
+static char *run_group(LarmorRun *r)
+{
+    return g_strdup_printf("run-%d", larmor_run_get_index(r));
+}
+
+/* Window/level of an image for every display mode it has one for. */
+static void save_windows(LarmorWindow *self, GKeyFile *kf, const char *group, LarmorVolume *v)
+{
+    for (int m = 0; m < (int)G_N_ELEMENTS(mode_keys); m++) {
+        double wl[2];
+        if (v && larmor_ortho_view_get_image_window(self->ortho_view, v, m, &wl[0], &wl[1]))
+            larmor_session_set_doubles(kf, group, mode_keys[m], wl, 2);
+    }
+}
+
+static void restore_windows(LarmorWindow *self, GKeyFile *kf, const char *group, LarmorVolume *v)
+{
+    for (int m = 0; m < (int)G_N_ELEMENTS(mode_keys); m++) {
+        double wl[2];
+        if (v && larmor_session_get_doubles(kf, group, mode_keys[m], wl, 2))
+            larmor_ortho_view_set_image_window(self->ortho_view, v, m, wl[0], wl[1]);
+    }
+}
+
+static void save_cursor(GKeyFile *kf, const char *group, LarmorViewState *st)
+{
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(st, ijk);
+    double c[3] = { (double)ijk[0], (double)ijk[1], (double)ijk[2] };
+    larmor_session_set_doubles(kf, group, "cursor", c, 3);
+}
+
+static void restore_cursor(GKeyFile *kf, const char *group, LarmorViewState *st)
+{
+    double c[3];
+    if (larmor_session_get_doubles(kf, group, "cursor", c, 3)) {
+        const int64_t ijk[3] = { (int64_t)c[0], (int64_t)c[1], (int64_t)c[2] };
+        larmor_view_state_set_cursor(st, ijk);
+    }
+}
+
+/* Everything a session holds, captured on the main thread (images are
+ * shared: volumes never change once made). */
+static LarmorSession *capture_session(LarmorWindow *self)
+{
+    LarmorSession *s = larmor_session_new();
+    GKeyFile *kf = larmor_session_get_keyfile(s);
+    g_key_file_set_string(kf, "session", "application", "larmor");
+    LarmorVolume *truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
+    if (self->dataset) {
+        larmor_session_set_spec(kf, "data", larmor_dataset_get_spec(self->dataset));
+        g_key_file_set_string(kf, "data", "name", larmor_dataset_get_name(self->dataset));
+        g_key_file_set_string(kf, "data", "key", larmor_dataset_get_key(self->dataset));
+        if (self->truth_path)
+            g_key_file_set_string(kf, "data", "truth-file", self->truth_path);
+    }
+    GListModel *runs = G_LIST_MODEL(self->runs);
+    GString *order = g_string_new(NULL);
+    for (guint i = 0; i < g_list_model_get_n_items(runs); i++) {
+        LarmorRun *r = g_list_model_get_item(runs, i);
+        char *g = run_group(r);
+        larmor_run_save_to_keyfile(r, kf, g);
+        if (larmor_run_get_image(r)) {
+            larmor_session_add_image(s, g, larmor_run_get_image(r));
+            save_windows(self, kf, g, larmor_run_get_image(r));
+        }
+        g_string_append_printf(order, "%s%d", order->len ? ";" : "", larmor_run_get_index(r));
+        g_free(g);
+        g_object_unref(r);
+    }
+    g_key_file_set_string(kf, "session", "runs", order->str);
+    g_string_truncate(order, 0);
+    for (GList *l = self->compare_order.head; l; l = l->next)
+        g_string_append_printf(order, "%s%d", order->len ? ";" : "", larmor_run_get_index(l->data));
+    g_key_file_set_string(kf, "compare", "runs", order->str);
+    g_string_free(order, TRUE);
+    g_key_file_set_boolean(kf, "compare", "differences", larmor_compare_view_get_differences(self->compare_view));
+    g_key_file_set_integer(kf, "compare", "orientation", larmor_compare_view_get_orientation(self->compare_view));
+    g_key_file_set_boolean(kf, "compare", "linked", larmor_compare_view_get_linked(self->compare_view));
+    LarmorViewState *cst = larmor_compare_view_get_state(self->compare_view);
+    save_cursor(kf, "compare", cst);
+    double wl[2] = { larmor_view_state_get_window(cst), larmor_view_state_get_level(cst) };
+    larmor_session_set_doubles(kf, "compare", "window", wl, 2);
+    LarmorViewState *ost = larmor_ortho_view_get_state(self->ortho_view);
+    save_cursor(kf, "viewer", ost);
+    g_key_file_set_integer(kf, "viewer", "colormap", larmor_view_state_get_colormap(ost));
+    LarmorVolume *shown = larmor_ortho_view_get_volume(self->ortho_view);
+    char *shown_name = NULL;
+    if (shown && shown == truth)
+        shown_name = g_strdup("truth");
+    for (guint i = 0; !shown_name && shown && i < g_list_model_get_n_items(runs); i++) {
+        LarmorRun *r = g_list_model_get_item(runs, i);
+        if (larmor_run_get_image(r) == shown)
+            shown_name = run_group(r);
+        g_object_unref(r);
+    }
+    g_key_file_set_string(kf, "viewer", "image", shown_name ? shown_name : "");
+    g_free(shown_name);
+    save_windows(self, kf, "truth", truth);
+    return s;
+}
+
+typedef struct {
+    LarmorWindow *self;
+    char *path;
+    GPtrArray *runs;   /* the runs saved: marked exported once written */
+} SaveJob;
+
+static void on_session_written(GObject *source, GAsyncResult *result, gpointer data)
+{
+    SaveJob *j = data;
+    LarmorWindow *self = j->self;
+    GError *error = NULL;
+    gboolean ok = larmor_session_write_finish(result, &error);
+    self->session_jobs--;
+    if (!self->disposed && !ok)
+        show_error(self, error);
+    else if (!self->disposed) {
+        /* Saved runs are safe to close on. */
+        for (guint i = 0; i < j->runs->len; i++)
+            larmor_run_set_exported(j->runs->pdata[i], TRUE);
+        char *t = g_strdup_printf("Session saved to %s", j->path);
+        larmor_window_show_message(self, t, FALSE);
+        g_free(t);
+        update_actions(self);
+    }
+    g_clear_error(&error);
+    g_ptr_array_unref(j->runs);
+    g_free(j->path);
+    g_free(j);
+    g_object_unref(self);
+}
+
+void larmor_window_save_session(LarmorWindow *self, const char *path)
+{
+    SaveJob *j = g_new0(SaveJob, 1);
+    j->self = g_object_ref(self);
+    j->path = g_str_has_suffix(path, ".larmor") ? g_strdup(path) : g_strconcat(path, ".larmor", NULL);
+    j->runs = g_ptr_array_new_with_free_func(g_object_unref);
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++)
+        g_ptr_array_add(j->runs, g_list_model_get_item(G_LIST_MODEL(self->runs), i));
+    self->session_jobs++;
+    update_actions(self);
+    larmor_session_write_async(capture_session(self), j->path, on_session_written, j);
+}
+
+/* Every run goes (a session replaces them). */
+static void clear_runs(LarmorWindow *self)
+{
+    self->updating_compare = TRUE;
+    LarmorVolume *shown = larmor_ortho_view_get_volume(self->ortho_view);
+    while (g_list_model_get_n_items(G_LIST_MODEL(self->runs)) > 0) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), 0);
+        g_signal_handlers_disconnect_by_data(r, self);
+        if (shown && shown == larmor_run_get_image(r)) {
+            larmor_ortho_view_show_volume(self->ortho_view, self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL);
+            shown = NULL;
+        }
+        volumes_remove(self, larmor_run_get_image(r));
+        g_list_store_remove(self->runs, 0);
+        g_object_unref(r);
+    }
+    g_queue_clear(&self->compare_order);
+    larmor_coils_view_set_run(self->coils_view, NULL);
+    self->updating_compare = FALSE;
+    update_compare(self);
+}
+
+static LarmorRun *run_by_index(LarmorWindow *self, int index)
+{
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        g_object_unref(r); /* the list keeps it */
+        if (larmor_run_get_index(r) == index)
+            return r;
+    }
+    return NULL;
+}
+
+/* Views and the compare layout of a session, once its runs are listed and
+ * its data loaded (or found missing). */
+static void apply_session(LarmorWindow *self, LarmorSession *s)
+{
+    GKeyFile *kf = larmor_session_get_keyfile(s);
+    char *list = g_key_file_get_string(kf, "compare", "runs", NULL);
+    char **idx = g_strsplit(list ? list : "", ";", -1);
+    for (int i = 0; idx[i]; i++) {
+        LarmorRun *r = *idx[i] ? run_by_index(self, atoi(idx[i])) : NULL;
+        /* Runs of data not loaded cannot be compared (they stay listed). */
+        if (r && larmor_run_get_current(r) && larmor_run_get_image(r))
+            larmor_run_set_compare(r, TRUE);
+    }
+    g_strfreev(idx);
+    g_free(list);
+    larmor_compare_view_set_orientation(self->compare_view, g_key_file_get_integer(kf, "compare", "orientation", NULL));
+    larmor_compare_view_set_linked(self->compare_view, g_key_file_get_boolean(kf, "compare", "linked", NULL) ||
+                                                           !g_key_file_has_key(kf, "compare", "linked", NULL));
+    larmor_compare_view_set_differences(self->compare_view, g_key_file_get_boolean(kf, "compare", "differences", NULL));
+    LarmorViewState *cst = larmor_compare_view_get_state(self->compare_view);
+    restore_cursor(kf, "compare", cst);
+    double wl[2];
+    if (larmor_session_get_doubles(kf, "compare", "window", wl, 2) && wl[0] > 0)
+        larmor_view_state_set_window_level(cst, wl[0], wl[1]);
+
+    LarmorVolume *truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
+    restore_windows(self, kf, "truth", truth);
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        char *g = run_group(r);
+        restore_windows(self, kf, g, larmor_run_get_image(r));
+        g_free(g);
+        g_object_unref(r);
+    }
+    char *shown = g_key_file_get_string(kf, "viewer", "image", NULL);
+    LarmorVolume *v = NULL;
+    if (g_strcmp0(shown, "truth") == 0)
+        v = truth;
+    else if (shown && g_str_has_prefix(shown, "run-")) {
+        LarmorRun *r = run_by_index(self, atoi(shown + 4));
+        v = r ? larmor_run_get_image(r) : NULL;
+    }
+    g_free(shown);
+    if (v)
+        larmor_ortho_view_show_volume(self->ortho_view, v);
+    LarmorViewState *ost = larmor_ortho_view_get_state(self->ortho_view);
+    restore_cursor(kf, "viewer", ost);
+    GError *e = NULL;
+    int cmap = g_key_file_get_integer(kf, "viewer", "colormap", &e);
+    if (!e)
+        larmor_view_state_set_colormap(ost, cmap);
+    g_clear_error(&e);
+}
+
+/* The one-line outcome of opening a session. */
+static void session_done(LarmorWindow *self, const char *problem)
+{
+    GString *t = g_string_new(NULL);
+    char *base = g_path_get_basename(self->session_path ? self->session_path : "session");
+    int n = self->session_runs;
+    g_string_printf(t, "%s: %d run%s restored", base, n, n == 1 ? "" : "s");
+    if (problem)
+        g_string_append_printf(t, "; %s", problem);
+    larmor_window_show_message(self, t->str, problem != NULL);
+    g_string_free(t, TRUE);
+    g_free(base);
+}
+
+static void finish_pending_session(LarmorWindow *self, const char *problem)
+{
+    LarmorSession *s = g_steal_pointer(&self->pending_session);
+    if (!s)
+        return;
+    apply_session(self, s);
+    const char *missing = larmor_session_get_missing(s);
+    char *p = problem ? g_strdup(problem)
+              : self->session_note ? g_strdup(self->session_note)
+              : *missing ? g_strdup_printf("images missing: %s", missing)
+                         : NULL;
+    g_clear_pointer(&self->session_note, g_free);
+    /* One line: the first missing image names the rest's folder. */
+    if (p && strchr(p, '\n'))
+        *strchr(p, '\n') = 0;
+    session_done(self, p);
+    g_free(p);
+    larmor_session_free(s);
+}
+
+/* A data file the spec names that is not there, or NULL. */
+static const char *missing_data_file(const LarmorDatasetSpec *spec)
+{
+    if (spec->kind != LARMOR_SOURCE_FILES)
+        return NULL;
+    const char *paths[2] = { spec->traj_path, spec->kdata_path };
+    for (int i = 0; i < 2; i++) {
+        if (!paths[i])
+            continue;
+        /* BART bases: the .cfl beside them. */
+        char *cfl = g_str_has_suffix(paths[i], ".h5") || g_str_has_suffix(paths[i], ".bin") || g_str_has_suffix(paths[i], ".cfl")
+                        ? g_strdup(paths[i])
+                        : g_strconcat(paths[i], ".cfl", NULL);
+        gboolean there = g_file_test(cfl, G_FILE_TEST_EXISTS);
+        g_free(cfl);
+        if (!there)
+            return paths[i];
+    }
+    return NULL;
+}
+
+static void on_session_read(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    GError *error = NULL;
+    LarmorSession *s = larmor_session_read_finish(result, &error);
+    self->session_jobs--;
+    if (self->disposed || !s) {
+        if (!self->disposed)
+            show_error(self, error);
+        g_clear_error(&error);
+        if (s)
+            larmor_session_free(s);
+        update_actions(self);
+        g_object_unref(self);
+        return;
+    }
+    GKeyFile *kf = larmor_session_get_keyfile(s);
+    /* Every run parses, or nothing changes. */
+    char *list = g_key_file_get_string(kf, "session", "runs", NULL);
+    char **idx = g_strsplit(list ? list : "", ";", -1);
+    GPtrArray *runs = g_ptr_array_new_with_free_func(g_object_unref);
+    for (int i = 0; idx[i] && !error; i++) {
+        if (!*idx[i])
+            continue;
+        char *g = g_strdup_printf("run-%d", atoi(idx[i]));
+        LarmorRun *r = larmor_run_new_from_keyfile(kf, g, larmor_session_get_image(s, g), &error);
+        if (r)
+            g_ptr_array_add(runs, r);
+        g_free(g);
+    }
+    g_strfreev(idx);
+    g_free(list);
+    if (error) {
+        char *t = g_strdup_printf("%s: %s", self->session_path, error->message);
+        larmor_window_show_message(self, t, TRUE);
+        g_free(t);
+        g_error_free(error);
+        g_ptr_array_unref(runs);
+        larmor_session_free(s);
+        update_actions(self);
+        g_object_unref(self);
+        return;
+    }
+    clear_runs(self);
+    self->next_index = 0;
+    for (guint i = 0; i < runs->len; i++) {
+        LarmorRun *r = runs->pdata[i];
+        int index = larmor_run_get_index(r);
+        larmor_run_set_current(r, run_is_current(self, r));
+        larmor_run_set_exported(r, TRUE); /* they are in the session */
+        g_signal_connect(r, "notify::compare", G_CALLBACK(on_run_compare), self);
+        g_list_store_append(self->runs, r);
+        if (larmor_run_get_image(r))
+            g_list_store_append(self->volumes, larmor_run_get_image(r));
+        self->next_index = MAX(self->next_index, index);
+    }
+    self->session_runs = (int)runs->len;
+    g_ptr_array_unref(runs);
+    g_clear_pointer(&self->pending_session, larmor_session_free);
+    self->pending_session = s;
+
+    LarmorDatasetSpec spec;
+    char *key = g_key_file_get_string(kf, "data", "key", NULL);
+    char *truth = g_key_file_get_string(kf, "data", "truth-file", NULL);
+    if (!g_key_file_has_group(kf, "data")) {
+        refresh_runs(self);
+        finish_pending_session(self, NULL);
+    } else if (!larmor_session_get_spec(kf, "data", &spec, &error)) {
+        refresh_runs(self);
+        finish_pending_session(self, error->message);
+        g_clear_error(&error);
+    } else {
+        const char *missing = missing_data_file(&spec);
+        gboolean same = self->dataset && !self->loading && g_strcmp0(key, larmor_dataset_get_key(self->dataset)) == 0;
+        if (missing) {
+            /* The runs stay, marked as of data not loaded. */
+            refresh_runs(self);
+            char *t = g_strdup_printf("data not found: %s", missing);
+            finish_pending_session(self, t);
+            g_free(t);
+        } else if (same && !truth) {
+            refresh_runs(self);
+            finish_pending_session(self, NULL);
+        } else {
+            if (truth && g_file_test(truth, G_FILE_TEST_EXISTS)) {
+                g_free(self->pending_truth);
+                self->pending_truth = g_strdup(truth);
+            }
+            else if (truth) {
+                g_free(self->session_note);
+                self->session_note = g_strdup_printf("truth not found: %s", truth);
+            }
+            if (same && self->pending_truth) {
+                larmor_window_open_truth(self, self->pending_truth);
+                g_clear_pointer(&self->pending_truth, g_free);
+            } else if (same) {
+                refresh_runs(self);
+                finish_pending_session(self, NULL);
+            } else
+                larmor_window_load(self, &spec);
+        }
+        g_free(spec.traj_path);
+        g_free(spec.kdata_path);
+        g_free(spec.sens_path);
+    }
+    g_free(key);
+    g_free(truth);
+    update_actions(self);
+    g_object_unref(self);
+}
+
+void larmor_window_open_session(LarmorWindow *self, const char *path)
+{
+    if (self->task) {
+        larmor_window_show_message(self, "Wait for the reconstruction to finish (or cancel it) before opening a session", TRUE);
+        return;
+    }
+    g_free(self->session_path);
+    self->session_path = g_strdup(path);
+    self->session_jobs++;
+    update_actions(self);
+    larmor_session_read_async(path, on_session_read, g_object_ref(self));
+}
+
+static void session_save_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_save_session(self, p);
+    g_free(p);
+}
+
+static void session_open_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_session(self, p);
+    g_free(p);
+}
+
+static void action_save_session(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GtkFileChooser *c = chooser_new(self, "Save Session", GTK_FILE_CHOOSER_ACTION_SAVE, "_Save", session_save_done);
+    G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+    gtk_file_chooser_set_current_name(c, "session.larmor");
+    G_GNUC_END_IGNORE_DEPRECATIONS
+    add_filter(c, "Larmor sessions (.larmor)", (const char *const[]){ "*.larmor", NULL });
+    show_chooser(c);
+}
+
+static void action_open_session(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GtkFileChooser *c = chooser_new(self, "Open Session", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", session_open_done);
+    add_filter(c, "Larmor sessions (.larmor)", (const char *const[]){ "*.larmor", NULL });
+    show_chooser(c);
+}
+
 /* --- pages ------------------------------------------------------------- */
 
 void larmor_window_set_page(LarmorWindow *self, const char *name)
@@ -1541,6 +2170,8 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.export-csv", any);
     gtk_widget_action_set_enabled(w, "win.show-run", any);
     gtk_widget_action_set_enabled(w, "win.remove-run", any && !running);
+    gtk_widget_action_set_enabled(w, "win.save-session", self->dataset || any);
+    gtk_widget_action_set_enabled(w, "win.open-session", !running && self->session_jobs == 0);
 }
 
 int larmor_window_count_unexported(LarmorWindow *self)
@@ -1602,7 +2233,7 @@ static gboolean ask_before_close(LarmorWindow *self)
                                           n == 1 ? "Quit with %d run not exported?" : "Quit with %d runs not exported?", n);
     gtk_message_dialog_format_secondary_text(GTK_MESSAGE_DIALOG(d),
                                              "Their images and figures are lost on quitting. Export them with "
-                                             "Export Image as NIfTI… or Export Metrics as CSV… first to keep them.");
+                                             "Save Session…, Export Image as NIfTI… or Export Metrics as CSV… first to keep them.");
     gtk_dialog_add_button(GTK_DIALOG(d), "_Cancel", LARMOR_CLOSE_CANCEL);
     GtkWidget *quit = gtk_dialog_add_button(GTK_DIALOG(d), "_Quit", LARMOR_CLOSE_QUIT);
     gtk_widget_add_css_class(quit, "destructive-action");
@@ -1671,6 +2302,10 @@ static void larmor_window_dispose(GObject *object)
     g_clear_pointer(&self->last_status, g_free);
     g_clear_pointer(&self->truth_origin, g_free);
     g_clear_pointer(&self->pending_truth, g_free);
+    g_clear_pointer(&self->truth_path, g_free);
+    g_clear_pointer(&self->pending_session, larmor_session_free);
+    g_clear_pointer(&self->session_path, g_free);
+    g_clear_pointer(&self->session_note, g_free);
     G_OBJECT_CLASS(larmor_window_parent_class)->dispose(object);
 }
 
@@ -1707,6 +2342,11 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     CHILD(toast_label);
     CHILD(toast_close);
     CHILD(recent_menu);
+    CHILD(grid_box);
+    CHILD(matrix_entry);
+    CHILD(fov_entry);
+    CHILD(grid_apply);
+    CHILD(estimate_label);
 #undef CHILD
 
     /* Actions per class, GNOME Text Editor style; shortcuts next to them. */
@@ -1725,6 +2365,8 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.export-png", NULL, action_export_png);
     gtk_widget_class_install_action(wc, "win.export-csv", NULL, action_export_csv);
     gtk_widget_class_install_action(wc, "win.page", "s", action_page);
+    gtk_widget_class_install_action(wc, "win.save-session", NULL, action_save_session);
+    gtk_widget_class_install_action(wc, "win.open-session", NULL, action_open_session);
 
     gtk_widget_class_add_binding_action(wc, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_t, GDK_CONTROL_MASK, "win.open-truth", NULL);
@@ -1734,6 +2376,8 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_add_binding_action(wc, GDK_KEY_l, GDK_CONTROL_MASK, "win.sweep", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "win.cancel", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK, "win.export-nifti", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_s, GDK_CONTROL_MASK, "win.save-session", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_o, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.open-session", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_s, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.export-png", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK | GDK_SHIFT_MASK, "win.export-csv", NULL);
     static const char *pages[] = { "viewer", "compare", "runs", "sweep", "coils" };
@@ -1755,6 +2399,10 @@ static void larmor_window_init(LarmorWindow *self)
     larmor_coils_view_set_linked_state(self->coils_view, larmor_ortho_view_get_state(self->ortho_view));
     g_signal_connect(self->sweep_view, "use-lambda", G_CALLBACK(on_use_lambda), self);
     g_signal_connect(self->toast_close, "clicked", G_CALLBACK(on_toast_close), self);
+    g_signal_connect(self->grid_apply, "clicked", G_CALLBACK(on_grid_apply), self);
+    g_signal_connect(self->matrix_entry, "activate", G_CALLBACK(on_grid_apply), self);
+    g_signal_connect(self->fov_entry, "activate", G_CALLBACK(on_grid_apply), self);
+    g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_estimate), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
 
     GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);

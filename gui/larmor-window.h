@@ -46,6 +46,13 @@ int larmor_window_count_unexported(LarmorWindow *self);
 void larmor_window_set_confirm_close(LarmorWindow *self, gboolean confirm);
 GtkWindow *larmor_window_get_close_dialog(LarmorWindow *self);
 LarmorDataset *larmor_window_get_dataset(LarmorWindow *self);
+/* Data from files: reload them on this matrix and FOV (the data card's
+ * Matrix / FOV entries); FALSE with a one-line error when not possible
+ * (other data, busy, absurd sizes). A load that fails says why in one line
+ * and the data loaded stay. */
+gboolean larmor_window_set_grid(LarmorWindow *self, const int64_t n[3], const double fov_mm[3], GError **error);
+/* The memory and time estimate shown under the settings (NULL without data). */
+const char *larmor_window_get_estimate_text(LarmorWindow *self);
 /* Loaded in a worker; the result (or the error) shows in the window. */
 void larmor_window_open_truth(LarmorWindow *self, const char *path);
 void larmor_window_open_reference(LarmorWindow *self, const char *path);
@@ -53,6 +60,15 @@ void larmor_window_open_reference(LarmorWindow *self, const char *path);
  * worker and checked against the matrix and channel count (one-line error
  * otherwise; the data keep the maps they had). */
 void larmor_window_open_maps(LarmorWindow *self, const char *path);
+
+/* Sessions (larmor-session.h): every run (settings, results, image), the
+ * data set's spec or files, views and the compare layout, written in a
+ * worker (".larmor" added when missing); saved runs count as exported.
+ * Opening replaces the runs, reloads the data when they are not the ones
+ * loaded, and says in one line what it restored and what is missing.
+ * Both are asynchronous: larmor_window_is_busy until done. */
+void larmor_window_save_session(LarmorWindow *self, const char *path);
+void larmor_window_open_session(LarmorWindow *self, const char *path);
 
 /* Export: the image shown in the viewer (the selected run on the Runs
  * page) as NIfTI, written in a worker with a message when done; the

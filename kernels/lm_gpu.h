@@ -7,8 +7,10 @@
  * Nothing here exits, aborts or prints.
  *
  * The k-space sums follow lm_ksum_fn (lm_kernels.h):
- *     out(x_j) = sum_m w_m exp(+i 2 pi k_m . x_j)
- * with real weights when wi == NULL (Q). Each call is synchronous: it
+ *     out(x_j) = sum_m w_m exp(+i 2 pi (k_m . x_j + f_j t_m))
+ * with real weights when wi == NULL (Q), the off-resonance term with
+ * lm_ksum_in.t and lm_points.f (every direct variant: gpu-base .. gpu-multi,
+ * gpu-phasor, the gpu-dp reference; not gpu-nufft). Each call is synchronous: it
  * uploads the samples, computes on the calling thread's current device
  * (device 0 unless the program chose another) and downloads the result.
  * gpu-multi uses every visible device. */
@@ -164,6 +166,14 @@ void lm_gpu_scratch_free(lm_gpu_scratch *s);
 lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
                        lm_error *err);
 
+/* The priors' operations with lm_backend.h's meaning (grad, grad_adj,
+ * shrink, group_norm); n: the volume's sizes, vectors in device memory. */
+lm_code lm_gpu_grad(const int64_t n[3], const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+lm_code lm_gpu_grad_adj(const int64_t n[3], const lm_cfloat *y, lm_cfloat *x, lm_error *err);
+lm_code lm_gpu_shrink(int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t, lm_error *err);
+lm_code lm_gpu_vec_group_norm(lm_gpu_scratch *s, int64_t n, int groups, const lm_cfloat *v, double *out,
+                              lm_error *err);
+
 /* y = W^H W x (lm_reg.h), w: 3N edge weights in device memory (anatomical). */
 lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x,
                          lm_cfloat *y, lm_error *err);
@@ -185,15 +195,31 @@ lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
 void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
 
+/* The block Toeplitz operator of time segmentation on the device
+ * (lm_toeplitz_block.h's twin): FFT of the L(L+1)/2 blocks Q_ll' (host
+ * memory, lm_block_pair order) made once; batched cuFFT over the L
+ * segments, one kernel for the L x L product. apply_coil: y = conj(s) .
+ * sum_{l,l'} conj(c_l) . T_ll' (c_l' . s . x), added to y when accumulate;
+ * x, s (NULL: 1), c (L x N phases) and y device pointers, x != y. */
+typedef struct lm_gpu_toeplitz_block lm_gpu_toeplitz_block;
+lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q_host, lm_gpu_toeplitz_block **out,
+                                  lm_error *err);
+lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
+                                         const lm_cfloat *c, lm_cfloat *y, int accumulate, lm_error *err);
+void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t);
+
 /* Q (lm_q_count values, raw sums, interleaved) into device memory with a
  * GPU variant's engine; weights |phi|^2 from the geometry. */
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev,
                  const lm_ctl *ctl, lm_error *err);
 /* x = (1/N) sum_c conj(s_c) F^H d_c into device memory: the samples' coordinates go up once, each
  * channel's weights conj(phi) d_c in turn. s_dev (N x coils, device) NULL:
- * one channel, s = 1. */
+ * one channel, s = 1. f_dev (N floats, device, Hz on the image grid) or
+ * NULL: with it F^H carries the off-resonance term exp(+i 2 pi f(x) t_m),
+ * the times from t->t (uploaded once; required); the direct variants only
+ * (gpu-nufft refuses: time segmentation is the recon's business). */
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
-                       const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
+                       const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
 
 /* The Toeplitz product's FFT strategy: 0 = one 3D cuFFT plan over the
  * padded grid, 1 = pruned (skip the zero padding as the CPU solver does),

@@ -130,6 +130,14 @@ void lm_gpu_scratch_free(lm_gpu_scratch *s)
 }
 lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
                        lm_error *err) LM_NO_CUDA_CALL((void)s, (void)n, (void)x, (void)y, *out = 0)
+lm_code lm_gpu_grad(const int64_t n[3], const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)x, (void)y)
+lm_code lm_gpu_grad_adj(const int64_t n[3], const lm_cfloat *y, lm_cfloat *x, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)y, (void)x)
+lm_code lm_gpu_shrink(int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)groups, (void)z, (void)v, (void)t)
+lm_code lm_gpu_vec_group_norm(lm_gpu_scratch *s, int64_t n, int groups, const lm_cfloat *v, double *out,
+                              lm_error *err) LM_NO_CUDA_CALL((void)s, (void)n, (void)groups, (void)v, *out = 0)
 lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x, lm_cfloat *y,
                          lm_error *err) LM_NO_CUDA_CALL((void)n, (void)kind, (void)w, (void)x, (void)y)
 lm_code lm_gpu_toeplitz_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
@@ -147,33 +155,43 @@ void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t)
 {
     (void)t;
 }
+lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q_host, lm_gpu_toeplitz_block **out,
+                                  lm_error *err) LM_NO_CUDA_CALL((void)n, (void)L, (void)q_host, *out = NULL)
+lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
+                                         const lm_cfloat *c, lm_cfloat *y, int accumulate, lm_error *err)
+    LM_NO_CUDA_CALL((void)t, (void)x, (void)s, (void)c, (void)y, (void)accumulate)
+void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t)
+{
+    (void)t;
+}
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev, const lm_ctl *ctl,
                  lm_error *err) LM_NO_CUDA_CALL((void)g, (void)t, (void)variant, (void)q_dev, (void)ctl)
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
-                       const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
-    LM_NO_CUDA_CALL((void)g, (void)t, (void)k, (void)s_dev, (void)variant, (void)x_dev, (void)ctl)
+                       const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
+    LM_NO_CUDA_CALL((void)g, (void)t, (void)k, (void)s_dev, (void)f_dev, (void)variant, (void)x_dev, (void)ctl)
 #endif
 
 /* Rows in the paper's order, then the ones beyond it. */
 static const lm_variant lm_gpu_rows[] = {
     {"gpu-base", "voxel and k data in global memory, software sin/cos (paper 5.1)", LM_DEVICE_GPU, 0, 0,
-     lm_gpu_row_available, lm_ksum_gpu_base, 0, 0},
+     lm_gpu_row_available, lm_ksum_gpu_base, 0, 1},
     {"gpu-regalloc", "voxel data and sums in registers (paper 5.2)", LM_DEVICE_GPU, 0, 0,
-     lm_gpu_row_available, lm_ksum_gpu_regalloc, 0, 0},
+     lm_gpu_row_available, lm_ksum_gpu_regalloc, 0, 1},
     {"gpu-coalesce", "k data packed as float4 for one coalesced 16-byte load (paper 5.3)", LM_DEVICE_GPU, 0, 0,
-     lm_gpu_row_available, lm_ksum_gpu_coalesce, 0, 0},
+     lm_gpu_row_available, lm_ksum_gpu_coalesce, 0, 1},
     {"gpu-constmem", "k data tiled through constant memory (paper 5.4)", LM_DEVICE_GPU, 0, 0,
-     lm_gpu_row_available, lm_ksum_gpu_constmem, 0, 0},
+     lm_gpu_row_available, lm_ksum_gpu_constmem, 0, 1},
     {"gpu-fasttrig", "constant memory plus hardware __sincosf on the range-reduced phase (paper 5.5)",
-     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_fasttrig, 0, 0},
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_fasttrig, 0, 1},
     {"gpu-tuned", "fasttrig with swept threads/block, tile, unroll and points per thread (paper 5.6)",
-     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_tuned, 0, 0},
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_tuned, 0, 1},
     {"gpu-multi", "gpu-tuned with the points split over every visible GPU, one host thread each (paper 5.7)",
-     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_multi, 0, 0},
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_multi, 0, 1},
     {"gpu-nufft", "non-uniform FFT on the GPU: binned shared-memory spreading, cuFFT, deapodisation",
      LM_DEVICE_GPU, 1, 1, lm_gpu_row_available, lm_ksum_gpu_nufft, 0, 0},
-    {"gpu-phasor", "grid: per-axis phasor tables, 8x4 points per thread, FMA-bound; explicit: shared k tiles",
-     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_phasor, 0, 0},
+    {"gpu-phasor", "grid: per-axis phasor tables, 8x4 points per thread, FMA-bound; explicit (and a grid with a "
+                   "field map): shared k tiles",
+     LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_phasor, 0, 1},
 };
 
 const lm_variant *lm_gpu_variants(size_t *count)

@@ -152,13 +152,13 @@ static lm_code lm_always_available(lm_error *why)
 
 static const lm_variant lm_cpu_variants[] = {
     {"cpu-dp", "double precision, scalar, OpenMP over points: the reference", LM_DEVICE_CPU, 0, 0,
-     lm_always_available, lm_ksum_cpu_dp, 1, 0},
+     lm_always_available, lm_ksum_cpu_dp, 1, 1},
     {"cpu-sp", "single precision, scalar sinf/cosf, OpenMP over points (the paper's CPU.SP "
                "per core)",
-     LM_DEVICE_CPU, 0, 0, lm_always_available, lm_ksum_cpu_sp, 1, 0},
+     LM_DEVICE_CPU, 0, 0, lm_always_available, lm_ksum_cpu_sp, 1, 1},
     {"cpu-simd", "single precision, vectorised (" LM_SIMD_ISA "), all cores, cache-tiled, "
                  "polynomial sin/cos",
-     LM_DEVICE_CPU, 0, 0, lm_cpu_simd_available, lm_ksum_cpu_simd, 1, 0},
+     LM_DEVICE_CPU, 0, 0, lm_cpu_simd_available, lm_ksum_cpu_simd, 1, 1},
     {"cpu-nufft", "non-uniform FFT (gridding kernel + FFT), beyond the paper", LM_DEVICE_CPU, 1, 1,
      lm_always_available, lm_ksum_cpu_nufft, 1, 0},
     {"cpu-separable", "single precision, grid points only: the exact sum as a complex matrix "
@@ -291,6 +291,22 @@ static lm_code lm_check_array(const char *what, const float *v, int64_t n, lm_er
     return LM_OK;
 }
 
+lm_code lm_ksum_time_check(const char *name, const lm_ksum_in *in, const lm_points *pts, lm_error *err)
+{
+    if (!in->t != !pts->f)
+        return lm_fail(err, LM_ERR_INVALID, "%s: sample times and a field map go together (got %s only)",
+                       name, in->t ? "times" : "the field map");
+    return LM_OK;
+}
+
+lm_code lm_ksum_time_refuse(const char *name, const lm_ksum_in *in, const lm_points *pts, lm_error *err)
+{
+    if (!in->t && !pts->f)
+        return LM_OK;
+    return lm_fail(err, LM_ERR_UNSUPPORTED,
+                   "%s: no off-resonance term; use time segmentation or a direct variant", name);
+}
+
 /* Progress of one weight set mapped into the whole run's fraction. */
 typedef struct lm_set_ctl {
     const lm_ctl *parent;
@@ -356,12 +372,11 @@ lm_code lm_ksum_run(const lm_variant *v, const lm_ksum_in *in, const lm_points *
     if (in->wi && (c = lm_check_array("weights (imag)", in->wi, in->m * nsets, err)))
         return c;
 
-    if (!in->t != !pts->f)
-        return lm_fail(err, LM_ERR_INVALID, "%s: sample times and a field map go together (got %s only)",
-                       v->name, in->t ? "times" : "the field map");
+    if ((c = lm_ksum_time_check(v->name, in, pts, err)))
+        return c;
     if (in->t) {
         if (!v->time_term)
-            return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no off-resonance term in this variant", v->name);
+            return lm_ksum_time_refuse(v->name, in, pts, err);
         if ((c = lm_check_array("sample times", in->t, in->m, err)) ||
             (c = lm_check_array("field map", pts->f, pts->n, err)))
             return c;

@@ -27,6 +27,14 @@ lm_code lm_ksum_cpu_nufft(const lm_ksum_in *in, const lm_points *pts, float *out
 const lm_variant *lm_gpu_variants(size_t *count);
 
 /* lm_kernels.c: shared by the CPU kernels. */
+/* Kernels called directly (not through lm_ksum_run) check the off-resonance
+ * inputs too: times and field map come together. LM_OK when both or
+ * neither are given. */
+lm_code lm_ksum_time_check(const char *name, const lm_ksum_in *in, const lm_points *pts, lm_error *err);
+/* The refusal of a variant without time_term when times are given (the
+ * structure it relies on, a sum of separable or gridded exponentials, has
+ * no room for f(x) t): LM_OK when no times are given. */
+lm_code lm_ksum_time_refuse(const char *name, const lm_ksum_in *in, const lm_points *pts, lm_error *err);
 /* Threads a kernel should use: ctl->threads, or all (OpenMP's default). */
 int lm_ctl_threads(const lm_ctl *ctl);
 /* One unit of work, [0, units): called from several threads at once. */

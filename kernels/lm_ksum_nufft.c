@@ -115,6 +115,9 @@ lm_code lm_ksum_cpu_nufft(const lm_ksum_in *in, const lm_points *pts, float *out
 {
     if (!in || !pts || !out_re || !out_im)
         return lm_fail(err, LM_ERR_INVALID, "cpu-nufft: missing input or output");
+    lm_code trc = lm_ksum_time_refuse("cpu-nufft", in, pts, err);
+    if (trc != LM_OK)
+        return trc;
     if (pts->x)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "cpu-nufft needs a regular grid");
     if (pts->g[0] < 2 || pts->g[1] < 2 || pts->g[2] < 1)

@@ -1,8 +1,10 @@
 /* Vectorised single-precision kernels:
  *
- * cpu-simd       the direct sum out(x_j) = sum_m w_m exp(+i 2 pi k_m . x_j),
+ * cpu-simd       the direct sum out(x_j) = sum_m w_m exp(+i 2 pi (k_m . x_j + f_j t_m)),
  *                16 points per vector, all cores, k data in L1-sized chunks,
- *                polynomial sin/cos after an exact range reduction in cycles.
+ *                polynomial sin/cos after an exact range reduction in cycles;
+ *                the off-resonance term f_j t_m (lm_ksum_in.t with
+ *                lm_points.f) costs one more multiply-add per pair.
  * cpu-separable  grid points only: the same sum as a complex matrix product
  *                (exp of a sum over axes is the product of per-axis phasors).
  *
@@ -15,7 +17,13 @@
  * to r in [-1/2, 1/2] cycles before it meets float, so its error is a few
  * 1e-7 cycles whatever |k.x| is; the polynomials add ~1e-7; sums run in
  * float over chunks of samples and in double across chunks. Measured errors
- * are ~1e-6 (tests/kernels). */
+ * are ~1e-6 (tests/kernels).
+ *
+ * Off-resonance on a grid: a vector's 16 voxels take the midrange fc of
+ * their field map into the double-precision base phase (fc t_m, reduced
+ * with the rest), and the remainder (f_l - fc) t_m joins per lane in float:
+ * for a smooth field map that product is small and keeps the phase's error
+ * near 1e-7 cycles whatever |f t| is. Explicit points add f t in double. */
 #include "lm_kernels_impl.h"
 
 #include <math.h>
@@ -187,6 +195,7 @@ typedef struct lm_simd_ctx {
     lm_wprep w;
     float *step;         /* grid: frac(kx / s0) per sample */
     double *kd;          /* explicit: (th, kx, ky, kz) per sample */
+    const float *tm;     /* sample times with pts->f, or NULL: no off-resonance */
     int V;               /* vectors per work unit */
     int64_t nseg;        /* grid: segments per row */
     lm_wsets ws;         /* nsets > 1: the weights in blocks of sets */
@@ -201,14 +210,17 @@ static const lm_vf lm_lane_off = {-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4,
  * of voxel (centre + L) for sample m is base[v][m] + step[m] * L: base comes
  * reduced from double, step = frac(kx/s) is exact enough in float. */
 static inline __attribute__((always_inline)) void
-lm_simd_grid_chunk(const int V, int64_t K, const float *const *base, const float *step,
-                   const float *amp, double *acc_re, double *acc_im)
+lm_simd_grid_chunk(const int V, const int T, int64_t K, const float *const *base, const float *step,
+                   const float *amp, const float *tm, const lm_vf *df, double *acc_re, double *acc_im)
 {
     lm_vf ar[4] = {0}, ai[4] = {0};
     for (int64_t m = 0; m < K; m++) {
         lm_vf st = LM_SPLAT(step[m]), a = LM_SPLAT(amp[m]);
+        lm_vf tt = T ? LM_BCAST(tm[m]) : (lm_vf){0};
         for (int v = 0; v < V; v++) {
             lm_vf t = base[v][m] + st * lm_lane_off;
+            if (T)
+                t += df[v] * tt; /* the lane's field map off the vector's midrange */
             lm_vf r = t - LM_VROUND(t);
             lm_vf s, c;
             lm_half_sc(&r, &s, &c);
@@ -224,6 +236,49 @@ lm_simd_grid_chunk(const int V, int64_t K, const float *const *base, const float
         }
 }
 
+/* The field map of V vectors of a row from x0 (voxel j0 + x0 on): per
+ * vector the midrange fc of its voxels' f, and per lane f - fc in float
+ * (0 on lanes past the row's end). */
+static void lm_simd_grid_fmap(const lm_points *p, int64_t j0, int64_t x0, int V, double *fc, lm_vf *df)
+{
+    for (int v = 0; v < V; v++) {
+        const int64_t xs = x0 + v * LM_NL;
+        const int64_t nl = p->g[0] - xs < LM_NL ? p->g[0] - xs : LM_NL;
+        const float *f = p->f + j0 + xs;
+        float lo = nl > 0 ? f[0] : 0.0f, hi = lo;
+        for (int64_t l = 1; l < nl; l++) {
+            lo = f[l] < lo ? f[l] : lo;
+            hi = f[l] > hi ? f[l] : hi;
+        }
+        fc[v] = 0.5 * ((double)lo + (double)hi);
+        df[v] = (lm_vf){0};
+        for (int64_t l = 0; l < nl; l++)
+            df[v][l] = (float)((double)f[l] - fc[v]);
+    }
+}
+
+/* One vector's base phases for a chunk: th + k . (x centre) (+ fc t), in
+ * double, reduced, then float. th may be NULL (weight sets). */
+static inline __attribute__((always_inline)) void
+lm_simd_base_row(float *tv, int64_t K, const double *th, const float *kx, const float *ky, const float *kz,
+                 const float *tm, double xv, double y, double z, double fc)
+{
+    if (tm) {
+#pragma omp simd
+        for (int64_t m = 0; m < K; m++) {
+            double t = (th ? th[m] : 0.0) + (double)ky[m] * y + (double)kz[m] * z + (double)kx[m] * xv +
+                       fc * (double)tm[m];
+            tv[m] = (float)(t - rint(t));
+        }
+    } else {
+#pragma omp simd
+        for (int64_t m = 0; m < K; m++) {
+            double t = (th ? th[m] : 0.0) + (double)ky[m] * y + (double)kz[m] * z + (double)kx[m] * xv;
+            tv[m] = (float)(t - rint(t));
+        }
+    }
+}
+
 static void lm_simd_grid_unit(void *vctx, int64_t unit)
 {
     const lm_simd_ctx *c = vctx;
@@ -235,9 +290,12 @@ static void lm_simd_grid_unit(void *vctx, int64_t unit)
     double y = (double)(i1 - p->c[1]) / (double)p->s[1];
     double z = (double)(i2 - p->c[2]) / (double)p->s[2];
     int64_t x0 = seg * V * LM_NL;
-    double xc[4];
+    double xc[4], fc[4] = {0};
+    lm_vf df[4] = {0};
     for (int v = 0; v < V; v++)
         xc[v] = (double)(x0 + v * LM_NL + 8 - p->c[0]) / (double)p->s[0];
+    if (c->tm)
+        lm_simd_grid_fmap(p, row * p->g[0], x0, V, fc, df);
 
     double acc_re[4 * LM_NL] = {0}, acc_im[4 * LM_NL] = {0};
     float tab[4][LM_SIMD_K] __attribute__((aligned(64)));
@@ -247,22 +305,25 @@ static void lm_simd_grid_unit(void *vctx, int64_t unit)
         int64_t K = in->m - m0 < LM_SIMD_K ? in->m - m0 : LM_SIMD_K;
         const float *kx = in->kx + m0, *ky = in->ky + m0, *kz = in->kz + m0;
         const double *th = c->w.th + m0;
+        const float *tm = c->tm ? c->tm + m0 : NULL;
         /* Once per chunk and segment, not per voxel: about 1/16 of the work. */
-        for (int v = 0; v < V; v++) {
-            float *tv = tab[v];
-            double xv = xc[v];
-#pragma omp simd
-            for (int64_t m = 0; m < K; m++) {
-                double t = th[m] + (double)ky[m] * y + (double)kz[m] * z + (double)kx[m] * xv;
-                tv[m] = (float)(t - rint(t));
-            }
-        }
+        for (int v = 0; v < V; v++)
+            lm_simd_base_row(tab[v], K, th, kx, ky, kz, tm, xc[v], y, z, fc[v]);
         const float *st = c->step + m0, *amp = c->w.amp + m0;
-        switch (V) {
-        case 1: lm_simd_grid_chunk(1, K, base, st, amp, acc_re, acc_im); break;
-        case 2: lm_simd_grid_chunk(2, K, base, st, amp, acc_re, acc_im); break;
-        case 3: lm_simd_grid_chunk(3, K, base, st, amp, acc_re, acc_im); break;
-        default: lm_simd_grid_chunk(4, K, base, st, amp, acc_re, acc_im); break;
+        if (tm) {
+            switch (V) {
+            case 1: lm_simd_grid_chunk(1, 1, K, base, st, amp, tm, df, acc_re, acc_im); break;
+            case 2: lm_simd_grid_chunk(2, 1, K, base, st, amp, tm, df, acc_re, acc_im); break;
+            case 3: lm_simd_grid_chunk(3, 1, K, base, st, amp, tm, df, acc_re, acc_im); break;
+            default: lm_simd_grid_chunk(4, 1, K, base, st, amp, tm, df, acc_re, acc_im); break;
+            }
+        } else {
+            switch (V) {
+            case 1: lm_simd_grid_chunk(1, 0, K, base, st, amp, NULL, df, acc_re, acc_im); break;
+            case 2: lm_simd_grid_chunk(2, 0, K, base, st, amp, NULL, df, acc_re, acc_im); break;
+            case 3: lm_simd_grid_chunk(3, 0, K, base, st, amp, NULL, df, acc_re, acc_im); break;
+            default: lm_simd_grid_chunk(4, 0, K, base, st, amp, NULL, df, acc_re, acc_im); break;
+            }
         }
     }
     int64_t nx = p->g[0] - x0 < V * LM_NL ? p->g[0] - x0 : V * LM_NL;
@@ -277,28 +338,31 @@ static void lm_simd_grid_unit(void *vctx, int64_t unit)
  * products of floats), reduced, then float from there on. */
 #define LM_SIMD_VE 2
 
-static void lm_simd_points_unit(void *vctx, int64_t unit)
+static inline __attribute__((always_inline)) void lm_simd_points_body(const lm_simd_ctx *c, int64_t unit,
+                                                                       const int T)
 {
-    const lm_simd_ctx *c = vctx;
     const lm_ksum_in *in = c->in;
     const lm_points *p = c->pts;
     enum { V = LM_SIMD_VE };
     int64_t j0 = unit * V * LM_NL;
     int64_t nj = p->n - j0 < V * LM_NL ? p->n - j0 : V * LM_NL;
 
-    /* Positions as doubles, two halves of 8 per vector; padding lanes at 0. */
-    double pos[3][V * LM_NL] __attribute__((aligned(64)));
+    /* Positions (and field map) as doubles, two halves of 8 per vector;
+     * padding lanes at 0. */
+    double pos[4][V * LM_NL] __attribute__((aligned(64)));
     memset(pos, 0, sizeof pos);
     for (int64_t l = 0; l < nj; l++) {
         pos[0][l] = p->x[j0 + l];
         pos[1][l] = p->y[j0 + l];
         pos[2][l] = p->z[j0 + l];
+        pos[3][l] = T ? p->f[j0 + l] : 0.0;
     }
-    lm_vd px[2 * V], py[2 * V], pz[2 * V];
+    lm_vd px[2 * V], py[2 * V], pz[2 * V], pf[2 * V];
     for (int h = 0; h < 2 * V; h++) {
         px[h] = *(const lm_vdu *)&pos[0][8 * h];
         py[h] = *(const lm_vdu *)&pos[1][8 * h];
         pz[h] = *(const lm_vdu *)&pos[2][8 * h];
+        pf[h] = *(const lm_vdu *)&pos[3][8 * h];
     }
 
     double acc_re[V * LM_NL] = {0}, acc_im[V * LM_NL] = {0};
@@ -306,14 +370,20 @@ static void lm_simd_points_unit(void *vctx, int64_t unit)
         int64_t K = in->m - m0 < LM_SIMD_K ? in->m - m0 : LM_SIMD_K;
         const double *kd = c->kd + 4 * m0;
         const float *amp = c->w.amp + m0;
+        const float *tm = T ? c->tm + m0 : NULL;
         lm_vf ar[V] = {0}, ai[V] = {0};
         for (int64_t m = 0; m < K; m++) {
             lm_vd th = LM_SPLATD(kd[4 * m]), kx = LM_SPLATD(kd[4 * m + 1]);
             lm_vd ky = LM_SPLATD(kd[4 * m + 2]), kz = LM_SPLATD(kd[4 * m + 3]);
+            lm_vd tt = T ? LM_SPLATD(tm[m]) : (lm_vd){0};
             lm_vf a = LM_SPLAT(amp[m]);
             for (int v = 0; v < V; v++) {
                 lm_vd t0 = th + kx * px[2 * v] + ky * py[2 * v] + kz * pz[2 * v];
                 lm_vd t1 = th + kx * px[2 * v + 1] + ky * py[2 * v + 1] + kz * pz[2 * v + 1];
+                if (T) {
+                    t0 += tt * pf[2 * v];
+                    t1 += tt * pf[2 * v + 1];
+                }
                 lm_vf r = LM_VD2F(t0 - LM_VROUNDD(t0), t1 - LM_VROUNDD(t1));
                 lm_vf s, cc;
                 lm_half_sc(&r, &s, &cc);
@@ -332,6 +402,16 @@ static void lm_simd_points_unit(void *vctx, int64_t unit)
         c->out_re[j0 + l] = (float)acc_re[l];
         c->out_im[j0 + l] = (float)acc_im[l];
     }
+}
+
+static void lm_simd_points_unit(void *vctx, int64_t unit)
+{
+    lm_simd_points_body(vctx, unit, 0);
+}
+
+static void lm_simd_points_time_unit(void *vctx, int64_t unit)
+{
+    lm_simd_points_body(vctx, unit, 1);
 }
 
 /* ---- cpu-simd, weight sets ------------------------------------------------
@@ -431,6 +511,10 @@ static void lm_simd_grid_sets_unit(void *vctx, int64_t unit)
     double *acc = lm_simd_sets_acc(c, VN);
     if (!acc)
         return;
+    double fc[4] = {0};
+    lm_vf df[4] = {0};
+    if (c->tm)
+        lm_simd_grid_fmap(p, row * p->g[0], x0, V, fc, df);
     float base[LM_SIMD_KS] __attribute__((aligned(64)));
     float tab[LM_SIMD_KS * 2 * LM_NL] __attribute__((aligned(64)));
 
@@ -438,15 +522,14 @@ static void lm_simd_grid_sets_unit(void *vctx, int64_t unit)
         int64_t K = in->m - m0 < LM_SIMD_KS ? in->m - m0 : LM_SIMD_KS;
         const float *kx = in->kx + m0, *ky = in->ky + m0, *kz = in->kz + m0;
         const float *st = c->step + m0;
+        const float *tm = c->tm ? c->tm + m0 : NULL;
         for (int v = 0; v < V; v++) {
             double xv = (double)(x0 + v * LM_NL + 8 - p->c[0]) / (double)p->s[0];
-#pragma omp simd
-            for (int64_t m = 0; m < K; m++) {
-                double t = (double)ky[m] * y + (double)kz[m] * z + (double)kx[m] * xv;
-                base[m] = (float)(t - rint(t));
-            }
+            lm_simd_base_row(base, K, NULL, kx, ky, kz, tm, xv, y, z, fc[v]);
             for (int64_t m = 0; m < K; m++) {
                 lm_vf t = base[m] + LM_BCAST(st[m]) * lm_lane_off;
+                if (tm)
+                    t += df[v] * LM_BCAST(tm[m]);
                 lm_vf r = t - LM_VROUND(t), sn, cs;
                 lm_sincos2pi(&r, &sn, &cs);
                 LM_VSTORE(tab + m * 2 * LM_NL, cs);
@@ -471,27 +554,35 @@ static void lm_simd_points_sets_unit(void *vctx, int64_t unit)
     double *acc = lm_simd_sets_acc(c, VN);
     if (!acc)
         return;
-    double pos[3][VN] __attribute__((aligned(64)));
+    double pos[4][VN] __attribute__((aligned(64)));
     memset(pos, 0, sizeof pos);
     for (int64_t l = 0; l < nj; l++) {
         pos[0][l] = p->x[j0 + l];
         pos[1][l] = p->y[j0 + l];
         pos[2][l] = p->z[j0 + l];
+        pos[3][l] = c->tm ? p->f[j0 + l] : 0.0;
     }
     float tab[LM_SIMD_KS * 2 * LM_NL] __attribute__((aligned(64)));
 
     for (int64_t m0 = 0; m0 < in->m; m0 += LM_SIMD_KS) {
         int64_t K = in->m - m0 < LM_SIMD_KS ? in->m - m0 : LM_SIMD_KS;
         const double *kd = c->kd + 4 * m0;
+        const float *tm = c->tm ? c->tm + m0 : NULL;
         for (int v = 0; v < V; v++) {
             lm_vd px0 = *(const lm_vdu *)&pos[0][16 * v], px1 = *(const lm_vdu *)&pos[0][16 * v + 8];
             lm_vd py0 = *(const lm_vdu *)&pos[1][16 * v], py1 = *(const lm_vdu *)&pos[1][16 * v + 8];
             lm_vd pz0 = *(const lm_vdu *)&pos[2][16 * v], pz1 = *(const lm_vdu *)&pos[2][16 * v + 8];
+            lm_vd pf0 = *(const lm_vdu *)&pos[3][16 * v], pf1 = *(const lm_vdu *)&pos[3][16 * v + 8];
             for (int64_t m = 0; m < K; m++) {
                 lm_vd kx = LM_SPLATD(kd[4 * m + 1]), ky = LM_SPLATD(kd[4 * m + 2]);
                 lm_vd kz = LM_SPLATD(kd[4 * m + 3]);
                 lm_vd t0 = kx * px0 + ky * py0 + kz * pz0;
                 lm_vd t1 = kx * px1 + ky * py1 + kz * pz1;
+                if (tm) {
+                    lm_vd tt = LM_SPLATD(tm[m]);
+                    t0 += tt * pf0;
+                    t1 += tt * pf1;
+                }
                 lm_vf r = LM_VD2F(t0 - LM_VROUNDD(t0), t1 - LM_VROUNDD(t1)), sn, cs;
                 lm_sincos2pi(&r, &sn, &cs);
                 LM_VSTORE(tab + m * 2 * LM_NL, cs);
@@ -515,16 +606,20 @@ lm_code lm_ksum_cpu_simd(const lm_ksum_in *in, const lm_points *pts, float *out_
 {
     if (!in || !pts || !out_re || !out_im || in->m <= 0 || pts->n <= 0)
         return lm_fail(err, LM_ERR_INVALID, "cpu-simd: empty problem or missing arrays");
+    lm_code rc = lm_ksum_time_check("cpu-simd", in, pts, err);
+    if (rc != LM_OK)
+        return rc;
     lm_simd_ctx c;
     memset(&c, 0, sizeof c);
     c.in = in;
     c.pts = pts;
     c.out_re = out_re;
     c.out_im = out_im;
+    c.tm = in->t;
     /* One set: the weight's phase joins the reduction (lm_wprep); sets:
      * the weights as they are, blocked for the accumulation. */
     const int sets = lm_ksum_nsets(in) > 1;
-    lm_code rc = sets ? lm_wsets_make(in, LM_SIMD_SB, &c.ws, "cpu-simd: weight sets", err)
+    rc = sets ? lm_wsets_make(in, LM_SIMD_SB, &c.ws, "cpu-simd: weight sets", err)
                       : lm_wprep_make(in, &c.w, "cpu-simd: sample tables", err);
     if (rc)
         return rc;
@@ -544,7 +639,7 @@ lm_code lm_ksum_cpu_simd(const lm_ksum_in *in, const lm_points *pts, float *out_
             c.kd[4 * m + 3] = in->kz[m];
         }
         units = (pts->n + LM_SIMD_VE * LM_NL - 1) / (LM_SIMD_VE * LM_NL);
-        fn = sets ? lm_simd_points_sets_unit : lm_simd_points_unit;
+        fn = sets ? lm_simd_points_sets_unit : c.tm ? lm_simd_points_time_unit : lm_simd_points_unit;
     } else {
         c.step = lm_alloc((size_t)in->m, sizeof(float), err, "cpu-simd: sample tables");
         if (!c.step) {
@@ -749,6 +844,9 @@ lm_code lm_ksum_cpu_separable(const lm_ksum_in *in, const lm_points *pts, float 
         return lm_fail(err, LM_ERR_INVALID, "cpu-separable: empty problem or missing arrays");
     if (pts->x)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "cpu-separable: needs grid points");
+    lm_code trc = lm_ksum_time_refuse("cpu-separable", in, pts, err);
+    if (trc != LM_OK)
+        return trc;
     lm_sep_ctx c;
     memset(&c, 0, sizeof c);
     c.in = in;

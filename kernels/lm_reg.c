@@ -15,7 +15,7 @@ void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weight
     const int nt = threads > 0 ? threads : omp_get_max_threads();
     const int par = total >= 32768; /* small volumes: a barrier costs more than the work */
 
-    if (kind == LM_REG_IDENTITY) {
+    if (kind == LM_REG_IDENTITY || kind == LM_REG_WAVELET) {
 #pragma omp parallel for num_threads(nt) schedule(static) if (par)
         for (int64_t j = 0; j < total; j++)
             y[j] = x[j];

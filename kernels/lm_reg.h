@@ -26,8 +26,11 @@
 typedef enum lm_reg_kind {
     LM_REG_IDENTITY = 0, /* W = I (Tikhonov) */
     LM_REG_GRADIENT,     /* W = 3D forward finite differences */
-    LM_REG_ANATOMICAL,   /* reference-weighted total variation (reweighted quadratic steps) */
-    LM_REG_ANATOMICAL_EDGES /* finite differences weighted by a reference's edges */
+    LM_REG_ANATOMICAL,   /* the reference's edges times the data's (docs/priors.md) */
+    /* Not quadratic: solved by ADMM (recon/lm_admm.h), not by lm_reg_apply. */
+    LM_REG_TV,           /* isotropic total variation sum_x ||D rho(x)||_2 */
+    LM_REG_WAVELET,      /* ||Psi rho||_1, Psi an orthogonal wavelet (lm_wavelet.h) */
+    LM_REG_ANATOMICAL_EDGES /* finite differences weighted by a reference's edges alone */
 } lm_reg_kind;
 
 /* True for the kinds whose W^H W is D^T diag(w) D with edge weights: one
@@ -77,7 +80,9 @@ lm_code lm_reg_robust_weights(const int64_t n[3], const float *edge_weights, lm_
                               double sigma_vox, const lm_cfloat *rho, float *out, int threads, lm_error *err);
 
 /* y = W^H W x for the regulariser (identity, gradient, or either
- * anatomical kind with edge_weights as above); threads 0: all cores. */
+ * anatomical kind with edge_weights as above); threads 0: all cores. For
+ * the ADMM priors it is G^H G of their transform: D^H D for LM_REG_TV (as
+ * gradient), the identity for LM_REG_WAVELET (Psi is orthogonal). */
 void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
                   const lm_cfloat *x, lm_cfloat *y, int threads);
 

@@ -99,6 +99,9 @@ lm_code lm_lesion_problem(const lm_problem_def *def, const lm_lesion_opts *lo, c
         *sens = NULL;
     if (!def || !lo || !l || !g)
         return lm_fail(err, LM_ERR_INVALID, "lesion problem: missing definition");
+    if (def->dim == 2 || def->fieldmap_hz > 0)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "lesion problem %s: only the 3D radial problems without a field map "
+                       "have a lesion test", def->name);
     for (int a = 0; a < 3; a++)
         if (!isfinite(lo->ref_shift_vox[a]) || fabs(lo->ref_shift_vox[a]) > (double)def->n / 2)
             return lm_fail(err, LM_ERR_INVALID, "lesion problem %s: reference shift %g voxels is out of range",

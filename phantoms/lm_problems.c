@@ -2,6 +2,8 @@
 #include "lm_trajgen.h"
 
 #include "lm_coils_synth.h"
+#include "lm_fieldmap_synth.h"
+#include "lm_spiral.h"
 
 #include <complex.h>
 #include <math.h>
@@ -101,15 +103,23 @@ lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err)
  * GUIDE.md section 4: M = round(n^3 * 284,592 / 128^3), readout n/2. */
 /* Multi-coil problems (GUIDE.md section 4, wave 2): B64's and B128's
  * trajectories seen by 8 and 32 synthetic head coils (lm_coils_synth). */
+/* Samples per interleaf of S128c8f's spiral design (lm_spiral_make; the
+ * test checks the design still gives it). */
+#define S128_READOUT 3265
 static const lm_problem_def problems[] = {
-    {"B32", 32, 4447, 16, 0.0, 1},
-    {"B64", 64, 35574, 32, 0.0, 1},
-    {"B128", 128, 284592, 64, 0.0, 1},
-    {"B64n", 64, 35574, 32, 0.05, 1},
-    {"B128n", 128, 284592, 64, 0.05, 1},
-    {"B64c8", 64, 35574, 32, 0.0, 8},
-    {"B128c32", 128, 284592, 64, 0.0, 32},
-    {"B64c8n", 64, 35574, 32, 0.05, 8},
+    {.name = "B32", .n = 32, .m = 4447, .readout = 16, .noise = 0.0, .coils = 1},
+    {.name = "B64", .n = 64, .m = 35574, .readout = 32, .noise = 0.0, .coils = 1},
+    {.name = "B128", .n = 128, .m = 284592, .readout = 64, .noise = 0.0, .coils = 1},
+    {.name = "B64n", .n = 64, .m = 35574, .readout = 32, .noise = 0.05, .coils = 1},
+    {.name = "B128n", .n = 128, .m = 284592, .readout = 64, .noise = 0.05, .coils = 1},
+    {.name = "B64c8", .n = 64, .m = 35574, .readout = 32, .noise = 0.0, .coils = 8},
+    {.name = "B128c32", .n = 128, .m = 284592, .readout = 64, .noise = 0.0, .coils = 32},
+    {.name = "B64c8n", .n = 64, .m = 35574, .readout = 32, .noise = 0.05, .coils = 8},
+    /* Issue 11: a 2D spiral under a field map. 128 x 128, 4 interleaves of
+     * 25 ms (lm_spiral: 12.8 mT/m, slew 150 T/m/s, FOV 240 mm), 8 coils,
+     * largest |f| 150 Hz (3.75 cycles over a readout at the bump). */
+    {.name = "S128c8f", .n = 128, .m = 4 * S128_READOUT, .readout = S128_READOUT, .noise = 0.0, .coils = 8,
+     .dim = 2, .interleaves = 4, .readout_ms = 25.0, .fieldmap_hz = 150.0},
 };
 #define PROBLEM_COUNT (sizeof problems / sizeof problems[0])
 
@@ -143,8 +153,17 @@ lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, l
 lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
                               lm_volume **truth, lm_sens **sens, lm_error *err)
 {
-    if (!def || def->n < 2 || def->m < 1 || def->readout < 1 || !(def->noise >= 0) || def->coils < 0 ||
-        def->coils > LM_COILS_SYNTH_MAX)
+    return lm_problem_make_fieldmap(def, g, traj, kdata, truth, sens, NULL, err);
+}
+
+lm_code lm_problem_make_fieldmap(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
+                                 lm_volume **truth, lm_sens **sens, float **fieldmap, lm_error *err)
+{
+    const int planar = def && def->dim == 2;
+    if (!def || def->n < 2 || (!planar && (def->m < 1 || def->readout < 1)) || !(def->noise >= 0) ||
+        def->coils < 0 || def->coils > LM_COILS_SYNTH_MAX || (def->dim != 0 && def->dim != 2 && def->dim != 3) ||
+        (planar && def->interleaves < 1) || !(def->readout_ms >= 0) || !(def->fieldmap_hz >= 0) ||
+        def->fieldmap_hz > LM_FIELDMAP_SYNTH_MAX_HZ)
         return lm_fail(err, LM_ERR_INVALID, "problem %s: definition is invalid",
                        def && def->name ? def->name : "(null)");
     if (traj)
@@ -155,10 +174,14 @@ lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **t
         *truth = NULL;
     if (sens)
         *sens = NULL;
+    if (fieldmap)
+        *fieldmap = NULL;
     const int64_t ncoils = def->coils > 1 ? def->coils : 1;
-    const lm_phantom *ph = lm_phantom_shepp_logan_3d();
+    const int with_fm = def->fieldmap_hz > 0;
+    const double readout_ms = def->readout_ms > 0 ? def->readout_ms : with_fm ? LM_PROBLEM_READOUT_MS : 0;
+    const lm_phantom *ph = planar ? lm_phantom_shepp_logan_2d() : lm_phantom_shepp_logan_3d();
     lm_geom geom;
-    lm_geom_init(&geom, def->n, def->n, def->n, LM_PROBLEM_FOV_MM);
+    lm_geom_init(&geom, def->n, def->n, planar ? 1 : def->n, LM_PROBLEM_FOV_MM);
     geom.basis = LM_BASIS_BOX;
 
     lm_traj *t = NULL;
@@ -166,12 +189,24 @@ lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **t
     lm_volume *v = NULL;
     lm_sens *s = NULL;
     lm_coils_synth *cs = NULL;
+    float *fm = NULL;
     lm_code c = LM_OK;
     /* One coefficient set for the maps and the data. */
-    if (ncoils > 1 && (kdata || sens) && (c = lm_coils_synth_make(3, ncoils, &cs, err)) != LM_OK)
+    if (ncoils > 1 && (kdata || sens) && (c = lm_coils_synth_make(planar ? 2 : 3, ncoils, &cs, err)) != LM_OK)
+        goto fail;
+    if (with_fm && (kdata || fieldmap) && (c = lm_fieldmap_synth(geom.n, def->fieldmap_hz, &fm, err)) != LM_OK)
         goto fail;
     if (traj || kdata) {
-        c = lm_traj_generate(LM_TRAJ_RADIAL3D, geom.n, def->m, def->readout, &t, err);
+        if (planar) {
+            lm_spiral_opts so = {.n = def->n, .interleaves = def->interleaves,
+                                 .readout_s = (readout_ms > 0 ? readout_ms : LM_PROBLEM_READOUT_MS) * 1e-3,
+                                 .fov_mm = LM_PROBLEM_FOV_MM};
+            c = lm_spiral_make(&so, &t, NULL, err);
+        } else {
+            c = lm_traj_generate(LM_TRAJ_RADIAL3D, geom.n, def->m, def->readout, &t, err);
+            if (c == LM_OK && readout_ms > 0)
+                c = lm_traj_times_uniform(t, readout_ms * 1e-3, err);
+        }
         if (c != LM_OK)
             goto fail;
     }
@@ -180,7 +215,10 @@ lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **t
             c = err ? err->code : LM_ERR_NOMEM;
             goto fail;
         }
-        c = cs ? lm_coils_synth_data(cs, ph, t, k, err) : lm_phantom_kspace(ph, t, k->d, err);
+        if (with_fm)
+            c = lm_fieldmap_synth_kspace(ph, &geom, cs, fm, t, NULL, k, err);
+        else
+            c = cs ? lm_coils_synth_data(cs, ph, t, k, err) : lm_phantom_kspace(ph, t, k->d, err);
         if (c != LM_OK)
             goto fail;
         if (def->noise > 0 && (c = lm_noise_add(k, def->noise, LM_PROBLEM_NOISE_SEED, err)) != LM_OK)
@@ -204,6 +242,10 @@ lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **t
         *truth = v;
     if (sens)
         *sens = s;
+    if (fieldmap)
+        *fieldmap = fm;
+    else
+        free(fm);
     return LM_OK;
 fail:
     lm_coils_synth_free(cs);
@@ -211,5 +253,6 @@ fail:
     lm_kdata_free(k);
     lm_volume_free(v);
     lm_sens_free(s);
+    free(fm);
     return c;
 }

@@ -47,19 +47,30 @@ lm_code lm_traj_generate(lm_traj_kind kind, const int64_t n[3], int64_t m, int64
 lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err);
 
 typedef struct lm_problem_def {
-    const char *name;        /* B32, B64, B128, B64n, B128n, B64c8, B128c32, B64c8n */
-    int64_t n;               /* matrix n^3 */
+    const char *name;        /* B32, B64, B128, B64n, B128n, B64c8, B128c32, B64c8n, S128c8f */
+    int64_t n;               /* matrix n^3 (dim 2: n^2) */
     int64_t m;               /* samples */
     int64_t readout;         /* samples per spoke */
     double noise;            /* relative sigma, 0 = none */
     int64_t coils;           /* receive coils: 1 = one uniform coil (no maps), else
                               * lm_coils_synth maps (3D) and their exact k-space */
+    /* Off-resonance problems (issue 11); zero in the B problems. */
+    int dim;                 /* 0 or 3: 3D radial of the 3D head; 2: an n x n matrix, the
+                              * 2D head, lm_spiral's trajectory (m and readout then follow
+                              * from the design and are checked by test_problems) */
+    int64_t interleaves;     /* dim 2: spiral interleaves */
+    double readout_ms;       /* readout duration for the sample times (lm_traj.t); 0: no
+                              * times unless fieldmap_hz > 0 (then LM_PROBLEM_READOUT_MS) */
+    double fieldmap_hz;      /* > 0: lm_fieldmap_synth's map with this largest |f|, and the
+                              * data under it (lm_fieldmap_synth_kspace, a fine-grid sum) */
 } lm_problem_def;
 
 /* Fixed parts of every benchmark problem (GUIDE.md section 4). */
 #define LM_PROBLEM_FOV_MM 240.0
 #define LM_PROBLEM_NOISE_SEED 1
 #define LM_PROBLEM_TRUTH_SUB 4
+/* Readout duration when a field map is asked for without one. */
+#define LM_PROBLEM_READOUT_MS 25.0
 
 const lm_problem_def *lm_problem_find(const char *name, lm_error *err);
 size_t lm_problem_count(void);
@@ -76,5 +87,11 @@ lm_code lm_problem_make(const lm_problem_def *def, lm_geom *g, lm_traj **traj, l
  * not coil-weighted. lm_problem_make is this with sens NULL. */
 lm_code lm_problem_make_coils(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
                               lm_volume **truth, lm_sens **sens, lm_error *err);
+/* The same with the field map (Hz, lm_geom_voxels floats, caller frees;
+ * NULL when def->fieldmap_hz is 0). With readout_ms or fieldmap_hz the
+ * trajectory carries its sample times. lm_problem_make_coils is this with
+ * fieldmap NULL (the data are the same). */
+lm_code lm_problem_make_fieldmap(const lm_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
+                                 lm_volume **truth, lm_sens **sens, float **fieldmap, lm_error *err);
 
 #endif

@@ -48,10 +48,27 @@ struct lm_backend {
     void (*mul)(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x);
     void (*mulc_acc)(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x);
 
+    /* The non-quadratic priors (lm_admm.h). The discrete gradient D of a
+     * volume of n voxels: forward differences along each axis with n[a] > 1
+     * (lm_grad_axes of them), 0 past the last voxel (Neumann, as lm_reg.h),
+     * y holding one block of N values per axis, axis-major. grad_adj is
+     * D^H, so D^H D is lm_reg.h's gradient W^H W. x != y. */
+    void (*grad)(lm_backend *b, const int64_t n[3], lm_cfloat *y, const lm_cfloat *x);
+    void (*grad_adj)(lm_backend *b, const int64_t n[3], lm_cfloat *x, const lm_cfloat *y);
+    /* Group soft threshold, the prox of t sum_j ||v_j||_2 over groups blocks
+     * of n values (v_j = (v[j], v[n + j], ...)): z_j = v_j max(0, 1 - t /
+     * ||v_j||). groups 1: complex soft threshold. z == v allowed. */
+    void (*shrink)(lm_backend *b, int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t);
+    /* sum_j ||v_j||_2 (as shrink), in double in a fixed order. */
+    double (*group_norm)(lm_backend *b, int64_t n, int groups, const lm_cfloat *v);
+
     /* The first error since the last check (LM_OK if none); clears it. */
     lm_code (*check)(lm_backend *b, lm_error *err);
     void (*destroy)(lm_backend *b);
 };
+
+/* Axes with more than one voxel: the gradient's blocks. */
+int lm_grad_axes(const int64_t n[3]);
 
 /* threads 0: all cores. */
 lm_code lm_backend_cpu_new(int threads, lm_backend **out, lm_error *err);

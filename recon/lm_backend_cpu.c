@@ -4,6 +4,7 @@
 #include "lm_backend.h"
 
 #include <complex.h>
+#include <math.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,6 +111,103 @@ static void cpu_mulc_acc(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat
         y[j] += conjf(s[j]) * x[j];
 }
 
+int lm_grad_axes(const int64_t n[3])
+{
+    return (n[0] > 1) + (n[1] > 1) + (n[2] > 1);
+}
+
+/* Rows (j, k) in parallel, as lm_reg_apply; each output voxel is written by
+ * its own iteration (the adjoint gathers), so no write conflicts. */
+static void cpu_grad(lm_backend *b, const int64_t n[3], lm_cfloat *y, const lm_cfloat *x)
+{
+    const int64_t n0 = n[0], n1 = n[1], n2 = n[2], nv = n0 * n1 * n2, st[3] = {1, n0, n0 * n1};
+#pragma omp parallel for num_threads(b->threads) collapse(2) schedule(static) if (nv >= PAR_MIN)
+    for (int64_t k = 0; k < n2; k++)
+        for (int64_t j = 0; j < n1; j++) {
+            const int64_t row = k * st[2] + j * st[1], idx[3] = {0, j, k};
+            int g = 0;
+            for (int a = 0; a < 3; a++) {
+                if (n[a] < 2)
+                    continue;
+                lm_cfloat *yg = y + g++ * nv + row;
+                const lm_cfloat *xr = x + row;
+                if (a == 0) {
+                    for (int64_t i = 0; i + 1 < n0; i++)
+                        yg[i] = xr[i + 1] - xr[i];
+                    yg[n0 - 1] = 0;
+                } else if (idx[a] + 1 < n[a]) {
+                    for (int64_t i = 0; i < n0; i++)
+                        yg[i] = xr[i + st[a]] - xr[i];
+                } else {
+                    for (int64_t i = 0; i < n0; i++)
+                        yg[i] = 0;
+                }
+            }
+        }
+}
+
+static void cpu_grad_adj(lm_backend *b, const int64_t n[3], lm_cfloat *x, const lm_cfloat *y)
+{
+    const int64_t n0 = n[0], n1 = n[1], n2 = n[2], nv = n0 * n1 * n2, st[3] = {1, n0, n0 * n1};
+#pragma omp parallel for num_threads(b->threads) collapse(2) schedule(static) if (nv >= PAR_MIN)
+    for (int64_t k = 0; k < n2; k++)
+        for (int64_t j = 0; j < n1; j++) {
+            const int64_t row = k * st[2] + j * st[1], idx[3] = {0, j, k};
+            lm_cfloat *xr = x + row;
+            for (int64_t i = 0; i < n0; i++)
+                xr[i] = 0;
+            int g = 0;
+            for (int a = 0; a < 3; a++) {
+                if (n[a] < 2)
+                    continue;
+                const lm_cfloat *yg = y + g++ * nv + row;
+                if (a == 0) {
+                    /* (D^H y)_i = y_{i-1} - y_i, the terms that exist */
+                    for (int64_t i = 0; i < n0; i++)
+                        xr[i] += (i > 0 ? yg[i - 1] : 0) - (i + 1 < n0 ? yg[i] : 0);
+                    continue;
+                }
+                if (idx[a] > 0)
+                    for (int64_t i = 0; i < n0; i++)
+                        xr[i] += yg[i - st[a]];
+                if (idx[a] + 1 < n[a])
+                    for (int64_t i = 0; i < n0; i++)
+                        xr[i] -= yg[i];
+            }
+        }
+}
+
+static void cpu_shrink(lm_backend *b, int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t)
+{
+#pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++) {
+        float s = 0;
+        for (int g = 0; g < groups; g++) {
+            const lm_cfloat a = v[g * n + j];
+            s += crealf(a) * crealf(a) + cimagf(a) * cimagf(a);
+        }
+        const float norm = sqrtf(s);
+        const float f = norm > t ? 1.0f - t / norm : 0.0f;
+        for (int g = 0; g < groups; g++)
+            z[g * n + j] = f * v[g * n + j];
+    }
+}
+
+static double cpu_group_norm(lm_backend *b, int64_t n, int groups, const lm_cfloat *v)
+{
+    double sum = 0;
+#pragma omp parallel for num_threads(b->threads) reduction(+ : sum) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++) {
+        double s = 0;
+        for (int g = 0; g < groups; g++) {
+            const lm_cfloat a = v[g * n + j];
+            s += (double)crealf(a) * crealf(a) + (double)cimagf(a) * cimagf(a);
+        }
+        sum += sqrt(s);
+    }
+    return sum;
+}
+
 lm_code lm_backend_take_error(lm_backend *b, lm_error *err)
 {
     lm_code rc = b->sticky.code;
@@ -137,6 +235,7 @@ lm_code lm_backend_cpu_new(int threads, lm_backend **out, lm_error *err)
         .impl = NULL, .alloc = cpu_alloc, .release = cpu_release, .alloc_real = cpu_alloc_real,
         .upload = cpu_move, .download = cpu_move, .copy = cpu_copy, .zero = cpu_zero, .scale = cpu_scale,
         .axpy = cpu_axpy, .xpay = cpu_xpay, .dot = cpu_dot, .mul = cpu_mul, .mulc_acc = cpu_mulc_acc,
+        .grad = cpu_grad, .grad_adj = cpu_grad_adj, .shrink = cpu_shrink, .group_norm = cpu_group_norm,
         .check = lm_backend_take_error, .destroy = cpu_destroy,
     };
     *out = b;

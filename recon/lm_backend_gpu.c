@@ -98,6 +98,26 @@ static double gpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfl
     return v;
 }
 
+static void gpu_grad(lm_backend *b, const int64_t n[3], lm_cfloat *y, const lm_cfloat *x)
+{
+    GPU_OP(lm_gpu_grad(n, x, y, &e_));
+}
+static void gpu_grad_adj(lm_backend *b, const int64_t n[3], lm_cfloat *x, const lm_cfloat *y)
+{
+    GPU_OP(lm_gpu_grad_adj(n, y, x, &e_));
+}
+static void gpu_shrink(lm_backend *b, int64_t n, int groups, lm_cfloat *z, const lm_cfloat *v, float t)
+{
+    GPU_OP(lm_gpu_shrink(n, groups, z, v, t, &e_));
+}
+static double gpu_group_norm(lm_backend *b, int64_t n, int groups, const lm_cfloat *v)
+{
+    gpu_state *s = b->impl;
+    double r = 0;
+    GPU_OP(lm_gpu_vec_group_norm(s->scratch, n, groups, v, &r, &e_));
+    return r;
+}
+
 static void gpu_destroy(lm_backend *b)
 {
     gpu_state *s = b->impl;
@@ -129,7 +149,8 @@ lm_code lm_backend_gpu_new(lm_backend **out, lm_error *err)
         .alloc = gpu_alloc, .release = gpu_release, .alloc_real = gpu_alloc_real,
         .upload = gpu_upload, .download = gpu_download, .copy = gpu_copy, .zero = gpu_zero,
         .scale = gpu_scale, .axpy = gpu_axpy, .xpay = gpu_xpay, .dot = gpu_dot, .mul = gpu_mul,
-        .mulc_acc = gpu_mulc_acc, .check = lm_backend_take_error, .destroy = gpu_destroy,
+        .mulc_acc = gpu_mulc_acc, .grad = gpu_grad, .grad_adj = gpu_grad_adj, .shrink = gpu_shrink,
+        .group_norm = gpu_group_norm, .check = lm_backend_take_error, .destroy = gpu_destroy,
     };
     *out = b;
     return LM_OK;

@@ -53,6 +53,8 @@ lm_code lm_cg(lm_linop *A, const lm_cfloat *b, lm_cfloat *x, const lm_cg_params 
     if (bnorm == 0) {
         /* A is positive semidefinite: 0 solves it (the minimum-norm answer). */
         be->zero(be, n, x);
+        if (p->r_out)
+            be->zero(be, n, p->r_out);
         hist[0] = 0;
         if ((rc = be->check(be, err)) == LM_OK && rep) {
             rep->resid_history = hist;
@@ -61,7 +63,9 @@ lm_code lm_cg(lm_linop *A, const lm_cfloat *b, lm_cfloat *x, const lm_cg_params 
         goto done;
     }
 
-    if (p->warm_start) {
+    if (p->warm_start && p->r0) {
+        be->copy(be, n, r, p->r0);
+    } else if (p->warm_start) {
         if ((rc = lm_linop_apply(A, x, ap, err)) != LM_OK)
             goto done;
         be->copy(be, n, r, b);
@@ -106,6 +110,8 @@ lm_code lm_cg(lm_linop *A, const lm_cfloat *b, lm_cfloat *x, const lm_cg_params 
         be->xpay(be, n, pv, (float)(rr_new / rr), r);
         rr = rr_new;
     }
+    if (p->r_out)
+        be->copy(be, n, p->r_out, r);
     if ((rc = be->check(be, err)) != LM_OK)
         goto done;
     if (rep) {

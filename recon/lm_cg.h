@@ -23,6 +23,12 @@ typedef struct lm_cg_params {
     int warm_start;          /* x holds an initial guess (else x starts at 0) */
     lm_cg_monitor_fn monitor;
     void *monitor_user;
+    /* Optional (NULL: unused), for callers that solve a sequence of nearby
+     * systems (ADMM): with warm_start, r0 holds b - A x for the given x and
+     * saves the first application of A; r_out receives the final residual
+     * b - A x (CG's recursively updated one). A's back-end memory. */
+    const lm_cfloat *r0;
+    lm_cfloat *r_out;
 } lm_cg_params;
 
 /* iters_done counts completed iterations; on cancel (LM_ERR_CANCELLED)

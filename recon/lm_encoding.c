@@ -14,6 +14,7 @@
 #include "lm_progress.h"
 #include "lm_qcache.h"
 #include "lm_sums.h"
+#include "lm_timeseg.h"
 
 struct lm_encoding {
     lm_geom g;
@@ -28,6 +29,14 @@ struct lm_encoding {
     lm_linop *fhf;           /* F^H F through Q, on the back end */
     lm_cfloat *tmp;          /* back-end work vector of the coil loop */
     lm_linop *normal;
+    /* off-resonance (NULL / 0 without a field map) */
+    const float *f;          /* field map, Hz (borrowed, as the trajectory) */
+    const lm_variant *vx;    /* exact: the direct variant with the time term */
+    lm_timeseg *ts;          /* segmented: centres and interpolators b_l(t_m) */
+    lm_cfloat *c_host;       /* segmented: L x N phases exp(-i 2 pi f tau_l) */
+    lm_cfloat *c;            /* the same on the back end (c_host on the CPU) */
+    lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
+    double diag0;            /* sum_m phi(k_m)^2 / N^2: the diagonal of F_t^H F_t */
 };
 
 lm_backend *lm_encoding_backend(const lm_encoding *e) { return e->be; }
@@ -36,12 +45,17 @@ int64_t lm_encoding_voxels(const lm_encoding *e) { return e->nvox; }
 int64_t lm_encoding_coils(const lm_encoding *e) { return e->ncoils; }
 int lm_encoding_segments(const lm_encoding *e, double *interp_error)
 {
-    (void)e;
     if (interp_error)
-        *interp_error = 0;
-    return 0;
+        *interp_error = e->ts ? e->ts->error : 0;
+    return e->ts ? e->ts->L : 0;
 }
-double lm_encoding_diag(const lm_encoding *e) { return e->fhf ? e->fhf->diag * e->map_mean : 0; }
+const lm_variant *lm_encoding_exact_variant(const lm_encoding *e) { return e->vx; }
+double lm_encoding_diag(const lm_encoding *e)
+{
+    if (e->f)
+        return e->diag0 * e->map_mean;
+    return e->fhf ? e->fhf->diag * e->map_mean : 0;
+}
 
 void lm_encoding_free(lm_encoding *e)
 {
@@ -51,10 +65,15 @@ void lm_encoding_free(lm_encoding *e)
     lm_linop_free(e->fhf);
     if (e->be) {
         e->be->release(e->be, e->tmp);
+        e->be->release(e->be, e->seg_tmp);
+        if (e->c != e->c_host)
+            e->be->release(e->be, e->c);
         if (e->s != e->s_host)
             e->be->release(e->be, e->s);
         lm_backend_free(e->be);
     }
+    free(e->c_host);
+    lm_timeseg_free(e->ts);
     free(e);
 }
 
@@ -92,6 +111,45 @@ static lm_code check_sens(const lm_sens *s, const lm_geom *g, double *mean, lm_e
     return LM_OK;
 }
 
+/* The field map's part of the plan: the exact sums' variant, or the
+ * segmentation with its phases on the back end. */
+static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_error *err)
+{
+    const int64_t nv = e->nvox, m = e->t->m;
+    for (int64_t j = 0; j < nv; j++)
+        if (!isfinite(d->fieldmap[j]))
+            return lm_fail(err, LM_ERR_INVALID, "field map: voxel %lld is not a finite number", (long long)j);
+    e->f = d->fieldmap;
+    double p2 = 0;
+    for (int64_t j = 0; j < m; j++) {
+        const double ph = lm_geom_phi(&e->g, e->t->k[3 * j], e->t->k[3 * j + 1], e->t->k[3 * j + 2]);
+        p2 += ph * ph;
+    }
+    e->diag0 = p2 / ((double)nv * (double)nv);
+    if (d->segments == 0) {
+        e->vx = lm_sums_exact_variant(e->v, err);
+        return e->vx ? LM_OK : err ? err->code : LM_ERR_UNSUPPORTED;
+    }
+    lm_code rc = lm_timeseg_make(e->t->t, m, d->fieldmap, nv, d->segments,
+                                 d->seg_minmax ? LM_TIMESEG_MINMAX : LM_TIMESEG_HIST, LM_SEGMENTS_TOL, &e->ts, err);
+    if (rc != LM_OK)
+        return rc;
+    const int L = e->ts->L;
+    e->c_host = lm_alloc((size_t)nv * (size_t)L, sizeof *e->c_host, err, "segment phases");
+    if (!e->c_host)
+        return LM_ERR_NOMEM;
+    lm_timeseg_phases(e->ts, d->fieldmap, nv, e->c_host);
+    if (e->be->device == LM_DEVICE_CPU) {
+        e->c = e->c_host;
+    } else {
+        e->c = e->be->alloc(e->be, nv * L, "segment phases");
+        if (e->c)
+            e->be->upload(e->be, e->c, e->c_host, (size_t)(nv * L) * sizeof *e->c);
+        e->seg_tmp = e->be->alloc(e->be, nv, "segment image");
+    }
+    return e->be->check(e->be, err);
+}
+
 lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *err)
 {
     *out = NULL;
@@ -100,8 +158,11 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
     lm_code rc = lm_geom_check(d->geom, d->traj, err);
     if (rc != LM_OK)
         return rc;
-    if (d->fieldmap)
-        return lm_fail(err, LM_ERR_UNSUPPORTED, "encoding: field-map correction is not built yet");
+    if (d->fieldmap && !d->traj->t)
+        return lm_fail(err, LM_ERR_INVALID, "encoding: a field map needs the sample times, and the trajectory has none");
+    if (d->fieldmap && (d->segments < LM_SEGMENTS_AUTO || d->segments > LM_TIMESEG_MAX_L))
+        return lm_fail(err, LM_ERR_INVALID, "encoding: %d time segments is out of range (auto, 0 exact, 1..%d)",
+                       d->segments, LM_TIMESEG_MAX_L);
     const lm_variant *v = lm_sums_variant(d->variant, err);
     if (!v)
         return err ? err->code : LM_ERR_UNSUPPORTED;
@@ -130,6 +191,8 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
         if ((rc = e->be->check(e->be, err)) != LM_OK)
             goto fail;
     }
+    if (d->fieldmap && (rc = setup_fieldmap(e, d, err)) != LM_OK)
+        goto fail;
     *out = e;
     return LM_OK;
 fail:
@@ -143,10 +206,17 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
     lm_code rc = LM_OK;
     if (q_from_cache)
         *q_from_cache = 0;
-    if (e->fhf)
-        return LM_OK;
+    if (e->fhf || (e->f && !e->ts))
+        return LM_OK; /* made, or exact (no Q) */
     lm_cfloat *q = NULL;
-    if (e->be->device == LM_DEVICE_CPU) {
+    if (e->ts) {
+        /* Q_ll' as weight sets of one kernel call (host memory on either
+         * device: the block operator uploads it once) */
+        rc = lm_compute_q_segments(&e->g, e->t, e->ts->L, e->ts->b, e->ts->hash, 0, e->v->name, e->use_cache, ctl,
+                                   &q, &cached, err);
+        if (rc == LM_OK)
+            rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, q, e->c, &e->fhf, err);
+    } else if (e->be->device == LM_DEVICE_CPU) {
         rc = lm_compute_q(&e->g, e->t, e->v->name, e->use_cache, ctl, &q, &cached, err);
         if (rc == LM_OK)
             rc = lm_linop_toeplitz(e->be, e->g.n, q, 0, &e->fhf, err);
@@ -179,8 +249,12 @@ static lm_code toeplitz(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_err
     return e->fhf->apply(e->fhf, x, y, err);
 }
 
+static lm_code normal_exact(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+
 lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
+    if (e->f && !e->ts)
+        return normal_exact(e, x, y, err);
     lm_code rc = lm_encoding_prepare_normal(e, NULL, NULL, err);
     if (rc != LM_OK)
         return rc;
@@ -205,9 +279,106 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     return be->check(be, err);
 }
 
-/* F^H d of a group of channels holds 16 bytes per voxel and channel (the
+/* F^H d of a group of channels holds 16 bytes per voxel and weight set (the
  * kernel's planes and the complex copy): groups stay under this. */
 #define LM_ADJOINT_GROUP_BYTES ((int64_t)1 << 29)
+
+/* x (host) = (1/N) sum_c conj(s_c) fhd_c exactly, fhd from the direct
+ * variant with the time term. */
+static lm_code adjoint_exact_host(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl, lm_error *err)
+{
+    const int64_t nv = e->nvox;
+    lm_cfloat *fhd = NULL;
+    lm_code rc = lm_compute_fhd_exact(&e->g, e->t, d, e->f, e->vx->name, ctl, &fhd, err);
+    if (rc != LM_OK)
+        return rc;
+    const float inv_n = (float)(1.0 / (double)nv);
+    for (int64_t j = 0; j < nv; j++) {
+        lm_cfloat v = 0;
+        for (int64_t c = 0; c < d->ncoils; c++)
+            v += (e->s_host ? conjf(e->s_host[c * nv + j]) : 1.0f) * fhd[c * nv + j];
+        x[j] = v * inv_n;
+    }
+    free(fhd);
+    return LM_OK;
+}
+
+/* d (host) = E x exactly for x in host memory. */
+static lm_code forward_exact_host(lm_encoding *e, const lm_cfloat *xh, lm_kdata *d, lm_error *err)
+{
+    const int64_t nv = e->nvox, m = e->t->m, nc = e->ncoils;
+    lm_cfloat *sx = lm_alloc((size_t)nv, (size_t)nc * sizeof *sx, err, "coil images");
+    if (!sx)
+        return LM_ERR_NOMEM;
+    for (int64_t c = 0; c < nc; c++)
+        for (int64_t j = 0; j < nv; j++)
+            sx[c * nv + j] = e->s_host ? e->s_host[c * nv + j] * xh[j] : xh[j];
+    lm_code rc = lm_compute_forward_exact(&e->g, e->t, e->f, sx, nc, e->vx->name, NULL, d->d, err);
+    free(sx);
+    if (rc != LM_OK)
+        return rc;
+    for (int64_t j = 0; j < m; j++) {
+        const float ph = (float)(lm_geom_phi(&e->g, e->t->k[3 * j], e->t->k[3 * j + 1], e->t->k[3 * j + 2]) /
+                                 (double)nv);
+        for (int64_t c = 0; c < nc; c++)
+            d->d[c * m + j] *= ph;
+    }
+    return LM_OK;
+}
+
+/* E^H E x = E^H (E x), both exact: O(MN) per application, the reference. */
+static lm_code normal_exact(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    const int64_t nv = e->nvox, m = e->t->m;
+    lm_cfloat *xh = lm_alloc((size_t)nv, 2 * sizeof *xh, err, "normal image");
+    lm_cfloat *dk = xh ? lm_alloc((size_t)m, (size_t)e->ncoils * sizeof *dk, err, "normal k-space") : NULL;
+    lm_code rc = dk ? LM_OK : LM_ERR_NOMEM;
+    if (rc == LM_OK) {
+        e->be->download(e->be, xh, x, (size_t)nv * sizeof *xh);
+        rc = e->be->check(e->be, err);
+    }
+    lm_kdata d = {.m = m, .ncoils = e->ncoils, .d = dk};
+    if (rc == LM_OK)
+        rc = forward_exact_host(e, xh, &d, err);
+    if (rc == LM_OK)
+        rc = adjoint_exact_host(e, &d, xh + nv, NULL, err);
+    if (rc == LM_OK) {
+        e->be->upload(e->be, y, xh + nv, (size_t)nv * sizeof *y);
+        rc = e->be->check(e->be, err);
+    }
+    free(dk), free(xh);
+    return rc;
+}
+
+/* GPU, segmented: per segment l the channels' conj(b_l) d_c through the
+ * device's E^H d (coil maps applied there), then x += conj(c_l) . x_l. */
+static lm_code adjoint_segmented_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl,
+                                     lm_error *err)
+{
+    const int64_t nv = e->nvox, m = d->m, nc = d->ncoils, L = e->ts->L;
+    lm_cfloat *dl = lm_alloc((size_t)m, (size_t)nc * sizeof *dl, err, "segment k-space");
+    if (!dl)
+        return LM_ERR_NOMEM;
+    lm_backend *be = e->be;
+    be->zero(be, nv, x);
+    lm_code rc = be->check(be, err);
+    for (int64_t l = 0; l < L && rc == LM_OK; l++) {
+        const lm_cfloat *bl = e->ts->b + l * m;
+        for (int64_t c = 0; c < nc; c++)
+            for (int64_t j = 0; j < m; j++)
+                dl[c * m + j] = conjf(bl[j]) * d->d[c * m + j];
+        const lm_kdata part = {.m = m, .ncoils = nc, .d = dl};
+        lm_ctl_range range;
+        const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)l / (double)L, (double)(l + 1) / (double)L);
+        rc = lm_gpu_adjoint(&e->g, e->t, &part, e->s, NULL, e->v->name, e->seg_tmp, ctl ? &sub : NULL, err);
+        if (rc == LM_OK) {
+            be->mulc_acc(be, nv, x, e->c + l * nv, e->seg_tmp);
+            rc = be->check(be, err);
+        }
+    }
+    free(dl);
+    return rc;
+}
 
 lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl, lm_error *err)
 {
@@ -215,21 +386,49 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
         return lm_fail(err, LM_ERR_INVALID, "encoding: k-space of %lld samples x %lld channels, the operator "
                        "has %lld x %lld", d ? (long long)d->m : 0LL, d ? (long long)d->ncoils : 0LL,
                        (long long)e->t->m, (long long)e->ncoils);
+    if (e->f && !e->ts) {
+        if (e->be->device == LM_DEVICE_CPU)
+            return adjoint_exact_host(e, d, x, ctl, err);
+        lm_cfloat *xh = lm_alloc((size_t)e->nvox, sizeof *xh, err, "E^H d");
+        lm_code rc = xh ? adjoint_exact_host(e, d, xh, ctl, err) : LM_ERR_NOMEM;
+        if (rc == LM_OK) {
+            e->be->upload(e->be, x, xh, (size_t)e->nvox * sizeof *xh);
+            rc = e->be->check(e->be, err);
+        }
+        free(xh);
+        return rc;
+    }
     if (e->be->device == LM_DEVICE_GPU)
-        return lm_gpu_adjoint(&e->g, e->t, d, e->s, e->v->name, x, ctl, err);
+        return e->ts ? adjoint_segmented_gpu(e, d, x, ctl, err)
+                     : lm_gpu_adjoint(&e->g, e->t, d, e->s, NULL, e->v->name, x, ctl, err);
 
-    /* Channels go to the kernel together (one sin/cos per pair for all of
-     * them), in groups when N x channels would take too much memory. */
-    const int64_t nv = e->nvox, m = d->m, nc = e->ncoils;
-    int64_t group = LM_ADJOINT_GROUP_BYTES / (16 * nv);
+    /* Channels (times segments) go to the kernel together as weight sets
+     * (one sin/cos per pair for all of them), in groups when N x sets would
+     * take too much memory. Set (channel k, segment l) is k L + l with
+     * weights conj(b_l) d_k. */
+    const int64_t nv = e->nvox, m = d->m, nc = e->ncoils, L = e->ts ? e->ts->L : 1;
+    int64_t group = LM_ADJOINT_GROUP_BYTES / (16 * nv * L);
     group = group < 1 ? 1 : group > nc ? nc : group;
     const int64_t ngroups = (nc + group - 1) / group;
     group = (nc + ngroups - 1) / ngroups; /* even: 20 channels by 16 go as 10 + 10 */
     const float inv_n = (float)(1.0 / (double)nv);
+    lm_cfloat *dl = NULL;
+    if (e->ts && !(dl = lm_alloc((size_t)(m * L), (size_t)group * sizeof *dl, err, "segment k-space")))
+        return LM_ERR_NOMEM;
     lm_code rc = LM_OK;
     for (int64_t c0 = 0; c0 < nc && rc == LM_OK; c0 += group) {
         const int64_t ng = nc - c0 < group ? nc - c0 : group;
-        const lm_kdata part = {.m = m, .ncoils = ng, .d = d->d + c0 * m};
+        lm_kdata part = {.m = m, .ncoils = ng, .d = d->d + c0 * m};
+        if (e->ts) {
+            for (int64_t k = 0; k < ng; k++)
+                for (int64_t l = 0; l < L; l++) {
+                    const lm_cfloat *bl = e->ts->b + l * m, *dk = d->d + (c0 + k) * m;
+                    lm_cfloat *o = dl + (k * L + l) * m;
+                    for (int64_t j = 0; j < m; j++)
+                        o[j] = conjf(bl[j]) * dk[j];
+                }
+            part = (lm_kdata){.m = m, .ncoils = ng * L, .d = dl};
+        }
         lm_cfloat *fhd = NULL;
         lm_ctl_range range;
         const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)c0 / (double)nc, (double)(c0 + ng) / (double)nc);
@@ -238,13 +437,22 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
             break;
         for (int64_t k = 0; k < ng; k++) {
             const int64_t c = c0 + k;
-            const lm_cfloat *fc = fhd + k * nv;
+            const lm_cfloat *fc = fhd + k * L * nv;
             const lm_cfloat *sc = e->s_host ? e->s_host + c * nv : NULL;
+            const lm_cfloat *cl = e->c_host;
 #pragma omp parallel for num_threads(e->be->threads) schedule(static) if (nv >= 32768)
             for (int64_t j = 0; j < nv; j++) {
-                const lm_cfloat b = fc[j] * inv_n; /* F^H d / N, as the single-coil solver always did */
+                lm_cfloat b;
+                if (cl) { /* sum_l conj(c_l) F^H (conj(b_l) d) */
+                    b = 0;
+                    for (int64_t l = 0; l < L; l++)
+                        b += conjf(cl[l * nv + j]) * fc[l * nv + j];
+                    b *= inv_n;
+                } else {
+                    b = fc[j] * inv_n; /* F^H d / N, as the single-coil solver always did */
+                }
                 if (!sc)
-                    x[j] = b;
+                    x[j] = c == 0 ? b : x[j] + b;
                 else if (c == 0)
                     x[j] = conjf(sc[j]) * b;
                 else
@@ -253,6 +461,7 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
         }
         free(fhd);
     }
+    free(dl);
     return rc;
 }
 
@@ -260,15 +469,20 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
 {
     if (!d || d->m != e->t->m || d->ncoils != e->ncoils)
         return lm_fail(err, LM_ERR_INVALID, "encoding: forward into k-space of the wrong size");
-    const int64_t nv = e->nvox, m = e->t->m;
+    const int64_t nv = e->nvox, m = e->t->m, L = e->ts ? e->ts->L : 1;
     lm_cfloat *xh = lm_alloc((size_t)nv, sizeof *xh, err, "forward image");
     lm_cfloat *tmp = xh ? lm_alloc((size_t)nv, sizeof *tmp, err, "forward image") : NULL;
     float *k = tmp ? lm_alloc((size_t)(3 * m), sizeof *k, err, "forward samples") : NULL;
+    lm_cfloat *seg = k && e->ts ? lm_alloc((size_t)m, sizeof *seg, err, "forward segment") : NULL;
     lm_nufft_plan *plan = NULL;
-    lm_code rc = k ? LM_OK : LM_ERR_NOMEM;
+    lm_code rc = k && (seg || !e->ts) ? LM_OK : LM_ERR_NOMEM;
     if (rc == LM_OK) {
         e->be->download(e->be, xh, x, (size_t)nv * sizeof *xh);
         rc = e->be->check(e->be, err);
+    }
+    if (rc == LM_OK && e->f && !e->ts) {
+        rc = forward_exact_host(e, xh, d, err);
+        goto out;
     }
     if (rc == LM_OK) {
         for (int64_t j = 0; j < m; j++)
@@ -285,10 +499,21 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
     }
     for (int64_t ch = 0; ch < e->ncoils && rc == LM_OK; ch++) {
         const lm_cfloat *sc = e->s_host ? e->s_host + ch * nv : NULL;
-        for (int64_t j = 0; j < nv; j++)
-            tmp[j] = sc ? sc[j] * xh[j] : xh[j];
         lm_cfloat *dc = d->d + ch * m;
-        rc = lm_nufft_execute_c(plan, tmp, dc, NULL, err);
+        /* segmented: d_c = sum_l b_l . F (c_l s_c x) */
+        for (int64_t l = 0; l < L && rc == LM_OK; l++) {
+            const lm_cfloat *cl = e->ts ? e->c_host + l * nv : NULL;
+            for (int64_t j = 0; j < nv; j++) {
+                const lm_cfloat v = sc ? sc[j] * xh[j] : xh[j];
+                tmp[j] = cl ? cl[j] * v : v;
+            }
+            rc = lm_nufft_execute_c(plan, tmp, e->ts ? seg : dc, NULL, err);
+            if (rc == LM_OK && e->ts) {
+                const lm_cfloat *bl = e->ts->b + l * m;
+                for (int64_t j = 0; j < m; j++)
+                    dc[j] = l == 0 ? bl[j] * seg[j] : dc[j] + bl[j] * seg[j];
+            }
+        }
         if (rc != LM_OK)
             break;
         for (int64_t j = 0; j < m; j++) {
@@ -296,8 +521,9 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
             dc[j] *= (float)(ph / (double)nv);
         }
     }
+out:
     lm_nufft_destroy(plan);
-    free(k), free(tmp), free(xh);
+    free(seg), free(k), free(tmp), free(xh);
     return rc;
 }
 

@@ -12,6 +12,15 @@
  *   normal   E^H E x = sum_c conj(s_c) (F^H F)(s_c x)  (one Toeplitz Q for all coils)
  *   forward  E x     (CPU NUFFT type 2; tests and residuals)
  *
+ * With a field map f and sample times t each sum gains exp(-i 2 pi f(x) t_m)
+ * (GUIDE.md 4), either exactly (segments 0: direct sums with the kernel's
+ * time term, O(MN) per application, normal = adjoint(forward): the
+ * accuracy reference; a NUFFT variant hands these to its device's best
+ * direct variant, lm_encoding_exact_variant) or time-segmented (lm_timeseg.h,
+ * Fessler et al. 2005): adjoint sum_l conj(c_l) F^H (conj(b_l) d) with the
+ * coils x segments as weight sets, normal through the block Toeplitz
+ * operator of the L(L+1)/2 blocks Q_ll' (lm_toeplitz_block.h).
+ *
  * Vectors of the image (N values) live in lm_encoding_backend()'s memory;
  * k-space (m x coils, lm_kdata) in host memory. */
 #ifndef LM_ENCODING_H
@@ -39,6 +48,8 @@ typedef struct lm_encoding_desc {
     const float *fieldmap;  /* off-resonance f(x) in Hz on geom's grid (N values), or NULL;
                                with it traj->t must hold the sample times. Borrowed */
     int segments;           /* with a field map: LM_SEGMENTS_AUTO, 0 (exact) or L >= 1 */
+    int seg_minmax;         /* 1: the min-max interpolator (uniform over the field's range)
+                               instead of least squares over its histogram (lm_timeseg.h) */
     int use_cache;          /* Q from / to the disk cache (lm_qcache.h) */
     int threads;            /* CPU threads, 0: all cores */
 } lm_encoding_desc;
@@ -55,6 +66,10 @@ int64_t lm_encoding_coils(const lm_encoding *e);
  * otherwise, with the interpolator's worst relative error over the field
  * map's range in *interp_error (may be NULL). */
 int lm_encoding_segments(const lm_encoding *e, double *interp_error);
+/* With a field map and segments 0: the direct variant that computes the
+ * exact sums (the chosen one, or its device's best direct variant when the
+ * chosen one is a NUFFT); NULL otherwise. */
+const lm_variant *lm_encoding_exact_variant(const lm_encoding *e);
 
 /* Makes Q (from the cache when allowed) and the Toeplitz operator; called
  * once, before the first normal application (which calls it otherwise).
@@ -72,7 +87,9 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
 /* E^H E as an operator (borrowed: freed with e). Prepares Q if needed. */
 lm_code lm_encoding_normal_op(lm_encoding *e, lm_linop **op, lm_error *err);
 /* The mean diagonal of E^H E: (Q(0)/N^2) times the mean of sum_c |s_c|^2
- * over the voxels the maps cover; lambda is relative to it (README). */
+ * over the voxels the maps cover; lambda is relative to it (README). With a
+ * field map the same (|exp(-i 2 pi f t)| = 1 leaves the diagonal as it is),
+ * known before Q. */
 double lm_encoding_diag(const lm_encoding *e);
 
 #endif

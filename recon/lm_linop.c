@@ -6,10 +6,21 @@
 
 #include "lm_gpu.h"
 #include "lm_toeplitz.h"
+#include "lm_toeplitz_block.h"
 
 lm_code lm_linop_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
     lm_code rc = op->apply(op, x, y, err);
+    if (rc != LM_OK)
+        return rc;
+    return op->be->check(op->be, err);
+}
+
+lm_code lm_linop_adjoint(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err)
+{
+    if (!op->adjoint)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no adjoint", op->name);
+    lm_code rc = op->adjoint(op, y, x, err);
     if (rc != LM_OK)
         return rc;
     return op->be->check(op->be, err);
@@ -104,7 +115,7 @@ static lm_code reg_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_erro
 {
     reg_state *s = op->state;
     lm_backend *be = op->be;
-    if (s->kind == LM_REG_IDENTITY) {
+    if (s->kind == LM_REG_IDENTITY || s->kind == LM_REG_WAVELET) {
         be->copy(be, op->n_out, y, x);
         return LM_OK;
     }
@@ -127,7 +138,8 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
                      lm_linop **out, lm_error *err)
 {
     *out = NULL;
-    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && !lm_reg_weighted(kind))
+    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && !lm_reg_weighted(kind) && kind != LM_REG_TV &&
+        kind != LM_REG_WAVELET)
         return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)kind);
     if (lm_reg_weighted(kind) && !weights)
         return lm_fail(err, LM_ERR_INVALID, "anatomical regulariser without edge weights");
@@ -226,6 +238,65 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
             op->apply_coil = toep_apply_coil;
         }
     }
+    if (rc != LM_OK) {
+        lm_linop_free(op);
+        return rc;
+    }
+    *out = op;
+    return LM_OK;
+}
+
+/* ---- time-segmented F_t^H F_t ---- */
+
+typedef struct tblock_state {
+    lm_toeplitz_block *cpu;
+    lm_gpu_toeplitz_block *gpu;
+    const lm_cfloat *c;
+} tblock_state;
+
+static lm_code tblock_apply_coil(lm_linop *op, const lm_cfloat *x, const lm_cfloat *sc, lm_cfloat *y, int acc,
+                                 lm_error *err)
+{
+    tblock_state *s = op->state;
+    if (s->gpu)
+        return lm_gpu_toeplitz_block_apply_coil(s->gpu, x, sc, s->c, y, acc, err);
+    lm_toeplitz_block_apply_coil(s->cpu, x, sc, s->c, y, acc);
+    return LM_OK;
+}
+
+static lm_code tblock_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    return tblock_apply_coil(op, x, NULL, y, 0, err);
+}
+
+static void tblock_destroy(lm_linop *op)
+{
+    tblock_state *s = op->state;
+    if (s) {
+        lm_toeplitz_block_free(s->cpu);
+        lm_gpu_toeplitz_block_free(s->gpu);
+        free(s);
+    }
+}
+
+lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, const lm_cfloat *c,
+                                lm_linop **out, lm_error *err)
+{
+    *out = NULL;
+    const int64_t count = n[0] * n[1] * n[2];
+    lm_linop *op = linop_new(be, count, count, "F_t^H F_t", err);
+    tblock_state *s = op ? lm_calloc(1, sizeof *s, err, "block Toeplitz operator") : NULL;
+    if (!s) {
+        free(op);
+        return LM_ERR_NOMEM;
+    }
+    s->c = c;
+    op->state = s;
+    op->apply = tblock_apply;
+    op->apply_coil = tblock_apply_coil;
+    op->destroy = tblock_destroy;
+    lm_code rc = be->device == LM_DEVICE_GPU ? lm_gpu_toeplitz_block_new(n, L, q, &s->gpu, err)
+                                             : lm_toeplitz_block_new(n, L, q, be->threads, &s->cpu, err);
     if (rc != LM_OK) {
         lm_linop_free(op);
         return rc;

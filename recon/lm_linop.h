@@ -25,11 +25,16 @@ struct lm_linop {
      * and accumulates in its last). NULL: the caller multiplies itself. */
     lm_code (*apply_coil)(lm_linop *op, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y, int accumulate,
                           lm_error *err);
+    /* Optional: x = A^H y (n_out values in, n_in out; x != y). The
+     * sparsifying transforms of the priors (lm_prior.h) have one. */
+    lm_code (*adjoint)(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err);
     void (*destroy)(lm_linop *op);   /* frees state (not be) */
     void *state;
 };
 
 lm_code lm_linop_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+/* A^H y; LM_ERR_UNSUPPORTED when the operator has no adjoint. */
+lm_code lm_linop_adjoint(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err);
 void lm_linop_free(lm_linop *op);
 
 /* y = A x + c B x for square A and B on one back end. The sum does not own
@@ -37,7 +42,8 @@ void lm_linop_free(lm_linop *op);
 lm_code lm_linop_sum(lm_linop *a, lm_linop *b, double c, lm_linop **out, lm_error *err);
 
 /* W^H W of a regulariser on a back end (lm_reg.h); weights (3N floats,
- * host memory) only for LM_REG_ANATOMICAL, copied. */
+ * host memory) only for either anatomical kind (lm_reg_weighted), copied. For LM_REG_TV and
+ * LM_REG_WAVELET it is G^H G of their ADMM transform (lm_reg_apply). */
 lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const float *weights,
                      lm_linop **out, lm_error *err);
 
@@ -46,5 +52,14 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
  * memory when q_on_backend. diag = Re Q(0) / N^2. */
 lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q, int q_on_backend,
                           lm_linop **out, lm_error *err);
+
+/* The time-segmented normal operator's core (lm_toeplitz_block.h on the
+ * CPU, lm_gpu_toeplitz_block on a GPU): L segments, q the L(L+1)/2 blocks
+ * Q_ll' in host memory, c the L x N phases c_l in the back end's memory
+ * (borrowed: must outlive the operator). apply: sum_{l,l'} C_l^H T_ll' C_l'
+ * x; apply_coil with the coil map around it. diag is left 0 (the encoding
+ * knows it). */
+lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, const lm_cfloat *c,
+                                lm_linop **out, lm_error *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_admm.h"
 #include "lm_cartesian.h"
 #include "lm_cg.h"
 #include "lm_coil_prep.h"
@@ -46,6 +47,8 @@ const char *lm_reg_name(lm_reg_kind r)
     case LM_REG_IDENTITY: return "identity";
     case LM_REG_GRADIENT: return "gradient";
     case LM_REG_ANATOMICAL: return "anatomical";
+    case LM_REG_TV: return "tv";
+    case LM_REG_WAVELET: return "wavelet";
     case LM_REG_ANATOMICAL_EDGES: return "anatomical-edges";
     }
     return "unknown";
@@ -53,14 +56,15 @@ const char *lm_reg_name(lm_reg_kind r)
 
 lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err)
 {
-    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL,
-                                      LM_REG_ANATOMICAL_EDGES};
+    static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL, LM_REG_TV,
+                                      LM_REG_WAVELET, LM_REG_ANATOMICAL_EDGES};
     for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
         if (strcmp(s, lm_reg_name(all[i])) == 0) {
             *out = all[i];
             return LM_OK;
         }
-    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical, anatomical-edges)",
+    return lm_fail(err, LM_ERR_INVALID,
+                   "regulariser '%s' is unknown (identity, gradient, anatomical, tv, wavelet, anatomical-edges)",
                    s ? s : "");
 }
 
@@ -246,13 +250,22 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
                        o->compress_coils);
     if (o->combine != LM_COMBINE_AUTO && o->combine != LM_COMBINE_SENSE && o->combine != LM_COMBINE_RSS)
         return lm_fail(err, LM_ERR_INVALID, "unknown coil combination %d", (int)o->combine);
+    if (o->method == LM_METHOD_CG && o->fieldmap && !t->t)
+        return lm_fail(err, LM_ERR_INVALID, "reconstruction: a field map needs the sample times, and the "
+                       "trajectory has none");
     if (o->method == LM_METHOD_CG) {
         if (!(o->lambda >= 0) || !isfinite(o->lambda))
             return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
         if (o->iters < 0 || o->iters > 100000)
             return lm_fail(err, LM_ERR_INVALID, "iteration count %d is out of range (0..100000)", o->iters);
-        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && !lm_reg_weighted(o->reg))
+        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && !lm_reg_weighted(o->reg) &&
+            o->reg != LM_REG_TV && o->reg != LM_REG_WAVELET)
             return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)o->reg);
+        if (o->admm_cg_iters < 0 || o->admm_cg_iters > 1000)
+            return lm_fail(err, LM_ERR_INVALID, "ADMM inner iteration count %d is out of range (0..1000)",
+                           o->admm_cg_iters);
+        if (!(o->admm_rho >= 0) || !isfinite(o->admm_rho))
+            return lm_fail(err, LM_ERR_INVALID, "ADMM rho %g must be finite and >= 0", o->admm_rho);
         if (lm_reg_weighted(o->reg) && o->lambda > 0 && (!o->ref || !o->ref->data))
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
         if (!(o->data_edge >= 0) || !isfinite(o->data_edge) || !(o->data_edge_sigma >= 0) ||
@@ -299,6 +312,7 @@ typedef struct prior_ctx {
     lm_reg_kind kind;
     int iters;
     lm_linop *reg, *sys;
+    lm_prior *admm;       /* tv, wavelet (lambda > 0): solved by ADMM on normal instead */
 } prior_ctx;
 
 static lm_code prior_build(prior_ctx *p, const float *weights, lm_error *err)
@@ -313,7 +327,9 @@ static void prior_clear(prior_ctx *p)
 {
     lm_linop_free(p->sys);
     lm_linop_free(p->reg);
+    lm_prior_free(p->admm);
     p->sys = p->reg = NULL;
+    p->admm = NULL;
 }
 
 /* The 99th percentile of |x|: the image's bright tissue, robust to a few
@@ -339,6 +355,45 @@ static double robust_max(const lm_cfloat *x, int64_t n)
         acc += h[b];
     free(h);
     return (b + 1) * mx / (NB - 1);
+}
+
+/* ADMM for the non-quadratic priors (lm_admm.h) on E^H E = N with b = E^H
+ * d, lambda made absolute as lm_recon.h documents: lambda d s with d the
+ * mean diagonal of N and s = RMS(b) / d the zero-filled image's RMS
+ * intensity; rho (relative to d) likewise. */
+static lm_code solve_admm(lm_linop *N, const lm_cfloat *b, const lm_prior *prior, lm_cfloat *x,
+                          const lm_recon_opts *o, run_ctx *c, lm_cg_report *rep, lm_error *err)
+{
+    lm_backend *be = N->be;
+    const double d = N->diag > 0 ? N->diag : 1;
+    const double s = sqrt(be->dot(be, N->n_in, b, b) / (double)N->n_in) / d;
+    lm_admm_params p = {
+        .iters = o->iters,
+        .cg_iters = o->admm_cg_iters > 0 ? o->admm_cg_iters : LM_ADMM_CG_ITERS_DEFAULT,
+        .lambda = o->lambda * d * s,
+        .rho = (o->admm_rho > 0 ? o->admm_rho : LM_ADMM_RHO_DEFAULT) * d,
+        .adaptive = 1,
+        .tol = o->tol,
+        .monitor = cg_monitor,
+        .monitor_user = c,
+    };
+    lm_admm_report ar = {0};
+    lm_code rc = be->check(be, err);
+    if (rc == LM_OK && s == 0) {
+        be->zero(be, N->n_in, x); /* no data: 0 is the minimiser */
+        rc = be->check(be, err);
+        rep->iters_done = 0;
+        rep->rel_resid = 0;
+        if (rc == LM_OK && !(rep->resid_history = lm_calloc(1, sizeof(double), err, "history")))
+            rc = LM_ERR_NOMEM;
+        return rc;
+    }
+    if (rc == LM_OK)
+        rc = lm_admm(N, b, prior, x, &p, &ar, err);
+    rep->iters_done = ar.iters_done;
+    rep->rel_resid = ar.rel_resid;
+    rep->resid_history = ar.resid_history;
+    return rc;
 }
 
 /* E^H d and CG on the system of p for the channels in k (all of E's
@@ -373,9 +428,13 @@ static lm_code solve_channels(lm_encoding *e, prior_ctx *p, const lm_kdata *k, r
     if (rc == LM_OK) {
         free(rep->resid_history);
         rep->resid_history = NULL;
-        lm_cg_params cp = {.iters = p->iters, .tol = c->o->tol, .monitor = cg_monitor, .monitor_user = c};
         ts = now_s();
-        rc = lm_cg(p->sys ? p->sys : p->normal, b, x, &cp, rep, err);
+        if (p->admm) {
+            rc = solve_admm(p->normal, b, p->admm, x, c->o, c, rep, err);
+        } else {
+            lm_cg_params cp = {.iters = p->iters, .tol = c->o->tol, .monitor = cg_monitor, .monitor_user = c};
+            rc = lm_cg(p->sys ? p->sys : p->normal, b, x, &cp, rep, err);
+        }
         if (rc == LM_OK) {
             be->download(be, rho, x, (size_t)nv * sizeof *rho);
             rc = be->check(be, err);
@@ -506,12 +565,20 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     prior_ctx pc = {0};
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
-                          .use_cache = o->use_cache, .threads = o->threads};
+                          .fieldmap = o->fieldmap, .segments = o->segments, .use_cache = o->use_cache,
+                          .threads = o->threads};
     double t_prep = now_s();
     lm_code rc = lm_encoding_new(&d, &e, err);
     res->time_prep_s += now_s() - t_prep;
     if (rc != LM_OK)
         return rc;
+    res->segments = lm_encoding_segments(e, &res->segment_error);
+    const lm_variant *vx = lm_encoding_exact_variant(e);
+    if (vx && vx != lm_encoding_variant(e)) {
+        const size_t len = strlen(res->note);
+        snprintf(res->note + len, sizeof res->note - len, "%sexact off-resonance sums by %s (%s is a NUFFT)",
+                 len ? "; " : "", vx->name, lm_encoding_variant(e)->name);
+    }
     res->combine = rss_mode ? LM_COMBINE_RSS : LM_COMBINE_SENSE;
     res->fhd_pairs = (double)m * (double)nv * (double)k->ncoils;
 
@@ -558,11 +625,15 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         if (rc != LM_OK)
             goto out;
     }
-    /* E^H E + lambda W^H W once (per reweighting): every channel of rss
-     * solves the same system */
+    /* E^H E + lambda W^H W once: every channel of rss solves the same system */
     pc = (prior_ctx){.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = o->lambda, .kind = o->reg,
                      .iters = o->iters};
-    rc = prior_build(&pc, weights, err);
+    if (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET) {
+        if (o->lambda > 0) /* lambda 0: plain CG on E^H E, as for the others */
+            rc = lm_prior_new(lm_encoding_backend(e), g->n, o->reg, &pc.admm, err);
+    } else {
+        rc = prior_build(&pc, weights, err);
+    }
     if (rc != LM_OK)
         goto out;
     if (o->keep_coil_images && k->ncoils > 1 && !(res->coil_images = lm_sens_new(g->n, k->ncoils, err))) {
@@ -577,10 +648,11 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     }
     if (rc == LM_OK && o->prior_influence) {
         /* The same solve without the prior: identity at the same lambda
-         * (lambda 0 when the prior is the identity itself). */
-        prior_ctx base = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]},
-                          .lambda = o->reg == LM_REG_IDENTITY ? 0 : o->lambda, .kind = LM_REG_IDENTITY,
-                          .iters = o->iters};
+         * (lambda 0 when the prior is the identity itself, or tv/wavelet,
+         * whose lambda has another scale). */
+        const int plain = o->reg == LM_REG_IDENTITY || o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET;
+        prior_ctx base = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = plain ? 0 : o->lambda,
+                          .kind = LM_REG_IDENTITY, .iters = o->iters};
         lm_volume *inf = lm_volume_copy(res->image, err);
         lm_cg_report r2 = {0};
         rc = inf ? prior_build(&base, NULL, err) : LM_ERR_NOMEM;
@@ -604,6 +676,7 @@ out:
     lm_encoding_free(e);
     return rc;
 }
+
 /* Gridding baselines and the Cartesian FFT, per channel; channels combined
  * with the maps when given, else by root-sum-of-squares. */
 static lm_code recon_grid(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,

@@ -44,7 +44,7 @@ typedef enum lm_sens_source {
 const char *lm_sens_source_name(lm_sens_source s);
 
 typedef enum lm_stage {
-    LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG, LM_STAGE_GRID, LM_STAGE_DONE,
+    LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG /* or ADMM */, LM_STAGE_GRID, LM_STAGE_DONE,
     LM_STAGE_COILS /* prewhitening, coil compression, coil-map estimation */
 } lm_stage;
 /* Short lower-case labels for display: "loading", "computing Q", ... */
@@ -87,8 +87,13 @@ typedef struct lm_recon_opts {
     int compress_coils;        /* 0: keep every coil; K > 0: K virtual coils; -1: auto
                                   (the fewest that keep 99 % of the energy) */
     const float *fieldmap;     /* off-resonance in Hz on the matrix (N values), or NULL;
-                                  needs the trajectory's sample times (lm_traj.t) */
+                                  needs the trajectory's sample times (lm_traj.t). Used by
+                                  cg only (SENSE and rss): gridding and fft ignore it and
+                                  stay the uncorrected baseline */
     int segments;              /* with a field map: LM_SEGMENTS_AUTO (default), 0 exact, L */
+    int admm_cg_iters;         /* tv, wavelet: CG steps per ADMM x-update (0: LM_ADMM_CG_ITERS_DEFAULT) */
+    double admm_rho;           /* tv, wavelet: initial ADMM penalty relative to the diagonal of
+                                  E^H E (0: LM_ADMM_RHO_DEFAULT; adapted as it runs) */
     /* The anatomical reference's alignment (docs/priors.md): by default it is
      * registered (rigid, mutual information, lm_register.h) to a pilot
      * reconstruction of the data (LM_PILOT_ITERS CG iterations with the
@@ -107,6 +112,26 @@ typedef struct lm_recon_opts {
     double data_edge_sigma;
     int prior_influence;       /* fill lm_recon_result.prior_influence (one more solve) */
 } lm_recon_opts;
+
+/* The non-quadratic priors (reg tv, wavelet) are solved by ADMM
+ * (lm_admm.h) instead of CG: iters counts outer ADMM iterations, each of
+ * admm_cg_iters CG steps on (E^H E + rho G^H G) x = E^H d + rho G^H (z - u),
+ * so about iters x admm_cg_iters applications of E^H E in all. Their
+ * lambda is relative like the quadratic ones' but, f(G rho) being of
+ * degree 1, it is scaled by an intensity too: the objective is
+ *   ||E rho - d||^2 + lambda d s f(G rho),
+ * d = lm_encoding_diag (the mean diagonal of E^H E) and s = RMS(E^H d) / d
+ * (the RMS of the zero-filled image, in the image's units), so one lambda
+ * means the same whatever the data's scale, matrix or sampling density.
+ * f is isotropic TV (sum over voxels of the gradient's 2-norm over the axes)
+ * or the l1 norm of Daubechies-4 coefficients (lm_prior.h). lambda 0 is
+ * plain CG. tol stops ADMM when its relative primal and dual residuals
+ * both fall below it. Progress reports stage CG with iter/iters the outer
+ * iterations, rel_resid ADMM's primal residual and cost the objective
+ * above. Measured on B64n: BENCHMARKS.md. */
+#define LM_ADMM_CG_ITERS_DEFAULT 8
+#define LM_ADMM_RHO_DEFAULT 1.0
+
 
 /* The pilot reconstruction (registration, the data's edges) and the data
  * edges' defaults (BENCHMARKS.md, "Anatomical prior"). */
@@ -158,8 +183,9 @@ typedef struct lm_recon_result {
                                   extra solve is in time_fhd_s and time_cg_s */
     /* With lm_recon_opts.prior_influence (CG): this image minus the same
      * reconstruction (iterations, lambda, coils) with the identity prior,
-     * or with lambda 0 when the prior is the identity: what the prior put
-     * in or took out (complex; show its magnitude). NULL otherwise. */
+     * or with lambda 0 when the prior is the identity, tv or wavelet: what
+     * the prior put in or took out (complex; show its magnitude). NULL
+     * otherwise. */
     lm_volume *prior_influence;
 } lm_recon_result;
 

@@ -11,6 +11,9 @@ lm_code lm_system_new(lm_linop *normal, const int64_t n[3], double lambda, lm_re
     *reg_op = *sum = NULL;
     if (!(lambda >= 0) || !isfinite(lambda))
         return lm_fail(err, LM_ERR_INVALID, "cg: lambda %g must be finite and >= 0", lambda);
+    if (reg == LM_REG_TV || reg == LM_REG_WAVELET)
+        return lm_fail(err, LM_ERR_INVALID, "cg: the %s prior is not quadratic: it is solved by ADMM (lm_admm.h)",
+                       reg == LM_REG_TV ? "tv" : "wavelet");
     const double c = lambda * normal->diag;
     lm_code rc = LM_OK;
     if (c != 0)

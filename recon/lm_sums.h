@@ -24,6 +24,35 @@ lm_code lm_compute_fhd_sets(const lm_geom *g, const lm_traj *t, const lm_kdata *
                             const char *variant, const lm_ctl *ctl, lm_cfloat **fhd,
                             lm_error *err);
 
+/* Q_ll' of time segmentation (lm_toeplitz_block.h, lm_timeseg.h): the sum
+ * with weights |phi(k_m)|^2 conj(b_l(t_m)) b_l'(t_m) (b: L x m) on the 2x
+ * grid, every pair a weight set of one kernel call. all_pairs 0: the
+ * L(L+1)/2 pairs l <= l' in lm_block_pair order, looked up in / stored to
+ * the cache under seg_hash (lm_qcache_load_sets); 1: all L x L pairs, (l, l')
+ * at l L + l', not cached (tests). */
+lm_code lm_compute_q_segments(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, uint64_t seg_hash,
+                              int all_pairs, const char *variant, int use_cache, const lm_ctl *ctl, lm_cfloat **q,
+                              int *from_cache, lm_error *err);
+
+/* The exact encoding with a field map f (N values, Hz) and t->t, through a
+ * direct variant with time_term (lm_kernels.h), raw sums (no 1/N, phi):
+ *   adjoint: fhd_c(x_n) = sum_m conj(phi(k_m)) d_c(m) exp(+i 2 pi (k_m . x_n + f_n t_m)),
+ *            *fhd: N x k->ncoils values;
+ *   forward: out_c(m) = sum_n x_c(n) exp(-i 2 pi (k_m . x_n + f_n t_m)) for nsets
+ *            images x (N each, host), out: m x nsets, the caller's. The same
+ *            kernel with the roles swapped: the voxels as its samples (their
+ *            positions as k, f as t, weights conj(x)), the samples as its
+ *            points (f := t); conjugated afterwards. */
+lm_code lm_compute_fhd_exact(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const float *f,
+                             const char *variant, const lm_ctl *ctl, lm_cfloat **fhd, lm_error *err);
+lm_code lm_compute_forward_exact(const lm_geom *g, const lm_traj *t, const float *f, const lm_cfloat *x,
+                                 int64_t nsets, const char *variant, const lm_ctl *ctl, lm_cfloat *out, lm_error *err);
+/* The direct variant for the exact off-resonance sums: v itself when it
+ * evaluates explicit points exactly; for a NUFFT or grid-only variant the
+ * best direct one of its device (cpu-simd, gpu-tuned). NULL and why when it
+ * cannot run here. */
+const lm_variant *lm_sums_exact_variant(const lm_variant *v, lm_error *err);
+
 /* The Q cache class of a variant's Q (lm_qcache.h): "exact-double"
  * (cpu-dp), "exact-single" (every other direct sum) or the NUFFT variant's
  * own name (its tolerance). */

@@ -1,7 +1,8 @@
 /* The encoding operator's sums on the device (lm_gpu.h): Q into device
  * memory, and E^H d = (1/N) sum_c conj(s_c) F^H d_c accumulated on the
  * device, with the samples' coordinates uploaded once and each channel's
- * weights in turn. Nothing but the samples goes up; nothing comes down. */
+ * weights in turn. Nothing but the samples (and their times, with a field
+ * map) goes up; nothing comes down. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,7 +163,8 @@ __global__ void k_enc_weights(long long m, long long g, const float *__restrict_
 #define ENC_GROUP_BYTES ((long long)1 << 30)
 
 extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
-                                  const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
+                                  const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl,
+                                  lm_error *err)
 {
     const char *who = "E^H d (gpu)";
     lm_code rc = LM_OK;
@@ -180,6 +182,10 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     memset(&s, 0, sizeof s);
     if (e < 0)
         return lm_fail(err, LM_ERR_INVALID, "%s: %s is not a GPU variant", who, variant);
+    if (f_dev && !t->t)
+        return lm_fail(err, LM_ERR_INVALID, "%s: a field map needs the trajectory's sample times", who);
+    if (f_dev && e == LM_GE_NUFFT)
+        return lm_gno_time(variant, err);
     LM_GTRY(lm_gdevice_begin(who, &device, err));
     grid_points(g, 0, &pf);
     group = ENC_GROUP_BYTES / (8 * (long long)pf.n);
@@ -205,7 +211,9 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     kin.ky = hk + m;
     kin.kz = hk + 2 * m;
     kin.wr = hk; /* a placeholder: phi is made on the device below, kept as s.wr */
+    kin.t = f_dev ? t->t : NULL; /* the times go up once with the coordinates */
     LM_GTRY(lm_gsamples_upload(who, &kin, &s, st, err));
+    s.f = f_dev;
     k_enc_phi<<<enc_blocks(m), ENC_T, 0, st>>>(m, s.kx, s.ky, s.kz, (double)g->n[0], (double)g->n[1],
                                                (double)g->n[2], g->basis == LM_BASIS_DIRAC, 0, s.wr);
     LM_GLAUNCH(who, "phi");

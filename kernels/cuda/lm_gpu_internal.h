@@ -16,6 +16,12 @@ struct lm_gsamples {
     float *kx, *ky, *kz, *wr, *wi; /* wi NULL: real weights */
     int64_t nsets;                 /* 0 or 1: one weight set; C: wr, wi hold C x m
                                       and the outputs C x points (lm_gengine_run) */
+    /* Off-resonance (both or neither): t, the sample times (m, seconds), and
+     * f, the field map in Hz at every point of the lm_points the engine is
+     * given (pts->n, device memory, whatever pts->f says on the host). */
+    float *t;
+    const float *f;
+    float *f_own;                  /* f when lm_gfmap_upload made it */
 };
 
 /* Engines behind the variants. Each computes the raw sum for every point of
@@ -94,6 +100,11 @@ lm_code lm_gcheck_args(const char *who, const lm_ksum_in *in, const lm_points *p
 lm_code lm_gsamples_upload(const char *who, const lm_ksum_in *in, lm_gsamples *s, cudaStream_t st,
                            lm_error *err);
 void lm_gsamples_free(lm_gsamples *s);
+/* pts->f (host) to the device as s->f (freed by lm_gsamples_free); nothing
+ * when pts->f is NULL. */
+lm_code lm_gfmap_upload(const char *who, const lm_points *pts, lm_gsamples *s, cudaStream_t st, lm_error *err);
+/* The refusal of an engine without the off-resonance term. */
+lm_code lm_gno_time(const char *who, lm_error *err);
 
 /* ---- engines (device in, device out) ---- */
 

@@ -4,9 +4,18 @@
  * gpu-fasttrig, gpu-tuned (with its tuner) and gpu-multi, plus the
  * double-precision reference kernel.
  *
- * Every kernel takes the phase in cycles, t = k . x, and reduces it to
- * r = t - rint(t) in [-1/2, 1/2] before sin/cos, so hardware sin/cos
- * (accurate on [-pi, pi] only) keeps float-level accuracy. */
+ * Every kernel takes the phase in cycles, t = k . x (+ f t with the
+ * off-resonance term), and reduces it to r = t - rint(t) in [-1/2, 1/2]
+ * before sin/cos, so hardware sin/cos (accurate on [-pi, pi] only) keeps
+ * float-level accuracy.
+ *
+ * Off-resonance (lm_gsamples.t and .f): each kernel keeps its paper
+ * character. The point's f is held where the variant holds its position
+ * (global memory in gpu-base, a register from gpu-regalloc on); the sample's
+ * t travels with its weight's imaginary part, as one float2 (wi, t) next to
+ * the float4 (kx, ky, kz, wr) in gpu-coalesce's global arrays and in the
+ * constant-memory tiles of gpu-constmem .. gpu-tuned. One more FMA per
+ * pair. Without the term the kernels are the ones the paper describes. */
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -383,6 +392,9 @@ lm_code lm_gcheck_args(const char *who, const lm_ksum_in *in, const lm_points *p
     if (pts->n <= 0 || pts->n > (int64_t)LM_MAX_ELEMENTS)
         return lm_fail(err, LM_ERR_INVALID, "%s: %lld points to evaluate is invalid", who,
                        (long long)pts->n);
+    if (!in->t != !pts->f)
+        return lm_fail(err, LM_ERR_INVALID, "%s: sample times and a field map go together (got %s only)", who,
+                       in->t ? "times" : "the field map");
     if (pts->x) {
         if (grid_only)
             return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: needs grid points, got explicit positions", who);
@@ -409,8 +421,28 @@ void lm_gsamples_free(lm_gsamples *s)
 {
     if (s) {
         lm_gfree(s->kx); /* one allocation holds every array */
+        lm_gfree(s->f_own);
         memset(s, 0, sizeof *s);
     }
+}
+
+lm_code lm_gfmap_upload(const char *who, const lm_points *pts, lm_gsamples *s, cudaStream_t st, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    if (!pts->f)
+        return LM_OK;
+    LM_GTRY(lm_gmalloc((void **)&s->f_own, (size_t)pts->n * sizeof(float), err, who, "the field map"));
+    s->f = s->f_own;
+    LM_GCHECK(cudaMemcpyAsync(s->f_own, pts->f, (size_t)pts->n * sizeof(float), cudaMemcpyHostToDevice, st), who,
+              "upload field map");
+done:
+    return rc;
+}
+
+lm_code lm_gno_time(const char *who, lm_error *err)
+{
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no off-resonance term; use time segmentation or a direct variant",
+                   who);
 }
 
 lm_code lm_gsamples_upload(const char *who, const lm_ksum_in *in, lm_gsamples *s, cudaStream_t st,
@@ -419,7 +451,7 @@ lm_code lm_gsamples_upload(const char *who, const lm_ksum_in *in, lm_gsamples *s
     lm_code rc = LM_OK;
     memset(s, 0, sizeof *s);
     const size_t m = (size_t)in->m;
-    const int narr = in->wi ? 5 : 4;
+    const int narr = (in->wi ? 5 : 4) + (in->t ? 1 : 0);
     void *buf = NULL;
     rc = lm_gmalloc(&buf, (m ? m : 1) * narr * sizeof(float), err, who, "the k-space samples");
     if (rc != LM_OK)
@@ -430,7 +462,11 @@ lm_code lm_gsamples_upload(const char *who, const lm_ksum_in *in, lm_gsamples *s
     s->kz = s->ky + m;
     s->wr = s->kz + m;
     s->wi = in->wi ? s->wr + m : NULL;
+    s->t = in->t ? s->wr + (in->wi ? 2 : 1) * m : NULL;
     if (m) {
+        if (in->t)
+            LM_GCHECK(cudaMemcpyAsync(s->t, in->t, m * sizeof(float), cudaMemcpyHostToDevice, st), who,
+                      "upload sample times");
         LM_GCHECK(cudaMemcpyAsync(s->kx, in->kx, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload kx");
         LM_GCHECK(cudaMemcpyAsync(s->ky, in->ky, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload ky");
         LM_GCHECK(cudaMemcpyAsync(s->kz, in->kz, m * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload kz");
@@ -537,10 +573,10 @@ __global__ void k_grid_positions(int64_t j0, int64_t count, int64_t g0, int64_t 
 /* 5.1 gpu-base: one point per thread; the point's position and its running
  * sums stay in global memory (re-read every sample), k data read from five
  * separate global arrays; accurate sinf/cosf (no fast math). */
-template <bool CPLX>
+template <bool CPLX, bool TIME>
 __global__ void k_base(int64_t n, int m0, int cnt, int first, const float *x, const float *y, const float *z,
-                       const float *kx, const float *ky, const float *kz, const float *wr, const float *wi,
-                       float *ore, float *oim)
+                       const float *f, const float *kx, const float *ky, const float *kz, const float *wr,
+                       const float *wi, const float *tm, float *ore, float *oim)
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n)
@@ -551,6 +587,8 @@ __global__ void k_base(int64_t n, int m0, int cnt, int first, const float *x, co
     }
     for (int i = m0; i < m0 + cnt; i++) {
         float t = kx[i] * x[j] + ky[i] * y[j] + kz[i] * z[j];
+        if (TIME)
+            t += f[j] * tm[i]; /* like the position: re-read from global memory */
         float s, c;
         lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
         float a = wr[i], b = CPLX ? wi[i] : 0.0f;
@@ -560,18 +598,20 @@ __global__ void k_base(int64_t n, int m0, int cnt, int first, const float *x, co
 }
 
 /* 5.2 gpu-regalloc: the position and the sums live in registers. */
-template <bool CPLX>
+template <bool CPLX, bool TIME>
 __global__ void k_regalloc(int64_t n, int m0, int cnt, int first, const float *x, const float *y,
-                           const float *z, const float *kx, const float *ky, const float *kz, const float *wr,
-                           const float *wi, float *ore, float *oim)
+                           const float *z, const float *f, const float *kx, const float *ky, const float *kz,
+                           const float *wr, const float *wi, const float *tm, float *ore, float *oim)
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n)
         return;
-    const float px = x[j], py = y[j], pz = z[j];
+    const float px = x[j], py = y[j], pz = z[j], pf = TIME ? f[j] : 0.0f;
     float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
     for (int i = m0; i < m0 + cnt; i++) {
         float t = kx[i] * px + ky[i] * py + kz[i] * pz;
+        if (TIME)
+            t = fmaf(pf, tm[i], t);
         float s, c;
         lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
         float a = wr[i], b = CPLX ? wi[i] : 0.0f;
@@ -584,22 +624,29 @@ __global__ void k_regalloc(int64_t n, int m0, int cnt, int first, const float *x
 
 /* 5.3 gpu-coalesce: k data packed as one float4 (kx, ky, kz, wr) per sample
  * (+ wi): one 16-byte load instead of four separate ones. */
-template <bool CPLX>
+template <bool CPLX, bool TIME>
 __global__ void k_coalesce(int64_t n, int m0, int cnt, int first, const float *x, const float *y,
-                           const float *z, const float4 *__restrict__ kw, const float *__restrict__ wi,
-                           float *ore, float *oim)
+                           const float *z, const float *f, const float4 *__restrict__ kw,
+                           const float *__restrict__ wi, const float2 *__restrict__ wt, float *ore, float *oim)
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n)
         return;
-    const float px = x[j], py = y[j], pz = z[j];
+    const float px = x[j], py = y[j], pz = z[j], pf = TIME ? f[j] : 0.0f;
     float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
     for (int i = m0; i < m0 + cnt; i++) {
         float4 k = kw[i];
         float t = k.x * px + k.y * py + k.z * pz;
+        float b;
+        if (TIME) {
+            const float2 q = wt[i]; /* (wi, t): one 8-byte load */
+            t = fmaf(pf, q.y, t);
+            b = CPLX ? q.x : 0.0f;
+        } else {
+            b = CPLX ? wi[i] : 0.0f;
+        }
         float s, c;
         lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
-        float b = CPLX ? wi[i] : 0.0f;
         ar += k.w * c - b * s;
         ai += k.w * s + b * c;
     }
@@ -615,30 +662,46 @@ __global__ void k_pack_kw(int64_t m, const float *kx, const float *ky, const flo
         kw[i] = make_float4(kx[i], ky[i], kz[i], wr[i]);
 }
 
+/* (wi, t) per sample, wi 0 for real weights: the off-resonance layout. */
+__global__ void k_pack_wt(int64_t m, const float *wi, const float *tm, float2 *wt)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m)
+        wt[i] = make_float2(wi ? wi[i] : 0.0f, tm[i]);
+}
+
 /* 5.4 / 5.5 / 5.6: k data tiled through constant memory (every thread of a
  * warp reads the same sample: the constant cache broadcasts it). */
 #define LM_CT_MAX 2048
 __constant__ float4 c_kw[LM_CT_MAX];
 __constant__ float c_wi[LM_CT_MAX];
+__constant__ float2 c_wt[LM_CT_MAX]; /* with the off-resonance term: (wi, t) */
 
-template <bool CPLX, bool FAST>
+template <bool CPLX, bool FAST, bool TIME>
 __global__ void k_constmem(int64_t n, int cnt, int first, const float *x, const float *y, const float *z,
-                           float *ore, float *oim)
+                           const float *f, float *ore, float *oim)
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= n)
         return;
-    const float px = x[j], py = y[j], pz = z[j];
+    const float px = x[j], py = y[j], pz = z[j], pf = TIME ? f[j] : 0.0f;
     float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
     for (int i = 0; i < cnt; i++) {
         float4 k = c_kw[i];
         float t = k.x * px + k.y * py + k.z * pz;
+        float b;
+        if (TIME) {
+            const float2 q = c_wt[i];
+            t = fmaf(pf, q.y, t);
+            b = CPLX ? q.x : 0.0f;
+        } else {
+            b = CPLX ? c_wi[i] : 0.0f;
+        }
         float s, c;
         if (FAST)
             lm_sincos_fast(lm_reduce_cycles(t), &s, &c);
         else
             lm_sincos_soft(lm_reduce_cycles(t), &s, &c);
-        float b = CPLX ? c_wi[i] : 0.0f;
         ar += k.w * c - b * s;
         ai += k.w * s + b * c;
     }
@@ -649,12 +712,13 @@ __global__ void k_constmem(int64_t n, int cnt, int first, const float *x, const 
 /* 5.6 gpu-tuned: constant-memory tiles and hardware trig, with VPT points
  * per thread (independent work for the pipelines) and an unrolled sample
  * loop; threads per block and tile length are run-time parameters. */
-template <int VPT, int UNROLL, bool CPLX>
+template <int VPT, int UNROLL, bool CPLX, bool TIME>
 __global__ void k_tuned(int64_t n, int cnt, int first, const float *__restrict__ x, const float *__restrict__ y,
-                        const float *__restrict__ z, float *__restrict__ ore, float *__restrict__ oim)
+                        const float *__restrict__ z, const float *__restrict__ f, float *__restrict__ ore,
+                        float *__restrict__ oim)
 {
     const int64_t base = (int64_t)blockIdx.x * blockDim.x * VPT + threadIdx.x;
-    float px[VPT], py[VPT], pz[VPT], ar[VPT], ai[VPT];
+    float px[VPT], py[VPT], pz[VPT], pf[VPT], ar[VPT], ai[VPT];
 #pragma unroll
     for (int v = 0; v < VPT; v++) {
         int64_t j = base + (int64_t)v * blockDim.x;
@@ -662,16 +726,26 @@ __global__ void k_tuned(int64_t n, int cnt, int first, const float *__restrict__
         px[v] = ok ? x[j] : 0.0f;
         py[v] = ok ? y[j] : 0.0f;
         pz[v] = ok ? z[j] : 0.0f;
+        pf[v] = ok && TIME ? f[j] : 0.0f;
         ar[v] = ok && !first ? ore[j] : 0.0f;
         ai[v] = ok && !first ? oim[j] : 0.0f;
     }
 #pragma unroll UNROLL
     for (int i = 0; i < cnt; i++) {
         float4 k = c_kw[i];
-        float b = CPLX ? c_wi[i] : 0.0f;
+        float b, tm = 0.0f;
+        if (TIME) {
+            const float2 q = c_wt[i];
+            b = CPLX ? q.x : 0.0f;
+            tm = q.y;
+        } else {
+            b = CPLX ? c_wi[i] : 0.0f;
+        }
 #pragma unroll
         for (int v = 0; v < VPT; v++) {
             float t = k.x * px[v] + k.y * py[v] + k.z * pz[v];
+            if (TIME)
+                t = fmaf(pf[v], tm, t);
             float s, c;
             lm_sincos_fast(lm_reduce_cycles(t), &s, &c);
             ar[v] += k.w * c - b * s;
@@ -688,14 +762,15 @@ __global__ void k_tuned(int64_t n, int cnt, int first, const float *__restrict__
     }
 }
 
-typedef void (*lm_tuned_kernel)(int64_t, int, int, const float *, const float *, const float *, float *,
-                                float *);
+typedef void (*lm_tuned_kernel)(int64_t, int, int, const float *, const float *, const float *, const float *,
+                                float *, float *);
 
-static lm_tuned_kernel tuned_kernel(int vpt, int unroll, bool cplx)
+static lm_tuned_kernel tuned_kernel(int vpt, int unroll, bool cplx, bool time)
 {
-#define LM_TK(V, U)                                                                         \
-    if (vpt == V && unroll == U)                                                            \
-        return cplx ? (lm_tuned_kernel)k_tuned<V, U, true> : (lm_tuned_kernel)k_tuned<V, U, false>;
+#define LM_TK(V, U)                                                                                    \
+    if (vpt == V && unroll == U)                                                                       \
+        return time ? (cplx ? (lm_tuned_kernel)k_tuned<V, U, true, true> : (lm_tuned_kernel)k_tuned<V, U, false, true>) \
+                    : (cplx ? (lm_tuned_kernel)k_tuned<V, U, true, false> : (lm_tuned_kernel)k_tuned<V, U, false, false>);
     LM_TK(1, 1) LM_TK(1, 2) LM_TK(1, 4) LM_TK(1, 8)
     LM_TK(2, 1) LM_TK(2, 2) LM_TK(2, 4) LM_TK(2, 8)
     LM_TK(4, 1) LM_TK(4, 2) LM_TK(4, 4) LM_TK(4, 8)
@@ -711,14 +786,17 @@ static lm_tuned_kernel tuned_kernel(int vpt, int unroll, bool cplx)
 template <bool CPLX>
 __global__ void k_dp(int64_t n, int m, const float *__restrict__ kx, const float *__restrict__ ky,
                      const float *__restrict__ kz, const float *__restrict__ wr, const float *__restrict__ wi,
-                     const float *__restrict__ x, const float *__restrict__ y, const float *__restrict__ z,
-                     int64_t j0, int64_t g0, int64_t g1, int64_t c0, int64_t c1, int64_t c2, double is0,
-                     double is1, double is2, float *ore, float *oim)
+                     const float *__restrict__ tm, const float *__restrict__ x, const float *__restrict__ y,
+                     const float *__restrict__ z, const float *__restrict__ f, int64_t j0, int64_t g0, int64_t g1,
+                     int64_t c0, int64_t c1, int64_t c2, double is0, double is1, double is2, float *ore,
+                     float *oim)
 {
-    __shared__ double s_k[LM_DP_TILE][5];
+    __shared__ double s_k[LM_DP_TILE][6];
     const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    double px = 0, py = 0, pz = 0;
+    double px = 0, py = 0, pz = 0, pf = 0;
     if (t < n) {
+        if (tm)
+            pf = f[t]; /* f holds this call's points from j0 on */
         if (x) {
             px = x[t];
             py = y[t];
@@ -742,10 +820,12 @@ __global__ void k_dp(int64_t n, int m, const float *__restrict__ kx, const float
             s_k[q][2] = kz[base + q];
             s_k[q][3] = wr[base + q];
             s_k[q][4] = CPLX ? wi[base + q] : 0.0;
+            s_k[q][5] = tm ? tm[base + q] : 0.0;
         }
         __syncthreads();
         for (int q = 0; q < cnt; q++) {
-            double ph = s_k[q][0] * px + s_k[q][1] * py + s_k[q][2] * pz;
+            /* f t: a product of floats, exact in double */
+            double ph = s_k[q][0] * px + s_k[q][1] * py + s_k[q][2] * pz + pf * s_k[q][5];
             ph -= rint(ph);
             double s, c;
             sincospi(2.0 * ph, &s, &c);
@@ -953,13 +1033,13 @@ extern "C" lm_code lm_gpu_tune_get(int device, lm_gpu_tune_params *p, char *sour
 #define LM_GLOBAL_CHUNK 16384 /* samples per launch for the global-memory kernels */
 
 /* Constant-memory tiles: copies tile i and launches kern for it. */
-static lm_code constmem_tiles(const char *who, const lm_gsamples *s, const float4 *kw, int64_t n, int tile,
-                              int threads, int vpt, lm_tuned_kernel tk, int cm_mode, const float *x,
-                              const float *y, const float *z, float *ore, float *oim, cudaStream_t st,
-                              lm_gpacer *pace, lm_error *err)
+static lm_code constmem_tiles(const char *who, const lm_gsamples *s, const float4 *kw, const float2 *wt, int64_t n,
+                              int tile, int threads, int vpt, lm_tuned_kernel tk, int cm_mode, const float *x,
+                              const float *y, const float *z, const float *f, float *ore, float *oim,
+                              cudaStream_t st, lm_gpacer *pace, lm_error *err)
 {
     lm_code rc = LM_OK;
-    const bool cplx = s->wi != NULL;
+    const bool cplx = s->wi != NULL, time = wt != NULL;
     const int64_t m = s->m;
     const int64_t per_block = (int64_t)threads * vpt;
     const int64_t blocks = (n + per_block - 1) / per_block;
@@ -968,23 +1048,34 @@ static lm_code constmem_tiles(const char *who, const lm_gsamples *s, const float
         LM_GCHECK(cudaMemcpyToSymbolAsync(c_kw, kw + off, (size_t)cnt * sizeof(float4), 0,
                                           cudaMemcpyDeviceToDevice, st),
                   who, "constant-memory tile");
-        if (cplx)
+        if (time)
+            LM_GCHECK(cudaMemcpyToSymbolAsync(c_wt, wt + off, (size_t)cnt * sizeof(float2), 0,
+                                              cudaMemcpyDeviceToDevice, st),
+                      who, "constant-memory tile");
+        else if (cplx)
             LM_GCHECK(cudaMemcpyToSymbolAsync(c_wi, s->wi + off, (size_t)cnt * sizeof(float), 0,
                                               cudaMemcpyDeviceToDevice, st),
                       who, "constant-memory tile");
         const int first = off == 0;
+        const unsigned nb = (unsigned)blocks;
         if (tk) {
-            tk<<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
-        } else if (cm_mode == 0) {
-            if (cplx)
-                k_constmem<true, false><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
-            else
-                k_constmem<false, false><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+            tk<<<nb, threads, 0, st>>>(n, cnt, first, x, y, z, f, ore, oim);
         } else {
-            if (cplx)
-                k_constmem<true, true><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
-            else
-                k_constmem<false, true><<<(unsigned)blocks, threads, 0, st>>>(n, cnt, first, x, y, z, ore, oim);
+#define LM_CM(C, F, T) k_constmem<C, F, T><<<nb, threads, 0, st>>>(n, cnt, first, x, y, z, f, ore, oim)
+            if (cm_mode == 0) {
+                if (time) {
+                    if (cplx) LM_CM(true, false, true); else LM_CM(false, false, true);
+                } else {
+                    if (cplx) LM_CM(true, false, false); else LM_CM(false, false, false);
+                }
+            } else {
+                if (time) {
+                    if (cplx) LM_CM(true, true, true); else LM_CM(false, true, true);
+                } else {
+                    if (cplx) LM_CM(true, true, false); else LM_CM(false, true, false);
+                }
+            }
+#undef LM_CM
         }
         LM_GLAUNCH(who, "kernel launch");
         LM_GTRY(pacer_step(pace, who, err));
@@ -1011,9 +1102,11 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
 {
     lm_code rc = LM_OK;
     const int64_t n = j1 - j0, m = s->m;
-    const bool cplx = s->wi != NULL;
+    const bool cplx = s->wi != NULL, time = s->t != NULL;
+    const float *f = time ? s->f + j0 : NULL; /* this call's points */
     float *pos = NULL, *x = NULL, *y = NULL, *z = NULL;
     float4 *kw = NULL;
+    float2 *wt = NULL;
     cudaEvent_t ev0 = NULL, ev1 = NULL;
     int device = 0, locked = 0;
     lm_gpacer pace;
@@ -1027,12 +1120,16 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
             par = *tp;
         else
             LM_GTRY(lm_gtune_params(device, &par, err));
-        tk = tuned_kernel(par.vpt, par.unroll, cplx);
+        tk = tuned_kernel(par.vpt, par.unroll, cplx, time);
         if (!tk || !tune_valid(&par)) {
             rc = lm_fail(err, LM_ERR_INVALID, "%s: tuning parameters %d/%d/%d/%d are invalid", who, par.threads,
                          par.tile, par.unroll, par.vpt);
             goto done;
         }
+    }
+    if (time && !s->f) {
+        rc = lm_fail(err, LM_ERR_INVALID, "%s: sample times without a field map on the device", who);
+        goto done;
     }
     if (m == 0) {
         LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)n * sizeof(float), st), who, "clear");
@@ -1072,6 +1169,11 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
         LM_GTRY(lm_gmalloc((void **)&kw, (size_t)m * sizeof(float4), err, who, "the packed samples"));
         k_pack_kw<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, kw);
         LM_GLAUNCH(who, "pack samples");
+        if (time) {
+            LM_GTRY(lm_gmalloc((void **)&wt, (size_t)m * sizeof(float2), err, who, "the packed samples"));
+            k_pack_wt<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, s->wi, s->t, wt);
+            LM_GLAUNCH(who, "pack samples");
+        }
     }
     if (e == LM_GE_CONSTMEM || e == LM_GE_FASTTRIG || e == LM_GE_TUNED || e == LM_GE_MULTI) {
         lm_gdevice_lock(device); /* constant memory is per device, not per call */
@@ -1090,28 +1192,32 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
         for (int64_t off = 0; off < m; off += LM_GLOBAL_CHUNK) {
             const int cnt = (int)(m - off < LM_GLOBAL_CHUNK ? m - off : LM_GLOBAL_CHUNK);
             const int first = off == 0;
+            const int o = (int)off;
+#define LM_GK(K, C, T) K<C, T><<<blocks, 256, 0, st>>>
+#define LM_GARGS n, o, cnt, first, x, y, z, f, s->kx, s->ky, s->kz, s->wr, s->wi, s->t, d_re, d_im
+#define LM_CARGS n, o, cnt, first, x, y, z, f, kw, s->wi, wt, d_re, d_im
             if (e == LM_GE_BASE) {
-                if (cplx)
-                    k_base<true><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky, s->kz,
-                                                         s->wr, s->wi, d_re, d_im);
-                else
-                    k_base<false><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky, s->kz,
-                                                          s->wr, s->wi, d_re, d_im);
+                if (time) {
+                    if (cplx) LM_GK(k_base, true, true)(LM_GARGS); else LM_GK(k_base, false, true)(LM_GARGS);
+                } else {
+                    if (cplx) LM_GK(k_base, true, false)(LM_GARGS); else LM_GK(k_base, false, false)(LM_GARGS);
+                }
             } else if (e == LM_GE_REGALLOC) {
-                if (cplx)
-                    k_regalloc<true><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky,
-                                                             s->kz, s->wr, s->wi, d_re, d_im);
-                else
-                    k_regalloc<false><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, s->kx, s->ky,
-                                                              s->kz, s->wr, s->wi, d_re, d_im);
+                if (time) {
+                    if (cplx) LM_GK(k_regalloc, true, true)(LM_GARGS); else LM_GK(k_regalloc, false, true)(LM_GARGS);
+                } else {
+                    if (cplx) LM_GK(k_regalloc, true, false)(LM_GARGS); else LM_GK(k_regalloc, false, false)(LM_GARGS);
+                }
             } else {
-                if (cplx)
-                    k_coalesce<true><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, kw, s->wi, d_re,
-                                                             d_im);
-                else
-                    k_coalesce<false><<<blocks, 256, 0, st>>>(n, (int)off, cnt, first, x, y, z, kw, s->wi, d_re,
-                                                              d_im);
+                if (time) {
+                    if (cplx) LM_GK(k_coalesce, true, true)(LM_CARGS); else LM_GK(k_coalesce, false, true)(LM_CARGS);
+                } else {
+                    if (cplx) LM_GK(k_coalesce, true, false)(LM_CARGS); else LM_GK(k_coalesce, false, false)(LM_CARGS);
+                }
             }
+#undef LM_GK
+#undef LM_GARGS
+#undef LM_CARGS
             LM_GLAUNCH(who, "kernel launch");
             LM_GTRY(pacer_step(&pace, who, err));
         }
@@ -1119,23 +1225,23 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     case LM_GE_CONSTMEM:
     case LM_GE_FASTTRIG:
-        LM_GTRY(constmem_tiles(who, s, kw, n, LM_CT_MAX, 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, d_re, d_im,
-                               st, &pace, err));
+        LM_GTRY(constmem_tiles(who, s, kw, wt, n, LM_CT_MAX, 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f, d_re,
+                               d_im, st, &pace, err));
         break;
     case LM_GE_TUNED:
     case LM_GE_MULTI:
-        LM_GTRY(constmem_tiles(who, s, kw, n, par.tile, par.threads, par.vpt, tk, 0, x, y, z, d_re, d_im, st,
-                               &pace, err));
+        LM_GTRY(constmem_tiles(who, s, kw, wt, n, par.tile, par.threads, par.vpt, tk, 0, x, y, z, f, d_re, d_im,
+                               st, &pace, err));
         break;
     case LM_GE_DP: {
         const unsigned blocks = (unsigned)((n + 127) / 128);
         if (cplx)
-            k_dp<true><<<blocks, 128, 0, st>>>(n, (int)m, s->kx, s->ky, s->kz, s->wr, s->wi, x, y, z, j0,
+            k_dp<true><<<blocks, 128, 0, st>>>(n, (int)m, s->kx, s->ky, s->kz, s->wr, s->wi, s->t, x, y, z, f, j0,
                                                pts->g[0], pts->g[1], pts->c[0], pts->c[1], pts->c[2],
                                                1.0 / (double)pts->s[0], 1.0 / (double)pts->s[1],
                                                1.0 / (double)pts->s[2], d_re, d_im);
         else
-            k_dp<false><<<blocks, 128, 0, st>>>(n, (int)m, s->kx, s->ky, s->kz, s->wr, s->wi, x, y, z, j0,
+            k_dp<false><<<blocks, 128, 0, st>>>(n, (int)m, s->kx, s->ky, s->kz, s->wr, s->wi, s->t, x, y, z, f, j0,
                                                 pts->g[0], pts->g[1], pts->c[0], pts->c[1], pts->c[2],
                                                 1.0 / (double)pts->s[0], 1.0 / (double)pts->s[1],
                                                 1.0 / (double)pts->s[2], d_re, d_im);
@@ -1166,6 +1272,7 @@ done:
         (void)cudaEventDestroy(ev0);
     if (ev1)
         (void)cudaEventDestroy(ev1);
+    lm_gfree(wt);
     lm_gfree(kw);
     lm_gfree(pos);
     return rc;
@@ -1181,8 +1288,11 @@ lm_code lm_gpaper_run(enum lm_gengine e, const char *who, const lm_gsamples *s, 
 lm_code lm_gengine_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
                        float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
 {
-    if (e == LM_GE_NUFFT) /* sorts once for every set */
+    if (e == LM_GE_NUFFT) { /* sorts once for every set */
+        if (s->t)
+            return lm_gno_time(who, err);
         return lm_gnufft_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
+    }
     if ((e == LM_GE_TUNED || e == LM_GE_MULTI) && s->nsets > 1) /* one sin/cos per pair for every set */
         return lm_gsets_run(who, s, pts, d_re, d_im, st, ctl, kernel_s, err);
     const int64_t nsets = s->nsets > 1 ? s->nsets : 1;
@@ -1252,6 +1362,7 @@ static void *multi_worker(void *arg)
     LM_GCHECK(cudaSetDevice(j->device), who, "select device");
     if (n > 0) {
         LM_GTRY(lm_gsamples_upload(who, j->in, &s, st, err));
+        LM_GTRY(lm_gfmap_upload(who, j->pts, &s, st, err)); /* every point's f: paper_run offsets by j0 */
         LM_GTRY(lm_gmalloc((void **)&d, (size_t)n * 2 * sizeof(float), err, who, "the output"));
         LM_GTRY(paper_run(LM_GE_MULTI, NULL, who, &s, j->pts, j->j0, j->j1, d, d + n, st, NULL, j->cancel,
                           &j->done, &j->kernel_s, err));
@@ -1378,6 +1489,7 @@ lm_code lm_gksum_host(enum lm_gengine e, const char *who, const lm_ksum_in *in, 
     LM_GTRY(lm_gmalloc((void **)&d, (size_t)pts->n * 2 * sizeof(float), err, who, "the output"));
     t1 = lm_gnow();
     LM_GTRY(lm_gsamples_upload(who, in, &s, st, err));
+    LM_GTRY(lm_gfmap_upload(who, pts, &s, st, err));
     LM_GCHECK(cudaStreamSynchronize(st), who, "upload");
     tup = lm_gnow() - t1;
     LM_GTRY(lm_gengine_run(e, who, &s, pts, d, d + pts->n, st, ctl, &ks, err));
@@ -1503,7 +1615,7 @@ extern "C" lm_code lm_gpu_tune(int device, lm_gpu_tune_params *best, char *path_
                     cand.tile = tile_c[b];
                     cand.unroll = unroll_c[c];
                     cand.vpt = vpt_c[d];
-                    lm_tuned_kernel tk = tuned_kernel(cand.vpt, cand.unroll, true);
+                    lm_tuned_kernel tk = tuned_kernel(cand.vpt, cand.unroll, true, false);
                     float4 *kw = NULL;
                     double times[3];
                     LM_GTRY(lm_gmalloc((void **)&kw, (size_t)m * sizeof(float4), err, who, "packed samples"));
@@ -1520,8 +1632,8 @@ extern "C" lm_code lm_gpu_tune(int device, lm_gpu_tune_params *best, char *path_
                             lrc = LM_ERR_GPU;
                             break;
                         }
-                        lrc = constmem_tiles(who, &s, kw, n, cand.tile, cand.threads, cand.vpt, tk, 0, pos, pos + n,
-                                             pos + 2 * n, out, out + n, st, &none, err);
+                        lrc = constmem_tiles(who, &s, kw, NULL, n, cand.tile, cand.threads, cand.vpt, tk, 0, pos,
+                                             pos + n, pos + 2 * n, NULL, out, out + n, st, &none, err);
                         if (lrc == LM_OK && (cudaEventRecord(e1, st) != cudaSuccess ||
                                              cudaEventSynchronize(e1) != cudaSuccess ||
                                              cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess))

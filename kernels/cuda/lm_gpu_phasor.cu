@@ -24,6 +24,11 @@
  * Explicit points: shared-memory sample tiles, several points per thread,
  * range-reduced __sincosf (special-function-unit bound).
  *
+ * Off-resonance (lm_gsamples t and f): f_j t_m does not factor over the
+ * axes, so the grid's phasor tables cannot carry it; with a field map a grid
+ * runs through the explicit-point kernel on the grid's positions (made on
+ * the device), with t in the shared tile beside wi and f in a register.
+ *
  * Long sample lists are split over gridDim.y ("k-splits") into partial sums
  * that a second kernel adds in a fixed order (deterministic). */
 #include <math.h>
@@ -241,17 +246,18 @@ __global__ void k_ph_mirror(long long count, int axis, int c0, int c1, int c2, l
 }
 
 /* Explicit points: V points per thread, samples through shared memory. */
-template <bool CPLX>
+template <bool CPLX, bool TIME>
 __global__ void __launch_bounds__(LM_PH_THREADS)
     k_ph_points(long long n, const float *__restrict__ x, const float *__restrict__ y, const float *__restrict__ z,
-                const float *__restrict__ kx, const float *__restrict__ ky, const float *__restrict__ kz,
-                const float *__restrict__ wr, const float *__restrict__ wi, int m_lo, int m_hi, int per_split,
-                float2 *__restrict__ part, int accumulate)
+                const float *__restrict__ f, const float *__restrict__ kx, const float *__restrict__ ky,
+                const float *__restrict__ kz, const float *__restrict__ wr, const float *__restrict__ wi,
+                const float *__restrict__ tm, int m_lo, int m_hi, int per_split, float2 *__restrict__ part,
+                int accumulate)
 {
     __shared__ float4 s_k[LM_PT_TILE];
-    __shared__ float s_wi[LM_PT_TILE];
+    __shared__ float2 s_wt[LM_PT_TILE]; /* (wi, t) */
     const long long base = (long long)blockIdx.x * LM_PH_THREADS * LM_PT_V + threadIdx.x;
-    float px[LM_PT_V], py[LM_PT_V], pz[LM_PT_V], ar[LM_PT_V], ai[LM_PT_V];
+    float px[LM_PT_V], py[LM_PT_V], pz[LM_PT_V], pf[LM_PT_V], ar[LM_PT_V], ai[LM_PT_V];
 #pragma unroll
     for (int v = 0; v < LM_PT_V; v++) {
         const long long j = base + (long long)v * LM_PH_THREADS;
@@ -259,6 +265,7 @@ __global__ void __launch_bounds__(LM_PH_THREADS)
         px[v] = ok && x ? x[j] : 0.0f;
         py[v] = ok && y ? y[j] : 0.0f;
         pz[v] = ok && z ? z[j] : 0.0f;
+        pf[v] = ok && TIME ? f[j] : 0.0f;
         ar[v] = ai[v] = 0.0f;
     }
     const int ms = m_lo + blockIdx.y * per_split;
@@ -268,16 +275,19 @@ __global__ void __launch_bounds__(LM_PH_THREADS)
         __syncthreads();
         for (int q = threadIdx.x; q < cnt; q += LM_PH_THREADS) {
             s_k[q] = make_float4(kx[b0 + q], ky[b0 + q], kz[b0 + q], wr[b0 + q]);
-            s_wi[q] = CPLX ? wi[b0 + q] : 0.0f;
+            s_wt[q] = make_float2(CPLX ? wi[b0 + q] : 0.0f, TIME ? tm[b0 + q] : 0.0f);
         }
         __syncthreads();
 #pragma unroll 2
         for (int q = 0; q < cnt; q++) {
             const float4 k = s_k[q];
-            const float bw = s_wi[q];
+            const float2 wt = s_wt[q];
+            const float bw = wt.x;
 #pragma unroll
             for (int v = 0; v < LM_PT_V; v++) {
-                const float t = fmaf(k.x, px[v], fmaf(k.y, py[v], k.z * pz[v]));
+                float t = fmaf(k.x, px[v], fmaf(k.y, py[v], k.z * pz[v]));
+                if (TIME)
+                    t = fmaf(pf[v], wt.y, t);
                 float sn, cs;
                 lm_sincos_fast(lm_reduce_cycles(t), &sn, &cs);
                 if (CPLX) {
@@ -538,34 +548,59 @@ done:
     return rc;
 }
 
+/* Grid positions (float, FOV fractions) for the explicit-point kernel. */
+__global__ void k_ph_grid_pos(long long n, long long g0, long long g1, long long c0, long long c1, long long c2,
+                              double is0, double is1, double is2, float *x, float *y, float *z)
+{
+    const long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n)
+        return;
+    const long long i0 = j % g0, r = j / g0, i1 = r % g1, i2 = r / g1;
+    x[j] = (float)((double)(i0 - c0) * is0);
+    y[j] = (float)((double)(i1 - c1) * is1);
+    z[j] = (float)((double)(i2 - c2) * is2);
+}
+
 static lm_code run_points(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
                           cudaStream_t st, const lm_ctl *ctl, lm_error *err)
 {
     lm_code rc = LM_OK;
     const long long n = pts->n;
     const int m = (int)s->m;
-    const bool cplx = s->wi != NULL;
+    const bool cplx = s->wi != NULL, time = s->t != NULL;
     float *pos = NULL;
     float2 *part = NULL;
     int device = 0, ks, chunks;
     const long long blocks = (n + (long long)LM_PH_THREADS * LM_PT_V - 1) / ((long long)LM_PH_THREADS * LM_PT_V);
-    const void *kern = cplx ? (const void *)k_ph_points<true> : (const void *)k_ph_points<false>;
+    const void *kern = time ? (cplx ? (const void *)k_ph_points<true, true> : (const void *)k_ph_points<false, true>)
+                            : (cplx ? (const void *)k_ph_points<true, false> : (const void *)k_ph_points<false, false>);
 
     LM_GCHECK(cudaGetDevice(&device), who, "current device");
+    if (time && !s->f) {
+        rc = lm_fail(err, LM_ERR_INVALID, "%s: sample times without a field map on the device", who);
+        goto done;
+    }
     ks = choose_splits(blocks, m, device, kern, LM_PH_THREADS);
     LM_GTRY(lm_gmalloc((void **)&pos, (size_t)n * 3 * sizeof(float), err, who, "the point positions"));
     LM_GTRY(lm_gmalloc((void **)&part, (size_t)ks * (size_t)n * sizeof(float2), err, who, "the partial sums"));
-    LM_GCHECK(cudaMemcpyAsync(pos, pts->x, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload");
-    if (pts->y)
-        LM_GCHECK(cudaMemcpyAsync(pos + n, pts->y, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who,
-                  "upload");
-    else
-        LM_GCHECK(cudaMemsetAsync(pos + n, 0, (size_t)n * sizeof(float), st), who, "positions");
-    if (pts->z)
-        LM_GCHECK(cudaMemcpyAsync(pos + 2 * n, pts->z, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who,
-                  "upload");
-    else
-        LM_GCHECK(cudaMemsetAsync(pos + 2 * n, 0, (size_t)n * sizeof(float), st), who, "positions");
+    if (!pts->x) {
+        k_ph_grid_pos<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(
+            n, pts->g[0], pts->g[1], pts->c[0], pts->c[1], pts->c[2], 1.0 / (double)pts->s[0],
+            1.0 / (double)pts->s[1], 1.0 / (double)pts->s[2], pos, pos + n, pos + 2 * n);
+        LM_GLAUNCH(who, "grid positions");
+    } else {
+        LM_GCHECK(cudaMemcpyAsync(pos, pts->x, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload");
+        if (pts->y)
+            LM_GCHECK(cudaMemcpyAsync(pos + n, pts->y, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who,
+                      "upload");
+        else
+            LM_GCHECK(cudaMemsetAsync(pos + n, 0, (size_t)n * sizeof(float), st), who, "positions");
+        if (pts->z)
+            LM_GCHECK(cudaMemcpyAsync(pos + 2 * n, pts->z, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st),
+                      who, "upload");
+        else
+            LM_GCHECK(cudaMemsetAsync(pos + 2 * n, 0, (size_t)n * sizeof(float), st), who, "positions");
+    }
     chunks = launch_chunks(ctl, m);
     for (int c = 0; c < chunks; c++) {
         const int m_lo = (int)((long long)m * c / chunks), m_hi = (int)((long long)m * (c + 1) / chunks);
@@ -574,12 +609,15 @@ static lm_code run_points(const char *who, const lm_gsamples *s, const lm_points
         if (per_split < LM_PT_TILE)
             per_split = LM_PT_TILE;
         dim3 grid((unsigned)blocks, (unsigned)ks);
-        if (cplx)
-            k_ph_points<true><<<grid, LM_PH_THREADS, 0, st>>>(n, pos, pos + n, pos + 2 * n, s->kx, s->ky, s->kz,
-                                                              s->wr, s->wi, m_lo, m_hi, per_split, part, c > 0);
-        else
-            k_ph_points<false><<<grid, LM_PH_THREADS, 0, st>>>(n, pos, pos + n, pos + 2 * n, s->kx, s->ky, s->kz,
-                                                               s->wr, s->wi, m_lo, m_hi, per_split, part, c > 0);
+#define LM_PTK(C, T)                                                                                           \
+    k_ph_points<C, T><<<grid, LM_PH_THREADS, 0, st>>>(n, pos, pos + n, pos + 2 * n, s->f, s->kx, s->ky, s->kz, s->wr, \
+                                                      s->wi, s->t, m_lo, m_hi, per_split, part, c > 0)
+        if (time) {
+            if (cplx) LM_PTK(true, true); else LM_PTK(false, true);
+        } else {
+            if (cplx) LM_PTK(true, false); else LM_PTK(false, false);
+        }
+#undef LM_PTK
         LM_GLAUNCH(who, "kernel launch");
         if (chunks > 1) {
             LM_GCHECK(cudaStreamSynchronize(st), who, "kernel");
@@ -609,7 +647,7 @@ lm_code lm_gphasor_run(const char *who, const lm_gsamples *s, const lm_points *p
     if (s->m == 0) {
         LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)pts->n * sizeof(float), st), who, "clear");
         LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)pts->n * sizeof(float), st), who, "clear");
-    } else if (pts->x) {
+    } else if (pts->x || s->t) { /* a field map does not factor over the axes */
         LM_GTRY(run_points(who, s, pts, d_re, d_im, st, ctl, err));
     } else {
         for (int a = 0; a < 3; a++)

@@ -1,7 +1,10 @@
 /* The direct sum for several weight sets (receive channels) at once:
  *
- *     out_c(x_j) = sum_m w_{c,m} exp(+i 2 pi k_m . x_j),   c = 0 .. C-1
+ *     out_c(x_j) = sum_m w_{c,m} exp(+i 2 pi (k_m . x_j + f_j t_m)),   c = 0 .. C-1
  *
+ * (the off-resonance term f_j t_m when lm_gsamples has t and f: t rides in
+ * the shared sample tile's fourth float, f is loaded once per point like
+ * the position; one more FMA per pair, still one sin/cos for every set)
  * with one phase, one range reduction and one hardware sin/cos per
  * sample-point pair shared by every channel, then 4 FMA per channel: for C
  * channels the special-function unit's work is C times smaller than C
@@ -25,6 +28,7 @@
 struct sets_pts {
     long long n;
     const float *x, *y, *z; /* explicit, or NULL: grid */
+    const float *f;         /* field map (n), with sample times; else NULL */
     long long g0, g1, c0, c1, c2;
     float is0, is1, is2;
 };
@@ -43,22 +47,25 @@ static __device__ __forceinline__ void sets_pos(const sets_pts &p, long long j, 
     *z = (float)(k - p.c2) * p.is2;
 }
 
-template <int C>
+template <int C, bool TIME>
 __global__ void __launch_bounds__(LM_SETS_T) k_sets(int m, const float *__restrict__ kx, const float *__restrict__ ky,
                                                     const float *__restrict__ kz, const float *__restrict__ wr,
-                                                    const float *__restrict__ wi, sets_pts p, float *__restrict__ ore,
-                                                    float *__restrict__ oim)
+                                                    const float *__restrict__ wi, const float *__restrict__ tm,
+                                                    sets_pts p, float *__restrict__ ore, float *__restrict__ oim)
 {
     __shared__ float4 s_k[LM_SETS_TILE];
     __shared__ float2 s_w[LM_SETS_TILE * C];
-    float px[LM_SETS_VPT], py[LM_SETS_VPT], pz[LM_SETS_VPT];
+    float px[LM_SETS_VPT], py[LM_SETS_VPT], pz[LM_SETS_VPT], pf[LM_SETS_VPT];
     float ar[LM_SETS_VPT][C], ai[LM_SETS_VPT][C];
     const long long j0 = ((long long)blockIdx.x * LM_SETS_T + threadIdx.x) * LM_SETS_VPT;
 #pragma unroll
     for (int v = 0; v < LM_SETS_VPT; v++) {
-        px[v] = py[v] = pz[v] = 0.0f;
-        if (j0 + v < p.n)
+        px[v] = py[v] = pz[v] = pf[v] = 0.0f;
+        if (j0 + v < p.n) {
             sets_pos(p, j0 + v, &px[v], &py[v], &pz[v]);
+            if (TIME)
+                pf[v] = p.f[j0 + v];
+        }
 #pragma unroll
         for (int c = 0; c < C; c++)
             ar[v][c] = ai[v][c] = 0.0f;
@@ -67,7 +74,7 @@ __global__ void __launch_bounds__(LM_SETS_T) k_sets(int m, const float *__restri
         const int cnt = min(LM_SETS_TILE, m - base);
         __syncthreads();
         for (int q = threadIdx.x; q < cnt; q += LM_SETS_T) {
-            s_k[q] = make_float4(kx[base + q], ky[base + q], kz[base + q], 0.0f);
+            s_k[q] = make_float4(kx[base + q], ky[base + q], kz[base + q], TIME ? tm[base + q] : 0.0f);
 #pragma unroll
             for (int c = 0; c < C; c++)
                 s_w[q * C + c] = make_float2(wr[(size_t)c * m + base + q], wi ? wi[(size_t)c * m + base + q] : 0.0f);
@@ -77,7 +84,10 @@ __global__ void __launch_bounds__(LM_SETS_T) k_sets(int m, const float *__restri
             const float4 k = s_k[q];
 #pragma unroll
             for (int v = 0; v < LM_SETS_VPT; v++) {
-                const float t = lm_reduce_cycles(fmaf(k.x, px[v], fmaf(k.y, py[v], k.z * pz[v])));
+                float ph = fmaf(k.x, px[v], fmaf(k.y, py[v], k.z * pz[v]));
+                if (TIME)
+                    ph = fmaf(pf[v], k.w, ph);
+                const float t = lm_reduce_cycles(ph);
                 float sn, cs;
                 lm_sincos_fast(t, &sn, &cs);
 #pragma unroll
@@ -103,9 +113,13 @@ template <int C>
 static void launch(int m, const lm_gsamples *s, int c0, const sets_pts &p, float *re, float *im, cudaStream_t st)
 {
     const unsigned blocks = (unsigned)((p.n + (long long)LM_SETS_T * LM_SETS_VPT - 1) / ((long long)LM_SETS_T * LM_SETS_VPT));
-    k_sets<C><<<blocks, LM_SETS_T, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr + (size_t)c0 * m,
-                                            s->wi ? s->wi + (size_t)c0 * m : NULL, p, re + (size_t)c0 * p.n,
-                                            im + (size_t)c0 * p.n);
+    const float *wr = s->wr + (size_t)c0 * m, *wi = s->wi ? s->wi + (size_t)c0 * m : NULL;
+    if (s->t)
+        k_sets<C, true><<<blocks, LM_SETS_T, 0, st>>>(m, s->kx, s->ky, s->kz, wr, wi, s->t, p, re + (size_t)c0 * p.n,
+                                                      im + (size_t)c0 * p.n);
+    else
+        k_sets<C, false><<<blocks, LM_SETS_T, 0, st>>>(m, s->kx, s->ky, s->kz, wr, wi, NULL, p,
+                                                       re + (size_t)c0 * p.n, im + (size_t)c0 * p.n);
 }
 
 lm_code lm_gsets_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
@@ -119,6 +133,11 @@ lm_code lm_gsets_run(const char *who, const lm_gsamples *s, const lm_points *pts
     sets_pts p;
     memset(&p, 0, sizeof p);
     p.n = pts->n;
+    if (s->t && !s->f) {
+        rc = lm_fail(err, LM_ERR_INVALID, "%s: sample times without a field map on the device", who);
+        goto done;
+    }
+    p.f = s->t ? s->f : NULL;
     if (pts->x) {
         /* explicit positions go up once */
         LM_GTRY(lm_gmalloc((void **)&px, (size_t)pts->n * 3 * sizeof(float), err, who, "the point positions"));

@@ -95,6 +95,25 @@ __global__ void k_vec_dot_fin(const double *__restrict__ part, int nb, double *_
         *out = a;
 }
 
+/* Partial sums of the group norms sqrt(sum_g |v[g n + j]|^2) (lm_backend.h's group_norm). */
+__global__ void k_vec_group_norm(long long n, int groups, const float2 *__restrict__ v, double *__restrict__ part)
+{
+    __shared__ double sh[32];
+    double acc = 0.0;
+    VEC_LOOP(j, n)
+    {
+        double s = 0.0;
+        for (int g = 0; g < groups; g++) {
+            const float2 a = v[g * n + j];
+            s += (double)a.x * a.x + (double)a.y * a.y;
+        }
+        acc += sqrt(s);
+    }
+    acc = lm_block_sum(acc, sh);
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = acc;
+}
+
 /* y = W^H W x: each voxel gathers its own weighted differences (as the CPU
  * lm_reg_apply); w NULL means weight 1 (gradient). */
 __global__ void k_reg_apply(long long N, long long n0, long long n1, long long n2, const float *__restrict__ w,
@@ -240,11 +259,28 @@ done:
     return rc;
 }
 
+lm_code lm_gpu_vec_group_norm(lm_gpu_scratch *s, int64_t n, int groups, const lm_cfloat *v, double *out,
+                              lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    k_vec_group_norm<<<VEC_RB, VEC_T, 0, st>>>((long long)n, groups, (const float2 *)v, s->part);
+    LM_GLAUNCH("gpu", "group norm");
+    k_vec_dot_fin<<<1, VEC_T, 0, st>>>(s->part, VEC_RB, s->part + VEC_RB);
+    LM_GLAUNCH("gpu", "group norm");
+    LM_GCHECK(cudaMemcpyAsync(s->host, s->part + VEC_RB, sizeof(double), cudaMemcpyDeviceToHost, st), "gpu",
+              "group norm");
+    LM_GCHECK(cudaStreamSynchronize(st), "gpu", "group norm");
+    *out = *s->host;
+done:
+    return rc;
+}
+
 lm_code lm_gpu_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *w, const lm_cfloat *x, lm_cfloat *y,
                          lm_error *err)
 {
     const long long N = (long long)(n[0] * n[1] * n[2]);
-    if (kind == LM_REG_IDENTITY)
+    if (kind == LM_REG_IDENTITY || kind == LM_REG_WAVELET)
         return lm_gpu_vec_copy(N, y, x, err);
     lm_code rc = LM_OK;
     k_reg_apply<<<vec_blocks(N), VEC_T, 0, cudaStreamPerThread>>>(N, (long long)n[0], (long long)n[1],

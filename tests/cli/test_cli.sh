@@ -129,6 +129,66 @@ check "phantom 2D --coils 4: kspace [1, readout, spokes, 4] as traj [3, readout,
              [ \"\$(sed -n 2p '$T/c2d/kspace.hdr' | awk '{print \$1, \$4}')\" = '1 4' ] && [ \"\$(sed -n 2p '$T/c2d/sens.hdr' | awk '{print \$1, \$2, \$3, \$4}')\" = '32 32 1 4' ]"
 check "phantom --coils 1 writes no sens" bash -c "'$CLI' phantom --problem B32 --coils 1 --out '$T/c1' 2>/dev/null && [ ! -e '$T/c1/sens.cfl' ] && sed -n 2p '$T/c1/kspace.hdr' | grep -q '^1 4447 1 1 '"
 check "phantom --coils 65: one line naming --coils" one_line_error "coils" "$CLI" phantom --problem B32 --coils 65 --out "$T/cx"
+# Off-resonance (issue 11): --fieldmap-hz writes fieldmap.nii.gz (Hz, signed
+# float32 on the matrix, largest |f| the given value) and times.cfl
+# [1, samples, spokes] (s, 0 .. R per spiral-out readout) beside the rest.
+"$CLI" phantom --matrix 16 --phantom shepp-logan-2d --traj spiral2d --coils 2 --fieldmap-hz 120 --readout-ms 8 \
+    --out "$T/fm" 2>/dev/null
+check "phantom --fieldmap-hz: times.hdr is traj.hdr's [1, samples, spokes], kspace [.., 2], sizes match" \
+    bash -c "[ \"\$(sed -n 2p '$T/fm/traj.hdr' | awk '{print \$2, \$3}')\" = \"\$(sed -n 2p '$T/fm/times.hdr' | awk '{print \$2, \$3}')\" ] && \
+             [ \"\$(sed -n 2p '$T/fm/times.hdr' | awk '{print \$1}')\" = 1 ] && [ \"\$(sed -n 2p '$T/fm/kspace.hdr' | awk '{print \$4}')\" = 2 ] && \
+             [ \$(stat -c %s '$T/fm/times.cfl') -eq \$(sed -n 2p '$T/fm/times.hdr' | awk '{ p=8; for (i=1; i<=NF; i++) p*=\$i; print p }') ] && \
+             [ -s '$T/fm/sens.cfl' ] && [ -s '$T/fm/truth.nii.gz' ]"
+check "phantom --fieldmap-hz: fieldmap.nii.gz is float32 16 x 16 with max |f| 120 Hz; times run 0 .. 8 ms" python3 -c "
+import array, gzip, struct
+b = gzip.open('$T/fm/fieldmap.nii.gz').read()
+dims = struct.unpack('<8h', b[40:56]); dtype = struct.unpack('<h', b[70:72])[0]; off = int(struct.unpack('<f', b[108:112])[0])
+assert dtype == 16 and dims[1:4] == (16, 16, 1), (dtype, dims)
+f = array.array('f'); f.frombytes(b[off:off + 4 * 256])
+assert abs(max(abs(x) for x in f) - 120) < 1e-3 and min(f) < 0 < max(f), (min(f), max(f))
+t = array.array('f'); t.frombytes(open('$T/fm/times.cfl', 'rb').read())
+d = [int(x) for x in open('$T/fm/times.hdr').read().split(chr(10))[1].split()]
+r = t[0::2]; n = d[1]
+for s in range(d[2]):
+    seg = r[s * n:(s + 1) * n]
+    assert seg[0] == 0 and abs(seg[-1] - 0.008) < 1e-9 and all(b > a for a, b in zip(seg, seg[1:])), s
+assert max(abs(x) for x in t[1::2]) == 0"
+for bad in -1 nan 20000 1e9; do
+    check "phantom --fieldmap-hz $bad: one line naming --fieldmap-hz" one_line_error "fieldmap-hz" \
+        "$CLI" phantom --matrix 16 --phantom shepp-logan-2d --fieldmap-hz $bad --out "$T/fmx"
+done
+check "phantom --readout-ms 0: one line naming --readout-ms" one_line_error "readout-ms" \
+    "$CLI" phantom --matrix 16 --phantom shepp-logan-2d --fieldmap-hz 50 --readout-ms 0 --out "$T/fmx"
+check "phantom: refused field maps write nothing" [ ! -e "$T/fmx" ]
+# What phantom writes is what recon reads: the 16 x 16 spiral above with its
+# field map and times, corrected (exact), beats the uncorrected image.
+if "$CLI" recon --help 2>&1 | grep -q -- "--fieldmap"; then
+    "$CLI" recon --traj "$T/fm/traj" --kspace "$T/fm/kspace" --matrix 16x16x1 --sens "$T/fm/sens" --iters 20 \
+        --truth "$T/fm/truth.nii.gz" --out "$T/fm/u.nii.gz" --json >"$T/fm/u.json" 2>/dev/null
+    "$CLI" recon --traj "$T/fm/traj" --kspace "$T/fm/kspace" --matrix 16x16x1 --sens "$T/fm/sens" --iters 20 \
+        --fieldmap "$T/fm/fieldmap.nii.gz" --times "$T/fm/times.cfl" --segments 0 \
+        --truth "$T/fm/truth.nii.gz" --out "$T/fm/c.nii.gz" --json >"$T/fm/c.json" 2>/dev/null
+    check "recon reads phantom's fieldmap.nii.gz and times.cfl; corrected error below uncorrected" python3 -c "
+import json
+u = json.load(open('$T/fm/u.json'))['percent_error']; c = json.load(open('$T/fm/c.json'))['percent_error']
+assert c < 0.8 * u, (c, u)"
+fi
+# bench on S128c8f: one row per mode with the contract's fields; a mode this
+# build cannot do carries its reason instead of numbers (never the
+# uncorrected image passed off as a correction).
+"$CLI" bench --problem S128c8f --iters 1 --json >"$T/bf.json" 2>/dev/null
+check "bench --problem S128c8f --json: uncorrected, segmented, exact rows" python3 -c "
+import json, math
+rows = json.load(open('$T/bf.json'))
+assert [r['mode'] for r in rows] == ['uncorrected', 'segmented', 'exact'], rows
+for r in rows:
+    for k in ('variant', 'time_q_s', 'time_fhd_s', 'time_cg_s', 'time_total_s', 'gpairs_per_s', 'gflops', 'rel_error',
+              'psnr_db', 'percent_error', 'segments', 'error'):
+        assert k in r, k
+    assert (r['psnr_db'] is not None and r['error'] == '') or (r['psnr_db'] is None and r['error']), r
+assert rows[0]['psnr_db'] is not None and rows[0]['coils'] == 8
+if rows[2]['psnr_db'] is not None:  # corrected: better than uncorrected
+    assert rows[2]['percent_error'] < rows[0]['percent_error'], rows"
 if "$CLI" phantom --problem B32 --coils 4 --format ismrmrd --out "$T/cm" 2>"$T/cm.err"; then
     check "phantom --coils 4 --format ismrmrd: 4 channels in data.h5, sens.cfl beside it" \
         bash -c "'$CLI' info '$T/cm/data.h5' | grep -q 'channels: 4' && [ \"\$(sed -n 2p '$T/cm/sens.hdr' | awk '{print \$4}')\" = 4 ]"

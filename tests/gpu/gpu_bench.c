@@ -2,6 +2,7 @@
  * (lm_problem_make), the GPU CG, and the whole reconstruction.
  *
  *   gpu_bench [--problems B64,B128] [--budget SECONDS] [--out DIR] [--no-tune]
+ *             [--variants a,b] [--skip-recon] [--fieldmap]
  *
  * Times: the median of several calls (one when a call takes longer than a
  * few seconds), wall time of the synchronous call ("call") and the device
@@ -11,7 +12,15 @@
  * work) over a random subset of 32768 Q-grid points. gpu-dp itself is
  * cross-checked against cpu-dp (lm_ksum_cpu_dp) on 512 random points.
  * A variant whose predicted time exceeds the budget is not run; its time is
- * extrapolated from the smaller problem and marked '*'. */
+ * extrapolated from the smaller problem and marked '*'.
+ *
+ * --fieldmap: instead, one coil's F^H d of each problem without and with
+ * the off-resonance term (lm_ksum_in.t, lm_points.f) for each variant with
+ * time_term, and the ratio; error against gpu-dp with the same field map on
+ * 8192 random voxels. Times: the problem's own, else a 2.5 ms readout per
+ * spoke; field map smooth, up to about 170 Hz. The issue's target: B128
+ * with the field map under 0.6 s on an H100 (gpu-tuned or gpu-phasor):
+ *   gpu_bench --problems B128 --variants gpu-tuned,gpu-phasor --fieldmap --no-tune */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -116,7 +125,7 @@ static double rel_err_idx(const float *out, int64_t n, const double *ref, int64_
     return sqrt(num / den);
 }
 
-static lm_variant g_dp = {"gpu-dp", "double reference", LM_DEVICE_GPU, 0, 0, lm_gpu_available, lm_ksum_gpu_dp, 0, 0};
+static lm_variant g_dp = {"gpu-dp", "double reference", LM_DEVICE_GPU, 0, 0, lm_gpu_available, lm_ksum_gpu_dp, 0, 1};
 
 /* Reference on a subset idx of grid p (explicit points, exact in float
  * since grid positions are short binary fractions here). */
@@ -159,6 +168,107 @@ typedef struct row {
     const char *name;
     timing fhd, q;
 } row;
+
+/* --fieldmap: one coil's F^H d without and with the off-resonance term. */
+static void run_fieldmap(const char *pname, size_t nvar, const lm_variant **vars)
+{
+    lm_error err;
+    lm_error_clear(&err);
+    const lm_problem_def *def = lm_problem_find(pname, &err);
+    lm_geom g;
+    lm_traj *traj = NULL;
+    lm_kdata *kd = NULL;
+    if (!def || lm_problem_make(def, &g, &traj, &kd, NULL, &err) != LM_OK) {
+        fprintf(stderr, "%s: %s\n", pname, err.msg);
+        return;
+    }
+    const int64_t m = traj->m, N = lm_geom_voxels(&g), ro = traj->readout > 0 ? traj->readout : 64;
+    float *k = malloc((size_t)m * 6 * sizeof(float));
+    float *kx = k, *ky = k + m, *kz = k + 2 * m, *wr = k + 3 * m, *wi = k + 4 * m, *tm = k + 5 * m;
+    for (int64_t i = 0; i < m; i++) {
+        kx[i] = traj->k[3 * i];
+        ky[i] = traj->k[3 * i + 1];
+        kz[i] = traj->k[3 * i + 2];
+        const double ph = lm_geom_phi(&g, kx[i], ky[i], kz[i]);
+        wr[i] = (float)(ph * crealf(kd->d[i]));
+        wi[i] = (float)(ph * cimagf(kd->d[i]));
+        tm[i] = traj->t ? traj->t[i] : (float)(2.5e-3 * (double)(i % ro) / (double)ro);
+    }
+    lm_points pts, ptf;
+    lm_points_image_grid(&pts, g.n);
+    float *f = malloc((size_t)N * sizeof(float));
+    for (int64_t j = 0; j < N; j++) {
+        double x[3];
+        lm_points_get(&pts, j, x);
+        f[j] = (float)(120.0 * sin(2 * M_PI * x[0]) * cos(2 * M_PI * x[1]) + 100.0 * x[2]);
+    }
+    ptf = pts;
+    ptf.f = f;
+    lm_ksum_in in = {.m = m, .kx = kx, .ky = ky, .kz = kz, .wr = wr, .wi = wi, .nsets = 1};
+    lm_ksum_in in_t = in;
+    in_t.t = tm;
+    printf("\n== %s field map: %lldx%lldx%lld voxels, %lld samples, one coil's F^H d\n", pname,
+           (long long)g.n[0], (long long)g.n[1], (long long)g.n[2], (long long)m);
+    /* reference: gpu-dp with the field map on a random subset (explicit points) */
+    const int64_t cnt = N < 8192 ? N : 8192;
+    int64_t *idx = random_idx(N, cnt, 777);
+    float *b = malloc((size_t)cnt * 6 * sizeof(float));
+    lm_points e;
+    memset(&e, 0, sizeof e);
+    e.n = cnt;
+    e.x = b;
+    e.y = b + cnt;
+    e.z = b + 2 * cnt;
+    e.f = b + 3 * cnt;
+    for (int64_t j = 0; j < cnt; j++) {
+        double x[3];
+        lm_points_get(&pts, idx[j], x);
+        b[j] = (float)x[0];
+        b[cnt + j] = (float)x[1];
+        b[2 * cnt + j] = (float)x[2];
+        b[3 * cnt + j] = f[idx[j]];
+    }
+    double *ref = malloc((size_t)cnt * 2 * sizeof(double));
+    lm_error_clear(&err);
+    if (lm_ksum_run(&g_dp, &in_t, &e, b + 4 * cnt, b + 5 * cnt, NULL, &err) != LM_OK) {
+        fprintf(stderr, "gpu-dp: %s\n", err.msg);
+        exit(1);
+    }
+    for (int64_t j = 0; j < cnt; j++) {
+        ref[j] = b[4 * cnt + j];
+        ref[cnt + j] = b[5 * cnt + j];
+    }
+    float *out = malloc((size_t)N * 2 * sizeof(float));
+    const double pairs = (double)N * (double)m;
+    for (size_t v = 0; v < nvar; v++) {
+        if (!vars[v]->time_term) {
+            printf("%-14s no off-resonance term\n", vars[v]->name);
+            continue;
+        }
+        timing t0 = time_variant(vars[v], &in, &pts, out, 0);
+        timing t1 = time_variant(vars[v], &in_t, &ptf, out, 0);
+        if (t0.failed || t1.failed)
+            continue;
+        const double er = rel_err_idx(out, N, ref, cnt, idx);
+        printf("%-14s without %8.4f s (kernel %8.4f)  with field map %8.4f s (kernel %8.4f, %6.1f Gpairs/s)"
+               "  ratio %.3f  rel err vs gpu-dp %.2e\n",
+               vars[v]->name, t0.call_s, t0.kernel_s, t1.call_s, t1.kernel_s, pairs / t1.kernel_s * 1e-9,
+               t1.call_s / t0.call_s, er);
+        fprintf(g_tsv, "%s\t%s\tfhd\t%.6f\t%.6f\t%.3f\t\t%d\t0\n", pname, vars[v]->name, t0.call_s, t0.kernel_s,
+                pairs / t0.kernel_s * 1e-9, t0.reps);
+        fprintf(g_tsv, "%s\t%s\tfhd-fieldmap\t%.6f\t%.6f\t%.3f\t%.3g\t%d\t0\n", pname, vars[v]->name, t1.call_s,
+                t1.kernel_s, pairs / t1.kernel_s * 1e-9, er, t1.reps);
+        fflush(stdout);
+    }
+    free(out);
+    free(ref);
+    free(b);
+    free(idx);
+    free(f);
+    free(k);
+    lm_traj_free(traj);
+    lm_kdata_free(kd);
+}
 
 static void run_problem(const char *pname, const double *prev_fhd, const double *prev_q, double *my_fhd,
                         double *my_q, size_t nvar, const lm_variant **vars)
@@ -455,7 +565,7 @@ static void run_problem(const char *pname, const double *prev_fhd, const double 
 int main(int argc, char **argv)
 {
     const char *problems = "B64,B128", *outdir = ".", *only = NULL;
-    int tune = 1;
+    int tune = 1, fieldmap = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--problems") && i + 1 < argc)
             problems = argv[++i];
@@ -469,9 +579,11 @@ int main(int argc, char **argv)
             only = argv[++i];
         else if (!strcmp(argv[i], "--skip-recon"))
             g_skip_recon = 1;
+        else if (!strcmp(argv[i], "--fieldmap"))
+            fieldmap = 1;
         else {
             fprintf(stderr, "usage: gpu_bench [--problems B64,B128] [--budget s] [--out DIR] [--no-tune] "
-                            "[--variants a,b] [--skip-recon]\n");
+                            "[--variants a,b] [--skip-recon] [--fieldmap]\n");
             return 2;
         }
     }
@@ -521,6 +633,10 @@ int main(int argc, char **argv)
     char list[256];
     snprintf(list, sizeof list, "%s", problems);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (fieldmap) {
+            run_fieldmap(tok, nv, vars);
+            continue;
+        }
         run_problem(tok, have_prev ? prev_f : NULL, have_prev ? prev_q : NULL, cur_f, cur_q, nv, vars);
         memcpy(prev_f, cur_f, sizeof prev_f);
         memcpy(prev_q, cur_q, sizeof prev_q);

@@ -5,7 +5,8 @@
 #   tests/gpu/run.sh [quick|multi|cli|quality|coils] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
 #                                    # coils: gpu_sense test, SENSE bench on B64c8 and B128c32;
 #                                    # quality: scripts/quality-sweep.sh with gpu-nufft and the B128 bench;
-#                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi
+#                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi;
+#                                    # time: gpu_time test, F^H d with/without field map on B64 and B128
 #
 # The device machines have no Debian packages: FFTW and libniftiio come from
 # .devdeps/*.deb (made here by tests/gpu/fetch-devdeps.sh, unpacked into /tmp/sysroot); meson may be a pip module; a
@@ -131,7 +132,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli"
+TARGETS="tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
@@ -169,6 +170,17 @@ elif [ "$MODE" = coils ]; then
     $CLI bench --problem B128c32 --variants ${COIL_VARIANTS:-gpu-nufft,gpu-phasor} | tee "$OUT/bench-B128c32.txt"
     echo "coils mode done after $(( $(date +%s) - T0 )) s"
     exit 0
+elif [ "$MODE" = time ]; then
+    # The off-resonance term: every direct variant against cpu-dp, E^H d with
+    # a field map, then one coil's F^H d with and without it (target: B128
+    # under 0.6 s on an H100).
+    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_time >"$OUT/tests.log" 2>&1
+    TRC=$?
+    grep -E "rel error|CHECK|Ok:|Fail:|Skipped:" "$OUT/tests.log" | head -120
+    ./$B/tests/gpu/gpu_bench --problems B64,B128 --variants gpu-tuned,gpu-phasor,gpu-fasttrig,gpu-multi --fieldmap \
+        --no-tune --out "$OUT" | tee "$OUT/bench-fieldmap.txt"
+    echo "time mode done after $(( $(date +%s) - T0 )) s, tests rc $TRC"
+    exit $TRC
 elif [ "$MODE" = multi ]; then
     $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_avail gpu_ksum gpu_multi >"$OUT/tests.log" 2>&1
 else

@@ -121,7 +121,7 @@ static void test_half_res(void)
     lm_error err = {0};
     const int64_t n = 32;
     lm_geom g;
-    lm_problem_def def = {"T32", n, 100, 16, 0.0, 1};
+    lm_problem_def def = {.name = "T32", .n = n, .m = 100, .readout = 16, .noise = 0.0, .coils = 1};
     lm_lesion_opts lo = {.ref_half_res = 1};
     lm_lesion les;
     lm_lesion_default(&les);
@@ -234,7 +234,7 @@ static void test_robust_gradient(void)
 static void test_lesion_score(void)
 {
     lm_error err = {0};
-    lm_problem_def def = {"T32", 32, 100, 16, 0.0, 1};
+    lm_problem_def def = {.name = "T32", .n = 32, .m = 100, .readout = 16, .noise = 0.0, .coils = 1};
     lm_lesion_opts lo = {.lesion = 1};
     lm_lesion les;
     lm_lesion_default(&les);

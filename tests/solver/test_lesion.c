@@ -72,7 +72,7 @@ int main(void)
 {
     lm_error err = {0};
     /* B32's samples and noise; the lesion 2.4 voxels in radius here. */
-    const lm_problem_def def = {"B32n-lesion", 32, 4447, 16, 0.05, 1};
+    const lm_problem_def def = {.name = "B32n-lesion", .n = 32, .m = 4447, .readout = 16, .noise = 0.05, .coils = 1};
     lm_lesion les;
     lm_lesion_default(&les);
     les.radius = 0.15;

@@ -1,0 +1,283 @@
+/* Sessions: a save/open round trip restores identical runs (images
+ * bit-identical, the same metrics, residual history, times and Q-from-cache
+ * flag), the data set (reloaded when other data are loaded), the compare
+ * layout, the viewer's slice position and each image's window/level; a
+ * second save leaves one generation of images; a session whose data file
+ * is gone still lists its runs and says what is missing in one line; a
+ * file that is not a session changes nothing. No timed assertions. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "larmor-application.h"
+#include "larmor-session.h"
+#include "larmor-window.h"
+#include "lm_kernels.h"
+
+static LarmorApplication *app;
+
+static gboolean idle_with_data(gpointer w)
+{
+    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
+}
+
+static gboolean idle(gpointer w)
+{
+    return !larmor_window_is_busy(w);
+}
+
+static LarmorWindow *open_window(void)
+{
+    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    larmor_window_set_confirm_close(w, FALSE);
+    gtk_window_set_default_size(GTK_WINDOW(w), 1200, 800);
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(idle_with_data, w, 120));
+    return w;
+}
+
+static void reconstruct(LarmorWindow *w, lm_method method, int iters)
+{
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    p.method = method;
+    g_strlcpy(p.variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p.variant);
+    p.iters = iters;
+    p.lambda = 1e-3;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
+}
+
+static LarmorRun *run_at(LarmorWindow *w, guint i)
+{
+    LarmorRun *r = g_list_model_get_item(larmor_window_get_runs(w), i);
+    g_object_unref(r); /* the list keeps it */
+    return r;
+}
+
+/* Equal, NaN equal to NaN. */
+static void same_double(double a, double b)
+{
+    if (isnan(a))
+        g_assert_true(isnan(b));
+    else
+        g_assert_cmpfloat(a, ==, b);
+}
+
+static void same_run(LarmorRun *a, LarmorRun *b)
+{
+    g_assert_cmpint(larmor_run_get_index(a), ==, larmor_run_get_index(b));
+    g_assert_cmpstr(larmor_run_get_label(a), ==, larmor_run_get_label(b));
+    g_assert_cmpstr(larmor_run_get_dataset_key(a), ==, larmor_run_get_dataset_key(b));
+    const LarmorReconParams *pa = larmor_run_get_params(a), *pb = larmor_run_get_params(b);
+    g_assert_cmpint(pa->method, ==, pb->method);
+    g_assert_cmpstr(pa->variant, ==, pb->variant);
+    g_assert_cmpfloat(pa->lambda, ==, pb->lambda);
+    g_assert_cmpint(pa->reg, ==, pb->reg);
+    g_assert_cmpint(pa->iters, ==, pb->iters);
+    g_assert_cmpfloat(pa->tol, ==, pb->tol);
+    g_assert_cmpint(pa->recompute_q, ==, pb->recompute_q);
+    g_assert_cmpint(larmor_run_get_q_from_cache(a), ==, larmor_run_get_q_from_cache(b));
+    g_assert_cmpint(larmor_run_get_iters_done(a), ==, larmor_run_get_iters_done(b));
+    same_double(larmor_run_get_psnr(a), larmor_run_get_psnr(b));
+    same_double(larmor_run_get_percent_error(a), larmor_run_get_percent_error(b));
+    same_double(larmor_run_get_time_total(a), larmor_run_get_time_total(b));
+    same_double(larmor_run_get_time_q(a), larmor_run_get_time_q(b));
+    same_double(larmor_run_get_gpairs(a), larmor_run_get_gpairs(b));
+    same_double(larmor_run_get_gflops(a), larmor_run_get_gflops(b));
+    int na, nb;
+    const double *ra = larmor_run_get_residuals(a, &na), *rb = larmor_run_get_residuals(b, &nb);
+    g_assert_cmpint(na, ==, nb);
+    for (int i = 0; i < na; i++)
+        g_assert_cmpfloat(ra[i], ==, rb[i]);
+    /* The image, bit for bit, on the same grid. */
+    const lm_volume *va = larmor_volume_get_data(larmor_run_get_image(a));
+    const lm_volume *vb = larmor_volume_get_data(larmor_run_get_image(b));
+    for (int k = 0; k < 3; k++) {
+        g_assert_cmpint(va->dims[k], ==, vb->dims[k]);
+        g_assert_cmpfloat(va->voxel_mm[k], ==, vb->voxel_mm[k]);
+    }
+    g_assert_cmpmem(va->affine, sizeof va->affine, vb->affine, sizeof vb->affine);
+    g_assert_cmpmem(va->data, sizeof(lm_cfloat) * lm_volume_count(va), vb->data, sizeof(lm_cfloat) * lm_volume_count(vb));
+}
+
+static int count_nii(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    g_assert_nonnull(d);
+    int n = 0;
+    const char *name;
+    while ((name = g_dir_read_name(d)))
+        n += g_str_has_suffix(name, ".nii");
+    g_dir_close(d);
+    return n;
+}
+
+static void remove_tree(const char *path)
+{
+    GDir *d = g_dir_open(path, 0, NULL);
+    if (d) {
+        const char *name;
+        while ((name = g_dir_read_name(d))) {
+            char *p = g_build_filename(path, name, NULL);
+            remove_tree(p);
+            g_free(p);
+        }
+        g_dir_close(d);
+        g_rmdir(path);
+    } else
+        g_remove(path);
+}
+
+static void test_round_trip(void)
+{
+    char *dir = g_dir_make_tmp("larmor-session-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "study.larmor", NULL);
+    char *data_dir = larmor_session_data_dir(path);
+
+    LarmorWindow *a = open_window();
+    reconstruct(a, LM_METHOD_CG, 3);
+    reconstruct(a, LM_METHOD_GRID_LINEAR, 0);
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(a)), ==, 2);
+    g_assert_cmpint(larmor_window_count_unexported(a), ==, 2);
+    /* Views: run #1 in the viewer at a given voxel with its own window. */
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(a);
+    LarmorVolume *img1 = larmor_run_get_image(run_at(a, 0));
+    larmor_ortho_view_show_volume(ov, img1);
+    larmor_view_state_set_window_level(larmor_ortho_view_get_state(ov), 0.7, 0.3);
+    const int64_t cur[3] = { 5, 6, 7 };
+    larmor_view_state_set_cursor(larmor_ortho_view_get_state(ov), cur);
+    larmor_compare_view_set_orientation(larmor_window_get_compare_view(a), LARMOR_ORIENT_CORONAL);
+
+    larmor_window_save_session(a, path);
+    g_assert_true(gui_test_wait(idle, a, 60));
+    g_assert_nonnull(larmor_window_get_message(a));
+    g_assert_true(g_str_has_prefix(larmor_window_get_message(a), "Session saved to "));
+    g_assert_cmpint(larmor_window_count_unexported(a), ==, 0);
+    g_assert_true(g_file_test(path, G_FILE_TEST_IS_REGULAR));
+    g_assert_cmpint(count_nii(data_dir), ==, 2);
+    /* Saved again: the new images replace the old (one generation). */
+    larmor_window_save_session(a, path);
+    g_assert_true(gui_test_wait(idle, a, 60));
+    g_assert_cmpint(count_nii(data_dir), ==, 2);
+
+    /* Another window with other data: opening reloads B32. */
+    LarmorWindow *b = open_window();
+    LarmorDatasetSpec other = { .kind = LARMOR_SOURCE_PHANTOM, .matrix = 16, .traj_kind = LM_TRAJ_RADIAL3D,
+                                .samples = 1500, .seed = 2 };
+    g_strlcpy(other.phantom, "shepp-logan", sizeof other.phantom);
+    larmor_window_load(b, &other);
+    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_cmpstr(larmor_dataset_get_key(larmor_window_get_dataset(b)), !=,
+                    larmor_dataset_get_key(larmor_window_get_dataset(a)));
+    larmor_window_open_session(b, path);
+    g_assert_true(gui_test_wait(idle, b, 120));
+    g_assert_cmpstr(larmor_dataset_get_key(larmor_window_get_dataset(b)), ==,
+                    larmor_dataset_get_key(larmor_window_get_dataset(a)));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 2);
+    for (guint i = 0; i < 2; i++) {
+        same_run(run_at(a, i), run_at(b, i));
+        g_assert_true(larmor_run_get_current(run_at(b, i)));
+        g_assert_true(larmor_run_get_compare(run_at(b, i)));
+        g_assert_false(larmor_run_get_metrics_stale(run_at(b, i)));
+    }
+    g_assert_nonnull(strstr(larmor_window_get_message(b), "study.larmor: 2 runs restored"));
+    /* Compare table and layout as saved. */
+    LarmorCompareView *cvb = larmor_window_get_compare_view(b);
+    g_assert_cmpstr(larmor_compare_view_get_metric_text(cvb, 0, "error"), ==,
+                    larmor_compare_view_get_metric_text(larmor_window_get_compare_view(a), 0, "error"));
+    g_assert_cmpint(larmor_compare_view_get_orientation(cvb), ==, LARMOR_ORIENT_CORONAL);
+    /* The viewer: the same image, voxel and window. */
+    LarmorOrthoView *ovb = larmor_window_get_ortho_view(b);
+    g_assert_true(larmor_ortho_view_get_volume(ovb) == larmor_run_get_image(run_at(b, 0)));
+    int64_t got[3];
+    larmor_view_state_get_cursor(larmor_ortho_view_get_state(ovb), got);
+    g_assert_cmpint(got[0], ==, 5);
+    g_assert_cmpint(got[1], ==, 6);
+    g_assert_cmpint(got[2], ==, 7);
+    g_assert_cmpfloat(larmor_view_state_get_window(larmor_ortho_view_get_state(ovb)), ==, 0.7);
+    g_assert_cmpfloat(larmor_view_state_get_level(larmor_ortho_view_get_state(ovb)), ==, 0.3);
+    /* Runs continue numbering after the session's. */
+    reconstruct(b, LM_METHOD_GRID_LINEAR, 0);
+    g_assert_cmpint(larmor_run_get_index(run_at(b, 2)), ==, 3);
+
+    /* The data file gone: the runs are listed (not current), one line says what is missing. */
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(path, &text, NULL, NULL));
+    GKeyFile *kf = g_key_file_new();
+    g_assert_true(g_key_file_load_from_data(kf, text, -1, G_KEY_FILE_NONE, NULL));
+    g_key_file_remove_group(kf, "data", NULL);
+    g_key_file_set_string(kf, "data", "kind", "files");
+    g_key_file_set_string(kf, "data", "trajectory-file", "/nonexistent/larmor/traj");
+    g_key_file_set_string(kf, "data", "kspace-file", "/nonexistent/larmor/kspace");
+    /* The runs were of those files, not of B32. */
+    g_key_file_set_string(kf, "run-1", "dataset-key", "files|/nonexistent/larmor/traj|/nonexistent/larmor/kspace@32x32x32");
+    g_key_file_set_string(kf, "run-2", "dataset-key", "files|/nonexistent/larmor/traj|/nonexistent/larmor/kspace@32x32x32");
+    char *moved = g_build_filename(dir, "moved.larmor", NULL);
+    char *moved_dir = larmor_session_data_dir(moved);
+    g_assert_cmpint(g_rename(data_dir, moved_dir), ==, 0);
+    g_free(text);
+    text = g_key_file_to_data(kf, NULL, NULL);
+    g_assert_true(g_file_set_contents(moved, text, -1, NULL));
+    larmor_window_open_session(b, moved);
+    g_assert_true(gui_test_wait(idle, b, 60));
+    const char *msg = larmor_window_get_message(b);
+    g_assert_nonnull(msg);
+    g_assert_nonnull(strstr(msg, "moved.larmor: 2 runs restored; data not found: /nonexistent/larmor/traj"));
+    g_assert_null(strchr(msg, '\n'));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 2);
+    for (guint i = 0; i < 2; i++) {
+        LarmorRun *r = run_at(b, i);
+        g_assert_false(larmor_run_get_current(r));
+        g_assert_false(larmor_run_get_compare(r));
+        g_assert_cmpfloat(larmor_run_get_percent_error(r), ==, larmor_run_get_percent_error(run_at(a, i)));
+        const lm_volume *va = larmor_volume_get_data(larmor_run_get_image(run_at(a, i)));
+        g_assert_cmpmem(va->data, sizeof(lm_cfloat) * lm_volume_count(va),
+                        larmor_volume_get_data(larmor_run_get_image(r))->data, sizeof(lm_cfloat) * lm_volume_count(va));
+    }
+    /* Still usable: B32 stays loaded and reconstructs. */
+    reconstruct(b, LM_METHOD_GRID_LINEAR, 0);
+
+    /* Not a session: a one-line error, the runs unchanged. */
+    char *bad = g_build_filename(dir, "bad.larmor", NULL);
+    g_assert_true(g_file_set_contents(bad, "[session]\nformat=1\nruns=1\n[run-1]\nmethod=warp-drive\n", -1, NULL));
+    larmor_window_open_session(b, bad);
+    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_nonnull(strstr(larmor_window_get_message(b), "bad.larmor"));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 3);
+    g_assert_true(g_file_set_contents(bad, "not a key file", -1, NULL));
+    larmor_window_open_session(b, bad);
+    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_nonnull(strstr(larmor_window_get_message(b), "bad.larmor"));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 3);
+
+    g_key_file_unref(kf);
+    g_free(text);
+    gtk_window_destroy(GTK_WINDOW(a));
+    gtk_window_destroy(GTK_WINDOW(b));
+    remove_tree(dir);
+    g_free(bad);
+    g_free(moved);
+    g_free(moved_dir);
+    g_free(data_dir);
+    g_free(path);
+    g_free(dir);
+}
+
+int main(int argc, char **argv)
+{
+    gui_test_init(&argc, &argv);
+    app = larmor_application_new();
+    /* Parallel tests must not find each other on the session bus. */
+    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
+    GError *error = NULL;
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+    g_assert_no_error(error);
+    g_application_hold(G_APPLICATION(app));
+    g_test_add_func("/session/round-trip", test_round_trip);
+    return g_test_run();
+}
