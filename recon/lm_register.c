@@ -121,6 +121,8 @@ typedef struct mi_ctx {
     double *pts;                      /* their world positions (3 per point) */
     float *fval;                      /* the fixed image there */
     double moving_inv[4][4];          /* moving world -> index */
+    int act[6], nact;                 /* the parameters optimised (a 2D image: rz, tx, ty) */
+    double full[6];                   /* all six, the others held */
     int evals;
     lm_code rc;
     lm_error *err;
@@ -250,7 +252,9 @@ static double objective(unsigned n, const double *x, double *grad, void *user)
     mi_ctx *c = user;
     if (c->rc != LM_OK)
         return 0;
-    return -mi_at(c, x);
+    for (int i = 0; i < c->nact; i++)
+        c->full[c->act[i]] = x[i];
+    return -mi_at(c, c->full);
 }
 
 typedef struct level_data {
@@ -357,6 +361,13 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
 
     lm_volume *fm = magnitude(fixed, err), *mm = fm ? magnitude(moving, err) : NULL;
     mi_ctx c = {.err = err, .rc = LM_OK};
+    /* A single slice pins its plane: only the in-plane motion (rotation
+     * about z, shifts along x and y) is seen. */
+    if (fixed->dims[2] == 1)
+        c.act[0] = 2, c.act[1] = 3, c.act[2] = 4, c.nact = 3;
+    else
+        for (int i = 0; i < 6; i++)
+            c.act[c.nact++] = i;
     lm_register_centre(fixed, c.centre);
     t->centre_mm[0] = c.centre[0], t->centre_mm[1] = c.centre[1], t->centre_mm[2] = c.centre[2];
     c.joint = mm ? lm_alloc((size_t)o->bins * (size_t)(o->bins + 4), sizeof *c.joint, err, "registration") : NULL;
@@ -370,7 +381,7 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
     for (int L = levels - 1; L >= 0 && rc == LM_OK; L--) {
         level_data ld = {0};
         rc = level_prepare(fm, mm, 1 << L, o->bins, &ld, &c, err);
-        nlopt_opt opt = rc == LM_OK ? nlopt_create(NLOPT_LN_BOBYQA, 6) : NULL;
+        nlopt_opt opt = rc == LM_OK ? nlopt_create(NLOPT_LN_BOBYQA, (unsigned)c.nact) : NULL;
         if (rc == LM_OK && !opt)
             rc = lm_fail(err, LM_ERR_NOMEM, "registration: NLopt could not create its optimiser");
         if (rc == LM_OK) {
@@ -393,6 +404,13 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
                 rep->mi_start = mi_at(&c, p0);
                 rc = c.rc;
             }
+            /* the active parameters, packed */
+            double x[6];
+            for (int i = 0; i < c.nact; i++) {
+                const int a = c.act[i];
+                lb[i] = lb[a], ub[i] = ub[a], step[i] = step[a], xtol[i] = xtol[a], x[i] = p[a];
+            }
+            memcpy(c.full, p, sizeof c.full);
             nlopt_set_lower_bounds(opt, lb);
             nlopt_set_upper_bounds(opt, ub);
             nlopt_set_initial_step(opt, step);
@@ -400,15 +418,15 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
             nlopt_set_maxeval(opt, o->max_evals);
             nlopt_set_min_objective(opt, objective, &c);
             double best = 0;
-            double x[6];
-            memcpy(x, p, sizeof x);
             nlopt_result nr = rc == LM_OK ? nlopt_optimize(opt, x, &best) : NLOPT_SUCCESS;
+            for (int i = 0; rc == LM_OK && i < c.nact; i++)
+                c.full[c.act[i]] = x[i];
             if (rc == LM_OK && c.rc != LM_OK)
                 rc = c.rc;
             else if (rc == LM_OK && nr < 0 && nr != NLOPT_ROUNDOFF_LIMITED)
                 rc = lm_fail(err, LM_ERR_INVALID, "registration: NLopt BOBYQA failed (%s)", nlopt_result_to_string(nr));
             if (rc == LM_OK)
-                memcpy(p, x, sizeof p);
+                memcpy(p, c.full, sizeof p);
             if (rc == LM_OK && L == 0 && rep)
                 rep->mi_end = -best;
         }

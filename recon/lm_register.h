@@ -18,7 +18,8 @@
  * smooth function of p. It is maximised by NLopt's BOBYQA (Powell's
  * derivative-free quadratic model, bounded) over a few resolution levels
  * (both images block-averaged by 2 per level), each level starting from
- * the last one's answer. */
+ * the last one's answer. A fixed image of one slice (nz = 1) gets the
+ * in-plane parameters only (rz, tx, ty); the others keep their start. */
 #ifndef LM_REGISTER_H
 #define LM_REGISTER_H
 

@@ -34,6 +34,7 @@ run() { # label ref reg lambdas... -- extra args
 }
 run identity perfect identity 3 10 30 100
 run gradient perfect gradient 1 3 10 30 100
+run "tv (ADMM, no reference)" perfect tv 0.0003 0.001 0.003 0.01
 run "anatomical-edges, perfect" perfect anatomical-edges 3 10 20 30 100 -- --no-register
 run "anatomical-edges, 2 voxels" shift2 anatomical-edges 3 10 20 30 100 -- --no-register
 run "anatomical, perfect, affine only" perfect anatomical 20 50 100 200 500 -- --no-register

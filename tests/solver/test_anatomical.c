@@ -112,6 +112,38 @@ static void test_register(void)
     lm_volume_free(moving);
 }
 
+/* One slice: the 2D head against itself in another contrast, turned by 1
+ * degree and moved in plane; only rz, tx, ty are sought, the out-of-plane
+ * parameters stay exactly 0. */
+static void test_register_2d(void)
+{
+    lm_error err = {0};
+    lm_geom g;
+    lm_geom_init(&g, 64, 64, 1, LM_PROBLEM_FOV_MM);
+    lm_phantom other = *lm_phantom_shepp_logan_2d();
+    for (int i = 0; i < other.count; i++)
+        other.e[i].rho = i == 0 ? 0.3 : i == 1 ? 0.5 : -other.e[i].rho * 2; /* another contrast */
+    const double vox = LM_PROBLEM_FOV_MM / 64;
+    lm_rigid want = {.rot_deg = {0, 0, 1.0}, .shift_mm = {0.3 * vox, -0.2 * vox, 0}};
+    lm_phantom mp;
+    moved_phantom(&other, want.rot_deg[2], want.shift_mm, &mp);
+    lm_volume *fixed = NULL, *moving = NULL;
+    CHECK_OK(lm_phantom_truth(lm_phantom_shepp_logan_2d(), &g, 4, &fixed, &err), &err);
+    CHECK_OK(lm_phantom_truth(&mp, &g, 4, &moving, &err), &err);
+    lm_rigid got = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    if (fixed && moving)
+        CHECK_OK(lm_register_rigid(fixed, moving, NULL, &got, NULL, &err), &err);
+    fprintf(stderr, "register 2D: rot %.3f %.3f %.3f deg, shift %.3f %.3f %.3f mm (want 0 0 1, %.3f %.3f 0)\n",
+            got.rot_deg[0], got.rot_deg[1], got.rot_deg[2], got.shift_mm[0], got.shift_mm[1], got.shift_mm[2],
+            want.shift_mm[0], want.shift_mm[1]);
+    CHECK(got.rot_deg[0] == 0 && got.rot_deg[1] == 0 && got.shift_mm[2] == 0);
+    CHECK_NEAR(got.rot_deg[2], 1.0, 0.15);
+    CHECK_NEAR(got.shift_mm[0], want.shift_mm[0], 0.05 * vox);
+    CHECK_NEAR(got.shift_mm[1], want.shift_mm[1], 0.05 * vox);
+    lm_volume_free(fixed);
+    lm_volume_free(moving);
+}
+
 /* A reference at n/2 (voxels twice as large, centred affine) resampled
  * through both affines onto the n grid matches the n-grid reference where
  * the image is smooth: away from edges trilinear interpolation of the
@@ -277,5 +309,6 @@ int main(void)
     test_lesion_score();
     test_half_res();
     test_register();
+    test_register_2d();
     return lm_test_finish("anatomical");
 }
