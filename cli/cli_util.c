@@ -37,6 +37,21 @@ int cli_parse_double(const char *opt, const char *s, double *out)
     return 1;
 }
 
+int cli_parse_doubles(const char *opt, const char *s, double *out, int count)
+{
+    const char *p = s;
+    for (int i = 0; i < count; i++) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || !isfinite(v) || (i + 1 < count ? *end != ',' : *end != 0))
+            return cli_errorf("%s: '%s' is not %d comma-separated numbers", opt, s, count), 0;
+        out[i] = v;
+        p = end + 1;
+    }
+    return count;
+}
+
 int cli_parse_int(const char *opt, const char *s, long long min, long long max, long long *out)
 {
     char *end;

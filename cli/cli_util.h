@@ -14,6 +14,9 @@ int cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Strict number parsing; an error names the option. */
 int cli_parse_double(const char *opt, const char *s, double *out);
 int cli_parse_int(const char *opt, const char *s, long long min, long long max, long long *out);
+/* "a,b,c": exactly count comma-separated finite numbers (count 1 takes
+ * one); returns the count read, 0 after printing an error. */
+int cli_parse_doubles(const char *opt, const char *s, double *out, int count);
 /* "64" or "64x64x1" */
 int cli_parse_matrix(const char *s, int64_t n[3]);
 

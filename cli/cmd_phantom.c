@@ -14,6 +14,7 @@
 #include "lm_fieldmap_synth.h"
 #include "lm_spiral.h"
 #include "lm_io_ismrmrd.h"
+#include "lm_lesion.h"
 #include "lm_trajgen.h"
 
 static void help(void)
@@ -34,7 +35,11 @@ static void help(void)
          "  R: readout duration in ms for the sample times (default 25; uniform dwell, t = 0 at the\n"
          "     readout's sample nearest k = 0; S128c8f's spiral is redesigned for it)\n"
          "writes DIR/traj.cfl+hdr, DIR/kspace.cfl+hdr, DIR/truth.nii.gz and, for 3D, DIR/ref.nii.gz\n"
-         "(an anatomical reference: the same ellipsoids in another contrast; ismrmrd: DIR/data.h5)");
+         "(an anatomical reference: the same ellipsoids in another contrast; ismrmrd: DIR/data.h5)\n"
+         "  with --problem: --lesion adds a small spherical lesion to the truth and the data, not to\n"
+         "  ref.nii.gz, and writes DIR/lesion-mask.nii.gz (1 lesion, 2 surrounding shell: recon\n"
+         "  --lesion-mask); --ref-shift-vox V|VX,VY,VZ moves the reference's content by V voxels (x)\n"
+         "  with its affine unchanged; --ref-half-res writes it on an n/2 grid");
 }
 
 int cmd_phantom(int argc, char **argv)
@@ -46,7 +51,11 @@ int cmd_phantom(int argc, char **argv)
         {"samples", required_argument, 0, 'm'}, {"readout", required_argument, 0, 'r'},
         {"noise", required_argument, 0, 'z'}, {"seed", required_argument, 0, 's'},
         {"coils", required_argument, 0, 'c'}, {"fieldmap-hz", required_argument, 0, 'F'},
-        {"readout-ms", required_argument, 0, 'R'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"readout-ms", required_argument, 0, 'R'}, {"help", no_argument, 0, 'h'},
+        {"lesion", no_argument, 0, 'L'}, {"ref-shift-vox", required_argument, 0, 'S'},
+        {"ref-half-res", no_argument, 0, 'H'}, {0, 0, 0, 0}};
+    lm_lesion_opts lo = {0};
+    int lesion_mode = 0;
     const char *problem = NULL, *out = NULL, *format = "cfl", *phantom_name = "shepp-logan";
     const char *traj_kind = NULL;
     int64_t n[3] = {0, 0, 0};
@@ -77,6 +86,14 @@ int cmd_phantom(int argc, char **argv)
             if (!(readout_ms > 0) || readout_ms > 1000)
                 return cli_errorf("phantom: --readout-ms %s is out of range (0..1000 ms]", optarg);
             break;
+        case 'L': lo.lesion = lesion_mode = 1; break;
+        case 'H': lo.ref_half_res = lesion_mode = 1; break;
+        case 'S':
+            lesion_mode = 1;
+            if (!strchr(optarg, ',') ? !cli_parse_doubles("--ref-shift-vox", optarg, lo.ref_shift_vox, 1)
+                                     : !cli_parse_doubles("--ref-shift-vox", optarg, lo.ref_shift_vox, 3))
+                return 1;
+            break;
         case 'h': help(); return 0;
         default: return 2;
         }
@@ -87,6 +104,8 @@ int cmd_phantom(int argc, char **argv)
         return cli_errorf("phantom: --format '%s' is not cfl or ismrmrd", format);
     if (!problem && !n[0])
         return cli_errorf("phantom: give --problem NAME or --matrix N");
+    if (lesion_mode && !problem)
+        return cli_errorf("phantom: --lesion, --ref-shift-vox and --ref-half-res need --problem NAME");
     if (noise < 0 || noise > 10)
         return cli_errorf("phantom: --noise %g is out of range 0..10", noise);
 
@@ -94,7 +113,7 @@ int cmd_phantom(int argc, char **argv)
     lm_geom g;
     lm_traj *t = NULL;
     lm_kdata *k = NULL;
-    lm_volume *truth = NULL, *ref = NULL;
+    lm_volume *truth = NULL, *ref = NULL, *mask = NULL;
     lm_sens *sens = NULL;
     lm_coils_synth *cs = NULL;
     float *fieldmap = NULL;
@@ -112,7 +131,11 @@ int cmd_phantom(int argc, char **argv)
             def.fieldmap_hz = fm_hz;
         if (readout_ms > 0)
             def.readout_ms = readout_ms;
-        if (lm_problem_make_fieldmap(&def, &g, &t, &k, &truth, &sens, &fieldmap, &err) != LM_OK)
+        lm_lesion les;
+        lm_lesion_default(&les);
+        if (lesion_mode && lm_lesion_problem(&def, &lo, &les, &g, &t, &k, &truth, &sens, &ref, &mask, &err) != LM_OK)
+            goto done;
+        if (!lesion_mode && lm_problem_make_fieldmap(&def, &g, &t, &k, &truth, &sens, &fieldmap, &err) != LM_OK)
             goto done;
     } else {
         const lm_phantom *ph = lm_phantom_by_name(phantom_name, &err);
@@ -197,8 +220,13 @@ int cmd_phantom(int argc, char **argv)
     snprintf(path, sizeof path, "%s/truth.nii.gz", out);
     if (lm_nifti_write(path, truth, 0, &err) != LM_OK)
         goto done;
+    if (mask) {
+        snprintf(path, sizeof path, "%s/lesion-mask.nii.gz", out);
+        if (lm_nifti_write(path, mask, 0, &err) != LM_OK)
+            goto done;
+    }
     if (g.n[2] > 1) { /* anatomical reference: same edges, another contrast */
-        if (lm_phantom_truth(lm_phantom_shepp_logan_3d_ref(), &g, 4, &ref, &err) != LM_OK)
+        if (!ref && lm_phantom_truth(lm_phantom_shepp_logan_3d_ref(), &g, 4, &ref, &err) != LM_OK)
             goto done;
         snprintf(path, sizeof path, "%s/ref.nii.gz", out);
         if (lm_nifti_write(path, ref, 0, &err) != LM_OK)
@@ -215,6 +243,7 @@ done:
     lm_kdata_free(k);
     lm_volume_free(truth);
     lm_volume_free(ref);
+    lm_volume_free(mask);
     lm_sens_free(sens);
     lm_coils_synth_free(cs);
     free(fieldmap);

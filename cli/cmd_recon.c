@@ -179,7 +179,9 @@ static int parse_fov(const char *s, double fov[3])
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
-         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical --ref R.nii.gz [--edge 0.1]]\n"
+         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical|anatomical-edges\n"
+         "        --ref R.nii.gz [--edge 0.05] [--no-register | --ref-transform RX,RY,RZ,TX,TY,TZ]\n"
+         "        [--data-edge K] [--data-edge-sigma V]] [--prior-influence-out F] [--lesion-mask M]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
@@ -210,7 +212,19 @@ static void help(void)
          "  --coil-images OUT: also write one image per channel (.cfl [nx, ny, nz, coils]): each channel's\n"
          "  own reconstruction, or s_c rho under SENSE\n"
          "  --edge: anatomical edge scale as a fraction of max|ref|: differences across reference\n"
-         "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))");
+         "  edges larger than this are barely penalised (weight 1/(1+(|d ref|/(edge max|ref|))^2))\n"
+         "  anatomical: the reference's edge weights times the edges of a pilot reconstruction of the\n"
+         "  data, so an edge the data show and the reference lacks is let through (docs/priors.md);\n"
+         "  anatomical-edges: the reference's weights alone. The reference (any NIfTI) is resampled\n"
+         "  through its affine and,\n"
+         "  unless --no-register, registered (rigid, mutual information) to a pilot reconstruction;\n"
+         "  the transform is printed; --ref-transform gives it back (degrees about x, y, z, then mm;\n"
+         "  reconstruction world -> reference world, about the grid centre) and skips registration\n"
+         "  --data-edge K: data edge scale as a fraction of the pilot's 99th percentile of |rho| (default\n"
+         "  0.03); --data-edge-sigma V: the pilot is smoothed by a Gaussian of V voxels first (default 1)\n"
+         "  --prior-influence-out F: |this image - the same with the identity prior| (.nii magnitude)\n"
+         "  --lesion-mask M: labels 1 lesion, 2 surrounding shell (larmor-cli phantom --lesion): prints\n"
+         "  the lesion contrast (needs --truth)");
 }
 
 int cmd_recon(int argc, char **argv)
@@ -232,7 +246,12 @@ int cmd_recon(int argc, char **argv)
         {"fieldmap", required_argument, 0, 'F'}, {"times", required_argument, 0, 'u'},
         {"segments", required_argument, 0, 's'},
         {"lambda-criterion", required_argument, 0, 'L'},
-        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'},
+        {"lesion-mask", required_argument, 0, 1001}, {"ref-transform", required_argument, 0, 1002},
+        {"no-register", no_argument, 0, 1003}, {"prior-influence-out", required_argument, 0, 1004},
+        {"data-edge", required_argument, 0, 1005}, {"data-edge-sigma", required_argument, 0, 1006},
+        {0, 0, 0, 0}};
+    const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
     const char *sens_path = NULL, *coil_images_path = NULL, *sens_out = NULL, *noise_path = NULL;
     const char *fieldmap_path = NULL, *times_path = NULL;
@@ -307,6 +326,19 @@ int cmd_recon(int argc, char **argv)
                 return cli_error(&err);
             break;
         case 'C': o.use_cache = 0; break;
+        case 1001: lesion_path = optarg; break;
+        case 1002: {
+            double p[6];
+            if (!cli_parse_doubles("--ref-transform", optarg, p, 6))
+                return 1;
+            o.ref_transform = (lm_rigid){.rot_deg = {p[0], p[1], p[2]}, .shift_mm = {p[3], p[4], p[5]}};
+            o.ref_transform_given = 1;
+            break;
+        }
+        case 1003: o.ref_register = 0; break;
+        case 1004: influence_path = optarg; o.prior_influence = 1; break;
+        case 1005: if (!cli_parse_double("--data-edge", optarg, &o.data_edge)) return 1; break;
+        case 1006: if (!cli_parse_double("--data-edge-sigma", optarg, &o.data_edge_sigma)) return 1; break;
         case 'j': json = 1; break;
         case 'h': help(); return 0;
         default: return 2;
@@ -320,11 +352,17 @@ int cmd_recon(int argc, char **argv)
         return cli_errorf("recon: --lambda-criterion needs --lambda auto");
     if (o.lambda_auto && o.method != LM_METHOD_CG)
         return cli_errorf("recon: --lambda auto applies to --method cg only");
-    if (o.reg == LM_REG_ANATOMICAL && !ref_path)
-        return cli_errorf("recon: --reg anatomical needs --ref REFERENCE.nii.gz");
+    if (lm_reg_weighted(o.reg) && !ref_path)
+        return cli_errorf("recon: --reg %s needs --ref REFERENCE.nii.gz", lm_reg_name(o.reg));
+    if (o.data_edge < 0 || o.data_edge_sigma < 0)
+        return cli_errorf("recon: --data-edge and --data-edge-sigma must be > 0");
+    if (lesion_path && !truth_path)
+        return cli_errorf("recon: --lesion-mask needs --truth TRUTH.nii.gz");
+    if (influence_path && method_given && o.method != LM_METHOD_CG)
+        return cli_errorf("recon: --prior-influence-out needs --method cg");
 
     cli_inputs in;
-    lm_volume *ref = NULL, *truth = NULL;
+    lm_volume *ref = NULL, *truth = NULL, *lesion = NULL;
     lm_sens *sens = NULL;
     lm_kdata *noise = NULL;
     float *fieldmap = NULL;
@@ -354,8 +392,9 @@ int cmd_recon(int argc, char **argv)
         o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
     if (in.nslices > 1) {
         const char *refused = sens_path ? "--sens" : sens_out ? "--sens-out" : coil_images_path ? "--coil-images"
-                              : o.reg == LM_REG_ANATOMICAL ? "--reg anatomical" : fieldmap_path ? "--fieldmap"
-                              : times_path ? "--times" : NULL;
+                              : lm_reg_weighted(o.reg) ? "--reg anatomical" : fieldmap_path ? "--fieldmap"
+                              : times_path ? "--times" : lesion_path ? "--lesion-mask"
+                              : influence_path ? "--prior-influence-out" : NULL;
         rc = recon_slices(traj && cli_has_suffix(traj, ".h5") ? traj : kspace, &in, g, &o, noise_path, truth_path,
                           out, as_complex, json, refused);
         cli_inputs_clear(&in);
@@ -386,6 +425,14 @@ int cmd_recon(int argc, char **argv)
         lm_fail(&err, LM_ERR_INVALID, "%s: truth is %lldx%lldx%lld but the matrix is %lldx%lldx%lld",
                 truth_path, (long long)truth->dims[0], (long long)truth->dims[1],
                 (long long)truth->dims[2], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
+        goto done;
+    }
+    if (lesion_path && lm_load_volume(lesion_path, &lesion, &err) != LM_OK)
+        goto done;
+    if (lesion && (lesion->dims[0] != g.n[0] || lesion->dims[1] != g.n[1] || lesion->dims[2] != g.n[2])) {
+        lm_fail(&err, LM_ERR_INVALID, "%s: lesion mask is %lldx%lldx%lld but the matrix is %lldx%lldx%lld",
+                lesion_path, (long long)lesion->dims[0], (long long)lesion->dims[1], (long long)lesion->dims[2],
+                (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
         goto done;
     }
     if (o.compress_coils > in.kdata->ncoils) {
@@ -424,6 +471,12 @@ int cmd_recon(int argc, char **argv)
     }
     if (cli_write_image(out, res.image, as_complex, &err) != LM_OK)
         goto done;
+    if (influence_path && !res.prior_influence) {
+        lm_fail(&err, LM_ERR_INVALID, "%s: only CG reconstructions have a prior influence", influence_path);
+        goto done;
+    }
+    if (influence_path && cli_write_image(influence_path, res.prior_influence, 0, &err) != LM_OK)
+        goto done;
     if (sens_out) {
         const lm_sens *used = res.sens ? res.sens : o.sens;
         if (!used) {
@@ -446,6 +499,15 @@ int cmd_recon(int argc, char **argv)
     if (truth && lm_metrics_compute(res.image->data, truth->data, lm_volume_count(truth), NULL, scale, &m,
                                     &err) != LM_OK)
         goto done;
+    lm_lesion_score ls = {.contrast = NAN};
+    if (lesion && lm_lesion_contrast(res.image->data, truth->data, lesion->data, lm_volume_count(lesion), &ls,
+                                     &err) != LM_OK) {
+        char msg[sizeof err.msg];
+        snprintf(msg, sizeof msg, "%s", err.msg);
+        lm_fail(&err, err.code, "%s: %s", lesion_path, msg);
+        goto done;
+    }
+    const lm_rigid *rt = &res.ref_transform;
     /* The variant the run used: "auto" (the default) names the one it picked. */
     const lm_variant *v = lm_variant_resolve(o.variant, NULL);
     const int is_cg = o.method == LM_METHOD_CG;
@@ -494,6 +556,21 @@ int cmd_recon(int argc, char **argv)
         cli_json_bool(stdout, "fieldmap_resampled", fm_resampled, 1);
         cli_json_int(stdout, "segments", o.fieldmap ? res.segments : 0, 1);
         cli_json_num(stdout, "segment_error", o.fieldmap ? res.segment_error : NAN, 1);
+        if (lesion) {
+            cli_json_num(stdout, "lesion_contrast", ls.contrast, 1);
+            cli_json_num(stdout, "lesion_mean", ls.image_lesion, 1);
+            cli_json_num(stdout, "lesion_shell_mean", ls.image_shell, 1);
+        }
+        if (res.ref_used) {
+            char tr[160];
+            snprintf(tr, sizeof tr, "%.4f,%.4f,%.4f,%.4f,%.4f,%.4f", rt->rot_deg[0], rt->rot_deg[1], rt->rot_deg[2],
+                     rt->shift_mm[0], rt->shift_mm[1], rt->shift_mm[2]);
+            cli_json_str(stdout, "ref_transform", tr, 1);
+            cli_json_bool(stdout, "ref_registered", res.ref_registered, 1);
+            cli_json_num(stdout, "ref_mi_start", res.ref_registered ? res.ref_mi_start : NAN, 1);
+            cli_json_num(stdout, "ref_mi_end", res.ref_registered ? res.ref_mi_end : NAN, 1);
+            cli_json_num(stdout, "time_register_s", res.time_register_s, 1);
+        }
         cli_json_str(stdout, "out", out, 0);
         printf("}\n");
     } else {
@@ -529,6 +606,19 @@ int cmd_recon(int argc, char **argv)
             else
                 printf("exact model (no time segments)\n");
         }
+        if (res.ref_used)
+            printf("reference %s: --ref-transform %.4f,%.4f,%.4f,%.4f,%.4f,%.4f (degrees, mm)%s\n",
+                   res.ref_registered ? "registered" : "placed", rt->rot_deg[0], rt->rot_deg[1], rt->rot_deg[2],
+                   rt->shift_mm[0], rt->shift_mm[1], rt->shift_mm[2],
+                   res.ref_registered ? "" : o.ref_transform_given ? " as given" : " through its affine");
+        if (res.ref_registered)
+            printf("registration: mutual information %.4f -> %.4f nats, %d evaluations, %.2f s with the pilot\n",
+                   res.ref_mi_start, res.ref_mi_end, res.ref_evals, res.time_register_s);
+        if (lesion)
+            printf("lesion contrast %.3f (lesion %.4f, shell %.4f; truth %.4f, %.4f)\n", ls.contrast, ls.image_lesion,
+                   ls.image_shell, ls.truth_lesion, ls.truth_shell);
+        if (influence_path)
+            printf("wrote %s (prior influence)\n", influence_path);
         printf("wrote %s\n", out);
     }
     rc = 0;
@@ -538,6 +628,7 @@ done:
     lm_recon_result_clear(&res);
     lm_volume_free(ref);
     lm_volume_free(truth);
+    lm_volume_free(lesion);
     lm_sens_free(sens);
     lm_kdata_free(noise);
     free(fieldmap);

@@ -96,3 +96,35 @@ double lm_rel_error_c(const lm_cfloat *a, const lm_cfloat *b, int64_t n)
         return num == 0 ? 0.0 : INFINITY;
     return sqrt(num / den);
 }
+
+lm_code lm_lesion_contrast(const lm_cfloat *image, const lm_cfloat *truth, const lm_cfloat *mask, int64_t n,
+                           lm_lesion_score *out, lm_error *err)
+{
+    if (!image || !truth || !mask || !out || n <= 0)
+        return lm_fail(err, LM_ERR_INVALID, "lesion contrast: missing image, truth or mask");
+    double si[3] = {0}, st[3] = {0};
+    int64_t cnt[3] = {0};
+    for (int64_t j = 0; j < n; j++) {
+        long lab = lround(crealf(mask[j]));
+        if (lab != 1 && lab != 2)
+            continue;
+        /* the image's component along the truth's phase: linear in the
+         * image, so noise adds no bias (a magnitude would, |noise| > 0) */
+        const float at = cabsf(truth[j]);
+        const lm_cfloat ph = at > 0 ? truth[j] / at : 1.0f;
+        si[lab] += crealf(image[j] * conjf(ph));
+        st[lab] += at;
+        cnt[lab]++;
+    }
+    if (cnt[1] == 0 || cnt[2] == 0)
+        return lm_fail(err, LM_ERR_INVALID, "lesion contrast: the mask has %lld lesion and %lld shell voxels",
+                       (long long)cnt[1], (long long)cnt[2]);
+    *out = (lm_lesion_score){.image_lesion = si[1] / (double)cnt[1], .image_shell = si[2] / (double)cnt[2],
+                             .truth_lesion = st[1] / (double)cnt[1], .truth_shell = st[2] / (double)cnt[2],
+                             .lesion_voxels = cnt[1], .shell_voxels = cnt[2]};
+    const double ct = out->truth_lesion - out->truth_shell;
+    if (!(fabs(ct) > 1e-12 * fmax(fabs(out->truth_lesion), fabs(out->truth_shell))) || ct == 0)
+        return lm_fail(err, LM_ERR_INVALID, "lesion contrast: the truth has no contrast between lesion and shell");
+    out->contrast = (out->image_lesion - out->image_shell) / ct;
+    return LM_OK;
+}

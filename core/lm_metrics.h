@@ -28,4 +28,26 @@ lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64
 double lm_rel_error(const float *a_re, const float *a_im, const float *b_re, const float *b_im, int64_t n);
 double lm_rel_error_c(const lm_cfloat *a, const lm_cfloat *b, int64_t n);
 
+/* Lesion contrast: how much of a lesion's true contrast an image keeps.
+ * mask labels voxels 1 (lesion) and 2 (surrounding tissue, a shell), as
+ * lm_lesion_mask writes it; with C(X) = mean over label 1 of X - mean
+ * over label 2 of X, contrast = C(image) / C(truth): 1 when the image
+ * keeps the lesion's contrast, 0 when it erased it. The image is read as
+ * its component along the truth's phase, Re(I conj(I0) / |I0|) (Re I where
+ * I0 = 0), the truth as |I0|: linear in the image, so noise adds no bias
+ * (the magnitude |I| would: its mean grows with the noise, more where the
+ * signal is low) and a linear reconstruction's score does not depend on
+ * the lesion's contrast. */
+typedef struct lm_lesion_score {
+    double contrast;               /* C(image) / C(truth) */
+    double image_lesion, image_shell; /* the two means of the image (as above) */
+    double truth_lesion, truth_shell; /* and of |truth| */
+    int64_t lesion_voxels, shell_voxels;
+} lm_lesion_score;
+
+/* mask: n real labels (the real part is read, rounded); LM_ERR_INVALID
+ * when a region is empty or the truth has no contrast there. */
+lm_code lm_lesion_contrast(const lm_cfloat *image, const lm_cfloat *truth, const lm_cfloat *mask, int64_t n,
+                           lm_lesion_score *out, lm_error *err);
+
 #endif

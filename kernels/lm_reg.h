@@ -6,8 +6,13 @@
  * voxel: Neumann boundaries):
  *   identity:   ||rho||^2                              (W^H W = I)
  *   gradient:   sum_a sum_i |rho(i + e_a) - rho(i)|^2   (W^H W = -Laplacian)
- *   anatomical: sum_a sum_i w_a(i) |rho(i + e_a) - rho(i)|^2,
+ *   anatomical-edges: sum_a sum_i w_a(i) |rho(i + e_a) - rho(i)|^2,
  *               i.e. W = diag(sqrt(w)) D, W^H W = D^T diag(w) D.
+ *   anatomical: a robust penalty of the differences weighted by the
+ *               reference's edges (lm_reg_robust_value below), minimised
+ *               by reweighting: each step solves the quadratic problem
+ *               with the weights of lm_reg_robust_weights (docs/priors.md);
+ *               its W^H W is the one of anatomical-edges with them.
  * Edge weights are 3 x N floats, axis-major: w[a * N + i] weights the
  * difference between voxel i and voxel i + e_a (entries on the last slice
  * of an axis are unused). 2D volumes have no z differences. */
@@ -21,11 +26,17 @@
 typedef enum lm_reg_kind {
     LM_REG_IDENTITY = 0, /* W = I (Tikhonov) */
     LM_REG_GRADIENT,     /* W = 3D forward finite differences */
-    LM_REG_ANATOMICAL,   /* finite differences weighted by a reference's edges */
+    LM_REG_ANATOMICAL,   /* the reference's edges times the data's (docs/priors.md) */
     /* Not quadratic: solved by ADMM (recon/lm_admm.h), not by lm_reg_apply. */
     LM_REG_TV,           /* isotropic total variation sum_x ||D rho(x)||_2 */
-    LM_REG_WAVELET       /* ||Psi rho||_1, Psi an orthogonal wavelet (lm_wavelet.h) */
+    LM_REG_WAVELET,      /* ||Psi rho||_1, Psi an orthogonal wavelet (lm_wavelet.h) */
+    LM_REG_ANATOMICAL_EDGES /* finite differences weighted by a reference's edges alone */
 } lm_reg_kind;
+
+/* True for the kinds whose W^H W is D^T diag(w) D with edge weights: one
+ * kernel serves both (lm_reg_apply, lm_gpu_reg_apply with
+ * LM_REG_ANATOMICAL). */
+static inline int lm_reg_weighted(lm_reg_kind k) { return k == LM_REG_ANATOMICAL || k == LM_REG_ANATOMICAL_EDGES; }
 
 /* Anatomical weights: w = 1 where the reference is smooth, small across its
  * edges: w = 1 / (1 + (|diff ref| / (edge_frac * max|ref|))^2).
@@ -43,10 +54,35 @@ typedef enum lm_reg_kind {
 lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
                                   float **weights, lm_error *err);
 
-/* y = W^H W x for the regulariser (identity, gradient or anatomical with
- * edge_weights as above); threads 0: all cores. For the ADMM priors it is
- * G^H G of their transform: D^H D for LM_REG_TV (as gradient), the identity
- * for LM_REG_WAVELET (Psi is orthogonal). */
+/* Robust penalties of the differences for LM_REG_ANATOMICAL
+ * (docs/priors.md): with t = |D_a rho(i)| and the edge weights w above
+ * (NULL: 1),
+ *   R(rho) = sum_a sum_i w_a(i) phi(t),
+ *   Charbonnier (smoothed total variation): phi(t) = delta^2 (sqrt(1 + t^2/delta^2) - 1),
+ *   Lorentzian (Perona-Malik):              phi(t) = delta^2/2 log(1 + t^2/delta^2);
+ * both are t^2/2 for t << delta; above delta the first grows like
+ * delta t, the second like log t, so the data can carry an edge the
+ * reference lacks. delta > 0 in intensity units. */
+typedef enum lm_robust { LM_ROBUST_CHARBONNIER = 0, LM_ROBUST_LORENTZIAN } lm_robust;
+
+/* R(rho) in double. */
+double lm_reg_robust_value(const int64_t n[3], const float *edge_weights, lm_robust pen, double delta,
+                           const lm_cfloat *rho);
+/* The weights of one reweighted (half-quadratic) step at rho:
+ *   out_a(i) = w_a(i) psi(t),  psi(t) = phi'(t) / t,
+ * so that D^T diag(out) D rho (lm_reg_apply) is the gradient of R at rho
+ * (Re and Im of the result against Re and Im of each voxel) and
+ * sum out |D rho'|^2 / 2 + const majorises R (both phi are concave in t^2).
+ * sigma_vox > 0 measures t on rho smoothed by a Gaussian of that many
+ * voxels (Catte et al. 1992: noise then makes no edges; it is no longer
+ * R's exact gradient). out: 3N floats. */
+lm_code lm_reg_robust_weights(const int64_t n[3], const float *edge_weights, lm_robust pen, double delta,
+                              double sigma_vox, const lm_cfloat *rho, float *out, int threads, lm_error *err);
+
+/* y = W^H W x for the regulariser (identity, gradient, or either
+ * anatomical kind with edge_weights as above); threads 0: all cores. For
+ * the ADMM priors it is G^H G of their transform: D^H D for LM_REG_TV (as
+ * gradient), the identity for LM_REG_WAVELET (Psi is orthogonal). */
 void lm_reg_apply(const int64_t n[3], lm_reg_kind kind, const float *edge_weights,
                   const lm_cfloat *x, lm_cfloat *y, int threads);
 

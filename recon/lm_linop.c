@@ -138,11 +138,15 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
                      lm_linop **out, lm_error *err)
 {
     *out = NULL;
-    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && kind != LM_REG_ANATOMICAL && kind != LM_REG_TV &&
+    if (kind != LM_REG_IDENTITY && kind != LM_REG_GRADIENT && !lm_reg_weighted(kind) && kind != LM_REG_TV &&
         kind != LM_REG_WAVELET)
         return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)kind);
-    if (kind == LM_REG_ANATOMICAL && !weights)
+    if (lm_reg_weighted(kind) && !weights)
         return lm_fail(err, LM_ERR_INVALID, "anatomical regulariser without edge weights");
+    /* Both anatomical kinds are D^T diag(w) D with their weights: one
+     * kernel on either device. */
+    if (lm_reg_weighted(kind))
+        kind = LM_REG_ANATOMICAL;
     const int64_t count = n[0] * n[1] * n[2];
     lm_linop *op = linop_new(be, count, count, "regulariser", err);
     reg_state *s = op ? lm_calloc(1, sizeof *s, err, "regulariser") : NULL;

@@ -42,7 +42,7 @@ void lm_linop_free(lm_linop *op);
 lm_code lm_linop_sum(lm_linop *a, lm_linop *b, double c, lm_linop **out, lm_error *err);
 
 /* W^H W of a regulariser on a back end (lm_reg.h); weights (3N floats,
- * host memory) only for LM_REG_ANATOMICAL, copied. For LM_REG_TV and
+ * host memory) only for either anatomical kind (lm_reg_weighted), copied. For LM_REG_TV and
  * LM_REG_WAVELET it is G^H G of their ADMM transform (lm_reg_apply). */
 lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const float *weights,
                      lm_linop **out, lm_error *err);

@@ -17,6 +17,7 @@
 #include "lm_coil_prep.h"
 #include "lm_encoding.h"
 #include "lm_grid.h"
+#include "lm_register.h"
 
 const char *lm_method_name(lm_method m)
 {
@@ -48,6 +49,7 @@ const char *lm_reg_name(lm_reg_kind r)
     case LM_REG_ANATOMICAL: return "anatomical";
     case LM_REG_TV: return "tv";
     case LM_REG_WAVELET: return "wavelet";
+    case LM_REG_ANATOMICAL_EDGES: return "anatomical-edges";
     }
     return "unknown";
 }
@@ -55,13 +57,14 @@ const char *lm_reg_name(lm_reg_kind r)
 lm_code lm_reg_parse(const char *s, lm_reg_kind *out, lm_error *err)
 {
     static const lm_reg_kind all[] = {LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_ANATOMICAL, LM_REG_TV,
-                                      LM_REG_WAVELET};
+                                      LM_REG_WAVELET, LM_REG_ANATOMICAL_EDGES};
     for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
         if (strcmp(s, lm_reg_name(all[i])) == 0) {
             *out = all[i];
             return LM_OK;
         }
-    return lm_fail(err, LM_ERR_INVALID, "regulariser '%s' is unknown (identity, gradient, anatomical, tv, wavelet)",
+    return lm_fail(err, LM_ERR_INVALID,
+                   "regulariser '%s' is unknown (identity, gradient, anatomical, tv, wavelet, anatomical-edges)",
                    s ? s : "");
 }
 
@@ -129,6 +132,7 @@ void lm_recon_opts_init(lm_recon_opts *o)
     o->segments = -1; /* LM_SEGMENTS_AUTO (lm_encoding.h) */
     o->threads = 0;
     o->edge_frac = LM_EDGE_FRAC_DEFAULT;
+    o->ref_register = 1;
 }
 
 void lm_recon_result_clear(lm_recon_result *r)
@@ -138,6 +142,7 @@ void lm_recon_result_clear(lm_recon_result *r)
     lm_volume_free(r->image);
     free(r->resid_history);
     lm_sens_free(r->coil_images);
+    lm_volume_free(r->prior_influence);
     lm_sens_free(r->sens);
     free(r->noise_cov);
     memset(r, 0, sizeof *r);
@@ -253,7 +258,7 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
             return lm_fail(err, LM_ERR_INVALID, "lambda %g must be finite and >= 0", o->lambda);
         if (o->iters < 0 || o->iters > 100000)
             return lm_fail(err, LM_ERR_INVALID, "iteration count %d is out of range (0..100000)", o->iters);
-        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && o->reg != LM_REG_ANATOMICAL &&
+        if (o->reg != LM_REG_IDENTITY && o->reg != LM_REG_GRADIENT && !lm_reg_weighted(o->reg) &&
             o->reg != LM_REG_TV && o->reg != LM_REG_WAVELET)
             return lm_fail(err, LM_ERR_INVALID, "unknown regulariser %d", (int)o->reg);
         if (o->admm_cg_iters < 0 || o->admm_cg_iters > 1000)
@@ -264,8 +269,15 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         if (o->lambda_auto && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET))
             return lm_fail(err, LM_ERR_INVALID, "--lambda auto: not available for the %s prior yet; give lambda",
                            o->reg == LM_REG_TV ? "tv" : "wavelet");
-        if (o->reg == LM_REG_ANATOMICAL && (o->lambda > 0 || o->lambda_auto) && !o->ref)
+        if (lm_reg_weighted(o->reg) && (o->lambda > 0 || o->lambda_auto) && (!o->ref || !o->ref->data))
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
+        if (!(o->data_edge >= 0) || !isfinite(o->data_edge) || !(o->data_edge_sigma >= 0) ||
+            o->data_edge_sigma > 20)
+            return lm_fail(err, LM_ERR_INVALID, "data edge scale %g or smoothing %g voxels is out of range",
+                           o->data_edge, o->data_edge_sigma);
+        for (int a = 0; o->ref_transform_given && a < 3; a++)
+            if (!isfinite(o->ref_transform.rot_deg[a]) || !isfinite(o->ref_transform.shift_mm[a]))
+                return lm_fail(err, LM_ERR_INVALID, "the reference transform is not finite");
         if (o->edge_frac < 0 || !isfinite(o->edge_frac))
             return lm_fail(err, LM_ERR_INVALID, "edge fraction %g must be > 0", o->edge_frac);
     }
@@ -293,6 +305,59 @@ static void rss_add(double *rss, const lm_cfloat *img, int64_t n)
 static int use_rss(const lm_kdata *k, const lm_sens *sens)
 {
     return k->ncoils > 1 && !sens;
+}
+
+/* One CG system, E^H E + lambda s W^H W (weights fixed for the solve). */
+typedef struct prior_ctx {
+    lm_linop *normal;
+    int64_t n[3];
+    double lambda;
+    lm_reg_kind kind;
+    int iters;
+    lm_linop *reg, *sys;
+    lm_prior *admm;       /* tv, wavelet (lambda > 0): solved by ADMM on normal instead */
+} prior_ctx;
+
+static lm_code prior_build(prior_ctx *p, const float *weights, lm_error *err)
+{
+    lm_linop_free(p->sys); /* before the regulariser it sums */
+    lm_linop_free(p->reg);
+    p->sys = p->reg = NULL;
+    return lm_system_new(p->normal, p->n, p->lambda, p->kind, weights, &p->reg, &p->sys, err);
+}
+
+static void prior_clear(prior_ctx *p)
+{
+    lm_linop_free(p->sys);
+    lm_linop_free(p->reg);
+    lm_prior_free(p->admm);
+    p->sys = p->reg = NULL;
+    p->admm = NULL;
+}
+
+/* The 99th percentile of |x|: the image's bright tissue, robust to a few
+ * noisy voxels (histogram of 4096 bins up to the maximum). */
+static double robust_max(const lm_cfloat *x, int64_t n)
+{
+    double mx = 0;
+    for (int64_t j = 0; j < n; j++)
+        mx = fmax(mx, cabsf(x[j]));
+    if (!(mx > 0))
+        return 0;
+    enum { NB = 4096 };
+    int64_t *h = calloc(NB, sizeof *h);
+    if (!h)
+        return mx;
+    for (int64_t j = 0; j < n; j++) {
+        int b = (int)(cabsf(x[j]) / mx * (NB - 1));
+        h[b < 0 ? 0 : b >= NB ? NB - 1 : b]++;
+    }
+    int64_t want = (int64_t)(0.99 * (double)n), acc = 0;
+    int b = 0;
+    for (; b < NB - 1 && acc + h[b] < want; b++)
+        acc += h[b];
+    free(h);
+    return (b + 1) * mx / (NB - 1);
 }
 
 /* ADMM for the non-quadratic priors (lm_admm.h) on E^H E = N with b = E^H
@@ -334,11 +399,10 @@ static lm_code solve_admm(lm_linop *N, const lm_cfloat *b, const lm_prior *prior
     return rc;
 }
 
-/* E^H d and CG on the system A (made once per reconstruction) for the
- * channels in k (all of E's coils); rho (host) gets the solution. */
-static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_prior *prior, const lm_kdata *k,
-                              const lm_recon_opts *o, run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_cfloat *rho,
-                              lm_cg_report *rep, lm_error *err)
+/* E^H d and CG on the system of p for the channels in k (all of E's
+ * coils); rho (host) gets the solution. */
+static lm_code solve_channels(lm_encoding *e, prior_ctx *p, const lm_kdata *k, run_ctx *c, lm_ctl *ctl,
+                              lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, lm_error *err)
 {
     lm_backend *be = lm_encoding_backend(e);
     const int64_t nv = lm_encoding_voxels(e);
@@ -360,6 +424,7 @@ static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_prior *prior
             energy += channel_energy(k->d + ch * k->m, k->m);
         c->d_energy = energy;
         c->stage = LM_STAGE_CG;
+        c->iters = p->iters;
         if (report(c, 0, 0, 1, energy))
             rc = cancelled(err, c);
     }
@@ -367,11 +432,11 @@ static lm_code solve_channels(lm_encoding *e, lm_linop *A, const lm_prior *prior
         free(rep->resid_history);
         rep->resid_history = NULL;
         ts = now_s();
-        if (prior) {
-            rc = solve_admm(A, b, prior, x, o, c, rep, err);
+        if (p->admm) {
+            rc = solve_admm(p->normal, b, p->admm, x, c->o, c, rep, err);
         } else {
-            lm_cg_params p = {.iters = o->iters, .tol = o->tol, .monitor = cg_monitor, .monitor_user = c};
-            rc = lm_cg(A, b, x, &p, rep, err);
+            lm_cg_params cp = {.iters = p->iters, .tol = c->o->tol, .monitor = cg_monitor, .monitor_user = c};
+            rc = lm_cg(p->sys ? p->sys : p->normal, b, x, &cp, rep, err);
         }
         if (rc == LM_OK) {
             be->download(be, rho, x, (size_t)nv * sizeof *rho);
@@ -428,8 +493,113 @@ static lm_code choose_lambda(lm_encoding *e, const lm_geom *g, const lm_traj *t,
     return rc;
 }
 
+/* Solves p for every channel: all coils at once (SENSE, or one channel),
+ * or each channel on its own combined by root-sum-of-squares; out (host,
+ * N) gets the image, coils (may be NULL) the coil images. */
+static lm_code solve_all(lm_encoding *e, prior_ctx *p, const lm_kdata *k, const lm_sens *sens, int rss_mode,
+                         run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_cfloat *out, lm_sens *coils,
+                         lm_cg_report *rep, lm_error *err)
+{
+    const int64_t nv = lm_encoding_voxels(e), m = k->m;
+    lm_code rc = LM_OK;
+    if (!rss_mode) {
+        c->ncoils = 1;
+        c->coil = 0;
+        rc = solve_channels(e, p, k, c, ctl, res, out, rep, err);
+        for (int64_t ch = 0; rc == LM_OK && coils && ch < k->ncoils; ch++)
+            for (int64_t j = 0; j < nv; j++)
+                coils->s[ch * nv + j] = sens->s[ch * nv + j] * out[j];
+        return rc;
+    }
+    c->ncoils = (int)k->ncoils;
+    double *rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
+    lm_cfloat *img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
+    rc = img ? LM_OK : LM_ERR_NOMEM;
+    for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
+        const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
+        c->coil = (int)ch;
+        rc = solve_channels(e, p, &one, c, ctl, res, img, rep, err);
+        if (rc == LM_OK)
+            rss_add(rss, img, nv);
+        if (rc == LM_OK && coils)
+            memcpy(coils->s + ch * nv, img, (size_t)nv * sizeof *img);
+    }
+    if (rc == LM_OK)
+        for (int64_t j = 0; j < nv; j++)
+            out[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);
+    free(rss), free(img);
+    return rc;
+}
+
+/* The pilot reconstruction: gradient prior, a few iterations; the
+ * registration's fixed image and the first edges of LM_REG_ANATOMICAL. */
+static lm_code pilot_solve(lm_encoding *e, lm_linop *normal, const lm_geom *g, const lm_kdata *k,
+                           const lm_sens *sens, int rss_mode, run_ctx *c, lm_ctl *ctl, lm_recon_result *res,
+                           lm_volume **out, lm_error *err)
+{
+    prior_ctx pilot = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = LM_PILOT_LAMBDA,
+                       .kind = LM_REG_GRADIENT, .iters = LM_PILOT_ITERS};
+    const double t0 = now_s(), t_fhd = res->time_fhd_s, t_cg = res->time_cg_s;
+    lm_volume *pv = lm_volume_copy(res->image, err);
+    lm_cg_report rep = {0};
+    lm_code rc = pv ? prior_build(&pilot, NULL, err) : LM_ERR_NOMEM;
+    if (rc == LM_OK)
+        rc = solve_all(e, &pilot, k, sens, rss_mode, c, ctl, res, pv->data, NULL, &rep, err);
+    free(rep.resid_history);
+    prior_clear(&pilot);
+    /* counted once, as the reference's placement */
+    res->time_fhd_s = t_fhd;
+    res->time_cg_s = t_cg;
+    res->time_register_s += now_s() - t0;
+    if (rc != LM_OK) {
+        lm_volume_free(pv);
+        return rc;
+    }
+    *out = pv;
+    return LM_OK;
+}
+
+/* The reference on the reconstruction grid, aligned: the transform given,
+ * or one registered to the pilot, or none (the affines alone). */
+static lm_code place_reference(const lm_geom *g, const lm_volume *pv, run_ctx *c, lm_recon_result *res,
+                               lm_volume **ref_grid, lm_error *err)
+{
+    const lm_recon_opts *o = c->o;
+    const double t0 = now_s();
+    lm_code rc = LM_OK;
+    lm_rigid t = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    if (o->ref_transform_given)
+        t = o->ref_transform;
+    lm_register_centre(res->image, t.centre_mm);
+    if (!o->ref_transform_given && o->ref_register) {
+        lm_register_report rr = {0};
+        rc = lm_register_rigid(pv, o->ref, NULL, &t, &rr, err);
+        if (rc != LM_OK && err) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            rc = lm_fail(err, rc, "anatomical reference: %s", msg);
+        }
+        res->ref_registered = rc == LM_OK;
+        res->ref_mi_start = rr.mi_start;
+        res->ref_mi_end = rr.mi_end;
+        res->ref_evals = rr.evals;
+    }
+    if (rc == LM_OK) {
+        double m[4][4];
+        lm_rigid_matrix(&t, m);
+        res->ref_transform = t;
+        rc = lm_resample(o->ref, g->n, res->image->voxel_mm, res->image->affine, m, LM_OUTSIDE_NEAREST, ref_grid,
+                         err);
+    }
+    res->ref_used = rc == LM_OK;
+    res->time_register_s += now_s() - t0;
+    return rc;
+}
+
 /* CG: one encoding (one Q for every channel) and one solve, or one solve
- * per channel combined by root-sum-of-squares. */
+ * per channel combined by root-sum-of-squares; anatomical priors place
+ * their reference first; prior_influence solves once more with the
+ * identity prior. */
 static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,
                         const lm_recon_opts *o, run_ctx *c, lm_ctl *ctl, lm_recon_result *res, lm_error *err)
 {
@@ -437,10 +607,9 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
     const int64_t nv = lm_geom_voxels(g), m = t->m;
     lm_encoding *e = NULL;
     float *weights = NULL;
-    double *rss = NULL;
-    lm_cfloat *img = NULL;
-    lm_linop *normal = NULL, *reg = NULL, *sys = NULL;
-    lm_prior *prior = NULL;
+    lm_volume *ref_grid = NULL, *pilot = NULL;
+    lm_linop *normal = NULL;
+    prior_ctx pc = {0};
     lm_cg_report rep = {0};
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = rss_mode ? NULL : sens, .variant = o->variant,
                           .fieldmap = o->fieldmap, .segments = o->segments, .use_cache = o->use_cache,
@@ -474,24 +643,49 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         rc = cancelled(err, c);
         goto out;
     }
-    if (o->reg == LM_REG_ANATOMICAL && (o->lambda > 0 || o->lambda_auto)) {
-        rc = lm_reg_anatomical_weights(o->ref, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
-                                       &weights, err);
+    rc = lm_encoding_normal_op(e, &normal, err);
+    if (rc != LM_OK)
+        goto out;
+    const int weighted = lm_reg_weighted(o->reg) && (o->lambda > 0 || o->lambda_auto);
+    /* The pilot: the registration's image, and the data's own edges for
+     * LM_REG_ANATOMICAL. */
+    const int data_edges = weighted && o->reg == LM_REG_ANATOMICAL;
+    if (weighted && ((!o->ref_transform_given && o->ref_register) || data_edges))
+        rc = pilot_solve(e, normal, g, k, sens, rss_mode, c, ctl, res, &pilot, err);
+    if (rc != LM_OK)
+        goto out;
+    if (weighted) {
+        rc = place_reference(g, pilot, c, res, &ref_grid, err);
+        if (rc == LM_OK)
+            rc = lm_reg_anatomical_weights(ref_grid, g->n, o->edge_frac > 0 ? o->edge_frac : LM_EDGE_FRAC_DEFAULT,
+                                           &weights, err);
+        /* Joint edges: the reference's, times the half-quadratic weight of
+         * the Lorentzian at the pilot's (smoothed) differences, so an edge
+         * the data show and the reference lacks is let through
+         * (docs/priors.md). In place: the weights are per difference. */
+        const double kappa =
+            data_edges ? (o->data_edge > 0 ? o->data_edge : LM_DATA_EDGE) * robust_max(pilot->data, nv) : 0;
+        if (rc == LM_OK && data_edges && kappa > 0)
+            rc = lm_reg_robust_weights(g->n, weights, LM_ROBUST_LORENTZIAN, kappa,
+                                       o->data_edge_sigma > 0 ? o->data_edge_sigma : LM_DATA_EDGE_SIGMA, pilot->data,
+                                       weights, o->threads, err);
         if (rc != LM_OK)
             goto out;
     }
     /* E^H E + lambda W^H W once: every channel of rss solves the same system */
-    rc = lm_encoding_normal_op(e, &normal, err);
     res->lambda_used = o->lambda;
     snprintf(res->lambda_criterion, sizeof res->lambda_criterion, "given");
-    if (rc == LM_OK && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET)) {
+    if (o->lambda_auto && !(o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET))
+        rc = choose_lambda(e, g, t, k, rss_mode, weights, o, c, res, err);
+    if (rc != LM_OK)
+        goto out;
+    pc = (prior_ctx){.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = res->lambda_used, .kind = o->reg,
+                     .iters = o->iters};
+    if (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET) {
         if (o->lambda > 0) /* lambda 0: plain CG on E^H E, as for the others */
-            rc = lm_prior_new(lm_encoding_backend(e), g->n, o->reg, &prior, err);
+            rc = lm_prior_new(lm_encoding_backend(e), g->n, o->reg, &pc.admm, err);
     } else {
-        if (rc == LM_OK && o->lambda_auto)
-            rc = choose_lambda(e, g, t, k, rss_mode, weights, o, c, res, err);
-        if (rc == LM_OK)
-            rc = lm_system_new(normal, g->n, res->lambda_used, o->reg, weights, &reg, &sys, err);
+        rc = prior_build(&pc, weights, err);
     }
     if (rc != LM_OK)
         goto out;
@@ -499,40 +693,39 @@ static lm_code recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
         rc = LM_ERR_NOMEM;
         goto out;
     }
-    if (!rss_mode) {
-        c->ncoils = 1;
-        rc = solve_channels(e, sys ? sys : normal, prior, k, o, c, ctl, res, res->image->data, &rep, err);
-        for (int64_t ch = 0; rc == LM_OK && res->coil_images && ch < k->ncoils; ch++)
-            for (int64_t j = 0; j < nv; j++)
-                res->coil_images->s[ch * nv + j] = sens->s[ch * nv + j] * res->image->data[j];
-    } else {
-        rss = lm_calloc((size_t)nv, sizeof *rss, err, "channel combination");
-        img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
-        rc = img ? LM_OK : LM_ERR_NOMEM;
-        for (int64_t ch = 0; ch < k->ncoils && rc == LM_OK; ch++) {
-            const lm_kdata one = {.m = m, .ncoils = 1, .d = k->d + ch * m};
-            c->coil = (int)ch;
-            rc = solve_channels(e, sys ? sys : normal, prior, &one, o, c, ctl, res, img, &rep, err);
-            if (rc == LM_OK)
-                rss_add(rss, img, nv);
-            if (rc == LM_OK && res->coil_images)
-                memcpy(res->coil_images->s + ch * nv, img, (size_t)nv * sizeof *img);
-        }
-        if (rc == LM_OK)
-            for (int64_t j = 0; j < nv; j++)
-                res->image->data[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);
-    }
+    rc = solve_all(e, &pc, k, sens, rss_mode, c, ctl, res, res->image->data, res->coil_images, &rep, err);
     if (rc == LM_OK) {
         res->iters_done = rep.iters_done;
         res->resid_history = rep.resid_history;
         rep.resid_history = NULL;
     }
+    if (rc == LM_OK && o->prior_influence) {
+        /* The same solve without the prior: identity at the same lambda
+         * (lambda 0 when the prior is the identity itself, or tv/wavelet,
+         * whose lambda has another scale). */
+        const int plain = o->reg == LM_REG_IDENTITY || o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET;
+        prior_ctx base = {.normal = normal, .n = {g->n[0], g->n[1], g->n[2]}, .lambda = plain ? 0 : res->lambda_used,
+                          .kind = LM_REG_IDENTITY, .iters = o->iters};
+        lm_volume *inf = lm_volume_copy(res->image, err);
+        lm_cg_report r2 = {0};
+        rc = inf ? prior_build(&base, NULL, err) : LM_ERR_NOMEM;
+        if (rc == LM_OK)
+            rc = solve_all(e, &base, k, sens, rss_mode, c, ctl, res, inf->data, NULL, &r2, err);
+        if (rc == LM_OK) {
+            for (int64_t j = 0; j < nv; j++)
+                inf->data[j] = res->image->data[j] - inf->data[j];
+            res->prior_influence = inf;
+        } else
+            lm_volume_free(inf);
+        free(r2.resid_history);
+        prior_clear(&base);
+    }
 out:
     free(rep.resid_history);
-    free(weights), free(rss), free(img);
-    lm_linop_free(sys); /* before reg and the encoding it sums */
-    lm_linop_free(reg);
-    lm_prior_free(prior);
+    free(weights);
+    lm_volume_free(ref_grid);
+    lm_volume_free(pilot);
+    prior_clear(&pc); /* normal is the encoding's */
     lm_encoding_free(e);
     return rc;
 }

@@ -8,6 +8,7 @@
 
 #include "lm_kernels.h"
 #include "lm_lambda.h"
+#include "lm_resample.h"
 #include "lm_sums.h"
 #include "lm_solver.h"
 #include "lm_types.h"
@@ -67,7 +68,9 @@ typedef struct lm_recon_opts {
     const char *variant;       /* kernel variant name (default "auto": lm_variant_resolve) */
     double lambda;
     lm_reg_kind reg;
-    const lm_volume *ref;      /* anatomical reference (LM_REG_ANATOMICAL) */
+    const lm_volume *ref;      /* anatomical reference (LM_REG_ANATOMICAL, LM_REG_ANATOMICAL_EDGES):
+                                  any grid; resampled onto the reconstruction's through both
+                                  NIfTI affines (lm_resample) and ref_transform */
     int iters;                 /* default 60 */
     double tol;
     int use_cache;             /* Q cache under $XDG_CACHE_HOME/larmor */
@@ -96,6 +99,23 @@ typedef struct lm_recon_opts {
                                   lambda is then ignored and the choice is in the result */
     lm_lambda_criterion lambda_criterion; /* with lambda_auto; LM_LAMBDA_DEFAULT: the
                                   regulariser's own (lm_lambda_default_criterion) */
+    /* The anatomical reference's alignment (docs/priors.md): by default it is
+     * registered (rigid, mutual information, lm_register.h) to a pilot
+     * reconstruction of the data (LM_PILOT_ITERS CG iterations with the
+     * gradient prior at LM_PILOT_LAMBDA; the same pilot gives
+     * LM_REG_ANATOMICAL its data edges); ref_transform_given uses
+     * ref_transform instead, ref_register 0 takes the affines as they are. */
+    int ref_register;          /* default 1 */
+    int ref_transform_given;
+    lm_rigid ref_transform;    /* reconstruction world -> reference world, about the grid's
+                                  centre (lm_register_centre; centre_mm is ignored) */
+    /* LM_REG_ANATOMICAL: the reference's edge weights times the data's
+     * (docs/priors.md): 1 / (1 + |D (G * pilot)|^2 / kappa^2), G a Gaussian of
+     * data_edge_sigma voxels (0: LM_DATA_EDGE_SIGMA), kappa = data_edge
+     * (0: LM_DATA_EDGE) x the pilot's 99th percentile of |rho|. */
+    double data_edge;
+    double data_edge_sigma;
+    int prior_influence;       /* fill lm_recon_result.prior_influence (one more solve) */
 } lm_recon_opts;
 
 /* The non-quadratic priors (reg tv, wavelet) are solved by ADMM
@@ -116,6 +136,14 @@ typedef struct lm_recon_opts {
  * above. Measured on B64n: BENCHMARKS.md. */
 #define LM_ADMM_CG_ITERS_DEFAULT 8
 #define LM_ADMM_RHO_DEFAULT 1.0
+
+
+/* The pilot reconstruction (registration, the data's edges) and the data
+ * edges' defaults (BENCHMARKS.md, "Anatomical prior"). */
+#define LM_PILOT_ITERS 15
+#define LM_PILOT_LAMBDA 3.0
+#define LM_DATA_EDGE 0.03
+#define LM_DATA_EDGE_SIGMA 1.0
 
 void lm_recon_opts_init(lm_recon_opts *o);
 
@@ -155,6 +183,21 @@ typedef struct lm_recon_result {
     double lambda_sigma;       /* noise sigma the discrepancy used (0: none) */
     double time_lambda_s;      /* the choice's time (its trial solves, E^H d, probes) */
     int lambda_solves, lambda_iters; /* its trial reconstructions and their CG iterations */
+    /* Anatomical priors: how the reference was placed. */
+    int ref_used;              /* a reference went into the prior */
+    int ref_registered;        /* ref_transform was estimated here (else given or identity) */
+    lm_rigid ref_transform;    /* the transform applied (centre_mm filled) */
+    double ref_mi_start, ref_mi_end; /* registration: MI (nats) at identity and at the answer */
+    int ref_evals;             /* registration: metric evaluations */
+    double time_register_s;    /* pilot reconstruction (E^H d and CG, not in time_fhd_s or
+                                  time_cg_s) and registration; the prior influence's
+                                  extra solve is in time_fhd_s and time_cg_s */
+    /* With lm_recon_opts.prior_influence (CG): this image minus the same
+     * reconstruction (iterations, lambda, coils) with the identity prior,
+     * or with lambda 0 when the prior is the identity, tv or wavelet: what
+     * the prior put in or took out (complex; show its magnitude). NULL
+     * otherwise. */
+    lm_volume *prior_influence;
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled

@@ -18,7 +18,7 @@ lm_code lm_system_new(lm_linop *normal, const int64_t n[3], double lambda, lm_re
     lm_code rc = LM_OK;
     if (c != 0)
         rc = lm_linop_reg(normal->be, n, reg, edge_weights, reg_op, err);
-    else if (reg != LM_REG_IDENTITY && reg != LM_REG_GRADIENT && reg != LM_REG_ANATOMICAL)
+    else if (reg != LM_REG_IDENTITY && reg != LM_REG_GRADIENT && !lm_reg_weighted(reg))
         rc = lm_fail(err, LM_ERR_INVALID, "cg: unknown regulariser %d", (int)reg);
     if (rc == LM_OK && c != 0)
         rc = lm_linop_sum(normal, *reg_op, c, sum, err);
@@ -38,7 +38,7 @@ static lm_code solve(lm_device_kind dev, const lm_geom *g, const lm_cfloat *q, c
         return lm_fail(err, LM_ERR_INVALID, "cg: missing argument");
     if (o->iters < 0)
         return lm_fail(err, LM_ERR_INVALID, "cg: iteration count %d is negative", o->iters);
-    if (o->reg == LM_REG_ANATOMICAL && o->lambda > 0 && !o->edge_weights)
+    if (lm_reg_weighted(o->reg) && o->lambda > 0 && !o->edge_weights)
         return lm_fail(err, LM_ERR_INVALID, "cg: anatomical regulariser without edge weights");
     const int64_t nv = lm_geom_voxels(g);
     lm_backend *be = NULL;

@@ -20,8 +20,10 @@
 typedef struct lm_cg_opts {
     double lambda;           /* >= 0, dimensionless (see above) */
     lm_reg_kind reg;
-    const float *edge_weights; /* LM_REG_ANATOMICAL: 3 x N weights in [0,1] for
-                                  the x, y, z differences (lm_reg_anatomical_weights) */
+    const float *edge_weights; /* either anatomical kind: 3 x N weights in [0,1] for
+                                  the x, y, z differences (lm_reg_anatomical_weights);
+                                  one quadratic solve with them (the reweighting of
+                                  LM_REG_ANATOMICAL is lm_recon's) */
     int iters;               /* maximum iterations (paper: 60) */
     double tol;              /* stop when ||r|| / ||b|| < tol (0: run all) */
     int warm_start;          /* rho holds an initial guess */

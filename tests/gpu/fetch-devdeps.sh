@@ -10,5 +10,5 @@ cd .devdeps
 apt-get download libfftw3-dev libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-bin \
     libniftiio-dev libniftiio2 libnifti2-dev libznz-dev libznz3 zlib1g-dev \
     liblapacke liblapacke-dev liblapack3 liblapack-dev libblas3 libblas-dev libtmglib3 libtmglib-dev \
-    libgfortran5 libquadmath0 libgsl-dev libgsl27 libgslcblas0
+    libgfortran5 libquadmath0 libgsl-dev libgsl27 libgslcblas0 libnlopt-dev libnlopt0
 ls -1 *.deb
