@@ -27,6 +27,7 @@
 
 #include "lm_gpu_device.cuh"
 #include "lm_gpu_internal.h"
+#include "lm_gpu_f4.cuh"
 
 #define LM_NU_W 6
 #define LM_NU_TOL 1e-5
@@ -45,6 +46,8 @@ struct nu_cache {
     cufftHandle plan;
     int have_plan;
     long long pdims[3];
+    float2 *tw[3];      /* the pruned transform's twiddles per axis (twlen[a] values) */
+    long long twlen[3];
 };
 static nu_cache g_nu[64];
 
@@ -53,6 +56,8 @@ static void nu_cache_clear(nu_cache *c)
     if (c->have_plan)
         (void)cufftDestroy(c->plan);
     lm_gfree(c->fine);
+    for (int a = 0; a < 3; a++)
+        lm_gfree(c->tw[a]);
     memset(c, 0, sizeof *c);
 }
 
@@ -487,6 +492,188 @@ __global__ void k_nu_deconv(long long n, nu_geo geo, const float2 *__restrict__ 
     oim[q] = v.y * f;
 }
 
+
+/* ---- the pruned inverse transform of the fine grid ----
+ *
+ * The image keeps g of the nf modes per axis (fine index (i - g/2) mod nf
+ * for mode i < g), so past each axis only the kept values go on: z over
+ * every (x, y) line, y over the g2 kept planes only, x over the g1 g2 kept
+ * rows, fused with the deapodisation. Against cuFFT's full 3D transform
+ * (three passes over nf^3) this is 1 + 1/2 + 1/4 passes at nf = 2g, and
+ * the deapodisation's separate pass goes. In place: a line's kept values
+ * go back to the first g places of the same line, and a block reads its
+ * lines whole before it stores (lm_gpu_f4.cuh). Lengths: powers of two,
+ * 16 to 512; other fine grids take cuFFT. */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_nu_prune_lines(long long p0, long long es, long long os, int g,
+                                                            float2 *__restrict__ buf, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long x = (long long)blockIdx.x * 32 + lane;
+    const bool in = x < p0;
+    const size_t base = (size_t)x + (size_t)os * blockIdx.y;
+    for (int k1 = sub; k1 < P1; k1 += P2)
+        f4_phase_b<P1, P2, F4_INV>(ex, k1, lane, in, buf, base, es, NULL, tw);
+    __syncthreads();
+    float2 v[P1];
+    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+    if (in)
+#pragma unroll
+        for (int n1 = 0; n1 < P1; n1++) {
+            const int i = (P2 * n1 + sub + g / 2) & (P - 1);
+            if (i < g)
+                buf[base + (size_t)es * i] = v[n1];
+        }
+}
+
+/* The x axis: kept rows r = y + g1 z of the fine grid (at nf0 (y + nf1 z)),
+ * inverse transformed, the g0 kept modes deapodised into ore/oim. */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_nu_prune_rows(long long rows, int g0, int g1, long long nf1,
+                                                           const float2 *__restrict__ buf, const float *__restrict__ dx,
+                                                           const float *__restrict__ dy, const float *__restrict__ dz,
+                                                           float *__restrict__ ore, float *__restrict__ oim,
+                                                           const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        ex[i * FS + l] = r < rows ? buf[(size_t)i + (size_t)P * ((size_t)(r % g1) + (size_t)nf1 * (size_t)(r / g1))]
+                                  : make_float2(0.0f, 0.0f);
+    }
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B inverse, in place */
+        float2 u[P2];
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            u[j] = ex[(k1 + P1 * j) * FS + lane];
+        reg_dft<P2, true>(u, tw, P / P2);
+#pragma unroll
+        for (int n2 = 0; n2 < P2; n2++)
+            ex[(k1 + P1 * n2) * FS + lane] = n2 ? cmulc(__ldg(tw + n2 * k1), u[n2]) : u[n2];
+    }
+    __syncthreads();
+    float2 v[P1];
+    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+    __syncthreads();
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++)
+        ex[(P2 * n1 + sub) * FS + lane] = v[n1];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * g0; idx += NT) {
+        const int l = idx / g0, i0 = idx % g0;
+        const long long r = r0 + l;
+        if (r >= rows)
+            continue;
+        const float2 w = ex[((i0 - g0 / 2) & (P - 1)) * FS + l];
+        const float f = dx[i0] * dy[r % g1] * dz[r / g1];
+        const size_t q = (size_t)i0 + (size_t)g0 * (size_t)r;
+        ore[q] = w.x * f;
+        oim[q] = w.y * f;
+    }
+}
+
+template <int P1, int P2> static cudaError_t nu_prune_setup(void)
+{
+    const int sm = (int)f4_smem<P1, P2>();
+    cudaError_t e = cudaSuccess;
+    if (sm > 48 * 1024) {
+        e = cudaFuncSetAttribute((const void *)k_nu_prune_lines<P1, P2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 sm);
+        if (e == cudaSuccess)
+            e = cudaFuncSetAttribute((const void *)k_nu_prune_rows<P1, P2>,
+                                     cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
+    }
+    return e;
+}
+
+/* One launch of either kernel at line length P (lines: rows < 0). */
+template <int P1, int P2>
+static void nu_prune_launch(dim3 grid, cudaStream_t st, long long p0, long long es, long long os, int g, float2 *buf,
+                            long long rows, int g0, int g1, long long nf1, const float *dx, const float *dy,
+                            const float *dz, float *ore, float *oim, const float2 *tw)
+{
+    const size_t sm = f4_smem<P1, P2>();
+    if (rows < 0)
+        k_nu_prune_lines<P1, P2><<<grid, 32 * P2, sm, st>>>(p0, es, os, g, buf, tw);
+    else
+        k_nu_prune_rows<P1, P2><<<grid, 32 * P2, sm, st>>>(rows, g0, g1, nf1, buf, dx, dy, dz, ore, oim, tw);
+}
+
+static cudaError_t nu_prune_len(long long P, int setup, dim3 grid, cudaStream_t st, long long p0, long long es,
+                                long long os, int g, float2 *buf, long long rows, int g0, int g1, long long nf1,
+                                const float *dx, const float *dy, const float *dz, float *ore, float *oim,
+                                const float2 *tw)
+{
+#define NU_PRUNE_CASE(L, A, B)                                                                                       \
+    case L:                                                                                                        \
+        if (setup)                                                                                                 \
+            return nu_prune_setup<A, B>();                                                                         \
+        nu_prune_launch<A, B>(grid, st, p0, es, os, g, buf, rows, g0, g1, nf1, dx, dy, dz, ore, oim, tw);          \
+        return cudaSuccess;
+    switch (P) {
+        NU_PRUNE_CASE(16, 4, 4)
+        NU_PRUNE_CASE(32, 8, 4)
+        NU_PRUNE_CASE(64, 8, 8)
+        NU_PRUNE_CASE(128, 16, 8)
+        NU_PRUNE_CASE(256, 16, 16)
+        NU_PRUNE_CASE(512, 32, 16)
+    default: return cudaErrorInvalidValue;
+    }
+#undef NU_PRUNE_CASE
+}
+
+static int nu_pow2(long long p)
+{
+    return p >= 16 && p <= 512 && (p & (p - 1)) == 0;
+}
+
+/* The pruned path applies: every transformed axis a power of two in 16..512
+ * (flat z allowed), unless LARMOR_GPU_NUFFT_FFT=cufft asks for cuFFT. */
+static int nu_prunable(const nu_geo &geo)
+{
+    static int forced = -1;
+    if (forced < 0) {
+        const char *e = getenv("LARMOR_GPU_NUFFT_FFT");
+        forced = e && strcmp(e, "cufft") == 0;
+    }
+    return !forced && nu_pow2(geo.nf[0]) && nu_pow2(geo.nf[1]) && (geo.nf[2] == 1 || nu_pow2(geo.nf[2]));
+}
+
+/* The inverse transform of one fine grid and the deapodisation into
+ * ore/oim, pruned (the grid is overwritten). */
+static lm_code nu_prune_apply(const nu_geo &geo, float2 *fc, float2 *const tw[3], const float *dec, float *ore,
+                              float *oim, cudaStream_t st, const char *who, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const long long nf0 = geo.nf[0], nf1 = geo.nf[1], nf2 = geo.nf[2];
+    const unsigned lx = (unsigned)((nf0 + 31) / 32);
+    const float *dx = dec, *dy = dec + geo.g[0], *dz = dec + geo.g[0] + geo.g[1];
+    const long long rows = (long long)geo.g[1] * geo.g[2];
+    if (nf2 > 1) {
+        LM_GCHECK(nu_prune_len(nf2, 0, dim3(lx, (unsigned)nf1), st, nf0, nf0 * nf1, nf0, geo.g[2], fc, -1, 0, 0, 0,
+                               NULL, NULL, NULL, NULL, NULL, tw[2]),
+                  who, "fft z");
+        LM_GLAUNCH(who, "fft z");
+    }
+    LM_GCHECK(nu_prune_len(nf1, 0, dim3(lx, (unsigned)geo.g[2]), st, nf0, nf0, nf0 * nf1, geo.g[1], fc, -1, 0, 0, 0,
+                           NULL, NULL, NULL, NULL, NULL, tw[1]),
+              who, "fft y");
+    LM_GLAUNCH(who, "fft y");
+    LM_GCHECK(nu_prune_len(nf0, 0, dim3((unsigned)((rows + 31) / 32)), st, 0, 0, 0, 0, fc, rows, geo.g[0], geo.g[1],
+                           nf1, dx, dy, dz, ore, oim, tw[0]),
+              who, "fft x");
+    LM_GLAUNCH(who, "fft x");
+done:
+    return rc;
+}
+
 /* ---- the engine ---- */
 
 static size_t scan_tmp_ints(long long n)
@@ -528,7 +715,7 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     const bool d3 = pts->g[2] > 1;
     nu_geo geo;
     long long nfine = 1, nbins = 1;
-    int device = 0, locked = 0, nsubs = 0;
+    int device = 0, locked = 0, nsubs = 0, prune = 0;
     nu_cache *cache = NULL;
     void *scratch = NULL;
     unsigned *key = NULL, *skey = NULL;
@@ -572,6 +759,7 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     if (nfine > (long long)LM_MAX_ELEMENTS || nbins > (1LL << 30))
         return lm_fail(err, LM_ERR_NOMEM, "%s: a %dx%dx%d fine grid is absurd", who, geo.nf[0], geo.nf[1], geo.nf[2]);
     tile_bytes = (size_t)geo.tl[0] * geo.tl[1] * geo.tl[2] * sizeof(float2);
+    prune = nu_prunable(geo);
 
     LM_GCHECK(cudaGetDevice(&device), who, "current device");
     LM_GCHECK(cudaEventCreate(&e0), who, "events");
@@ -642,8 +830,23 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         LM_GTRY(lm_gmalloc((void **)&cache->fine, (size_t)nfine * nch * sizeof(float2), err, who, "the fine grids"));
         cache->fine_cap = (size_t)nfine * nch * sizeof(float2);
     }
-    if (!cache->have_plan || cache->pdims[0] != geo.nf[0] || cache->pdims[1] != geo.nf[1] ||
-        cache->pdims[2] != geo.nf[2]) {
+    if (prune) {
+        for (int a = 0; a < 3; a++) {
+            if (geo.nf[a] == 1 || cache->twlen[a] == geo.nf[a])
+                continue;
+            lm_gfree(cache->tw[a]);
+            cache->tw[a] = NULL;
+            cache->twlen[a] = 0;
+            LM_GTRY(upload_twiddles(geo.nf[a], geo.nf[a], &cache->tw[a], who, err));
+            cache->twlen[a] = geo.nf[a];
+        }
+        for (int a = 0; a < 3; a++)
+            if (geo.nf[a] > 1)
+                LM_GCHECK(nu_prune_len(geo.nf[a], 1, dim3(1), st, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL,
+                                       NULL, NULL),
+                          who, "shared memory");
+    } else if (!cache->have_plan || cache->pdims[0] != geo.nf[0] || cache->pdims[1] != geo.nf[1] ||
+               cache->pdims[2] != geo.nf[2]) {
         if (cache->have_plan)
             (void)cufftDestroy(cache->plan);
         cache->have_plan = 0;
@@ -656,7 +859,8 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         cache->pdims[1] = geo.nf[1];
         cache->pdims[2] = geo.nf[2];
     }
-    LM_GFFT(cufftSetStream(cache->plan, st), who, "FFT stream");
+    if (!prune)
+        LM_GFFT(cufftSetStream(cache->plan, st), who, "FFT stream");
     if (tile_bytes * nch > 48 * 1024) {
         LM_GCHECK(cudaFuncSetAttribute(d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(tile_bytes * nch)),
@@ -727,6 +931,11 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         }
         for (int c = 0; c < nc; c++) {
             float2 *fc = cache->fine + (size_t)c * nfine;
+            if (prune) {
+                LM_GTRY(nu_prune_apply(geo, fc, cache->tw, dec, d_re + (set0 + c) * pts->n,
+                                       d_im + (set0 + c) * pts->n, st, who, err));
+                continue;
+            }
             LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)fc, (cufftComplex *)fc, CUFFT_INVERSE), who, "FFT");
             k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(
                 pts->n, geo, fc, dec, dec + geo.g[0], dec + geo.g[0] + geo.g[1], d_re + (set0 + c) * pts->n,

@@ -17,6 +17,7 @@
 
 #include "lm_gpu_device.cuh"
 #include "lm_gpu_internal.h"
+#include "lm_gpu_f4.cuh"
 
 #define LM_TP_T 256
 
@@ -217,22 +218,6 @@ static __device__ __forceinline__ int tp_bitrev(int v, int bits)
 }
 
 
-static __device__ __forceinline__ float2 cmul(float2 a, float2 b)
-{
-    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
-}
-
-static __device__ __forceinline__ float2 cmulc(float2 a, float2 b) /* conj(a) b */
-{
-    return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
-}
-
-/* w times v, or conj(w) times v for the inverse transform. */
-template <bool INV> static __device__ __forceinline__ float2 twid(float2 w, float2 v)
-{
-    return INV ? cmulc(w, v) : cmul(w, v);
-}
-
 /* Shared-memory FFTs of 32 lines of P values (P a power of two), element i
  * of line l at sm[i * is + l * ls]; tw[k] = exp(-2 pi i k / P), k < P/2.
  * Two radix-2 stages run per pass as one radix-4 step in registers: half
@@ -361,130 +346,17 @@ __global__ void k_tp_pad_planes(long long total, long long p0, long long p1, lon
 }
 
 
-/* ---- mode 3: every axis as a four-step FFT, the coil maps fused ----
+/* ---- mode 3: every axis as a four-step FFT (lm_gpu_f4.cuh), the coil
+ * maps fused ----
  *
- * A line of P = P1 P2 values (P1 >= P2, powers of two) is transformed as
- *   X[k1 + P1 k2] = sum_n2 W_P2^(n2 k2) W_P^(n2 k1) sum_n1 W_P1^(n1 k1) x[P2 n1 + n2]:
- * each thread does one length-P1 DFT in registers (phase A), one exchange
- * through shared memory, then length-P2 DFTs in registers (phase B); the
- * inverse runs the same steps backwards. Against radix-2 stages through
- * shared memory (log2 P barriers and exchanges each way) this is one
- * exchange per direction: the transforms become bound by DRAM again. The
- * exchange keeps A[k1][n2] at k1 + P1 n2, so phase B reads and writes the
- * same places (in-place safe per thread). 32 lines per block, the warp's
- * lanes are the 32 lines: every shared access is to consecutive words.
- *
- * Strided lines (y and z axes): lanes are 32 neighbouring x, coalesced in
- * global memory. Rows (x axis): 32 rows are staged through shared memory
- * so that global reads and writes stay along the rows. The x pass reads
- * the image times the coil map and its inverse writes conj(map) times the
- * result, accumulated: no separate pad, crop or coil passes. */
-#define FS 33 /* shared row stride: 32 lanes + 1 */
-#define F4_FWD 1
-#define F4_MUL 2
-#define F4_INV 4
-
-static __host__ __device__ constexpr int brev_ct(int i, int bits)
-{
-    int r = 0;
-    for (int b = 0; b < bits; b++)
-        r |= ((i >> b) & 1) << (bits - 1 - b);
-    return r;
-}
-
-static __host__ __device__ constexpr int log2_ct(int r)
-{
-    return r <= 1 ? 0 : 1 + log2_ct(r / 2);
-}
-
-/* DFT of R values in registers, natural order in and out; tw holds the
- * line's P twiddles exp(-2 pi i k / P), tstride = P / R. */
-template <int R, bool INV> static __device__ __forceinline__ void reg_dft(float2 (&v)[R], const float2 *__restrict__ tw,
-                                                                         int tstride)
-{
-    constexpr int bits = log2_ct(R);
-#pragma unroll
-    for (int i = 0; i < R; i++) {
-        const int j = brev_ct(i, bits);
-        if (j > i) {
-            const float2 t = v[i];
-            v[i] = v[j];
-            v[j] = t;
-        }
-    }
-#pragma unroll
-    for (int len = 2; len <= R; len <<= 1) {
-        const int half = len / 2;
-#pragma unroll
-        for (int j = 0; j < half; j++) {
-            const float2 w = __ldg(tw + j * (R / len) * tstride);
-#pragma unroll
-            for (int b = 0; b < R; b += len) {
-                const float2 a = v[b + j], c = twid<INV>(w, v[b + j + half]);
-                v[b + j] = make_float2(a.x + c.x, a.y + c.y);
-                v[b + j + half] = make_float2(a.x - c.x, a.y - c.y);
-            }
-        }
-    }
-}
-
-/* Phase A forward: this thread's n2 = sub, input values in v (x[P2 n1 + n2]). */
-template <int P1, int P2> static __device__ __forceinline__ void f4_phase_a(float2 (&v)[P1], int sub,
-                                                                           const float2 *__restrict__ tw)
-{
-    constexpr int P = P1 * P2;
-    reg_dft<P1, false>(v, tw, P / P1);
-#pragma unroll
-    for (int k1 = 1; k1 < P1; k1++)
-        v[k1] = cmul(__ldg(tw + sub * k1), v[k1]); /* sub k1 < P */
-}
-
-/* Phase B on the exchange for one k1: forward DFT over n2 (FWD), times
- * FFT(Q) (MUL), inverse DFT and twiddle back (INV). Reads and writes
- * ex[(k1 + P1 j) FS + lane], j < P2; or global X when the flags say. */
-template <int P1, int P2, int FLAGS> static __device__ __forceinline__ void
-f4_phase_b(float2 *ex, int k1, int lane, bool in, float2 *__restrict__ g, size_t base, long long es,
-           const float *__restrict__ qhat, const float2 *__restrict__ tw)
-{
-    constexpr int P = P1 * P2;
-    float2 u[P2];
-#pragma unroll
-    for (int j = 0; j < P2; j++)
-        u[j] = (FLAGS & F4_FWD) ? ex[(k1 + P1 * j) * FS + lane]
-                                : (in ? g[base + (size_t)es * (k1 + P1 * j)] : make_float2(0.0f, 0.0f));
-    if (FLAGS & F4_FWD)
-        reg_dft<P2, false>(u, tw, P / P2);
-    if (FLAGS & F4_MUL)
-#pragma unroll
-        for (int j = 0; j < P2; j++) {
-            const float q = in ? qhat[base + (size_t)es * (k1 + P1 * j)] : 0.0f;
-            u[j] = make_float2(u[j].x * q, u[j].y * q);
-        }
-    if (!(FLAGS & F4_INV)) { /* forward only: X to global, natural order */
-        if (in)
-#pragma unroll
-            for (int j = 0; j < P2; j++)
-                g[base + (size_t)es * (k1 + P1 * j)] = u[j];
-        return;
-    }
-    reg_dft<P2, true>(u, tw, P / P2);
-#pragma unroll
-    for (int n2 = 0; n2 < P2; n2++)
-        ex[(k1 + P1 * n2) * FS + lane] = n2 ? cmulc(__ldg(tw + n2 * k1), u[n2]) : u[n2];
-}
-
-/* Phase C inverse: this thread's n2 = sub, from the exchange; natural
- * order out in v (x[P2 n1 + n2]). */
-template <int P1, int P2> static __device__ __forceinline__ void f4_phase_c(float2 (&v)[P1], const float2 *ex, int sub,
-                                                                           int lane, const float2 *__restrict__ tw)
-{
-    constexpr int P = P1 * P2;
-#pragma unroll
-    for (int k1 = 0; k1 < P1; k1++)
-        v[k1] = ex[(k1 + P1 * sub) * FS + lane];
-    reg_dft<P1, true>(v, tw, P / P1);
-}
-
+ * Against radix-2 stages through shared memory (log2 P barriers and
+ * exchanges each way) the four-step line is one exchange per direction:
+ * the transforms become bound by DRAM again. Strided lines (y and z axes):
+ * lanes are 32 neighbouring x, coalesced in global memory. Rows (x axis):
+ * 32 rows are staged through shared memory so that global reads and writes
+ * stay along the rows. The x pass reads the image times the coil map and
+ * its inverse writes conj(map) times the result, accumulated: no separate
+ * pad, crop or coil passes. */
 /* Strided lines: element i of line (x, o) at g[x + os o + es i], 32 x per
  * block, blockIdx.y = o. Loads the first nload values (zero padding after),
  * stores the first nstore. */
@@ -633,10 +505,6 @@ __global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long lo
 }
 
 /* Launchers by line length: (P1, P2) = (4,4) (8,4) (8,8) (16,8) (16,16) (32,16). */
-template <int P1, int P2> static size_t f4_smem(void)
-{
-    return (size_t)P1 * P2 * FS * sizeof(float2);
-}
 
 template <int P1, int P2> static cudaError_t f4_setup(void)
 {
@@ -735,24 +603,6 @@ __global__ void k_tp_coil_acc(long long N, const float2 *__restrict__ v, const f
         }
         y[j] = r;
     }
-}
-
-/* count twiddles exp(-2 pi i k / p) on the device. */
-static lm_code upload_twiddles(long long p, long long count, float2 **out, const char *who, lm_error *err)
-{
-    float2 *h = (float2 *)lm_alloc((size_t)count, sizeof(float2), err, "twiddles");
-    if (!h)
-        return LM_ERR_NOMEM;
-    for (long long k = 0; k < count; k++) {
-        double sn, cs;
-        sincospi(-2.0 * (double)k / (double)p, &sn, &cs);
-        h[k] = make_float2((float)cs, (float)sn);
-    }
-    lm_code rc = lm_gmalloc((void **)out, (size_t)count * sizeof(float2), err, who, "twiddles");
-    if (rc == LM_OK && cudaMemcpy(*out, h, (size_t)count * sizeof(float2), cudaMemcpyHostToDevice) != cudaSuccess)
-        rc = lm_fail(err, LM_ERR_GPU, "%s: cannot upload the twiddles", who);
-    free(h);
-    return rc;
 }
 
 static int pow2_in(long long p, long long lo, long long hi)

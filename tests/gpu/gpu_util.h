@@ -48,6 +48,7 @@ typedef struct gu_samples {
 
 static inline void gu_samples_make(gu_samples *s, int64_t m, const double kmax[3], int complex_w)
 {
+    memset(&s->in, 0, sizeof s->in); /* no sample times, one weight set */
     s->buf = malloc((size_t)(m ? m : 1) * 5 * sizeof(float));
     float *kx = s->buf, *ky = kx + m, *kz = ky + m, *wr = kz + m, *wi = wr + m;
     for (int64_t i = 0; i < m; i++) {
