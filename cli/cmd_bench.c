@@ -133,7 +133,7 @@ int cmd_bench(int argc, char **argv)
                  "  default variants: auto (the fastest accurate one here, named in its row), then every other\n"
                  "  available one. A variant whose full F^H d (or Q) would take\n"
                  "  longer than --budget seconds is timed on the reference voxel subset and extrapolated.\n"
-                 "  A problem with a field map (S128c8f) is reconstructed uncorrected, time-segmented and\n"
+                 "  A problem with a field map (S128c8f, B128c8f) is reconstructed uncorrected, time-segmented and\n"
                  "  exact per variant (default variants: auto only).");
             return 0;
         default: return 2;

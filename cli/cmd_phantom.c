@@ -23,7 +23,7 @@ static void help(void)
          "                          [--fieldmap-hz MAX] [--readout-ms R]\n"
          "       larmor-cli phantom --matrix N [--phantom shepp-logan|shepp-logan-2d] [--traj KIND]\n"
          "                          [--samples M] [--readout R] [--noise LEVEL] [--seed S] [--coils C] --out DIR\n"
-         "  NAME: B32 B64 B128 B64n B128n B64c8 B128c32 B64c8n S128c8f\n"
+         "  NAME: B32 B64 B128 B64n B128n B64c8 B128c32 B64c8n S128c8f B128c8f (its data need a GPU)\n"
          "  C: receive coils 1..64 (1: one uniform coil; more: synthetic head-coil maps, the exact\n"
          "     k-space per coil in kspace.cfl [1, samples, spokes, coils] and the maps in\n"
          "     sens.cfl [nx, ny, nz, coils]; with --problem it replaces the problem's count)\n"

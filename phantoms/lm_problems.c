@@ -120,6 +120,11 @@ static const lm_problem_def problems[] = {
      * largest |f| 150 Hz (3.75 cycles over a readout at the bump). */
     {.name = "S128c8f", .n = 128, .m = 4 * S128_READOUT, .readout = S128_READOUT, .noise = 0.0, .coils = 8,
      .dim = 2, .interleaves = 4, .readout_ms = 25.0, .fieldmap_hz = 150.0},
+    /* Issue 11's 3D speed problem: B128's radial trajectory, 8 coils, the
+     * same kind of map up to 150 Hz over 10 ms readouts (1.5 cycles). Its
+     * exact data take ~1.4e12 sample-voxel pairs: a GPU makes them. */
+    {.name = "B128c8f", .n = 128, .m = 284592, .readout = 64, .noise = 0.0, .coils = 8, .readout_ms = 10.0,
+     .fieldmap_hz = 150.0},
 };
 #define PROBLEM_COUNT (sizeof problems / sizeof problems[0])
 

@@ -27,7 +27,7 @@ int main(void)
                 {"B64c8", 64, 35574, 32, 0, 8},
                 {"B128c32", 128, 284592, 64, 0, 32},
                 {"B64c8n", 64, 35574, 32, 0.05, 8}};
-    CHECK(lm_problem_count() == 9);
+    CHECK(lm_problem_count() == 10);
     for (size_t i = 0; i < 8; i++) {
         const lm_problem_def *d = lm_problem_find(want[i].name, &err);
         CHECK(d && d == lm_problem_at(i));
@@ -37,7 +37,12 @@ int main(void)
               d->coils == want[i].coils);
         CHECK(d->m == llround((double)(d->n * d->n * d->n) * 284592.0 / 2097152.0));
     }
-    CHECK(lm_problem_at(9) == NULL);
+    {
+        const lm_problem_def *d = lm_problem_find("B128c8f", &err); /* B128's trajectory, 8 coils, field map */
+        CHECK(d && d == lm_problem_at(9) && d->n == 128 && d->m == 284592 && d->coils == 8 &&
+              d->fieldmap_hz == 150.0 && d->readout_ms == 10.0 && d->dim != 2);
+    }
+    CHECK(lm_problem_at(10) == NULL);
     CHECK(lm_problem_find("b64N", &err) == lm_problem_at(3)); /* case does not matter */
     CHECK(lm_problem_find("B256", &err) == NULL && err.code == LM_ERR_INVALID);
     CHECK(strstr(err.msg, "B256") && strstr(err.msg, "B128n") && strstr(err.msg, "B64c8n")); /* names the bad one and the known ones */
