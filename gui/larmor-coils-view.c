@@ -648,3 +648,9 @@ static void larmor_coils_view_init(LarmorCoilsView *self)
     g_signal_connect(self->phase_button, "toggled", G_CALLBACK(on_mode_toggled), self);
     rebuild(self);
 }
+
+void larmor_coils_view_set_display(LarmorCoilsView *self, gboolean radiological, gboolean show_colorbar)
+{
+    larmor_view_state_set_radiological(self->large_state, radiological);
+    larmor_view_state_set_show_colorbar(self->large_state, show_colorbar);
+}
