@@ -53,6 +53,15 @@ static void test_display_actions(void)
     LarmorViewState *cst = larmor_compare_view_get_state(larmor_window_get_compare_view(w));
     g_assert_false(larmor_view_state_get_radiological(ost));
     g_assert_true(larmor_view_state_get_show_colorbar(ost));
+    /* Phase takes the cyclic map through the viewer's map dropdown (bound
+     * both ways to the state) and gives the user's map back after. */
+    larmor_view_state_set_colormap(ost, LARMOR_COLORMAP_VIRIDIS);
+    larmor_view_state_set_mode(ost, LARMOR_MODE_PHASE);
+    gui_test_spin(0.05);
+    g_assert_cmpint(larmor_view_state_get_colormap(ost), ==, LARMOR_COLORMAP_CYCLIC);
+    larmor_view_state_set_mode(ost, LARMOR_MODE_MAGNITUDE);
+    gui_test_spin(0.05);
+    g_assert_cmpint(larmor_view_state_get_colormap(ost), ==, LARMOR_COLORMAP_VIRIDIS);
 
     /* Stateful actions (menu check items): toggled, every view follows. */
     g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.radiological", NULL));
