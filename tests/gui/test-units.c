@@ -195,6 +195,54 @@ static void test_colorbar_draw(void)
     cairo_surface_destroy(s);
 }
 
+/* Voxel axes -> patient directions from the affine, and which screen axes
+ * a view mirrors: RAS, LPS-like storage, a 30-degree oblique (dominant
+ * axis) and a permuted one (voxel x along the head's axis). */
+static void test_orientation(void)
+{
+    double a[4][4] = { { 1, 0, 0, 0 }, { 0, 1, 0, 0 }, { 0, 0, 1, 0 }, { 0, 0, 0, 1 } };
+    int w, sg, fu, fv;
+    larmor_axis_direction(a, 0, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "R");
+    larmor_view_flips(a, LARMOR_ORIENT_AXIAL, 0, &fu, &fv);
+    g_assert_true(!fu && !fv);
+    larmor_view_flips(a, LARMOR_ORIENT_AXIAL, 1, &fu, &fv);
+    g_assert_true(fu && !fv);
+    larmor_view_flips(a, LARMOR_ORIENT_CORONAL, 1, &fu, &fv);
+    g_assert_true(fu && !fv);
+    larmor_view_flips(a, LARMOR_ORIENT_SAGITTAL, 1, &fu, &fv); /* no left-right axis on screen */
+    g_assert_true(!fu && !fv);
+    /* x towards L, y towards P: neurological mirrors both so R is right, A up. */
+    a[0][0] = -1.5, a[1][1] = -1.5;
+    larmor_axis_direction(a, 1, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "P");
+    larmor_view_flips(a, LARMOR_ORIENT_AXIAL, 0, &fu, &fv);
+    g_assert_true(fu && fv);
+    larmor_view_flips(a, LARMOR_ORIENT_AXIAL, 1, &fu, &fv);
+    g_assert_true(!fu && fv);
+    /* 30 degrees about z: x still mostly R (cos 30 > sin 30), y mostly A. */
+    double c = cos(M_PI / 6), sn = sin(M_PI / 6);
+    double ob[4][4] = { { c, -sn, 0, 0 }, { sn, c, 0, 0 }, { 0, 0, 1, 0 }, { 0, 0, 0, 1 } };
+    larmor_axis_direction(ob, 0, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "R");
+    larmor_axis_direction(ob, 1, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "A");
+    /* 60 degrees: voxel x now mostly A, voxel y mostly L. */
+    double ob2[4][4] = { { sn, -c, 0, 0 }, { c, sn, 0, 0 }, { 0, 0, 1, 0 }, { 0, 0, 0, 1 } };
+    larmor_axis_direction(ob2, 0, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "A");
+    larmor_axis_direction(ob2, 1, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "L");
+    /* Axial view of it: horizontal (voxel x) is A-P, kept; vertical
+     * (voxel y) is left-right, kept too. */
+    larmor_view_flips(ob2, LARMOR_ORIENT_AXIAL, 1, &fu, &fv);
+    g_assert_true(!fu && !fv);
+    /* A degenerate (zero) column counts as the identity's. */
+    double z[4][4] = { { 0 } };
+    larmor_axis_direction(z, 2, &w, &sg);
+    g_assert_cmpstr(larmor_direction_letter(w, sg), ==, "S");
+}
+
 static void test_extract(void)
 {
     /* 3 x 4 x 5 volume with value = x + 10 y + 100 z (+ i z on the side). */
@@ -349,6 +397,7 @@ int main(int argc, char **argv)
     g_test_add_func("/units/colormaps-signed", test_colormaps_signed);
     g_test_add_func("/units/colorbar-ticks", test_colorbar_ticks);
     g_test_add_func("/units/colorbar-draw", test_colorbar_draw);
+    g_test_add_func("/units/orientation", test_orientation);
     g_test_add_func("/units/extract", test_extract);
     g_test_add_func("/units/pipeline-speed", test_pipeline_speed);
     g_test_add_func("/units/lcurve-corner", test_lcurve_corner);
