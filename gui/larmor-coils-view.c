@@ -182,7 +182,7 @@ static void fill_section(LarmorCoilsView *self, Section *sec, const lm_sens *s, 
     if (mode == LARMOR_MODE_PHASE) {
         window = 2 * G_PI;
         level = 0;
-        cm = LARMOR_COLORMAP_VIRIDIS;
+        cm = LARMOR_COLORMAP_CYCLIC; /* no seam where the phase wraps */
     } else {
         float *sorted = g_memdup2(vals, plane * n * sizeof *vals);
         qsort(sorted, plane * n, sizeof *sorted, cmp_float);
@@ -281,7 +281,7 @@ void larmor_coils_view_show_large(LarmorCoilsView *self, LarmorCoilsKind kind, i
         larmor_view_state_set_cursor_axis(self->large_state, 2, current_slice(self, d->dims[2]));
         gboolean phase = kind == LARMOR_COILS_MAPS && self->map_mode == LARMOR_MODE_PHASE;
         larmor_view_state_set_mode(self->large_state, phase ? LARMOR_MODE_PHASE : LARMOR_MODE_MAGNITUDE);
-        larmor_view_state_set_colormap(self->large_state, phase ? LARMOR_COLORMAP_VIRIDIS : LARMOR_COLORMAP_GREY);
+        larmor_view_state_set_colormap(self->large_state, phase ? LARMOR_COLORMAP_CYCLIC : LARMOR_COLORMAP_GREY);
         larmor_slice_view_reset(self->large_view);
         larmor_slice_view_set_title(self->large_view, title);
         gtk_label_set_text(self->large_label, title);
@@ -647,4 +647,10 @@ static void larmor_coils_view_init(LarmorCoilsView *self)
     g_signal_connect(self->magnitude_button, "toggled", G_CALLBACK(on_mode_toggled), self);
     g_signal_connect(self->phase_button, "toggled", G_CALLBACK(on_mode_toggled), self);
     rebuild(self);
+}
+
+void larmor_coils_view_set_display(LarmorCoilsView *self, gboolean radiological, gboolean show_colorbar)
+{
+    larmor_view_state_set_radiological(self->large_state, radiological);
+    larmor_view_state_set_show_colorbar(self->large_state, show_colorbar);
 }

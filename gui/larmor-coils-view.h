@@ -54,6 +54,9 @@ GtkWidget *larmor_coils_view_get_noise_widget(LarmorCoilsView *self);
  * there are no coil images ... */
 const char *larmor_coils_view_get_note(LarmorCoilsView *self, LarmorCoilsKind kind);
 
+/* The large view's display convention and colour bar (the window's). */
+void larmor_coils_view_set_display(LarmorCoilsView *self, gboolean radiological, gboolean show_colorbar);
+
 G_END_DECLS
 
 #endif

@@ -66,6 +66,7 @@ struct _LarmorCompareView {
     LarmorOrientation orientation;
     GHashTable *cells;         /* "row:column" -> GtkLabel */
     gboolean syncing;
+    gboolean cmap_syncing; /* the map dropdown follows the state, not the user */
     int64_t grid_dims[3];
 };
 
@@ -199,12 +200,34 @@ static void auto_window(LarmorCompareView *self)
 static void on_mode(GtkDropDown *dd, GParamSpec *pspec, LarmorCompareView *self)
 {
     each_state(self, set_mode, GINT_TO_POINTER(gtk_drop_down_get_selected(dd)));
+    /* Phase may have switched the map (cyclic) or switched it back: show
+     * it without making it the user's pick. */
+    self->cmap_syncing = TRUE;
+    gtk_drop_down_set_selected(self->cmap_dropdown, larmor_view_state_get_colormap(self->state));
+    self->cmap_syncing = FALSE;
     auto_window(self);
 }
 
 static void on_cmap(GtkDropDown *dd, GParamSpec *pspec, LarmorCompareView *self)
 {
-    each_state(self, set_cmap, GINT_TO_POINTER(gtk_drop_down_get_selected(dd)));
+    if (!self->cmap_syncing)
+        each_state(self, set_cmap, GINT_TO_POINTER(gtk_drop_down_get_selected(dd)));
+}
+
+static void set_radiological(LarmorViewState *s, gpointer data)
+{
+    larmor_view_state_set_radiological(s, GPOINTER_TO_INT(data));
+}
+
+static void set_show_colorbar(LarmorViewState *s, gpointer data)
+{
+    larmor_view_state_set_show_colorbar(s, GPOINTER_TO_INT(data));
+}
+
+void larmor_compare_view_set_display(LarmorCompareView *self, gboolean radiological, gboolean show_colorbar)
+{
+    each_state(self, set_radiological, GINT_TO_POINTER(!!radiological));
+    each_state(self, set_show_colorbar, GINT_TO_POINTER(!!show_colorbar));
 }
 
 static void on_auto(GtkButton *b, LarmorCompareView *self)
@@ -250,8 +273,14 @@ static void copy_state(LarmorViewState *from, LarmorViewState *to)
     larmor_view_state_get_cursor(from, ijk);
     larmor_view_state_set_cursor(to, ijk);
     larmor_view_state_set_window_level(to, larmor_view_state_get_window(from), larmor_view_state_get_level(from));
+    /* The user's map first, then the mode (phase switches to cyclic by
+     * itself), then the map shown if it still differs (a pick in phase). */
+    larmor_view_state_set_colormap(to, larmor_view_state_get_user_colormap(from));
     larmor_view_state_set_mode(to, larmor_view_state_get_mode(from));
-    larmor_view_state_set_colormap(to, larmor_view_state_get_colormap(from));
+    if (larmor_view_state_get_colormap(to) != larmor_view_state_get_colormap(from))
+        larmor_view_state_set_colormap(to, larmor_view_state_get_colormap(from));
+    larmor_view_state_set_radiological(to, larmor_view_state_get_radiological(from));
+    larmor_view_state_set_show_colorbar(to, larmor_view_state_get_show_colorbar(from));
     for (int o = 0; o < 3; o++) {
         double px, py;
         larmor_view_state_get_pan(from, o, &px, &py);

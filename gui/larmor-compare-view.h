@@ -33,6 +33,8 @@ void larmor_compare_view_set_orientation(LarmorCompareView *self, LarmorOrientat
 gboolean larmor_compare_view_get_linked(LarmorCompareView *self);
 void larmor_compare_view_set_linked(LarmorCompareView *self, gboolean linked);
 LarmorViewState *larmor_compare_view_get_state(LarmorCompareView *self);
+/* Radiological convention and colour bars for every panel's state. */
+void larmor_compare_view_set_display(LarmorCompareView *self, gboolean radiological, gboolean show_colorbar);
 /* Panels in order (truth first when there is one); NULL past the end. */
 LarmorSliceView *larmor_compare_view_get_panel(LarmorCompareView *self, int i);
 /* The image panel i shows (a run's image resampled onto the first

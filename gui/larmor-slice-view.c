@@ -2,6 +2,7 @@
 
 #include <math.h>
 
+#include "larmor-colorbar.h"
 #include "larmor-colormap.h"
 #include "larmor-slice.h"
 #include "larmor-util.h"
@@ -19,6 +20,8 @@ struct _LarmorSliceView {
     char *title;
     char *placeholder;
     gboolean show_labels;
+    char *unit;               /* colour bar unit; NULL: by the mode */
+    double colorbar_rect[4];  /* where the last snapshot drew it (w 0: none) */
 
     /* Caches: the plane for (volume, orientation, slice, mode), then its
      * colours for (window, level, gain, colour map). Each snapshot only
@@ -28,7 +31,7 @@ struct _LarmorSliceView {
     int pw, ph;
     const lm_volume *plane_vol;
     int64_t plane_index;
-    int plane_mode, plane_orient;
+    int plane_mode, plane_orient, plane_flip_u, plane_flip_v;
     guint plane_serial, rgba_serial;
     double rgba_window, rgba_level, rgba_gain;
     int rgba_cmap;
@@ -54,7 +57,33 @@ static guint signals[N_SIGNALS];
 typedef struct {
     double ox, oy, iw, ih;
     int pw, ph, u, v, n;
+    int flip_u, flip_v; /* larmor_view_flips: the convention and the affine */
 } Layout;
+
+/* Plane coordinates (voxel i spans [i, i + 1]) <-> widget coordinates.
+ * Every mapping between the screen and voxels goes through these four, so
+ * clicks, ROIs, lines and the cursor follow a mirrored display. */
+static double u_to_x(const Layout *l, double fu)
+{
+    return l->ox + (l->flip_u ? l->pw - fu : fu) / l->pw * l->iw;
+}
+
+static double v_to_y(const Layout *l, double fv)
+{
+    return l->oy + (l->flip_v ? fv : l->ph - fv) / l->ph * l->ih;
+}
+
+static double x_to_u(const Layout *l, double x)
+{
+    double f = (x - l->ox) / l->iw * l->pw;
+    return l->flip_u ? l->pw - f : f;
+}
+
+static double y_to_v(const Layout *l, double y)
+{
+    double f = (y - l->oy) / l->ih * l->ph;
+    return l->flip_v ? f : l->ph - f;
+}
 
 static gboolean compute_layout(LarmorSliceView *self, Layout *l)
 {
@@ -79,6 +108,8 @@ static gboolean compute_layout(LarmorSliceView *self, Layout *l)
     l->ih = mh * fit * zoom;
     l->ox = (W - l->iw) / 2 + px * l->iw;
     l->oy = (H - l->ih) / 2 + py * l->ih;
+    larmor_view_flips(vol->affine, self->orientation, larmor_view_state_get_radiological(self->state), &l->flip_u,
+                      &l->flip_v);
     return TRUE;
 }
 
@@ -88,8 +119,8 @@ gboolean larmor_slice_view_voxel_to_widget(LarmorSliceView *self, const int64_t 
     Layout l;
     if (!compute_layout(self, &l))
         return FALSE;
-    *x = l.ox + (ijk[l.u] + 0.5) / l.pw * l.iw;
-    *y = l.oy + (l.ph - 1 - ijk[l.v] + 0.5) / l.ph * l.ih;
+    *x = u_to_x(&l, ijk[l.u] + 0.5);
+    *y = v_to_y(&l, ijk[l.v] + 0.5);
     return TRUE;
 }
 
@@ -99,16 +130,36 @@ gboolean larmor_slice_view_widget_to_voxel(LarmorSliceView *self, double x, doub
     Layout l;
     if (!compute_layout(self, &l))
         return FALSE;
-    double fu = (x - l.ox) / l.iw * l.pw, fv = (y - l.oy) / l.ih * l.ph;
+    double fu = x_to_u(&l, x), fv = y_to_v(&l, y);
     larmor_view_state_get_cursor(self->state, ijk);
-    if (fu < 0 || fv < 0 || fu >= l.pw || fv >= l.ph)
+    if (!(fu >= 0 && fv >= 0 && fu < l.pw && fv < l.ph))
         return FALSE;
     ijk[l.u] = (int64_t)fu;
-    ijk[l.v] = l.ph - 1 - (int64_t)fv;
+    ijk[l.v] = (int64_t)fv;
     return TRUE;
 }
 
 /* --- caches ------------------------------------------------------------ */
+
+/* The displayed plane: mirrored as the layout shows it, so the resample
+ * onto the screen stays one plain nearest-neighbour lookup. */
+static void mirror_plane(float *p, int pw, int ph, int flip_u, int flip_v)
+{
+    if (flip_u)
+        for (int r = 0; r < ph; r++)
+            for (int a = 0, b = pw - 1; a < b; a++, b--) {
+                float t = p[(size_t)r * pw + a];
+                p[(size_t)r * pw + a] = p[(size_t)r * pw + b];
+                p[(size_t)r * pw + b] = t;
+            }
+    if (flip_v)
+        for (int a = 0, b = ph - 1; a < b; a++, b--)
+            for (int c = 0; c < pw; c++) {
+                float t = p[(size_t)a * pw + c];
+                p[(size_t)a * pw + c] = p[(size_t)b * pw + c];
+                p[(size_t)b * pw + c] = t;
+            }
+}
 
 static void ensure_pixels(LarmorSliceView *self, const Layout *l)
 {
@@ -117,7 +168,8 @@ static void ensure_pixels(LarmorSliceView *self, const Layout *l)
     larmor_view_state_get_cursor(self->state, cur);
     int mode = larmor_view_state_get_mode(self->state);
     if (self->plane_vol != vol || self->plane_index != cur[l->n] || self->plane_mode != mode ||
-        self->plane_orient != (int)self->orientation || self->pw != l->pw || self->ph != l->ph) {
+        self->plane_orient != (int)self->orientation || self->pw != l->pw || self->ph != l->ph ||
+        self->plane_flip_u != l->flip_u || self->plane_flip_v != l->flip_v) {
         if (self->pw * self->ph != l->pw * l->ph || !self->plane) {
             g_free(self->plane);
             g_free(self->rgba);
@@ -127,6 +179,9 @@ static void ensure_pixels(LarmorSliceView *self, const Layout *l)
         self->pw = l->pw;
         self->ph = l->ph;
         larmor_slice_extract(vol, self->orientation, cur[l->n], mode, self->plane);
+        mirror_plane(self->plane, l->pw, l->ph, l->flip_u, l->flip_v);
+        self->plane_flip_u = l->flip_u;
+        self->plane_flip_v = l->flip_v;
         self->plane_vol = vol;
         self->plane_index = cur[l->n];
         self->plane_mode = mode;
@@ -179,8 +234,8 @@ static void draw_crosshair(LarmorSliceView *self, GtkSnapshot *snapshot, const L
 {
     int64_t cur[3];
     larmor_view_state_get_cursor(self->state, cur);
-    double cx = l->ox + (cur[l->u] + 0.5) / l->pw * l->iw;
-    double cy = l->oy + (l->ph - 1 - cur[l->v] + 0.5) / l->ph * l->ih;
+    double cx = u_to_x(l, cur[l->u] + 0.5);
+    double cy = v_to_y(l, cur[l->v] + 0.5);
     static const GdkRGBA green = { 0.20f, 0.90f, 0.35f, 0.80f };
     const double gap = 6, x0 = l->ox, x1 = l->ox + l->iw, y0 = l->oy, y1 = l->oy + l->ih;
     /* Lines snapped to device pixels so they stay one pixel wide and sharp. */
@@ -251,8 +306,8 @@ static void draw_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout 
 /* Plane point (voxel centres at integers) <-> widget coordinates. */
 static void plane_to_widget(const Layout *l, double pu, double pv, double *x, double *y)
 {
-    *x = l->ox + (pu + 0.5) / l->pw * l->iw;
-    *y = l->oy + (l->ph - 1 - pv + 0.5) / l->ph * l->ih;
+    *x = u_to_x(l, pu + 0.5);
+    *y = v_to_y(l, pv + 0.5);
 }
 
 static gboolean line_here(LarmorSliceView *self, LarmorLine *line)
@@ -295,10 +350,10 @@ static void outline_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
 {
     const LarmorRoi roi = *r;
     const GdkRGBA yellow = *colour;
-    /* Box edges in widget coordinates: v grows upwards on screen. */
-    const double x0 = l->ox + (double)roi.u0 / l->pw * l->iw, x1 = l->ox + (double)(roi.u1 + 1) / l->pw * l->iw;
-    const double y0 = l->oy + (double)(l->ph - 1 - roi.v1) / l->ph * l->ih;
-    const double y1 = l->oy + (double)(l->ph - roi.v0) / l->ph * l->ih;
+    /* Box edges in widget coordinates (either axis may be mirrored). */
+    const double xa = u_to_x(l, (double)roi.u0), xb = u_to_x(l, (double)roi.u1 + 1);
+    const double ya = v_to_y(l, (double)roi.v0), yb = v_to_y(l, (double)roi.v1 + 1);
+    const double x0 = MIN(xa, xb), x1 = MAX(xa, xb), y0 = MIN(ya, yb), y1 = MAX(ya, yb);
     if (roi.shape == LARMOR_ROI_RECT) {
         const float bw[4] = { 1.5f, 1.5f, 1.5f, 1.5f };
         const GdkRGBA bc[4] = { yellow, yellow, yellow, yellow };
@@ -327,6 +382,76 @@ static void outline_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
     }
 }
 
+gboolean larmor_slice_view_edge_labels(LarmorSliceView *self, char *labels[4])
+{
+    Layout l;
+    for (int i = 0; i < 4; i++)
+        labels[i] = NULL;
+    if (!compute_layout(self, &l))
+        return FALSE;
+    const lm_volume *vol = larmor_volume_get_data(self->volume);
+    int wu, su, wv, sv;
+    larmor_axis_direction(vol->affine, l.u, &wu, &su);
+    larmor_axis_direction(vol->affine, l.v, &wv, &sv);
+    /* +u points right unless mirrored; +v points up unless mirrored. */
+    int right = l.flip_u ? -su : su, up = l.flip_v ? -sv : sv;
+    labels[0] = g_strdup(larmor_direction_letter(wu, -right));
+    labels[1] = g_strdup(larmor_direction_letter(wu, right));
+    labels[2] = g_strdup(larmor_direction_letter(wv, up));
+    labels[3] = g_strdup(larmor_direction_letter(wv, -up));
+    return TRUE;
+}
+
+const char *larmor_slice_view_get_unit(LarmorSliceView *self)
+{
+    if (self->unit)
+        return self->unit;
+    return larmor_view_state_get_mode(self->state) == LARMOR_MODE_PHASE ? "rad" : "a.u.";
+}
+
+gboolean larmor_slice_view_get_colorbar_range(LarmorSliceView *self, double *lo, double *hi)
+{
+    double g = self->gain > 0 ? self->gain : 1;
+    double w = larmor_view_state_get_window(self->state), lv = larmor_view_state_get_level(self->state);
+    *lo = (lv - w / 2) / g;
+    *hi = (lv + w / 2) / g;
+    return self->volume && larmor_view_state_get_show_colorbar(self->state) && self->colorbar_rect[2] > 0;
+}
+
+/* Bottom-right, clear of the edge labels' middle; none in small views. */
+static void draw_colorbar(LarmorSliceView *self, GtkSnapshot *snapshot, double W, double H)
+{
+    self->colorbar_rect[2] = 0;
+    if (!larmor_view_state_get_show_colorbar(self->state) || W < 160 || H < 120)
+        return;
+    double lo, hi;
+    larmor_slice_view_get_colorbar_range(self, &lo, &hi);
+    const char *unit = larmor_slice_view_get_unit(self);
+    double bh = MIN(0.4 * H, 180), by = H - 6 - bh;
+    cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &GRAPHENE_RECT_INIT((float)(W - 120), (float)by, 120, (float)bh));
+    double bw = larmor_colorbar_width(cr, lo, hi, unit), bx = W - 6 - bw;
+    larmor_colorbar_draw(cr, bx, by, bw, bh, larmor_view_state_get_colormap(self->state), lo, hi, unit);
+    cairo_destroy(cr);
+    self->colorbar_rect[0] = bx;
+    self->colorbar_rect[1] = by;
+    self->colorbar_rect[2] = bw;
+    self->colorbar_rect[3] = bh;
+}
+
+gboolean larmor_slice_view_get_colorbar_rect(LarmorSliceView *self, double rect[4])
+{
+    for (int i = 0; i < 4; i++)
+        rect[i] = self->colorbar_rect[i];
+    return rect[2] > 0;
+}
+
+void larmor_slice_view_set_unit(LarmorSliceView *self, const char *unit)
+{
+    g_free(self->unit);
+    self->unit = g_strdup(unit);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
 static void draw_labels(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, double W,
                         double H)
 {
@@ -343,12 +468,14 @@ static void draw_labels(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
     char *slice = larmor_format_slice(l->n, (long long)cur[l->n], (long long)vol->dims[l->n]);
     append_text(snapshot, w, slice, W - 6, 4, 1, 0, &fg);
     g_free(slice);
-    /* Neurological convention (patient's right on the right): RAS voxel axes. */
-    static const char *lo[3] = { "L", "P", "I" }, *hi[3] = { "R", "A", "S" };
-    append_text(snapshot, w, lo[l->u], MAX(l->ox - 3, 2), l->oy + l->ih / 2, l->ox - 3 > 10 ? 1 : 0, 0.5, &dim);
-    append_text(snapshot, w, hi[l->u], MIN(l->ox + l->iw + 3, W - 2), l->oy + l->ih / 2, l->ox + l->iw + 3 < W - 10 ? 0 : 1, 0.5, &dim);
-    append_text(snapshot, w, hi[l->v], l->ox + l->iw / 2, MAX(l->oy - 1, 18), 0.5, l->oy - 1 > 18 ? 1 : 0, &dim);
-    append_text(snapshot, w, lo[l->v], l->ox + l->iw / 2, MIN(l->oy + l->ih + 1, H - 2), 0.5, l->oy + l->ih + 1 < H - 18 ? 0 : 1, &dim);
+    char *edge[4];
+    larmor_slice_view_edge_labels(self, edge);
+    append_text(snapshot, w, edge[0], MAX(l->ox - 3, 2), l->oy + l->ih / 2, l->ox - 3 > 10 ? 1 : 0, 0.5, &dim);
+    append_text(snapshot, w, edge[1], MIN(l->ox + l->iw + 3, W - 2), l->oy + l->ih / 2, l->ox + l->iw + 3 < W - 10 ? 0 : 1, 0.5, &dim);
+    append_text(snapshot, w, edge[2], l->ox + l->iw / 2, MAX(l->oy - 1, 18), 0.5, l->oy - 1 > 18 ? 1 : 0, &dim);
+    append_text(snapshot, w, edge[3], l->ox + l->iw / 2, MIN(l->oy + l->ih + 1, H - 2), 0.5, l->oy + l->ih + 1 < H - 18 ? 0 : 1, &dim);
+    for (int i = 0; i < 4; i++)
+        g_free(edge[i]);
 }
 
 static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
@@ -405,6 +532,7 @@ static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
     draw_line(self, snapshot, &l);
     if (self->show_labels)
         draw_labels(self, snapshot, &l, W, H);
+    draw_colorbar(self, snapshot, W, H);
     gtk_snapshot_pop(snapshot);
 
     if (gtk_widget_has_focus(widget)) {
@@ -461,9 +589,9 @@ static void set_cursor_from(LarmorSliceView *self, double x, double y)
         return;
     int64_t cur[3];
     larmor_view_state_get_cursor(self->state, cur);
-    int64_t i = (int64_t)floor((x - l.ox) / l.iw * l.pw), j = (int64_t)floor((y - l.oy) / l.ih * l.ph);
+    int64_t i = (int64_t)floor(x_to_u(&l, x)), j = (int64_t)floor(y_to_v(&l, y));
     cur[l.u] = CLAMP(i, 0, l.pw - 1);
-    cur[l.v] = CLAMP(l.ph - 1 - j, 0, l.ph - 1);
+    cur[l.v] = CLAMP(j, 0, l.ph - 1);
     larmor_view_state_set_cursor(self->state, cur);
 }
 
@@ -473,9 +601,9 @@ static gboolean plane_voxel(LarmorSliceView *self, double x, double y, int64_t *
     Layout l;
     if (!compute_layout(self, &l))
         return FALSE;
-    int64_t i = (int64_t)floor((x - l.ox) / l.iw * l.pw), j = (int64_t)floor((y - l.oy) / l.ih * l.ph);
+    int64_t i = (int64_t)floor(x_to_u(&l, x)), j = (int64_t)floor(y_to_v(&l, y));
     *pu = CLAMP(i, 0, l.pw - 1);
-    *pv = CLAMP(l.ph - 1 - j, 0, l.ph - 1);
+    *pv = CLAMP(j, 0, l.ph - 1);
     return TRUE;
 }
 
@@ -509,8 +637,8 @@ static gboolean plane_point(LarmorSliceView *self, double x, double y, double *p
     Layout l;
     if (!compute_layout(self, &l))
         return FALSE;
-    *pu = CLAMP((x - l.ox) / l.iw * l.pw - 0.5, 0, l.pw - 1);
-    *pv = CLAMP(l.ph - 1 - ((y - l.oy) / l.ih * l.ph - 0.5), 0, l.ph - 1);
+    *pu = CLAMP(x_to_u(&l, x) - 0.5, 0, l.pw - 1);
+    *pv = CLAMP(y_to_v(&l, y) - 0.5, 0, l.ph - 1);
     return TRUE;
 }
 
@@ -820,6 +948,7 @@ static void larmor_slice_view_finalize(GObject *object)
     g_free(self->rgba);
     g_free(self->title);
     g_free(self->placeholder);
+    g_free(self->unit);
     G_OBJECT_CLASS(larmor_slice_view_parent_class)->finalize(object);
 }
 

@@ -62,6 +62,20 @@ void larmor_slice_view_draw_roi(LarmorSliceView *self, double x0, double y0, dou
 void larmor_slice_view_draw_line(LarmorSliceView *self, double x0, double y0, double x1, double y1);
 /* Widget coordinates of a plane point (voxel centres at integers). */
 gboolean larmor_slice_view_plane_to_widget(LarmorSliceView *self, double pu, double pv, double *x, double *y);
+/* The letters at the left, right, top and bottom edges ("L", "R", "A",
+ * "P", ...): where those edges point in the patient, from the volume's
+ * affine (dominant axis for oblique ones) and the state's convention.
+ * Free each with g_free; FALSE (all NULL) without a volume or size. */
+gboolean larmor_slice_view_edge_labels(LarmorSliceView *self, char *labels[4]);
+/* The colour bar (bottom right, hidden by the state's "show-colorbar" or
+ * in views under 160 x 120): its values run over the window, divided by
+ * the gain, in the unit -- set_unit's, else "rad" for phase and "a.u.". */
+void larmor_slice_view_set_unit(LarmorSliceView *self, const char *unit);
+const char *larmor_slice_view_get_unit(LarmorSliceView *self);
+/* lo and hi it shows; TRUE when the last snapshot drew it. */
+gboolean larmor_slice_view_get_colorbar_range(LarmorSliceView *self, double *lo, double *hi);
+/* x, y, w, h of the bar in the last snapshot; FALSE when none was drawn. */
+gboolean larmor_slice_view_get_colorbar_rect(LarmorSliceView *self, double rect[4]);
 /* Time spent turning the slice into pixels in the last snapshot. */
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self);
 

@@ -31,6 +31,43 @@ void larmor_orientation_axes(LarmorOrientation o, int *u, int *v, int *normal)
     }
 }
 
+void larmor_axis_direction(const double affine[4][4], int axis, int *world, int *sign)
+{
+    int best = -1;
+    double m = 0;
+    for (int r = 0; r < 3; r++)
+        if (fabs(affine[r][axis]) > m) {
+            m = fabs(affine[r][axis]);
+            best = r;
+        }
+    if (best < 0 || !isfinite(m)) {
+        *world = axis;
+        *sign = 1;
+        return;
+    }
+    *world = best;
+    *sign = affine[best][axis] > 0 ? 1 : -1;
+}
+
+const char *larmor_direction_letter(int world, int sign)
+{
+    static const char *pos[3] = { "R", "A", "S" }, *neg[3] = { "L", "P", "I" };
+    world = world < 0 || world > 2 ? 0 : world;
+    return sign > 0 ? pos[world] : neg[world];
+}
+
+void larmor_view_flips(const double affine[4][4], LarmorOrientation o, int radiological, int *flip_u,
+                       int *flip_v)
+{
+    int u, v, n, wu, su, wv, sv;
+    larmor_orientation_axes(o, &u, &v, &n);
+    larmor_axis_direction(affine, u, &wu, &su);
+    larmor_axis_direction(affine, v, &wv, &sv);
+    /* Right on the screen's right: +u must point to R (neurological) or L. */
+    *flip_u = wu == 0 ? (radiological ? su > 0 : su < 0) : 0;
+    *flip_v = wv == 0 ? 0 : sv < 0;
+}
+
 void larmor_slice_extract(const lm_volume *vol, LarmorOrientation o, int64_t index, LarmorMode mode,
                           float *out)
 {

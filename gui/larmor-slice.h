@@ -44,6 +44,25 @@ static inline float larmor_mode_value(lm_cfloat c, LarmorMode mode)
     }
 }
 
+/* Where voxel axis `axis` points in the scanner (NIfTI RAS): the world
+ * axis its affine column leans on most (0 x: left -> right, 1 y:
+ * posterior -> anterior, 2 z: inferior -> superior; oblique volumes take
+ * the dominant one) and the sign (+1 towards R, A or S). A zero column
+ * counts as the identity's. */
+void larmor_axis_direction(const double affine[4][4], int axis, int *world, int *sign);
+/* "R", "L", "A", "P", "S" or "I": the side a direction points to. */
+const char *larmor_direction_letter(int world, int sign);
+
+/* How a slice view shows orientation o of a volume with this affine:
+ * flip_u mirrors the horizontal axis, flip_v the vertical one (unflipped:
+ * index grows rightwards and upwards). The left-right axis, when it is
+ * horizontal, shows the patient's right on the screen's right
+ * (neurological) or on its left (radiological); a vertical axis shows
+ * anterior or superior at the top; other horizontal axes keep their
+ * order. */
+void larmor_view_flips(const double affine[4][4], LarmorOrientation o, int radiological, int *flip_u,
+                       int *flip_v);
+
 /* out: dims[u] x dims[v] floats; index clamped to the volume. */
 void larmor_slice_extract(const lm_volume *vol, LarmorOrientation o, int64_t index, LarmorMode mode,
                           float *out);

@@ -13,6 +13,10 @@ struct _LarmorViewState {
     LarmorRoi roi, noise_roi;
     LarmorLine line;
     LarmorRoiShape roi_tool;
+    gboolean radiological, show_colorbar;
+    /* Phase switched the map to cyclic by itself: the map to go back to. */
+    gboolean cmap_auto;
+    LarmorColormap cmap_before_phase;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorViewState, larmor_view_state, G_TYPE_OBJECT)
@@ -27,6 +31,8 @@ enum {
     PROP_MODE,
     PROP_COLORMAP,
     PROP_ROI_TOOL,
+    PROP_RADIOLOGICAL,
+    PROP_SHOW_COLORBAR,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -47,6 +53,8 @@ static void larmor_view_state_get_property(GObject *object, guint id, GValue *va
     case PROP_MODE: g_value_set_int(value, self->mode); break;
     case PROP_COLORMAP: g_value_set_int(value, self->colormap); break;
     case PROP_ROI_TOOL: g_value_set_int(value, self->roi_tool); break;
+    case PROP_RADIOLOGICAL: g_value_set_boolean(value, self->radiological); break;
+    case PROP_SHOW_COLORBAR: g_value_set_boolean(value, self->show_colorbar); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -66,6 +74,8 @@ static void larmor_view_state_set_property(GObject *object, guint id, const GVal
     case PROP_MODE: larmor_view_state_set_mode(self, g_value_get_int(value)); break;
     case PROP_COLORMAP: larmor_view_state_set_colormap(self, g_value_get_int(value)); break;
     case PROP_ROI_TOOL: larmor_view_state_set_roi_tool(self, g_value_get_int(value)); break;
+    case PROP_RADIOLOGICAL: larmor_view_state_set_radiological(self, g_value_get_boolean(value)); break;
+    case PROP_SHOW_COLORBAR: larmor_view_state_set_show_colorbar(self, g_value_get_boolean(value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -84,6 +94,8 @@ static void larmor_view_state_class_init(LarmorViewStateClass *klass)
     props[PROP_MODE] = g_param_spec_int("mode", NULL, NULL, 0, LARMOR_MODE_IMAGINARY, 0, f);
     props[PROP_COLORMAP] = g_param_spec_int("colormap", NULL, NULL, 0, LARMOR_N_COLORMAPS - 1, 0, f);
     props[PROP_ROI_TOOL] = g_param_spec_int("roi-tool", NULL, NULL, 0, LARMOR_ROI_LINE, 0, f);
+    props[PROP_RADIOLOGICAL] = g_param_spec_boolean("radiological", NULL, NULL, FALSE, f);
+    props[PROP_SHOW_COLORBAR] = g_param_spec_boolean("show-colorbar", NULL, NULL, TRUE, f);
     g_object_class_install_properties(oc, N_PROPS, props);
     /* The shared region of interest changed (drawn, moved or cleared). */
     signals[SIGNAL_ROI_CHANGED] = g_signal_new("roi-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
@@ -106,6 +118,7 @@ static void larmor_view_state_init(LarmorViewState *self)
     }
     self->window = 1;
     self->level = 0.5;
+    self->show_colorbar = TRUE;
 }
 
 LarmorViewState *larmor_view_state_new(void)
@@ -194,8 +207,21 @@ void larmor_view_state_set_mode(LarmorViewState *self, LarmorMode mode)
 {
     if ((unsigned)mode > LARMOR_MODE_IMAGINARY || mode == self->mode)
         return;
+    LarmorMode old = self->mode;
     self->mode = mode;
+    g_object_freeze_notify(G_OBJECT(self));
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MODE]);
+    /* Phase wraps: show it with the cyclic map, and go back to the map of
+     * before when leaving phase, unless the user picked one meanwhile. */
+    if (mode == LARMOR_MODE_PHASE && self->colormap != LARMOR_COLORMAP_CYCLIC) {
+        LarmorColormap before = self->colormap;
+        larmor_view_state_set_colormap(self, LARMOR_COLORMAP_CYCLIC);
+        self->cmap_auto = TRUE;
+        self->cmap_before_phase = before;
+    } else if (old == LARMOR_MODE_PHASE && self->cmap_auto) {
+        larmor_view_state_set_colormap(self, self->cmap_before_phase);
+    }
+    g_object_thaw_notify(G_OBJECT(self));
 }
 
 LarmorColormap larmor_view_state_get_colormap(LarmorViewState *self)
@@ -205,10 +231,46 @@ LarmorColormap larmor_view_state_get_colormap(LarmorViewState *self)
 
 void larmor_view_state_set_colormap(LarmorViewState *self, LarmorColormap cm)
 {
-    if ((unsigned)cm >= LARMOR_N_COLORMAPS || cm == self->colormap)
+    if ((unsigned)cm >= LARMOR_N_COLORMAPS)
+        return;
+    self->cmap_auto = FALSE; /* a map set from outside is the user's choice */
+    if (cm == self->colormap)
         return;
     self->colormap = cm;
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_COLORMAP]);
+}
+
+LarmorColormap larmor_view_state_get_user_colormap(LarmorViewState *self)
+{
+    return self->cmap_auto ? self->cmap_before_phase : self->colormap;
+}
+
+gboolean larmor_view_state_get_radiological(LarmorViewState *self)
+{
+    return self->radiological;
+}
+
+void larmor_view_state_set_radiological(LarmorViewState *self, gboolean radiological)
+{
+    radiological = !!radiological;
+    if (radiological == self->radiological)
+        return;
+    self->radiological = radiological;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RADIOLOGICAL]);
+}
+
+gboolean larmor_view_state_get_show_colorbar(LarmorViewState *self)
+{
+    return self->show_colorbar;
+}
+
+void larmor_view_state_set_show_colorbar(LarmorViewState *self, gboolean show)
+{
+    show = !!show;
+    if (show == self->show_colorbar)
+        return;
+    self->show_colorbar = show;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_SHOW_COLORBAR]);
 }
 
 double larmor_view_state_get_zoom(LarmorViewState *self, LarmorOrientation o)

@@ -34,7 +34,21 @@ void larmor_view_state_set_window_level(LarmorViewState *self, double window, do
 LarmorMode larmor_view_state_get_mode(LarmorViewState *self);
 void larmor_view_state_set_mode(LarmorViewState *self, LarmorMode mode);
 LarmorColormap larmor_view_state_get_colormap(LarmorViewState *self);
+/* Setting the mode to phase switches the map to cyclic (the phase wraps at
+ * +-pi, the map too); leaving phase restores the map of before unless
+ * larmor_view_state_set_colormap was called meanwhile (the user's pick). */
 void larmor_view_state_set_colormap(LarmorViewState *self, LarmorColormap cm);
+/* The map the user chose: the one of before phase while phase shows its
+ * automatic cyclic map (what settings and sessions keep). */
+LarmorColormap larmor_view_state_get_user_colormap(LarmorViewState *self);
+
+/* Property "radiological": patient's left on the screen's right in axial
+ * and coronal views (FALSE: neurological, right on the right). */
+gboolean larmor_view_state_get_radiological(LarmorViewState *self);
+void larmor_view_state_set_radiological(LarmorViewState *self, gboolean radiological);
+/* Property "show-colorbar" (default TRUE): slice views draw a colour bar. */
+gboolean larmor_view_state_get_show_colorbar(LarmorViewState *self);
+void larmor_view_state_set_show_colorbar(LarmorViewState *self, gboolean show);
 
 /* Zoom 1 fits the slice to its view; pan in fractions of the drawn image. */
 double larmor_view_state_get_zoom(LarmorViewState *self, LarmorOrientation o);

@@ -5,6 +5,7 @@
 
 #include "larmor-coils-view.h"
 #include "larmor-estimate.h"
+#include "larmor-help.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
@@ -38,6 +39,7 @@ struct _LarmorWindow {
     GtkImage *toast_icon;
     GtkLabel *toast_label;
     GtkWidget *toast_close;
+    GtkWidget *toast_undo;     /* "Undo" on the bar after a run was deleted */
     GMenu *recent_menu;        /* "Open Recent" in the main menu */
     GtkWidget *grid_box;       /* matrix and FOV of file data */
     GtkEntry *matrix_entry, *fov_entry;
@@ -73,7 +75,20 @@ struct _LarmorWindow {
     gboolean confirm_close;    /* ask before closing with runs not exported (default) */
     gboolean close_confirmed;  /* "Quit" was chosen: the next close goes through */
     GtkWindow *close_dialog;   /* the question while it is shown */
+
+    gboolean radiological;     /* display convention, all slice views */
+    gboolean show_colorbar;    /* colour bars on the slice views */
+    /* The run deleted last, for Undo: where it was in the runs, the
+     * volumes and the comparison, and whether the viewer showed it. */
+    LarmorRun *undo_run;
+    guint undo_pos, undo_vol_pos;
+    int undo_compare_pos;
+    gboolean undo_shown;
+    GtkWindow *help_window;    /* the user guide (F1), while open */
 };
+
+enum { PROP_0, PROP_RADIOLOGICAL, PROP_SHOW_COLORBAR, N_PROPS };
+static GParamSpec *props[N_PROPS];
 
 G_DEFINE_FINAL_TYPE(LarmorWindow, larmor_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -93,6 +108,7 @@ static gboolean hide_toast(gpointer data)
 void larmor_window_show_message(LarmorWindow *self, const char *text, gboolean error)
 {
     g_clear_handle_id(&self->toast_timeout, g_source_remove);
+    gtk_widget_set_visible(self->toast_undo, FALSE);
     gtk_label_set_text(self->toast_label, text);
     gtk_image_set_from_icon_name(self->toast_icon, error ? "dialog-error-symbolic" : "dialog-information-symbolic");
     GtkWidget *box = gtk_revealer_get_child(self->toast_revealer);
@@ -114,6 +130,20 @@ const char *larmor_window_get_message(LarmorWindow *self)
 static void on_toast_close(GtkButton *b, LarmorWindow *self)
 {
     hide_toast(self);
+}
+
+/* The bar with an Undo button; it goes after 10 s (Ctrl+Z still works). */
+static void show_undo_message(LarmorWindow *self, const char *text)
+{
+    larmor_window_show_message(self, text, FALSE);
+    gtk_widget_set_visible(self->toast_undo, TRUE);
+    g_clear_handle_id(&self->toast_timeout, g_source_remove);
+    self->toast_timeout = g_timeout_add_seconds(10, hide_toast, self);
+}
+
+gboolean larmor_window_get_message_has_undo(LarmorWindow *self)
+{
+    return larmor_window_get_message(self) && gtk_widget_get_visible(self->toast_undo);
 }
 
 static void show_error(LarmorWindow *self, const GError *error)
@@ -1289,6 +1319,11 @@ static void on_run_activated(LarmorRunsView *v, LarmorRun *run, LarmorWindow *se
     }
 }
 
+static void forget_undo(LarmorWindow *self)
+{
+    g_clear_object(&self->undo_run);
+}
+
 static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
 {
     LarmorWindow *self = LARMOR_WINDOW(w);
@@ -1297,6 +1332,16 @@ static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
     if (!r || !g_list_store_find(self->runs, r, &pos))
         return;
     g_object_ref(r);
+    /* Kept whole (image, metrics, coils) for Undo until the next delete. */
+    forget_undo(self);
+    self->undo_run = g_object_ref(r);
+    self->undo_pos = pos;
+    LarmorVolume *img = larmor_run_get_image(r);
+    self->undo_vol_pos = G_MAXUINT;
+    if (img)
+        g_list_store_find(self->volumes, img, &self->undo_vol_pos);
+    self->undo_compare_pos = g_queue_index(&self->compare_order, r);
+    self->undo_shown = img && larmor_ortho_view_get_volume(self->ortho_view) == img;
     g_signal_handlers_disconnect_by_data(r, self);
     g_queue_remove(&self->compare_order, r);
     if (larmor_ortho_view_get_volume(self->ortho_view) == larmor_run_get_image(r))
@@ -1307,8 +1352,149 @@ static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
     if (larmor_coils_view_get_run(self->coils_view) == r)
         larmor_coils_view_set_run(self->coils_view, larmor_runs_view_get_selected(self->runs_view));
     update_compare(self);
+    char *t = g_strdup_printf("Run #%d deleted", larmor_run_get_index(r));
+    show_undo_message(self, t);
+    g_free(t);
     g_object_unref(r);
     update_actions(self);
+}
+
+/* Undo of the last delete: the same run object back at its place in the
+ * runs, the volumes and the comparison, shown again if it was. */
+static void action_undo(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorRun *r = self->undo_run;
+    if (!r)
+        return;
+    self->undo_run = NULL; /* its reference is ours now */
+    gboolean current = run_is_current(self, r);
+    larmor_run_set_current(r, current);
+    if (!current)
+        larmor_run_set_compare(r, FALSE);
+    g_signal_connect(r, "notify::compare", G_CALLBACK(on_run_compare), self);
+    guint n = g_list_model_get_n_items(G_LIST_MODEL(self->runs));
+    g_list_store_insert(self->runs, MIN(self->undo_pos, n), r);
+    LarmorVolume *img = larmor_run_get_image(r);
+    if (img) {
+        guint nv = g_list_model_get_n_items(G_LIST_MODEL(self->volumes));
+        g_list_store_insert(self->volumes, MIN(self->undo_vol_pos, nv), img);
+    }
+    self->updating_compare = TRUE;
+    if (current && larmor_run_get_compare(r)) {
+        g_queue_push_nth(&self->compare_order, r, self->undo_compare_pos);
+        while (g_queue_get_length(&self->compare_order) > LARMOR_COMPARE_MAX_RUNS)
+            larmor_run_set_compare(g_queue_pop_head(&self->compare_order), FALSE);
+    }
+    if (current)
+        refresh_metrics(self, r);
+    self->updating_compare = FALSE;
+    if (self->undo_shown && img)
+        larmor_ortho_view_show_volume(self->ortho_view, img);
+    larmor_runs_view_select(self->runs_view, r);
+    update_compare(self);
+    char *t = g_strdup_printf("Run #%d restored", larmor_run_get_index(r));
+    larmor_window_show_message(self, t, FALSE);
+    g_free(t);
+    g_object_unref(r);
+    update_actions(self);
+}
+
+/* --- display and help -------------------------------------------------- */
+
+static void apply_display(LarmorWindow *self)
+{
+    LarmorViewState *ost = larmor_ortho_view_get_state(self->ortho_view);
+    larmor_view_state_set_radiological(ost, self->radiological);
+    larmor_view_state_set_show_colorbar(ost, self->show_colorbar);
+    larmor_compare_view_set_display(self->compare_view, self->radiological, self->show_colorbar);
+    larmor_coils_view_set_display(self->coils_view, self->radiological, self->show_colorbar);
+}
+
+void larmor_window_set_radiological(LarmorWindow *self, gboolean radiological)
+{
+    radiological = !!radiological;
+    if (radiological == self->radiological)
+        return;
+    self->radiological = radiological;
+    apply_display(self);
+    if (self->settings)
+        larmor_settings_set_bool(self->settings, "view", "radiological", radiological);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RADIOLOGICAL]);
+}
+
+gboolean larmor_window_get_radiological(LarmorWindow *self)
+{
+    return self->radiological;
+}
+
+void larmor_window_set_show_colorbar(LarmorWindow *self, gboolean show)
+{
+    show = !!show;
+    if (show == self->show_colorbar)
+        return;
+    self->show_colorbar = show;
+    apply_display(self);
+    if (self->settings)
+        larmor_settings_set_bool(self->settings, "view", "colorbar", show);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_SHOW_COLORBAR]);
+}
+
+gboolean larmor_window_get_show_colorbar(LarmorWindow *self)
+{
+    return self->show_colorbar;
+}
+
+static void on_help_destroy(GtkWindow *help, LarmorWindow *self)
+{
+    if (self->help_window == help)
+        self->help_window = NULL;
+}
+
+static void action_help(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    if (!self->help_window) {
+        self->help_window = larmor_help_window_new(GTK_WINDOW(self));
+        g_signal_connect_object(self->help_window, "destroy", G_CALLBACK(on_help_destroy), self, 0);
+    }
+    gtk_window_present(self->help_window);
+}
+
+gboolean larmor_window_select_run(LarmorWindow *self, LarmorRun *run)
+{
+    larmor_runs_view_select(self->runs_view, run);
+    return selected_run(self) == run;
+}
+
+GListModel *larmor_window_get_volumes(LarmorWindow *self)
+{
+    return G_LIST_MODEL(self->volumes);
+}
+
+GtkWindow *larmor_window_get_help_window(LarmorWindow *self)
+{
+    return self->help_window;
+}
+
+static void larmor_window_get_property(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+    LarmorWindow *self = LARMOR_WINDOW(object);
+    switch (id) {
+    case PROP_RADIOLOGICAL: g_value_set_boolean(value, self->radiological); break;
+    case PROP_SHOW_COLORBAR: g_value_set_boolean(value, self->show_colorbar); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
+}
+
+static void larmor_window_set_property(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+    LarmorWindow *self = LARMOR_WINDOW(object);
+    switch (id) {
+    case PROP_RADIOLOGICAL: larmor_window_set_radiological(self, g_value_get_boolean(value)); break;
+    case PROP_SHOW_COLORBAR: larmor_window_set_show_colorbar(self, g_value_get_boolean(value)); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+    }
 }
 
 /* --- export ------------------------------------------------------------ */
@@ -1743,7 +1929,7 @@ static LarmorSession *capture_session(LarmorWindow *self)
     larmor_session_set_doubles(kf, "compare", "window", wl, 2);
     LarmorViewState *ost = larmor_ortho_view_get_state(self->ortho_view);
     save_cursor(kf, "viewer", ost);
-    g_key_file_set_integer(kf, "viewer", "colormap", larmor_view_state_get_colormap(ost));
+    g_key_file_set_integer(kf, "viewer", "colormap", larmor_view_state_get_user_colormap(ost));
     LarmorVolume *shown = larmor_ortho_view_get_volume(self->ortho_view);
     char *shown_name = NULL;
     if (shown && shown == truth)
@@ -1821,6 +2007,7 @@ static void clear_runs(LarmorWindow *self)
         g_object_unref(r);
     }
     g_queue_clear(&self->compare_order);
+    forget_undo(self); /* another set of runs: nothing to restore into */
     larmor_coils_view_set_run(self->coils_view, NULL);
     self->updating_compare = FALSE;
     update_compare(self);
@@ -2170,6 +2357,7 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.export-csv", any);
     gtk_widget_action_set_enabled(w, "win.show-run", any);
     gtk_widget_action_set_enabled(w, "win.remove-run", any && !running);
+    gtk_widget_action_set_enabled(w, "win.undo", self->undo_run != NULL && !running);
     gtk_widget_action_set_enabled(w, "win.save-session", self->dataset || any);
     gtk_widget_action_set_enabled(w, "win.open-session", !running && self->session_jobs == 0);
 }
@@ -2258,7 +2446,7 @@ static gboolean on_close_request(GtkWindow *window, gpointer data)
         larmor_settings_set_bool(self->settings, "window", "maximized", gtk_window_is_maximized(window));
         larmor_settings_set_int(self->settings, "window", "sidebar", gtk_paned_get_position(self->paned));
         larmor_settings_set_int(self->settings, "view", "colormap",
-                                larmor_view_state_get_colormap(larmor_ortho_view_get_state(self->ortho_view)));
+                                larmor_view_state_get_user_colormap(larmor_ortho_view_get_state(self->ortho_view)));
         save_params(self);
     }
     if (self->task) {
@@ -2276,6 +2464,12 @@ static void larmor_window_dispose(GObject *object)
     LarmorWindow *self = LARMOR_WINDOW(object);
     self->disposed = TRUE;
     g_clear_handle_id(&self->toast_timeout, g_source_remove);
+    g_clear_object(&self->undo_run);
+    if (self->help_window) {
+        GtkWindow *h = self->help_window;
+        self->help_window = NULL;
+        gtk_window_destroy(h);
+    }
     if (self->load_cancellable)
         g_cancellable_cancel(self->load_cancellable);
     if (self->task_cancellable)
@@ -2313,6 +2507,12 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
 {
     GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = larmor_window_dispose;
+    G_OBJECT_CLASS(klass)->get_property = larmor_window_get_property;
+    G_OBJECT_CLASS(klass)->set_property = larmor_window_set_property;
+    const GParamFlags pf = G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS;
+    props[PROP_RADIOLOGICAL] = g_param_spec_boolean("radiological", NULL, NULL, FALSE, pf);
+    props[PROP_SHOW_COLORBAR] = g_param_spec_boolean("show-colorbar", NULL, NULL, TRUE, pf);
+    g_object_class_install_properties(G_OBJECT_CLASS(klass), N_PROPS, props);
     g_type_ensure(LARMOR_TYPE_RECON_PANEL);
     g_type_ensure(LARMOR_TYPE_ORTHO_VIEW);
     g_type_ensure(LARMOR_TYPE_COMPARE_VIEW);
@@ -2341,6 +2541,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     CHILD(toast_icon);
     CHILD(toast_label);
     CHILD(toast_close);
+    CHILD(toast_undo);
     CHILD(recent_menu);
     CHILD(grid_box);
     CHILD(matrix_entry);
@@ -2361,6 +2562,10 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.cancel", NULL, action_cancel);
     gtk_widget_class_install_action(wc, "win.show-run", NULL, action_show_run);
     gtk_widget_class_install_action(wc, "win.remove-run", NULL, action_remove_run);
+    gtk_widget_class_install_action(wc, "win.undo", NULL, action_undo);
+    gtk_widget_class_install_action(wc, "win.help", NULL, action_help);
+    gtk_widget_class_install_property_action(wc, "win.radiological", "radiological");
+    gtk_widget_class_install_property_action(wc, "win.show-colorbar", "show-colorbar");
     gtk_widget_class_install_action(wc, "win.export-nifti", NULL, action_export_nifti);
     gtk_widget_class_install_action(wc, "win.export-png", NULL, action_export_png);
     gtk_widget_class_install_action(wc, "win.export-csv", NULL, action_export_csv);
@@ -2369,6 +2574,8 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.open-session", NULL, action_open_session);
 
     gtk_widget_class_add_binding_action(wc, GDK_KEY_o, GDK_CONTROL_MASK, "win.open", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_z, GDK_CONTROL_MASK, "win.undo", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_F1, 0, "win.help", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_t, GDK_CONTROL_MASK, "win.open-truth", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_n, GDK_CONTROL_MASK, "win.new-phantom", NULL);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_r, GDK_CONTROL_MASK, "win.reconstruct", NULL);
@@ -2389,6 +2596,7 @@ static void larmor_window_init(LarmorWindow *self)
 {
     gtk_widget_init_template(GTK_WIDGET(self));
     self->confirm_close = TRUE;
+    self->show_colorbar = TRUE;
     self->runs = g_list_store_new(LARMOR_TYPE_RUN);
     self->volumes = g_list_store_new(LARMOR_TYPE_VOLUME);
     g_queue_init(&self->compare_order);
@@ -2430,6 +2638,9 @@ static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, c
             gtk_paned_set_position(self->paned, side);
         larmor_view_state_set_colormap(larmor_ortho_view_get_state(self->ortho_view),
                                        larmor_settings_get_int(settings, "view", "colormap", 0));
+        self->radiological = larmor_settings_get_bool(settings, "view", "radiological", FALSE);
+        self->show_colorbar = larmor_settings_get_bool(settings, "view", "colorbar", TRUE);
+        apply_display(self);
         remembered = larmor_settings_get_string(settings, "data", "problem", NULL);
         load_params(self);
         fill_recent(self);

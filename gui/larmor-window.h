@@ -103,6 +103,21 @@ GtkWidget *larmor_window_get_sidebar(LarmorWindow *self);
 LarmorReconPanel *larmor_window_get_recon_panel(LarmorWindow *self);
 /* The message bar's text (NULL when hidden). */
 const char *larmor_window_get_message(LarmorWindow *self);
+/* Whether the bar shown now offers Undo (after a run was deleted). */
+gboolean larmor_window_get_message_has_undo(LarmorWindow *self);
+/* Display convention (properties "radiological", "show-colorbar", the
+ * stateful actions win.radiological and win.show-colorbar): every slice
+ * view of the window follows; kept in the settings ([view]). */
+void larmor_window_set_radiological(LarmorWindow *self, gboolean radiological);
+gboolean larmor_window_get_radiological(LarmorWindow *self);
+void larmor_window_set_show_colorbar(LarmorWindow *self, gboolean show);
+gboolean larmor_window_get_show_colorbar(LarmorWindow *self);
+/* Selects run on the Runs page (what win.remove-run acts on); TRUE if it is. */
+gboolean larmor_window_select_run(LarmorWindow *self, LarmorRun *run);
+/* The images the viewer offers (truth, reference, run images). */
+GListModel *larmor_window_get_volumes(LarmorWindow *self);
+/* The user guide's window (win.help, F1) while it is open, else NULL. */
+GtkWindow *larmor_window_get_help_window(LarmorWindow *self);
 void larmor_window_show_message(LarmorWindow *self, const char *text, gboolean error);
 
 G_END_DECLS

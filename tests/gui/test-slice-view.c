@@ -240,6 +240,209 @@ static void test_linked_crosshair(void)
     g_object_unref(vol);
 }
 
+static void assert_labels(LarmorSliceView *view, const char *l, const char *r, const char *t, const char *b)
+{
+    char *e[4];
+    g_assert_true(larmor_slice_view_edge_labels(view, e));
+    g_assert_cmpstr(e[0], ==, l);
+    g_assert_cmpstr(e[1], ==, r);
+    g_assert_cmpstr(e[2], ==, t);
+    g_assert_cmpstr(e[3], ==, b);
+    for (int i = 0; i < 4; i++)
+        g_free(e[i]);
+}
+
+/* Radiological convention: the axial and coronal views mirror left-right,
+ * and every screen -> voxel mapping (read-out, ROI, line) follows: the
+ * place where voxel x showed now maps to voxel 7 - x. Labels come from the
+ * affine: a volume stored right-to-left (LAS) is shown the same way as
+ * the RAS one. */
+static void test_radiological(void)
+{
+    LarmorVolume *vol = make_volume();
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    larmor_slice_view_set_show_labels(view, FALSE);
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_show_colorbar(st, FALSE);
+    larmor_view_state_set_dims(st, larmor_volume_get_data(vol)->dims);
+    const int64_t cur[3] = { 7, 5, 2 };
+    larmor_view_state_set_cursor(st, cur);
+    larmor_view_state_set_window_level(st, 1.0, 0.5);
+    GtkWidget *win = window_with(GTK_WIDGET(view), 320, 240);
+
+    assert_labels(view, "L", "R", "A", "P");
+    const int64_t v12[3] = { 1, 2, 2 };
+    double xn, yn, xr, yr;
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, v12, &xn, &yn));
+    int64_t ijk[3];
+    g_assert_true(larmor_slice_view_widget_to_voxel(view, xn, yn, ijk));
+    g_assert_cmpint(ijk[0], ==, 1);
+
+    larmor_view_state_set_radiological(st, TRUE);
+    gui_test_spin(0.1);
+    assert_labels(view, "R", "L", "A", "P");
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, v12, &xr, &yr));
+    g_assert_cmpfloat(fabs(yr - yn), <, 1e-9);
+    g_assert_cmpfloat(fabs(xr - xn), >, 10);
+    /* The same screen place is the mirrored voxel, for a read-out ... */
+    g_assert_true(larmor_slice_view_widget_to_voxel(view, xn, yn, ijk));
+    g_assert_cmpint(ijk[0], ==, 6);
+    g_assert_cmpint(ijk[1], ==, 2);
+    /* ... on screen ... */
+    GuiTestImage img;
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    g_assert_cmphex(gui_test_pixel(&img, xn, yn), ==, grey_of(larmor_colormap_index((float)value_of(6, 2, 2), 1, 0.5, 1)));
+    g_assert_cmphex(gui_test_pixel(&img, xr, yr), ==, grey_of(larmor_colormap_index((float)value_of(1, 2, 2), 1, 0.5, 1)));
+    gui_test_image_clear(&img);
+    /* ... for a ROI dragged from voxel 1's old place to voxel 3's ... */
+    const int64_t v32[3] = { 3, 3, 2 };
+    double x3, y3;
+    larmor_view_state_set_radiological(st, FALSE);
+    g_assert_true(larmor_slice_view_voxel_to_widget(view, v32, &x3, &y3));
+    larmor_view_state_set_radiological(st, TRUE);
+    larmor_view_state_set_roi_tool(st, LARMOR_ROI_RECT);
+    larmor_slice_view_draw_roi(view, xn, yn, x3, y3);
+    LarmorRoi roi;
+    larmor_view_state_get_roi(st, &roi);
+    g_assert_cmpint(roi.u0, ==, 4); /* 7 - 3 */
+    g_assert_cmpint(roi.u1, ==, 6); /* 7 - 1 */
+    g_assert_cmpint(roi.v0, ==, 2);
+    g_assert_cmpint(roi.v1, ==, 3);
+    LarmorRoiStats rs;
+    g_assert_true(larmor_slice_view_get_roi_stats(view, &rs));
+    g_assert_cmpfloat(rs.min, ==, (float)value_of(4, 2, 2));
+    /* ... and for a profile line, whose start is the mirrored voxel centre. */
+    larmor_view_state_set_roi_tool(st, LARMOR_ROI_LINE);
+    larmor_slice_view_draw_line(view, xn, yn, x3, y3);
+    LarmorLine line;
+    larmor_view_state_get_line(st, &line);
+    g_assert_cmpfloat(fabs(line.u0 - 6), <, 1e-6);
+    g_assert_cmpfloat(fabs(line.u1 - 4), <, 1e-6);
+    larmor_view_state_set_roi_tool(st, LARMOR_ROI_NONE);
+
+    /* Coronal mirrors too; sagittal has no left-right axis on screen. */
+    larmor_slice_view_set_orientation(view, LARMOR_ORIENT_CORONAL);
+    assert_labels(view, "R", "L", "S", "I");
+    larmor_slice_view_set_orientation(view, LARMOR_ORIENT_SAGITTAL);
+    assert_labels(view, "P", "A", "S", "I");
+    larmor_view_state_set_radiological(st, FALSE);
+    assert_labels(view, "P", "A", "S", "I");
+
+    /* The same data stored right to left and posterior to anterior
+     * flipped (x and y columns negated): shown with R right, A up all the
+     * same, so voxel 6 sits where voxel 1 of the RAS volume did. */
+    lm_volume *las = lm_volume_copy(larmor_volume_get_data(vol), NULL);
+    for (int r = 0; r < 3; r++) {
+        las->affine[r][0] = -las->affine[r][0];
+        las->affine[r][1] = -las->affine[r][1];
+    }
+    LarmorVolume *lvol = larmor_volume_new_take(las, "las");
+    larmor_slice_view_set_orientation(view, LARMOR_ORIENT_AXIAL);
+    larmor_slice_view_set_volume(view, lvol);
+    assert_labels(view, "L", "R", "A", "P");
+    gui_test_spin(0.1);
+    g_assert_true(larmor_slice_view_widget_to_voxel(view, xn, yn, ijk));
+    g_assert_cmpint(ijk[0], ==, 6);
+    g_assert_cmpint(ijk[1], ==, 3); /* 5 - 2 */
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    g_assert_cmphex(gui_test_pixel(&img, xn, yn), ==, grey_of(larmor_colormap_index((float)value_of(6, 3, 2), 1, 0.5, 1)));
+    gui_test_image_clear(&img);
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(lvol);
+    g_object_unref(vol);
+}
+
+/* The colour bar: shown by default in the bottom right with the window's
+ * range and the LUT's colours; hidden by the state's switch; phase
+ * switches to the cyclic map with -pi..pi in rad, and back. */
+static void test_colorbar(void)
+{
+    LarmorVolume *vol = make_volume();
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_dims(st, larmor_volume_get_data(vol)->dims);
+    larmor_view_state_set_window_level(st, 1.0, 0.5);
+    larmor_view_state_set_colormap(st, LARMOR_COLORMAP_HOT);
+    GtkWidget *win = window_with(GTK_WIDGET(view), 400, 300);
+
+    GuiTestImage img;
+    double r[4], lo, hi;
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    g_assert_true(larmor_slice_view_get_colorbar_rect(view, r));
+    g_assert_true(larmor_slice_view_get_colorbar_range(view, &lo, &hi));
+    g_assert_cmpfloat(lo, ==, 0);
+    g_assert_cmpfloat(hi, ==, 1);
+    g_assert_cmpstr(larmor_slice_view_get_unit(view), ==, "a.u.");
+    g_assert_cmpfloat(r[0] + r[2], <=, 400);
+    g_assert_cmpfloat(r[1] + r[3], <=, 300);
+    g_assert_cmpfloat(r[0], >, 200);
+    /* Down the strip (4 px in, 10 wide) the hot map, white to black: every
+     * pixel a LUT entry, their indices falling from near 255 to near 0. */
+    const uint32_t *hot = larmor_colormap_lut(LARMOR_COLORMAP_HOT);
+    int first = -1, last = -1, prev = 256, found = 0;
+    for (int y = (int)r[1]; y < (int)(r[1] + r[3]); y++) {
+        guint32 p = gui_test_pixel(&img, r[0] + 9, y);
+        int k = -1;
+        for (int i = 255; i >= 0 && k < 0; i--)
+            if ((hot[i] & 0xffffff) == p)
+                k = i;
+        if (k < 0 || (found && k > prev))
+            continue; /* backdrop, frame, a label */
+        first = found ? first : k;
+        last = k;
+        prev = k;
+        found++;
+    }
+    g_assert_cmpint(found, >, 40);
+    g_assert_cmpint(first, >=, 240);
+    g_assert_cmpint(last, <=, 15);
+    guint32 with_bar = gui_test_pixel(&img, r[0] + 9, r[1] + r[3] / 2);
+    gui_test_image_clear(&img);
+
+    /* Difference images: values times the gain, so the bar divides. */
+    larmor_slice_view_set_gain(view, 4);
+    g_assert_true(larmor_slice_view_get_colorbar_range(view, &lo, &hi));
+    g_assert_cmpfloat(hi, ==, 0.25);
+    larmor_slice_view_set_gain(view, 1);
+
+    larmor_view_state_set_show_colorbar(st, FALSE);
+    gui_test_spin(0.1);
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    double dummy[4];
+    g_assert_false(larmor_slice_view_get_colorbar_rect(view, dummy));
+    g_assert_cmphex(gui_test_pixel(&img, r[0] + 9, r[1] + r[3] / 2), !=, with_bar);
+    gui_test_image_clear(&img);
+    larmor_view_state_set_show_colorbar(st, TRUE);
+
+    /* Phase: cyclic map, -pi .. pi in rad; back to hot after. */
+    larmor_view_state_set_mode(st, LARMOR_MODE_PHASE);
+    larmor_view_state_set_window_level(st, 2 * G_PI, 0);
+    g_assert_cmpint(larmor_view_state_get_colormap(st), ==, LARMOR_COLORMAP_CYCLIC);
+    g_assert_cmpint(larmor_view_state_get_user_colormap(st), ==, LARMOR_COLORMAP_HOT);
+    gui_test_spin(0.1);
+    g_assert_true(gui_test_capture(GTK_WIDGET(view), &img));
+    gui_test_image_clear(&img);
+    g_assert_true(larmor_slice_view_get_colorbar_range(view, &lo, &hi));
+    g_assert_cmpfloat(fabs(lo + G_PI), <, 1e-12);
+    g_assert_cmpfloat(fabs(hi - G_PI), <, 1e-12);
+    g_assert_cmpstr(larmor_slice_view_get_unit(view), ==, "rad");
+    larmor_view_state_set_mode(st, LARMOR_MODE_MAGNITUDE);
+    g_assert_cmpint(larmor_view_state_get_colormap(st), ==, LARMOR_COLORMAP_HOT);
+    /* A map the user picks in phase stays. */
+    larmor_view_state_set_mode(st, LARMOR_MODE_PHASE);
+    larmor_view_state_set_colormap(st, LARMOR_COLORMAP_GREY);
+    larmor_view_state_set_mode(st, LARMOR_MODE_REAL);
+    g_assert_cmpint(larmor_view_state_get_colormap(st), ==, LARMOR_COLORMAP_GREY);
+    larmor_slice_view_set_unit(view, "Hz");
+    g_assert_cmpstr(larmor_slice_view_get_unit(view), ==, "Hz");
+
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(vol);
+}
+
 /* A 256 x 256 slice drawn into a 768 x 768 view: the slice -> pixels part
  * of the snapshot, and the whole render of the widget to a texture. The
  * times are printed only; what is asserted is that every render worked. */
@@ -297,6 +500,8 @@ int main(int argc, char **argv)
     gui_test_init(&argc, &argv);
     g_test_add_func("/slice-view/pixels", test_pixels);
     g_test_add_func("/slice-view/linked-crosshair", test_linked_crosshair);
+    g_test_add_func("/slice-view/radiological", test_radiological);
+    g_test_add_func("/slice-view/colorbar", test_colorbar);
     g_test_add_func("/slice-view/draw-time", test_draw_time);
     return g_test_run();
 }
