@@ -196,22 +196,31 @@ double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
 void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
 
 /* The block Toeplitz operator of time segmentation on the device
- * (lm_toeplitz_block.h's twin): FFT of the L(L+1)/2 blocks Q_ll' (host
- * memory, lm_block_pair order) made once; batched cuFFT over the L
- * segments, one kernel for the L x L product. apply_coil: y = conj(s) .
- * sum_{l,l'} conj(c_l) . T_ll' (c_l' . s . x), added to y when accumulate;
- * x, s (NULL: 1), c (L x N phases) and y device pointers, x != y. */
+ * (lm_toeplitz_block.h's twin): FFT of the L(L+1)/2 blocks Q_ll'
+ * (lm_block_pair order; q in host memory, or device memory when
+ * q_on_device) made once. apply_coil: y = conj(s) . sum_{l,l'} conj(c_l) .
+ * T_ll' (c_l' . s . x), added to y when accumulate; apply_coils: the sum of
+ * that over ncoils maps s (ncoils x N; NULL: one coil, s = 1) into y,
+ * max_coils of them at a time (the work buffers: L padded grids per coil).
+ * x, s, c (L x N phases) and y device pointers, x != y. */
 typedef struct lm_gpu_toeplitz_block lm_gpu_toeplitz_block;
-lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q_host, lm_gpu_toeplitz_block **out,
-                                  lm_error *err);
+lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q, int q_on_device, int max_coils,
+                                  lm_gpu_toeplitz_block **out, lm_error *err);
 lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
                                          const lm_cfloat *c, lm_cfloat *y, int accumulate, lm_error *err);
+lm_code lm_gpu_toeplitz_block_apply_coils(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
+                                          long long ncoils, const lm_cfloat *c, lm_cfloat *y, lm_error *err);
 void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t);
 
 /* Q (lm_q_count values, raw sums, interleaved) into device memory with a
  * GPU variant's engine; weights |phi|^2 from the geometry. */
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev,
                  const lm_ctl *ctl, lm_error *err);
+/* Q of in->nsets complex weight sets (in->wr, in->wi: nsets x m, host; the
+ * caller's weights, |phi|^2 included) into q_dev, set after set
+ * (lm_q_count values each, interleaved): time segmentation's blocks. */
+lm_code lm_gpu_q_sets(const lm_geom *g, const lm_ksum_in *in, const char *variant, lm_cfloat *q_dev,
+                      const lm_ctl *ctl, lm_error *err);
 /* x = (1/N) sum_c conj(s_c) F^H d_c into device memory: the samples' coordinates go up once, each
  * channel's weights conj(phi) d_c in turn. s_dev (N x coils, device) NULL:
  * one channel, s = 1. f_dev (N floats, device, Hz on the image grid) or

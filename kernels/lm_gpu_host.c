@@ -155,8 +155,12 @@ void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t)
 {
     (void)t;
 }
-lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q_host, lm_gpu_toeplitz_block **out,
-                                  lm_error *err) LM_NO_CUDA_CALL((void)n, (void)L, (void)q_host, *out = NULL)
+lm_code lm_gpu_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q, int q_on_device, int max_coils,
+                                  lm_gpu_toeplitz_block **out, lm_error *err)
+    LM_NO_CUDA_CALL((void)n, (void)L, (void)q, (void)q_on_device, (void)max_coils, *out = NULL)
+lm_code lm_gpu_toeplitz_block_apply_coils(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
+                                          long long ncoils, const lm_cfloat *c, lm_cfloat *y, lm_error *err)
+    LM_NO_CUDA_CALL((void)t, (void)x, (void)s, (void)ncoils, (void)c, (void)y)
 lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s,
                                          const lm_cfloat *c, lm_cfloat *y, int accumulate, lm_error *err)
     LM_NO_CUDA_CALL((void)t, (void)x, (void)s, (void)c, (void)y, (void)accumulate)
@@ -166,6 +170,9 @@ void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t)
 }
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev, const lm_ctl *ctl,
                  lm_error *err) LM_NO_CUDA_CALL((void)g, (void)t, (void)variant, (void)q_dev, (void)ctl)
+lm_code lm_gpu_q_sets(const lm_geom *g, const lm_ksum_in *in, const char *variant, lm_cfloat *q_dev,
+                      const lm_ctl *ctl, lm_error *err)
+    LM_NO_CUDA_CALL((void)g, (void)in, (void)variant, (void)q_dev, (void)ctl)
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
                        const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
     LM_NO_CUDA_CALL((void)g, (void)t, (void)k, (void)s_dev, (void)f_dev, (void)variant, (void)x_dev, (void)ctl)

@@ -209,13 +209,23 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
     if (e->fhf || (e->f && !e->ts))
         return LM_OK; /* made, or exact (no Q) */
     lm_cfloat *q = NULL;
-    if (e->ts) {
-        /* Q_ll' as weight sets of one kernel call (host memory on either
-         * device: the block operator uploads it once) */
+    if (e->ts && e->be->device == LM_DEVICE_GPU) {
+        /* Q_ll' summed on the device and kept there: no disk cache (the
+         * blocks take milliseconds there, reading them seconds) */
+        void *qd = NULL;
+        const size_t bytes = (size_t)lm_q_count(e->g.n) * sizeof(lm_cfloat) * (size_t)(e->ts->L * (e->ts->L + 1) / 2);
+        rc = lm_gpu_mem_alloc(&qd, bytes, "Q blocks", err);
+        if (rc == LM_OK)
+            rc = lm_compute_q_segments_gpu(&e->g, e->t, e->ts->L, e->ts->b, e->v->name, qd, ctl, err);
+        if (rc == LM_OK)
+            rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, qd, 1, e->c, (int)e->ncoils, &e->fhf, err);
+        lm_gpu_mem_free(qd);
+    } else if (e->ts) {
+        /* Q_ll' as weight sets of one kernel call */
         rc = lm_compute_q_segments(&e->g, e->t, e->ts->L, e->ts->b, e->ts->hash, 0, e->v->name, e->use_cache, ctl,
                                    &q, &cached, err);
         if (rc == LM_OK)
-            rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, q, e->c, &e->fhf, err);
+            rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, q, 0, e->c, (int)e->ncoils, &e->fhf, err);
     } else if (e->be->device == LM_DEVICE_CPU) {
         rc = lm_compute_q(&e->g, e->t, e->v->name, e->use_cache, ctl, &q, &cached, err);
         if (rc == LM_OK)
@@ -262,6 +272,10 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     const int64_t nv = e->nvox;
     if (!e->s)
         return toeplitz(e, x, y, err);
+    if (e->fhf->apply_coils) {
+        rc = e->fhf->apply_coils(e->fhf, x, e->s, e->ncoils, y, err);
+        return rc != LM_OK ? rc : be->check(be, err);
+    }
     if (e->fhf->apply_coil) {
         for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++)
             rc = e->fhf->apply_coil(e->fhf, x, e->s + c * nv, y, c > 0, err);

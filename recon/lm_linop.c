@@ -264,6 +264,13 @@ static lm_code tblock_apply_coil(lm_linop *op, const lm_cfloat *x, const lm_cflo
     return LM_OK;
 }
 
+static lm_code tblock_apply_coils(lm_linop *op, const lm_cfloat *x, const lm_cfloat *sc, int64_t ncoils,
+                                  lm_cfloat *y, lm_error *err)
+{
+    tblock_state *s = op->state;
+    return lm_gpu_toeplitz_block_apply_coils(s->gpu, x, sc, (long long)ncoils, s->c, y, err);
+}
+
 static lm_code tblock_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
     return tblock_apply_coil(op, x, NULL, y, 0, err);
@@ -279,8 +286,8 @@ static void tblock_destroy(lm_linop *op)
     }
 }
 
-lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, const lm_cfloat *c,
-                                lm_linop **out, lm_error *err)
+lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, int q_on_backend,
+                                const lm_cfloat *c, int ncoils, lm_linop **out, lm_error *err)
 {
     *out = NULL;
     const int64_t count = n[0] * n[1] * n[2];
@@ -295,8 +302,15 @@ lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const
     op->apply = tblock_apply;
     op->apply_coil = tblock_apply_coil;
     op->destroy = tblock_destroy;
-    lm_code rc = be->device == LM_DEVICE_GPU ? lm_gpu_toeplitz_block_new(n, L, q, &s->gpu, err)
-                                             : lm_toeplitz_block_new(n, L, q, be->threads, &s->cpu, err);
+    if (q_on_backend && be->device != LM_DEVICE_GPU) {
+        lm_linop_free(op);
+        return lm_fail(err, LM_ERR_INVALID, "block Toeplitz: Q on the back end needs a GPU back end");
+    }
+    lm_code rc = be->device == LM_DEVICE_GPU
+                     ? lm_gpu_toeplitz_block_new(n, L, q, q_on_backend, ncoils > 1 ? ncoils : 1, &s->gpu, err)
+                     : lm_toeplitz_block_new(n, L, q, be->threads, &s->cpu, err);
+    if (rc == LM_OK && s->gpu)
+        op->apply_coils = tblock_apply_coils;
     if (rc != LM_OK) {
         lm_linop_free(op);
         return rc;

@@ -25,6 +25,11 @@ struct lm_linop {
      * and accumulates in its last). NULL: the caller multiplies itself. */
     lm_code (*apply_coil)(lm_linop *op, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y, int accumulate,
                           lm_error *err);
+    /* Optional: y = sum_c conj(s_c) . A (s_c . x) over ncoils maps (s: ncoils
+     * x n_in), where the back end batches coils (the GPU block Toeplitz
+     * product reads each FFT(Q) block once per group of coils). */
+    lm_code (*apply_coils)(lm_linop *op, const lm_cfloat *x, const lm_cfloat *s, int64_t ncoils, lm_cfloat *y,
+                           lm_error *err);
     /* Optional: x = A^H y (n_out values in, n_in out; x != y). The
      * sparsifying transforms of the priors (lm_prior.h) have one. */
     lm_code (*adjoint)(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err);
@@ -55,11 +60,12 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
 
 /* The time-segmented normal operator's core (lm_toeplitz_block.h on the
  * CPU, lm_gpu_toeplitz_block on a GPU): L segments, q the L(L+1)/2 blocks
- * Q_ll' in host memory, c the L x N phases c_l in the back end's memory
- * (borrowed: must outlive the operator). apply: sum_{l,l'} C_l^H T_ll' C_l'
- * x; apply_coil with the coil map around it. diag is left 0 (the encoding
- * knows it). */
-lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, const lm_cfloat *c,
-                                lm_linop **out, lm_error *err);
+ * Q_ll' in host memory, or in the back end's memory when q_on_backend; c
+ * the L x N phases c_l in the back end's memory (borrowed: must outlive
+ * the operator). apply: sum_{l,l'} C_l^H T_ll' C_l' x; apply_coil with the
+ * coil map around it; on a GPU apply_coils for up to ncoils maps at once.
+ * diag is left 0 (the encoding knows it). */
+lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, int q_on_backend,
+                                const lm_cfloat *c, int ncoils, lm_linop **out, lm_error *err);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lm_gpu.h"
 #include "lm_qcache.h"
 #include "lm_toeplitz_block.h"
 
@@ -202,6 +203,35 @@ const lm_variant *lm_sums_exact_variant(const lm_variant *v, lm_error *err)
     return x;
 }
 
+/* The block weights |phi|^2 conj(b_l) b_l' of every pair (np sets). */
+static lm_code segment_weights(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, int all_pairs,
+                               int64_t np, ksoa *s, lm_error *err)
+{
+    const int64_t m = t->m;
+    lm_code rc = ksoa_make(t, 1, np, s, err);
+    if (rc != LM_OK)
+        return rc;
+#pragma omp parallel for schedule(static) if (m >= 32768)
+    for (int64_t j = 0; j < m; j++) {
+        const double ph = lm_geom_phi(g, s->kx[j], s->ky[j], s->kz[j]), p2 = ph * ph;
+        for (int l = 0; l < L; l++)
+            for (int lp = all_pairs ? 0 : l; lp < L; lp++) {
+                const int64_t pr = all_pairs ? (int64_t)l * L + lp : lm_block_pair(L, l, lp);
+                const lm_cfloat w = conjf(b[l * m + j]) * b[lp * m + j];
+                s->wr[pr * m + j] = (float)(p2 * crealf(w));
+                s->wi[pr * m + j] = (float)(p2 * cimagf(w));
+            }
+    }
+    return LM_OK;
+}
+
+static lm_code segments_check(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, lm_error *err)
+{
+    if (!g || !t || !b || L < 1 || L > LM_BLOCK_MAX_L)
+        return lm_fail(err, LM_ERR_INVALID, "segmented Q: missing geometry, trajectory or interpolators");
+    return lm_geom_check(g, t, err);
+}
+
 lm_code lm_compute_q_segments(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, uint64_t seg_hash,
                               int all_pairs, const char *variant, int use_cache, const lm_ctl *ctl, lm_cfloat **q,
                               int *from_cache, lm_error *err)
@@ -209,9 +239,7 @@ lm_code lm_compute_q_segments(const lm_geom *g, const lm_traj *t, int L, const l
     *q = NULL;
     if (from_cache)
         *from_cache = 0;
-    if (!g || !t || !b || L < 1 || L > LM_BLOCK_MAX_L)
-        return lm_fail(err, LM_ERR_INVALID, "segmented Q: missing geometry, trajectory or interpolators");
-    lm_code rc = lm_geom_check(g, t, err);
+    lm_code rc = segments_check(g, t, L, b, err);
     if (rc != LM_OK)
         return rc;
     const lm_variant *v = lm_sums_variant(variant, err);
@@ -228,24 +256,30 @@ lm_code lm_compute_q_segments(const lm_geom *g, const lm_traj *t, int L, const l
     lm_points pts;
     lm_points_q_grid(&pts, g->n);
     ksoa s;
-    rc = ksoa_make(t, 1, np, &s, err);
+    rc = segment_weights(g, t, L, b, all_pairs, np, &s, err);
     if (rc != LM_OK)
         return rc;
-#pragma omp parallel for schedule(static) if (m >= 32768)
-    for (int64_t j = 0; j < m; j++) {
-        const double ph = lm_geom_phi(g, s.kx[j], s.ky[j], s.kz[j]), p2 = ph * ph;
-        for (int l = 0; l < L; l++)
-            for (int lp = all_pairs ? 0 : l; lp < L; lp++) {
-                const int64_t pr = all_pairs ? (int64_t)l * L + lp : lm_block_pair(L, l, lp);
-                const lm_cfloat w = conjf(b[l * m + j]) * b[lp * m + j];
-                s.wr[pr * m + j] = (float)(p2 * crealf(w));
-                s.wi[pr * m + j] = (float)(p2 * cimagf(w));
-            }
-    }
     rc = run_sum(v, &s, m, np, &pts, ctl, q, err);
     ksoa_free(&s);
     if (rc == LM_OK && use_cache)
         (void)lm_qcache_store_sets(g, t, cls, seg_hash, np, *q, NULL);
+    return rc;
+}
+
+lm_code lm_compute_q_segments_gpu(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, const char *variant,
+                                  lm_cfloat *q_dev, const lm_ctl *ctl, lm_error *err)
+{
+    lm_code rc = segments_check(g, t, L, b, err);
+    if (rc != LM_OK)
+        return rc;
+    const int64_t np = (int64_t)L * (L + 1) / 2;
+    ksoa s;
+    rc = segment_weights(g, t, L, b, 0, np, &s, err);
+    if (rc != LM_OK)
+        return rc;
+    const lm_ksum_in in = {.m = t->m, .kx = s.kx, .ky = s.ky, .kz = s.kz, .wr = s.wr, .wi = s.wi, .nsets = np};
+    rc = lm_gpu_q_sets(g, &in, variant, q_dev, ctl, err);
+    ksoa_free(&s);
     return rc;
 }
 

@@ -33,6 +33,11 @@ lm_code lm_compute_fhd_sets(const lm_geom *g, const lm_traj *t, const lm_kdata *
 lm_code lm_compute_q_segments(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, uint64_t seg_hash,
                               int all_pairs, const char *variant, int use_cache, const lm_ctl *ctl, lm_cfloat **q,
                               int *from_cache, lm_error *err);
+/* The same L(L+1)/2 blocks summed by a GPU variant into device memory
+ * (q_dev: L(L+1)/2 x lm_q_count values), never cached: on the GPU they take
+ * milliseconds, reading them back from disk seconds. */
+lm_code lm_compute_q_segments_gpu(const lm_geom *g, const lm_traj *t, int L, const lm_cfloat *b, const char *variant,
+                                  lm_cfloat *q_dev, const lm_ctl *ctl, lm_error *err);
 
 /* The exact encoding with a field map f (N values, Hz) and t->t, through a
  * direct variant with time_term (lm_kernels.h), raw sums (no 1/N, phi):

@@ -123,6 +123,66 @@ done:
     return rc;
 }
 
+/* Weight sets of Q (time segmentation's blocks): the coordinates go up
+ * once, all the weights in one copy, then groups of sets through the
+ * engine, each set interleaved into its place in q_dev. */
+#define ENC_Q_GROUP 4
+extern "C" lm_code lm_gpu_q_sets(const lm_geom *g, const lm_ksum_in *in, const char *variant, lm_cfloat *q_dev,
+                                 const lm_ctl *ctl, lm_error *err)
+{
+    const char *who = "Q blocks (gpu)";
+    lm_code rc = LM_OK;
+    int device = 0;
+    const cudaStream_t st = cudaStreamPerThread;
+    lm_gsamples s;
+    float *wbuf = NULL, *split = NULL;
+    lm_points pq;
+    lm_ksum_in kin = *in;
+    const long long m = in->m, ns = in->nsets > 1 ? in->nsets : 1;
+    const int e = engine_of(variant);
+    memset(&s, 0, sizeof s);
+    if (e < 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %s is not a GPU variant", who, variant);
+    if (!in->wi)
+        return lm_fail(err, LM_ERR_INVALID, "%s: the block weights are complex", who);
+    LM_GTRY(lm_gdevice_begin(who, &device, err));
+    grid_points(g, 1, &pq);
+    kin.nsets = 1;
+    kin.t = NULL;
+    LM_GTRY(lm_gsamples_upload(who, &kin, &s, st, err));
+    LM_GTRY(lm_gmalloc((void **)&wbuf, (size_t)(m * ns) * 2 * sizeof(float), err, who, "the weights"));
+    LM_GCHECK(cudaMemcpyAsync(wbuf, in->wr, (size_t)(m * ns) * sizeof(float), cudaMemcpyHostToDevice, st), who,
+              "upload weights");
+    LM_GCHECK(cudaMemcpyAsync(wbuf + m * ns, in->wi, (size_t)(m * ns) * sizeof(float), cudaMemcpyHostToDevice, st),
+              who, "upload weights");
+    LM_GTRY(lm_gmalloc((void **)&split, (size_t)(pq.n * ENC_Q_GROUP) * 2 * sizeof(float), err, who, "Q"));
+    for (long long s0 = 0; s0 < ns; s0 += ENC_Q_GROUP) {
+        const long long ng = ns - s0 < ENC_Q_GROUP ? ns - s0 : ENC_Q_GROUP;
+        lm_gsamples gs = s;
+        gs.wr = wbuf + s0 * m;
+        gs.wi = wbuf + ns * m + s0 * m;
+        gs.nsets = ng;
+        LM_GTRY(lm_gengine_run((enum lm_gengine)e, variant, &gs, &pq, split, split + ng * pq.n, st, NULL, NULL, err));
+        for (long long c = 0; c < ng; c++) {
+            k_enc_interleave<<<enc_blocks(pq.n), ENC_T, 0, st>>>(pq.n, split + c * pq.n, split + (ng + c) * pq.n,
+                                                                 (float2 *)q_dev + (s0 + c) * pq.n);
+            LM_GLAUNCH(who, "interleave");
+        }
+        if (lm_gctl_report(ctl, (double)(s0 + ng) / (double)ns)) {
+            rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+            goto done;
+        }
+    }
+    LM_GCHECK(cudaStreamSynchronize(st), who, "Q");
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    lm_gsamples_free(&s);
+    lm_gfree(split);
+    lm_gfree(wbuf);
+    return rc;
+}
+
 /* phi(k) of the voxel basis (lm_geom_phi) at every sample, or its square
  * (Q's weights), on the device: the host loop cost ~10 ms on B128. */
 static __device__ double enc_sinc(double t)

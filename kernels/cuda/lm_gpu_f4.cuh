@@ -144,6 +144,245 @@ template <int P1, int P2> static size_t f4_smem(void)
     return (size_t)P1 * P2 * FS * sizeof(float2);
 }
 
+/* Strided lines: element i of line (x, o) at g[x + os o + es i], 32 x per
+ * block, blockIdx.y = o, blockIdx.z = b a batch of such grids bs apart.
+ * Loads the first nload values (zero padding after), stores the first
+ * nstore. */
+template <int P1, int P2, int FLAGS>
+__global__ void __launch_bounds__(32 * P2) k_f4_lines(long long p0, long long es, long long os, int nload, int nstore,
+                                                      float2 *__restrict__ g, const float *__restrict__ qhat,
+                                                      const float2 *__restrict__ tw, long long bs)
+{
+    g += (size_t)bs * blockIdx.z;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long x = (long long)blockIdx.x * 32 + lane;
+    const bool in = x < p0;
+    const size_t base = (size_t)x + (size_t)os * blockIdx.y;
+    float2 v[P1];
+    if (FLAGS & F4_FWD) {
+#pragma unroll
+        for (int n1 = 0; n1 < P1; n1++) {
+            const int i = P2 * n1 + sub;
+            v[n1] = in && i < nload ? g[base + (size_t)es * i] : make_float2(0.0f, 0.0f);
+        }
+        f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+        for (int k1 = 0; k1 < P1; k1++)
+            ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+        __syncthreads();
+    }
+    for (int k1 = sub; k1 < P1; k1 += P2)
+        f4_phase_b<P1, P2, FLAGS>(ex, k1, lane, in, g, base, es, qhat, tw);
+    if (!(FLAGS & F4_INV))
+        return;
+    __syncthreads();
+    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+    if (in)
+#pragma unroll
+        for (int n1 = 0; n1 < P1; n1++) {
+            const int i = P2 * n1 + sub;
+            if (i < nstore)
+                g[base + (size_t)es * i] = v[n1];
+        }
+}
+
+/* The x axis forward: rows r = y + n1 z (y < n1, z < n2) of the image times
+ * the coil map (s NULL: 1), padded from n0 to P, to buf + P (y + p1 z);
+ * blockIdx.z = b takes s + b ss and buf + b bs (a batch of products). */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_f4_rows_fwd(long long rows, long long n0, long long n1, long long p1,
+                                                         const float2 *__restrict__ x, const float2 *__restrict__ s,
+                                                         float2 *__restrict__ buf, const float2 *__restrict__ tw,
+                                                         long long ss, long long bs)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    if (s)
+        s += (size_t)ss * blockIdx.z;
+    buf += (size_t)bs * blockIdx.z;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) { /* stage the rows, coalesced */
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        float2 v = make_float2(0.0f, 0.0f);
+        if (i < n0 && r < rows) {
+            const size_t j = (size_t)i + (size_t)n0 * (size_t)r;
+            v = x[j];
+            if (s)
+                v = cmul(v, s[j]);
+        }
+        ex[i * FS + l] = v;
+    }
+    __syncthreads();
+    float2 v[P1];
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++)
+        v[n1] = ex[(P2 * n1 + sub) * FS + lane];
+    __syncthreads();
+    f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+    for (int k1 = 0; k1 < P1; k1++)
+        ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B forward, kept in the exchange */
+        float2 u[P2];
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            u[j] = ex[(k1 + P1 * j) * FS + lane];
+        reg_dft<P2, false>(u, tw, P / P2);
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            ex[(k1 + P1 * j) * FS + lane] = u[j]; /* X[k1 + P1 k2] at its natural place */
+    }
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        if (r < rows)
+            buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))] = ex[i * FS + l];
+    }
+}
+
+/* The x axis inverse: rows of buf back, cropped to n0, times conj(s) (s
+ * NULL: 1), written to y or added to it. */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long long n0, long long n1, long long p1,
+                                                         const float2 *__restrict__ buf, const float2 *__restrict__ s,
+                                                         float2 *__restrict__ y, int acc, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        ex[i * FS + l] = r < rows ? buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))]
+                                  : make_float2(0.0f, 0.0f);
+    }
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B inverse, in place */
+        float2 u[P2];
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            u[j] = ex[(k1 + P1 * j) * FS + lane];
+        reg_dft<P2, true>(u, tw, P / P2);
+#pragma unroll
+        for (int n2 = 0; n2 < P2; n2++)
+            ex[(k1 + P1 * n2) * FS + lane] = n2 ? cmulc(__ldg(tw + n2 * k1), u[n2]) : u[n2];
+    }
+    __syncthreads();
+    float2 v[P1];
+    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+    __syncthreads();
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++)
+        ex[(P2 * n1 + sub) * FS + lane] = v[n1];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        if (i < n0 && r < rows) {
+            const size_t j = (size_t)i + (size_t)n0 * (size_t)r;
+            float2 v2 = ex[i * FS + l];
+            if (s)
+                v2 = cmulc(s[j], v2);
+            if (acc) {
+                const float2 o = y[j];
+                v2 = make_float2(v2.x + o.x, v2.y + o.y);
+            }
+            y[j] = v2;
+        }
+    }
+}
+
+/* Launchers by line length: (P1, P2) = (4,4) (8,4) (8,8) (16,8) (16,16) (32,16). */
+
+template <int P1, int P2> static cudaError_t f4_setup(void)
+{
+    const int sm = (int)f4_smem<P1, P2>();
+    cudaError_t e = cudaSuccess;
+    const void *fns[5] = {(const void *)k_f4_lines<P1, P2, F4_FWD>,
+                          (const void *)k_f4_lines<P1, P2, F4_FWD | F4_MUL | F4_INV>,
+                          (const void *)k_f4_lines<P1, P2, F4_INV>, (const void *)k_f4_rows_fwd<P1, P2>,
+                          (const void *)k_f4_rows_inv<P1, P2>};
+    for (int i = 0; i < 5 && e == cudaSuccess; i++)
+        if (sm > 48 * 1024)
+            e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
+    return e;
+}
+
+static cudaError_t f4_setup_len(long long P)
+{
+    switch (P) {
+    case 16: return f4_setup<4, 4>();
+    case 32: return f4_setup<8, 4>();
+    case 64: return f4_setup<8, 8>();
+    case 128: return f4_setup<16, 8>();
+    case 256: return f4_setup<16, 16>();
+    case 512: return f4_setup<32, 16>();
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+template <int P1, int P2>
+static void f4_lines(int flags, dim3 grid, cudaStream_t st, long long p0, long long es, long long os, int nload,
+                     int nstore, float2 *g, const float *qhat, const float2 *tw, long long bs)
+{
+    const size_t sm = f4_smem<P1, P2>();
+    if (flags == F4_FWD)
+        k_f4_lines<P1, P2, F4_FWD><<<grid, 32 * P2, sm, st>>>(p0, es, os, nload, nstore, g, qhat, tw, bs);
+    else if (flags == F4_INV)
+        k_f4_lines<P1, P2, F4_INV><<<grid, 32 * P2, sm, st>>>(p0, es, os, nload, nstore, g, qhat, tw, bs);
+    else
+        k_f4_lines<P1, P2, F4_FWD | F4_MUL | F4_INV><<<grid, 32 * P2, sm, st>>>(p0, es, os, nload, nstore, g, qhat, tw,
+                                                                              bs);
+}
+
+/* grid.z: a batch of grids bs values apart (bs 0 with grid.z 1). */
+static void f4_lines_len(long long P, int flags, dim3 grid, cudaStream_t st, long long p0, long long es, long long os,
+                         int nload, int nstore, float2 *g, const float *qhat, const float2 *tw, long long bs = 0)
+{
+    switch (P) {
+    case 16: f4_lines<4, 4>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw, bs); break;
+    case 32: f4_lines<8, 4>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw, bs); break;
+    case 64: f4_lines<8, 8>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw, bs); break;
+    case 128: f4_lines<16, 8>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw, bs); break;
+    case 256: f4_lines<16, 16>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw, bs); break;
+    default: f4_lines<32, 16>(flags, grid, st, p0, es, os, nload, nstore, g, qhat, tw, bs); break;
+    }
+}
+
+template <int P1, int P2>
+static void f4_rows(int inverse, dim3 blocks, cudaStream_t st, long long rows, long long n0, long long n1, long long p1,
+                    const float2 *x, const float2 *s, float2 *buf, float2 *y, int acc, const float2 *tw, long long ss,
+                    long long bs)
+{
+    const size_t sm = f4_smem<P1, P2>();
+    if (!inverse)
+        k_f4_rows_fwd<P1, P2><<<blocks, 32 * P2, sm, st>>>(rows, n0, n1, p1, x, s, buf, tw, ss, bs);
+    else
+        k_f4_rows_inv<P1, P2><<<blocks, 32 * P2, sm, st>>>(rows, n0, n1, p1, buf, s, y, acc, tw);
+}
+
+/* Forward: blocks.z products x s_b (s + b ss) into buf + b bs. Inverse: one
+ * grid (blocks.z 1). */
+static void f4_rows_len(long long P, int inverse, dim3 blocks, cudaStream_t st, long long rows, long long n0,
+                        long long n1, long long p1, const float2 *x, const float2 *s, float2 *buf, float2 *y, int acc,
+                        const float2 *tw, long long ss = 0, long long bs = 0)
+{
+    switch (P) {
+    case 16: f4_rows<4, 4>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw, ss, bs); break;
+    case 32: f4_rows<8, 4>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw, ss, bs); break;
+    case 64: f4_rows<8, 8>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw, ss, bs); break;
+    case 128: f4_rows<16, 8>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw, ss, bs); break;
+    case 256: f4_rows<16, 16>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw, ss, bs); break;
+    default: f4_rows<32, 16>(inverse, blocks, st, rows, n0, n1, p1, x, s, buf, y, acc, tw, ss, bs); break;
+    }
+}
+
 /* count twiddles exp(-2 pi i k / p) on the device. */
 static lm_code upload_twiddles(long long p, long long count, float2 **out, const char *who, lm_error *err)
 {

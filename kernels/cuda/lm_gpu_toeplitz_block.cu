@@ -1,13 +1,21 @@
 /* Block Toeplitz operator of time segmentation on the device
  * (lm_gpu.h; the CPU twin and the mathematics in lm_toeplitz_block.h).
- * Per coil: one kernel writes the L zero-padded c_l' s x, one batched cuFFT
- * over the L segments, one kernel for the L x L product per frequency (the
- * Hermitian block matrix from its upper triangle), the batched inverse, one
- * kernel crops and combines with conj(c_l) and conj(s). */
+ *
+ * Where every padded axis is a power of two from 16 to 512 (the four-step
+ * lines of lm_gpu_f4.cuh): coils go in groups of G; per coil the L products
+ * c_l' s x are padded and transformed along x, y (data planes only) and z
+ * as one batch of L; one kernel then forms the L x L block product for all
+ * the group's coils at each frequency (each FFT(Q_ll') read once per group,
+ * the Hermitian block matrix from its upper triangle); the inverse mirrors
+ * the forward, cropping as it goes, and the x pass accumulates conj(c_l)
+ * times each segment. Otherwise per coil: one kernel writes the L padded
+ * products, one batched cuFFT, the block product, the batched inverse, one
+ * kernel crops and combines. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lm_gpu_internal.h"
+#include "lm_gpu_f4.cuh"
 
 #define TB_T 256
 #define TB_MAX_L 64 /* LM_BLOCK_MAX_L */
@@ -17,8 +25,12 @@ struct lm_gpu_toeplitz_block {
     int L;
     long long npairs;
     float2 *qhat;      /* npairs x P: FFT(shifted Q_ll') / (N^2 P) */
-    float2 *work;      /* L x P */
-    cufftHandle plan;  /* batched over L */
+    float2 *work;      /* G x L x P */
+    int G;             /* coils per group (four-step path; 1 otherwise) */
+    int own;           /* the four-step path */
+    float2 *twa[3];    /* its twiddles per padded axis */
+    float2 *tmp, *acc; /* N each: s x, and the sum over segments of one coil */
+    cufftHandle plan;  /* batched over L (cuFFT path) */
     int have_plan;
 };
 
@@ -108,6 +120,50 @@ __global__ void k_tb_combine(long long P, int L, const float2 *__restrict__ qhat
     }
 }
 
+/* k_tb_combine for the nc coils of a group (coil j's segments at w + j L P):
+ * the same FFT(Q) values serve every coil, from the cache after the first. */
+__global__ void k_tb_combine_group(long long P, int L, int nc, const float2 *__restrict__ qhat,
+                                   float2 *__restrict__ w)
+{
+    float2 z[TB_MAX_L];
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < P; v += (long long)gridDim.x * blockDim.x)
+        for (int j = 0; j < nc; j++) {
+            float2 *wj = w + (size_t)j * L * P;
+            for (int l = 0; l < L; l++)
+                z[l] = wj[l * P + v];
+            for (int l = 0; l < L; l++) {
+                float2 acc = make_float2(0.f, 0.f);
+                for (int lp = 0; lp < L; lp++) {
+                    const float2 r = lp >= l ? tb_mul(__ldg(qhat + (long long)tb_pair(L, l, lp) * P + v), z[lp])
+                                             : tb_mulc(__ldg(qhat + (long long)tb_pair(L, lp, l) * P + v), z[lp]);
+                    acc.x += r.x;
+                    acc.y += r.y;
+                }
+                wj[l * P + v] = acc;
+            }
+        }
+}
+
+/* out = s . x */
+__global__ void k_tb_mul(long long N, const float2 *__restrict__ x, const float2 *__restrict__ s,
+                         float2 *__restrict__ out)
+{
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < N; r += (long long)gridDim.x * blockDim.x)
+        out[r] = tb_mul(s[r], x[r]);
+}
+
+/* y (+)= conj(s) . a (s NULL: 1) */
+__global__ void k_tb_coil_acc(long long N, const float2 *__restrict__ a, const float2 *__restrict__ s, int acc,
+                              float2 *__restrict__ y)
+{
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < N; r += (long long)gridDim.x * blockDim.x) {
+        float2 v = s ? tb_mulc(s[r], a[r]) : a[r];
+        if (acc)
+            v = make_float2(v.x + y[r].x, v.y + y[r].y);
+        y[r] = v;
+    }
+}
+
 /* y (+)= conj(s) . sum_l conj(c_l) . crop(work_l) */
 __global__ void k_tb_gather(long long N, long long p0, long long p1, long long n0, long long n1, long long P, int L,
                             const float2 *__restrict__ w, const float2 *__restrict__ s, const float2 *__restrict__ c,
@@ -152,11 +208,20 @@ extern "C" void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t)
         (void)cufftDestroy(t->plan);
     lm_gfree(t->qhat);
     lm_gfree(t->work);
+    lm_gfree(t->tmp);
+    lm_gfree(t->acc);
+    for (int a = 0; a < 3; a++)
+        lm_gfree(t->twa[a]);
     free(t);
 }
 
-extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const lm_cfloat *q_host,
-                                             lm_gpu_toeplitz_block **out, lm_error *err)
+static int tb_pow2(long long p)
+{
+    return p >= 16 && p <= 512 && (p & (p - 1)) == 0;
+}
+
+extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const lm_cfloat *q, int q_on_device,
+                                             int max_coils, lm_gpu_toeplitz_block **out, lm_error *err)
 {
     const char *who = "block toeplitz (gpu)";
     lm_code rc = LM_OK;
@@ -166,7 +231,7 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
     int have_one = 0, device = 0;
     lm_gpu_toeplitz_block *t = NULL;
     *out = NULL;
-    if (!q_host)
+    if (!q)
         return lm_fail(err, LM_ERR_INVALID, "%s: Q is missing", who);
     if (L < 1 || L > TB_MAX_L)
         return lm_fail(err, LM_ERR_INVALID, "%s: %d segments is out of range", who, L);
@@ -190,20 +255,46 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
         rc = lm_fail(err, LM_ERR_INVALID, "%s: %lld-point FFT grid is out of range", who, t->P);
         goto done;
     }
+    t->own = tb_pow2(t->p[0]) && tb_pow2(t->p[1]) && (t->p[2] == 1 || tb_pow2(t->p[2])) && !getenv("LARMOR_GPU_BLOCK_CUFFT");
+    t->G = 1;
     LM_GTRY(lm_gdevice_begin(who, &device, err));
-    LM_GTRY(lm_gmalloc((void **)&t->work, (size_t)(t->P * L) * sizeof(float2), err, who, "the padded segments"));
+    if (t->own) {
+        /* as many coils per group as a quarter of the free memory holds */
+        size_t fr = 0, tot = 0;
+        LM_GCHECK(cudaMemGetInfo(&fr, &tot), who, "memory");
+        const long long per = (long long)L * t->P * (long long)sizeof(float2);
+        long long g = (long long)(fr / 4) / per - (long long)t->npairs * t->P * (long long)sizeof(float2) / per;
+        g = g < 1 ? 1 : g > max_coils ? max_coils : g;
+        t->G = (int)(g < 1 ? 1 : g);
+        for (int a = 0; a < 3; a++)
+            if (t->p[a] > 1) {
+                LM_GTRY(upload_twiddles(t->p[a], t->p[a], &t->twa[a], who, err));
+                LM_GCHECK(f4_setup_len(t->p[a]), who, "shared memory");
+            }
+        LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "the coil product"));
+        LM_GTRY(lm_gmalloc((void **)&t->acc, (size_t)t->N * sizeof(float2), err, who, "the segment sum"));
+    }
+    LM_GTRY(lm_gmalloc((void **)&t->work, (size_t)(t->P * L) * t->G * sizeof(float2), err, who,
+                       "the padded segments"));
     LM_GTRY(lm_gmalloc((void **)&t->qhat, (size_t)(t->P * t->npairs) * sizeof(float2), err, who, "FFT(Q) blocks"));
-    LM_GTRY(lm_gmalloc((void **)&stage, (size_t)t->P * sizeof(float2), err, who, "Q upload"));
-    LM_GTRY(tb_plan(t->p, L, &t->plan, who, err));
-    t->have_plan = 1;
+    if (!q_on_device)
+        LM_GTRY(lm_gmalloc((void **)&stage, (size_t)t->P * sizeof(float2), err, who, "Q upload"));
+    if (!t->own) {
+        LM_GTRY(tb_plan(t->p, L, &t->plan, who, err));
+        t->have_plan = 1;
+    }
     LM_GTRY(tb_plan(t->p, 1, &one, who, err));
     have_one = 1;
     LM_GFFT(cufftSetStream(one, st), who, "FFT stream");
     for (long long pr = 0; pr < t->npairs; pr++) {
         float2 *dst = t->qhat + pr * t->P;
-        LM_GCHECK(cudaMemcpyAsync(stage, q_host + pr * t->P, (size_t)t->P * sizeof(float2), cudaMemcpyHostToDevice, st),
-                  who, "upload Q");
-        k_tb_shift<<<tb_blocks(t->P), TB_T, 0, st>>>(t->P, t->p[0], t->p[1], t->p[2], t->n[0], t->n[1], t->n[2], stage,
+        const float2 *src = (const float2 *)q + pr * t->P;
+        if (!q_on_device) {
+            LM_GCHECK(cudaMemcpyAsync(stage, src, (size_t)t->P * sizeof(float2), cudaMemcpyHostToDevice, st), who,
+                      "upload Q");
+            src = stage;
+        }
+        k_tb_shift<<<tb_blocks(t->P), TB_T, 0, st>>>(t->P, t->p[0], t->p[1], t->p[2], t->n[0], t->n[1], t->n[2], src,
                                                      dst);
         LM_GLAUNCH(who, "shift Q");
         LM_GFFT(cufftExecC2C(one, (cufftComplex *)dst, (cufftComplex *)dst, CUFFT_FORWARD), who, "FFT(Q)");
@@ -224,14 +315,79 @@ done:
     return rc;
 }
 
-extern "C" lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x_, const lm_cfloat *s_,
-                                                    const lm_cfloat *c_, lm_cfloat *y_, int accumulate, lm_error *err)
+/* The four-step path for coils c0 .. c0 + nc - 1 (s NULL: one coil, s = 1):
+ * y = sum over them of conj(s) sum_l conj(c_l) T_ll' (c_l' s x), added to y
+ * when acc. */
+static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
+                               const float2 *c, float2 *y, int acc, lm_error *err)
 {
     const char *who = "block toeplitz (gpu)";
     lm_code rc = LM_OK;
     const cudaStream_t st = cudaStreamPerThread;
-    const float2 *x = (const float2 *)x_, *s = (const float2 *)s_, *c = (const float2 *)c_;
-    float2 *y = (float2 *)y_;
+    const long long *n = t->n, *p = t->p, N = t->N, P = t->P;
+    const int L = t->L;
+    const long long rows = n[1] * n[2];
+    const unsigned xblocks = (unsigned)((rows + 31) / 32), lx = (unsigned)((p[0] + 31) / 32);
+    for (int j = 0; j < nc; j++) {
+        const float2 *sc = s ? s + (c0 + j) * N : NULL, *xin = x;
+        float2 *buf = t->work + (size_t)j * L * P;
+        if (sc) {
+            k_tb_mul<<<tb_blocks(N), TB_T, 0, st>>>(N, x, sc, t->tmp);
+            LM_GLAUNCH(who, "coil product");
+            xin = t->tmp;
+        }
+        f4_rows_len(p[0], 0, dim3(xblocks, 1, (unsigned)L), st, rows, n[0], n[1], p[1], xin, c, buf, NULL, 0,
+                    t->twa[0], N, P);
+        LM_GLAUNCH(who, "x axis");
+        if (p[2] > 1) {
+            f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)n[1],
+                         (int)p[1], buf, NULL, t->twa[1], P);
+            LM_GLAUNCH(who, "y axis");
+            f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0], (int)n[2],
+                         (int)p[2], buf, NULL, t->twa[2], P);
+            LM_GLAUNCH(who, "z axis");
+        } else {
+            f4_lines_len(p[1], F4_FWD, dim3(lx, 1, (unsigned)L), st, p[0], p[0], 0, (int)n[1], (int)p[1], buf, NULL,
+                         t->twa[1], P);
+            LM_GLAUNCH(who, "y axis");
+        }
+    }
+    k_tb_combine_group<<<tb_blocks(P), TB_T, 0, st>>>(P, L, nc, t->qhat, t->work);
+    LM_GLAUNCH(who, "block product");
+    for (int j = 0; j < nc; j++) {
+        const float2 *sc = s ? s + (c0 + j) * N : NULL;
+        float2 *buf = t->work + (size_t)j * L * P;
+        if (p[2] > 1) {
+            f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0], (int)p[2],
+                         (int)n[2], buf, NULL, t->twa[2], P);
+            LM_GLAUNCH(who, "z axis");
+            f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)p[1],
+                         (int)n[1], buf, NULL, t->twa[1], P);
+            LM_GLAUNCH(who, "y axis");
+        } else {
+            f4_lines_len(p[1], F4_INV, dim3(lx, 1, (unsigned)L), st, p[0], p[0], 0, (int)p[1], (int)n[1], buf, NULL,
+                         t->twa[1], P);
+            LM_GLAUNCH(who, "y axis");
+        }
+        for (int l = 0; l < L; l++) {
+            f4_rows_len(p[0], 1, dim3(xblocks), st, rows, n[0], n[1], p[1], NULL, c + (size_t)l * N,
+                        buf + (size_t)l * P, t->acc, l > 0, t->twa[0]);
+            LM_GLAUNCH(who, "x axis");
+        }
+        k_tb_coil_acc<<<tb_blocks(N), TB_T, 0, st>>>(N, t->acc, sc, acc || j > 0, y);
+        LM_GLAUNCH(who, "coil sum");
+    }
+done:
+    return rc;
+}
+
+/* The cuFFT path for one coil. */
+static lm_code apply_one_cufft(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, const float2 *c, float2 *y,
+                               int accumulate, lm_error *err)
+{
+    const char *who = "block toeplitz (gpu)";
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
     k_tb_scatter<<<tb_blocks(t->P), TB_T, 0, st>>>(t->P, t->p[0], t->p[1], t->n[0], t->n[1], t->n[2], t->N, t->L, x, s,
                                                    c, t->work);
     LM_GLAUNCH(who, "pad");
@@ -244,5 +400,32 @@ extern "C" lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, co
                                                   accumulate, y);
     LM_GLAUNCH(who, "crop");
 done:
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, const lm_cfloat *x_, const lm_cfloat *s_,
+                                                    const lm_cfloat *c_, lm_cfloat *y_, int accumulate, lm_error *err)
+{
+    const float2 *x = (const float2 *)x_, *s = (const float2 *)s_, *c = (const float2 *)c_;
+    float2 *y = (float2 *)y_;
+    if (t->own)
+        return apply_group_own(t, x, s, 0, 1, c, y, accumulate, err);
+    return apply_one_cufft(t, x, s, c, y, accumulate, err);
+}
+
+extern "C" lm_code lm_gpu_toeplitz_block_apply_coils(lm_gpu_toeplitz_block *t, const lm_cfloat *x_,
+                                                     const lm_cfloat *s_, long long ncoils, const lm_cfloat *c_,
+                                                     lm_cfloat *y_, lm_error *err)
+{
+    const float2 *x = (const float2 *)x_, *s = (const float2 *)s_, *c = (const float2 *)c_;
+    float2 *y = (float2 *)y_;
+    lm_code rc = LM_OK;
+    if (!s)
+        ncoils = 1;
+    for (long long c0 = 0; c0 < ncoils && rc == LM_OK; c0 += t->G) {
+        const int nc = (int)(ncoils - c0 < t->G ? ncoils - c0 : t->G);
+        rc = t->own ? apply_group_own(t, x, s, c0, nc, c, y, c0 > 0, err)
+                    : apply_one_cufft(t, x, s ? s + c0 * t->N : NULL, c, y, c0 > 0, err);
+    }
     return rc;
 }
