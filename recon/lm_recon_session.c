@@ -157,8 +157,9 @@ static lm_code solve_admm(lm_linop *N, const lm_cfloat *b, const prior_ctx *pc, 
 /* CG (or ADMM) on p with the session's b and x for right-hand side ch;
  * rho (host) gets the solution. */
 static lm_code solve_one(lm_recon_session *s, prior_ctx *p, int64_t ch, int warm, lm_run_ctx *c,
-                         lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, lm_error *err)
+                         lm_recon_result *res, lm_cfloat *rho, lm_cg_report *rep, int *iterated, lm_error *err)
 {
+    *iterated = 0;
     lm_backend *be = lm_encoding_backend(s->e);
     const size_t bytes = (size_t)s->nv * sizeof *rho;
     if (s->rss) {
@@ -186,6 +187,7 @@ static lm_code solve_one(lm_recon_session *s, prior_ctx *p, int64_t ch, int warm
     }
     if (rc == LM_OK || rc == LM_ERR_CANCELLED) {
         /* a cancelled solve's iterate is still a fine warm start */
+        *iterated = 1;
         lm_error e2 = {0};
         be->download(be, rho, s->x, bytes);
         lm_code rc2 = be->check(be, &e2);
@@ -213,8 +215,10 @@ static lm_code solve_all(lm_recon_session *s, prior_ctx *p, int warm, lm_run_ctx
     if (!s->rss) {
         c->ncoils = 1;
         c->coil = 0;
-        rc = solve_one(s, p, 0, warm, c, res, out, rep, err);
-        s->have_x = rc == LM_OK || rc == LM_ERR_CANCELLED;
+        int iterated = 0;
+        rc = solve_one(s, p, 0, warm, c, res, out, rep, &iterated, err);
+        /* x holds an iterate (or, cancelled before CG, the previous one) */
+        s->have_x = iterated || (rc == LM_ERR_CANCELLED && warm);
         for (int64_t ch = 0; rc == LM_OK && coils && ch < coils->ncoils; ch++)
             for (int64_t j = 0; j < nv; j++)
                 coils->s[ch * nv + j] = s->sens->s[ch * nv + j] * out[j];
@@ -229,10 +233,11 @@ static lm_code solve_all(lm_recon_session *s, prior_ctx *p, int warm, lm_run_ctx
     lm_cfloat *img = rss ? lm_alloc((size_t)nv, sizeof *img, err, "channel image") : NULL;
     rc = img ? LM_OK : LM_ERR_NOMEM;
     int64_t ch = 0;
+    int iterated = 0;
     for (; ch < s->nch && rc == LM_OK; ch++) {
         c->coil = (int)ch;
-        rc = solve_one(s, p, ch, warm, c, res, img, rep, err);
-        if ((rc == LM_OK || rc == LM_ERR_CANCELLED) && s->x_host)
+        rc = solve_one(s, p, ch, warm, c, res, img, rep, &iterated, err);
+        if (iterated && s->x_host)
             memcpy(s->x_host + ch * nv, img, (size_t)nv * sizeof *img);
         if (rc == LM_OK)
             lm_rss_add(rss, img, nv);
@@ -240,7 +245,7 @@ static lm_code solve_all(lm_recon_session *s, prior_ctx *p, int warm, lm_run_ctx
             memcpy(coils->s + ch * nv, img, (size_t)nv * sizeof *img);
     }
     /* every channel's iterate is a warm start only if each was reached */
-    s->have_x = s->x_host && (rc == LM_OK || (rc == LM_ERR_CANCELLED && (warm || ch == s->nch)));
+    s->have_x = s->x_host && (rc == LM_OK || (rc == LM_ERR_CANCELLED && (warm || (ch == s->nch && iterated))));
     if (rc == LM_OK)
         for (int64_t j = 0; j < nv; j++)
             out[j] = CMPLXF((float)sqrt(rss[j]), 0.0f);

@@ -122,6 +122,17 @@ static void test_bad_calls(const lm_geom *g, const lm_traj *t, const lm_kdata *k
     lm_session_solve_opts p;
     lm_session_solve_opts_init(&p, s);
     p.iters = 3;
+    /* Cancelled before CG's first step: nothing to warm-start from yet. */
+    cancel_at c0 = {0};
+    p.progress = cancel_progress;
+    p.progress_user = &c0;
+    CHECK(lm_recon_session_solve(s, &p, out, NULL, &err) == LM_ERR_CANCELLED);
+    p.progress = NULL;
+    p.warm_start = 1;
+    lm_session_report r0;
+    CHECK_OK(lm_recon_session_solve(s, &p, out, &r0, &err), &err);
+    CHECK(r0.warm == 0 && r0.iters_done == 3);
+    p.warm_start = 0;
     p.lambda = NAN;
     CHECK(lm_recon_session_solve(s, &p, out, NULL, &err) == LM_ERR_INVALID && strstr(err.msg, "lambda"));
     p.lambda = -1;
