@@ -110,6 +110,7 @@ static void test_live(void)
     lm_recon_opts_init(&o);
     o.variant = p.variant;
     o.iters = p.iters;
+    o.tol = p.tol;
     o.lambda = 0.2;
     lm_recon_result r;
     lm_error err = { 0 };
