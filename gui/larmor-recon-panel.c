@@ -43,13 +43,15 @@ struct _LarmorReconPanel {
 
     double lambda;         /* exact value; the scale shows log10 of it */
     gboolean syncing;
+    GtkToggleButton *live_toggle; /* made here, beside the lambda entry */
+    double live_sent;      /* the last value sent as "live-lambda" */
     int ncoils;            /* of the data loaded now (1: single coil) */
     gboolean has_maps, has_noise;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorReconPanel, larmor_recon_panel, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_CHANGED, N_SIGNALS };
+enum { SIGNAL_CHANGED, SIGNAL_LIVE_LAMBDA, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* Settings that change what a run costs (the window's estimate). */
@@ -189,6 +191,16 @@ static void on_lambda_scale(GtkAdjustment *adj, LarmorReconPanel *self)
     self->syncing = TRUE;
     gtk_editable_set_text(GTK_EDITABLE(self->lambda_entry), buf);
     self->syncing = FALSE;
+}
+
+/* Live lambda: the scale's value changes for the slider and the entry
+ * alike (after the handlers above updated self->lambda). */
+static void on_live_lambda(LarmorReconPanel *self)
+{
+    if (!gtk_toggle_button_get_active(self->live_toggle) || self->lambda == self->live_sent)
+        return;
+    self->live_sent = self->lambda;
+    g_signal_emit(self, signals[SIGNAL_LIVE_LAMBDA], 0, self->lambda);
 }
 
 static gboolean parse_nonneg(const char *text, double *out)
@@ -564,6 +576,9 @@ static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
     CHILD(sweep_button);
 #undef CHILD
     /* Method, variant, iterations or coil settings changed. */
+    /* live-lambda(double): lambda moved while "Live" is on (slider or entry). */
+    signals[SIGNAL_LIVE_LAMBDA] = g_signal_new("live-lambda", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                               NULL, NULL, G_TYPE_NONE, 1, G_TYPE_DOUBLE);
     signals[SIGNAL_CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                            NULL, G_TYPE_NONE, 0);
 }
@@ -603,6 +618,13 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     g_signal_connect(self->lambda_adjustment, "value-changed", G_CALLBACK(on_lambda_scale), self);
     g_signal_connect(self->lambda_entry, "changed", G_CALLBACK(on_lambda_entry_changed), self);
     g_signal_connect(self->tol_entry, "changed", G_CALLBACK(on_tol_changed), self);
+    self->live_toggle = GTK_TOGGLE_BUTTON(gtk_toggle_button_new_with_mnemonic("Li_ve"));
+    gtk_widget_set_valign(GTK_WIDGET(self->live_toggle), GTK_ALIGN_CENTER);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->live_toggle), FALSE);
+    gtk_box_append(GTK_BOX(gtk_widget_get_parent(GTK_WIDGET(self->lambda_entry))), GTK_WIDGET(self->live_toggle));
+    self->live_sent = NAN;
+    g_signal_connect_swapped(self->lambda_adjustment, "value-changed", G_CALLBACK(on_live_lambda), self);
+    g_signal_connect_swapped(self->live_toggle, "toggled", G_CALLBACK(on_live_lambda), self);
     /* Marks on whole decades help read the log scale. */
     for (int e = -6; e <= 2; e += 2) {
         char *m = e == 0 ? g_strdup("1") : g_strdup_printf("10<sup>%d</sup>", e);
@@ -620,4 +642,21 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
         g_signal_connect_swapped(dropdowns[i], "notify::selected", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->iters_spin, "value-changed", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->compress_spin, "value-changed", G_CALLBACK(emit_changed), self);
+}
+
+void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why)
+{
+    gtk_widget_set_sensitive(GTK_WIDGET(self->live_toggle), available);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->live_toggle),
+                                available ? "Live: re-solve the newest run as λ moves (preview while dragging, "
+                                            "the full solve when it rests)"
+                                          : why);
+    if (!available)
+        gtk_toggle_button_set_active(self->live_toggle, FALSE);
+    self->live_sent = self->lambda; /* a new run: its own lambda is solved */
+}
+
+GtkToggleButton *larmor_recon_panel_get_live_toggle(LarmorReconPanel *self)
+{
+    return self->live_toggle;
 }

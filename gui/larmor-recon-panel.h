@@ -48,6 +48,12 @@ gboolean larmor_recon_panel_coil_source_available(LarmorReconPanel *self, Larmor
 /* "coils", "compress", "prewhiten": the controls, for tests. */
 GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const char *name);
 
+/* Live lambda: the "Live" toggle beside lambda (insensitive, with why as
+ * tooltip, unless the newest run keeps a session; turning it off too). While
+ * on, signal "live-lambda" (double) reports every new lambda. */
+void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why);
+GtkToggleButton *larmor_recon_panel_get_live_toggle(LarmorReconPanel *self);
+
 /* Availability of a variant, checked once (GPU probing costs). */
 gboolean larmor_variant_is_available(const char *name, const char **why);
 /* What the variant list shows for a name: the name, or for "auto"

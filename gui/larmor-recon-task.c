@@ -6,6 +6,7 @@
 
 #include "larmor-util.h"
 #include "lm_metrics.h"
+#include "lm_recon_session.h"
 #include "lm_solver.h"
 
 struct _LarmorReconTask {
@@ -264,6 +265,236 @@ static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lam
     *data_norm = data2 >= 0 ? sqrt(data2) : NAN;
 }
 
+/* --- live lambda -------------------------------------------------------- */
+
+struct _LarmorLive {
+    GObject parent_instance;
+    lm_recon_session *session; /* used by one worker at a time (busy) */
+    LarmorRun *run;            /* weak: the run owns this object */
+    LarmorVolume *truth;       /* for metrics, or NULL */
+    int iters;                 /* the run's: the final solve is a fresh run's */
+    double tol;
+    gboolean busy, pending, final_due;
+    double want;               /* the newest value asked for */
+    guint rest_id;
+    double lambda;             /* of the last result */
+    gboolean have_last, last_final;
+    int last_iters;
+    double last_time;
+    char *error;
+};
+
+G_DEFINE_FINAL_TYPE(LarmorLive, larmor_live, G_TYPE_OBJECT)
+
+enum { LIVE_UPDATED, LIVE_N_SIGNALS };
+static guint live_signals[LIVE_N_SIGNALS];
+
+typedef struct {
+    double lambda, tol;
+    int iters;
+    gboolean warm, final;
+} LiveJob;
+
+typedef struct {
+    LiveJob job;
+    lm_volume *img;
+    lm_session_report rep;
+    double psnr, perr;
+    lm_code code;
+    char msg[256];
+} LiveOut;
+
+static void live_out_free(gpointer data)
+{
+    LiveOut *o = data;
+    lm_volume_free(o->img);
+    g_free(o);
+}
+
+static void larmor_live_dispose(GObject *object)
+{
+    LarmorLive *self = LARMOR_LIVE(object);
+    g_clear_handle_id(&self->rest_id, g_source_remove);
+    if (self->run) {
+        g_object_remove_weak_pointer(G_OBJECT(self->run), (gpointer *)&self->run);
+        self->run = NULL;
+    }
+    G_OBJECT_CLASS(larmor_live_parent_class)->dispose(object);
+}
+
+static void larmor_live_finalize(GObject *object)
+{
+    LarmorLive *self = LARMOR_LIVE(object);
+    lm_recon_session_free(&self->session);
+    g_clear_object(&self->truth);
+    g_free(self->error);
+    G_OBJECT_CLASS(larmor_live_parent_class)->finalize(object);
+}
+
+static void larmor_live_class_init(LarmorLiveClass *klass)
+{
+    G_OBJECT_CLASS(klass)->dispose = larmor_live_dispose;
+    G_OBJECT_CLASS(klass)->finalize = larmor_live_finalize;
+    /* updated(gboolean final): the run's image was replaced (or the solve failed: larmor_live_get_error). */
+    live_signals[LIVE_UPDATED] = g_signal_new("updated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+                                              NULL, NULL, G_TYPE_NONE, 1, G_TYPE_BOOLEAN);
+}
+
+static void larmor_live_init(LarmorLive *self)
+{
+    self->lambda = NAN;
+}
+
+/* Takes the session; run and truth as the task's. */
+static LarmorLive *live_new(lm_recon_session *session, LarmorRun *run, LarmorVolume *truth, int iters, double tol)
+{
+    LarmorLive *self = g_object_new(LARMOR_TYPE_LIVE, NULL);
+    self->session = session;
+    self->run = run;
+    g_object_add_weak_pointer(G_OBJECT(run), (gpointer *)&self->run);
+    self->truth = truth ? g_object_ref(truth) : NULL;
+    self->iters = iters;
+    self->tol = tol;
+    self->lambda = larmor_run_get_params(run)->lambda;
+    return self;
+}
+
+static void live_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+    LarmorLive *self = source;
+    LiveOut *o = g_new0(LiveOut, 1);
+    o->job = *(const LiveJob *)data;
+    o->psnr = o->perr = NAN;
+    lm_error err = { 0 };
+    o->img = lm_recon_session_new_image(self->session, &err);
+    lm_session_solve_opts p;
+    lm_session_solve_opts_init(&p, self->session);
+    p.lambda = o->job.lambda;
+    p.iters = o->job.iters;
+    p.tol = o->job.tol;
+    p.warm_start = o->job.warm;
+    o->code = o->img ? lm_recon_session_solve(self->session, &p, o->img->data, &o->rep, &err) : LM_ERR_NOMEM;
+    const lm_volume *truth = self->truth ? larmor_volume_get_data(self->truth) : NULL;
+    if (o->code == LM_OK && truth && lm_volume_count(truth) == lm_volume_count(o->img)) {
+        lm_metrics m;
+        if (lm_metrics_compute(o->img->data, truth->data, lm_volume_count(truth), NULL, 0, &m, &err) == LM_OK)
+            o->psnr = m.psnr_db, o->perr = m.percent_error;
+    }
+    if (o->code != LM_OK)
+        g_strlcpy(o->msg, err.msg, sizeof o->msg);
+    g_task_return_pointer(task, o, live_out_free);
+}
+
+static void live_kick(LarmorLive *self);
+
+static void live_done(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorLive *self = LARMOR_LIVE(source);
+    LiveOut *o = g_task_propagate_pointer(G_TASK(result), NULL);
+    self->busy = FALSE;
+    g_clear_pointer(&self->error, g_free);
+    if (o && o->code == LM_OK && self->run) {
+        LarmorVolume *img = larmor_volume_new_take(o->img, "run");
+        o->img = NULL;
+        larmor_run_update_live(self->run, img, o->job.lambda, o->rep.iters_done, o->psnr, o->perr,
+                               self->truth ? larmor_volume_get_serial(self->truth) : 0);
+        g_object_unref(img);
+        self->lambda = o->job.lambda;
+        self->have_last = TRUE;
+        self->last_final = o->job.final;
+        self->last_iters = o->rep.iters_done;
+        self->last_time = o->rep.time_s;
+    } else if (o && o->code != LM_OK) {
+        self->error = g_strdup(o->msg);
+    }
+    gboolean final = o && o->job.final;
+    if (o)
+        live_out_free(o);
+    g_signal_emit(self, live_signals[LIVE_UPDATED], 0, final);
+    live_kick(self);
+}
+
+static void live_start(LarmorLive *self, const LiveJob *job)
+{
+    self->busy = TRUE;
+    GTask *task = g_task_new(self, NULL, live_done, NULL);
+    g_task_set_source_tag(task, live_start);
+    g_task_set_task_data(task, g_memdup2(job, sizeof *job), g_free);
+    g_task_run_in_thread(task, live_thread);
+    g_object_unref(task);
+}
+
+/* The newest value first (a preview), then the final solve once it rests. */
+static void live_kick(LarmorLive *self)
+{
+    if (self->busy || !self->run)
+        return;
+    if (self->pending) {
+        self->pending = FALSE;
+        live_start(self, &(LiveJob){ .lambda = self->want, .iters = LARMOR_LIVE_PREVIEW_ITERS, .warm = TRUE });
+    } else if (self->final_due) {
+        self->final_due = FALSE;
+        live_start(self, &(LiveJob){ .lambda = self->want, .iters = self->iters, .tol = self->tol, .final = TRUE });
+    }
+}
+
+static gboolean live_rested(gpointer data)
+{
+    LarmorLive *self = data;
+    self->rest_id = 0;
+    self->final_due = TRUE;
+    live_kick(self);
+    return G_SOURCE_REMOVE;
+}
+
+void larmor_live_set_lambda(LarmorLive *self, double lambda)
+{
+    g_return_if_fail(LARMOR_IS_LIVE(self));
+    if (!(lambda >= 0) || !isfinite(lambda))
+        return;
+    self->want = lambda;
+    self->pending = TRUE;
+    self->final_due = FALSE;
+    g_clear_handle_id(&self->rest_id, g_source_remove);
+    self->rest_id = g_timeout_add(LARMOR_LIVE_REST_MS, live_rested, self);
+    live_kick(self);
+}
+
+void larmor_live_settle(LarmorLive *self)
+{
+    g_return_if_fail(LARMOR_IS_LIVE(self));
+    if (!self->rest_id)
+        return;
+    g_clear_handle_id(&self->rest_id, g_source_remove);
+    live_rested(self);
+}
+
+gboolean larmor_live_is_busy(LarmorLive *self)
+{
+    return self->busy || self->pending || self->final_due || self->rest_id;
+}
+
+double larmor_live_get_lambda(LarmorLive *self)
+{
+    return self->lambda;
+}
+
+gboolean larmor_live_get_last(LarmorLive *self, int *iters, double *time_s, gboolean *final)
+{
+    if (iters)
+        *iters = self->last_iters;
+    if (time_s)
+        *time_s = self->last_time;
+    if (final)
+        *final = self->last_final;
+    return self->have_last;
+}
+
+const char *larmor_live_get_error(LarmorLive *self)
+{
+    return self->error;
+}
+
 /* --- the worker -------------------------------------------------------- */
 
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
@@ -323,11 +554,17 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         lm_recon_result res;
         memset(&res, 0, sizeof res);
         lm_error err = { 0 };
-        lm_code code = lm_recon_run(&self->geom, traj, kdata, &o, &res, &err);
+        /* A single CG run keeps its session for live lambda. */
+        lm_recon_session *session = NULL;
+        lm_code code = o.method == LM_METHOD_CG && !self->sweep
+                           ? lm_recon_run_session(&self->geom, traj, kdata, &o, &res, &session, &err)
+                           : lm_recon_run(&self->geom, traj, kdata, &o, &res, &err);
         if (code == LM_OK && g_cancellable_is_cancelled(cancellable)) {
             lm_recon_result_clear(&res);
             code = LM_ERR_CANCELLED;
         }
+        if (session && (code != LM_OK || lm_recon_session_bytes(session) > LARMOR_LIVE_MAX_BYTES))
+            lm_recon_session_free(&session);
         if (code != LM_OK) {
             g_ptr_array_unref(runs);
             if (code == LM_ERR_CANCELLED)
@@ -350,6 +587,11 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
             larmor_run_set_maps(run, self->maps);
         larmor_run_set_dataset_key(run, self->dataset_key);
         larmor_run_set_lcurve(run, dn, rn);
+        if (session) {
+            LarmorLive *live = live_new(session, run, truth ? self->truth : NULL, o.iters, o.tol);
+            larmor_run_set_live(run, G_OBJECT(live));
+            g_object_unref(live);
+        }
         LarmorVolume *img = larmor_run_get_image(run);
         if (truth && img) {
             lm_metrics m;

@@ -43,6 +43,36 @@ void larmor_recon_task_run_async(LarmorReconTask *self, GCancellable *cancellabl
 GPtrArray *larmor_recon_task_run_finish(LarmorReconTask *self, GAsyncResult *result, GError **error);
 gboolean larmor_recon_task_is_sweep(LarmorReconTask *self);
 
+/* Live lambda (docs/session.md): a single CG run keeps its reconstruction
+ * session (lm_recon_session.h: encoding, Q and E^H d on the variant's
+ * device) in a LarmorLive attached to the run (larmor_run_get_live) when
+ * it holds less than LARMOR_LIVE_MAX_BYTES. larmor_live_set_lambda re-solves
+ * in a worker, coalesced: only the newest value is solved; each new value
+ * gets a preview (LARMOR_LIVE_PREVIEW_ITERS iterations warm-started from the
+ * last image), and once the value has rested LARMOR_LIVE_REST_MS a final
+ * solve from zero with the run's iterations and tolerance: the image a fresh
+ * run at that lambda gives. Each result replaces the run's image and
+ * metrics (larmor_run_update_live) on the main thread, then "updated"
+ * (gboolean final) is emitted. The worker holds a reference: dropping the
+ * LarmorLive while a solve runs frees the session after it. */
+#define LARMOR_LIVE_MAX_BYTES (4.0 * 1024 * 1024 * 1024)
+#define LARMOR_LIVE_PREVIEW_ITERS 8
+#define LARMOR_LIVE_REST_MS 250
+
+#define LARMOR_TYPE_LIVE (larmor_live_get_type())
+G_DECLARE_FINAL_TYPE(LarmorLive, larmor_live, LARMOR, LIVE, GObject)
+
+void larmor_live_set_lambda(LarmorLive *self, double lambda);
+/* Solve the final image now, without waiting for the value to rest (tests). */
+void larmor_live_settle(LarmorLive *self);
+/* A solve runs or one is due. */
+gboolean larmor_live_is_busy(LarmorLive *self);
+/* The last live solve: lambda, iterations, time (s), whether final; the
+ * error of a failed one (NULL if none). */
+double larmor_live_get_lambda(LarmorLive *self);
+gboolean larmor_live_get_last(LarmorLive *self, int *iters, double *time_s, gboolean *final);
+const char *larmor_live_get_error(LarmorLive *self);
+
 G_END_DECLS
 
 #endif

@@ -38,11 +38,13 @@ struct _LarmorRun {
     gboolean own_maps;         /* from lm_recon_result.sens, not the data set's */
     lm_cfloat *noise_cov;
     int ncov;
+    GObject *live;             /* LarmorLive: the kept session's re-solver, or NULL */
+    gboolean is_live;          /* the image came from a live re-solve */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorRun, larmor_run, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_COMPARE, PROP_LABEL, PROP_CURRENT, PROP_METRICS, N_PROPS };
+enum { PROP_0, PROP_COMPARE, PROP_LABEL, PROP_CURRENT, PROP_METRICS, PROP_IMAGE, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 void larmor_recon_params_init(LarmorReconParams *p)
@@ -131,6 +133,7 @@ static void larmor_run_finalize(GObject *object)
     lm_sens_free(self->coil_images);
     g_clear_object(&self->maps);
     free(self->noise_cov);
+    g_clear_object(&self->live);
     G_OBJECT_CLASS(larmor_run_parent_class)->finalize(object);
 }
 
@@ -142,6 +145,7 @@ static void larmor_run_get_property(GObject *object, guint id, GValue *value, GP
     case PROP_LABEL: g_value_set_string(value, self->label); break;
     case PROP_CURRENT: g_value_set_boolean(value, self->current); break;
     case PROP_METRICS: g_value_set_double(value, self->percent_error); break;
+    case PROP_IMAGE: g_value_set_object(value, self->image); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -164,6 +168,8 @@ static void larmor_run_class_init(LarmorRunClass *klass)
     oc->set_property = larmor_run_set_property;
     props[PROP_COMPARE] = g_param_spec_boolean("compare", NULL, NULL, FALSE,
                                                G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+    props[PROP_IMAGE] = g_param_spec_object("image", NULL, NULL, LARMOR_TYPE_VOLUME,
+                                            G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
     props[PROP_LABEL] = g_param_spec_string("label", NULL, NULL, NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
     props[PROP_CURRENT] = g_param_spec_boolean("current", NULL, NULL, TRUE,
                                                G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
@@ -190,7 +196,8 @@ static void update_label(LarmorRun *self)
     char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
     char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s", self->index, m, self->variant_text, p->lambda, c);
+        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s", self->index, m, self->variant_text, p->lambda, c,
+                                      self->is_live ? " · live" : "");
     else
         self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
     g_free(coils);
@@ -275,6 +282,37 @@ const char *larmor_run_get_dataset_name(LarmorRun *self) { return self->dataset_
 const char *larmor_run_get_variant_text(LarmorRun *self) { return self->variant_text ? self->variant_text : self->params.variant; }
 LarmorVolume *larmor_run_get_image(LarmorRun *self) { return self->image; }
 void larmor_run_drop_image(LarmorRun *self) { g_clear_object(&self->image); }
+
+void larmor_run_set_live(LarmorRun *self, GObject *live)
+{
+    if (live)
+        g_object_ref(live);
+    g_clear_object(&self->live);
+    self->live = live;
+}
+
+GObject *larmor_run_get_live(LarmorRun *self) { return self->live; }
+gboolean larmor_run_get_is_live(LarmorRun *self) { return self->is_live; }
+
+void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
+                            double percent_error, guint truth_serial)
+{
+    g_return_if_fail(LARMOR_IS_VOLUME(image));
+    g_set_object(&self->image, image);
+    self->params.lambda = lambda;
+    self->iters_done = iters_done;
+    /* the history, times and L-curve point were the original solve's */
+    g_clear_pointer(&self->resid, g_free);
+    self->n_resid = 0;
+    self->data_norm = self->reg_norm = NAN;
+    self->is_live = TRUE;
+    update_label(self);
+    if (isnan(percent_error))
+        larmor_run_set_metrics(self, NAN, NAN);
+    else
+        larmor_run_set_metrics_against(self, psnr_db, percent_error, truth_serial);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_IMAGE]);
+}
 int larmor_run_get_iters_done(LarmorRun *self) { return self->iters_done; }
 double larmor_run_get_time_q(LarmorRun *self) { return self->time_q; }
 double larmor_run_get_time_fhd(LarmorRun *self) { return self->time_fhd; }

@@ -120,6 +120,18 @@ const lm_cfloat *larmor_run_get_noise_cov(LarmorRun *self, int *ncov);
 /* Frees the per-channel images and the run's own maps (memory: C volumes each). */
 void larmor_run_drop_coil_data(LarmorRun *self);
 
+/* Live lambda (larmor-recon-task.h, LarmorLive): a CG run may hold the
+ * live re-solver of its kept reconstruction session (a GObject, reffed;
+ * NULL drops it and frees the session once no solve uses it). */
+void larmor_run_set_live(LarmorRun *self, GObject *live);
+GObject *larmor_run_get_live(LarmorRun *self);
+/* A live re-solve's result replaces the image (a new volume: volumes are
+ * immutable), lambda, iterations and metrics (NaN: none); the run is then
+ * marked live ("· live" in its label) and notifies "image". Main thread. */
+void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
+                            double percent_error, guint truth_serial);
+gboolean larmor_run_get_is_live(LarmorRun *self);
+
 gboolean larmor_run_get_compare(LarmorRun *self);
 /* Exported: its image was written (NIfTI) or the runs table was exported
  * (CSV) with it in it. Closing a window with runs not exported asks first. */

@@ -49,6 +49,7 @@ struct _LarmorWindow {
     LarmorSettings *settings;
     LarmorDataset *dataset;
     LarmorVolume *reference;
+    LarmorVolume *live_image;  /* the live run's image as the volume list holds it */
     gboolean reference_from_data; /* the phantom's own, replaced with the data */
     char *truth_origin;        /* "analytic phantom…" or the truth's file name */
     char *pending_truth;       /* a truth opened with its data, applied once they load */
@@ -212,6 +213,8 @@ static gboolean same_origin(const char *a, const char *b)
     return la == lb && strncmp(a, b, la) == 0;
 }
 
+static void update_live(LarmorWindow *self);
+
 /* Does the run belong to the data loaded now (on any grid)? */
 static gboolean run_is_current(LarmorWindow *self, LarmorRun *run)
 {
@@ -259,14 +262,18 @@ static int refresh_runs(LarmorWindow *self)
         LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
         gboolean current = run_is_current(self, r);
         larmor_run_set_current(r, current);
-        if (!current)
+        if (!current) {
             larmor_run_set_compare(r, FALSE);
-        else
+            if (larmor_run_get_live(r))
+                g_signal_handlers_disconnect_by_data(larmor_run_get_live(r), self);
+            larmor_run_set_live(r, NULL); /* its session belongs to other data */
+        } else
             recomputed += refresh_metrics(self, r);
         g_object_unref(r);
     }
     self->updating_compare = FALSE;
     update_compare(self);
+    update_live(self);
     return recomputed;
 }
 
@@ -1059,6 +1066,85 @@ static void keep_coil_data(LarmorWindow *self)
     }
 }
 
+/* --- live lambda (LarmorLive, larmor-recon-task.h) -------------------- */
+
+/* The newest run, when it keeps a session and belongs to the data loaded now. */
+static LarmorRun *live_run(LarmorWindow *self)
+{
+    guint n = g_list_model_get_n_items(G_LIST_MODEL(self->runs));
+    for (guint i = n; i-- > 0;) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        g_object_unref(r); /* the list keeps it */
+        if (larmor_run_get_live(r))
+            return larmor_run_get_current(r) ? r : NULL;
+    }
+    return NULL;
+}
+
+static void update_live(LarmorWindow *self)
+{
+    LarmorRun *r = live_run(self);
+    larmor_recon_panel_set_live_available(self->recon_panel, r != NULL,
+                                          "Live λ re-solves the newest CG run of the data loaded now: run one first");
+}
+
+static void on_live_updated(LarmorLive *live, gboolean final, LarmorWindow *self)
+{
+    LarmorRun *r = live_run(self);
+    if (!r || larmor_run_get_live(r) != G_OBJECT(live))
+        return;
+    if (larmor_live_get_error(live)) {
+        set_status(self, larmor_live_get_error(live));
+        return;
+    }
+    /* Volumes are immutable: the new image takes the old one's place. */
+    LarmorVolume *img = larmor_run_get_image(r);
+    guint pos;
+    gboolean shown = self->live_image && larmor_ortho_view_get_volume(self->ortho_view) == self->live_image;
+    if (self->live_image && g_list_store_find(self->volumes, self->live_image, &pos))
+        g_list_store_splice(self->volumes, pos, 1, (gpointer *)&img, 1);
+    else
+        g_list_store_append(self->volumes, img);
+    if (shown)
+        larmor_ortho_view_show_volume(self->ortho_view, img);
+    g_set_object(&self->live_image, img);
+    update_compare(self);
+    int iters = 0;
+    double t = 0;
+    larmor_live_get_last(live, &iters, &t, NULL);
+    char *m = g_strdup_printf("Live λ %.2g: %s, %d iterations in %.0f ms", larmor_live_get_lambda(live),
+                              final ? "full solve" : "preview", iters, 1e3 * t);
+    larmor_recon_panel_set_status(self->recon_panel, m, 1);
+    g_free(m);
+}
+
+/* The newest run with a session takes the live role; older ones drop theirs. */
+static void adopt_live(LarmorWindow *self, LarmorRun *run)
+{
+    GObject *live = larmor_run_get_live(run);
+    guint n = g_list_model_get_n_items(G_LIST_MODEL(self->runs));
+    for (guint i = 0; live && i < n; i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        if (r != run && larmor_run_get_live(r)) {
+            g_signal_handlers_disconnect_by_data(larmor_run_get_live(r), self);
+            larmor_run_set_live(r, NULL);
+        }
+        g_object_unref(r);
+    }
+    if (live) {
+        g_set_object(&self->live_image, larmor_run_get_image(run));
+        g_signal_connect(live, "updated", G_CALLBACK(on_live_updated), self);
+    }
+    update_live(self);
+}
+
+static void on_panel_live_lambda(LarmorReconPanel *panel, double lambda, LarmorWindow *self)
+{
+    LarmorRun *r = live_run(self);
+    if (r && !self->task)
+        larmor_live_set_lambda(LARMOR_LIVE(larmor_run_get_live(r)), lambda);
+}
+
 static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
 {
     LarmorWindow *self = data;
@@ -1096,6 +1182,7 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     } else if (!sweep) {
         LarmorRun *run = runs->pdata[0];
         add_run(self, run);
+        adopt_live(self, run);
         keep_coil_data(self);
         larmor_run_set_compare(run, TRUE);
         larmor_ortho_view_show_volume(self->ortho_view, larmor_run_get_image(run));
@@ -1343,12 +1430,17 @@ static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
     self->undo_compare_pos = g_queue_index(&self->compare_order, r);
     self->undo_shown = img && larmor_ortho_view_get_volume(self->ortho_view) == img;
     g_signal_handlers_disconnect_by_data(r, self);
+    if (larmor_run_get_live(r)) {
+        g_signal_handlers_disconnect_by_data(larmor_run_get_live(r), self);
+        larmor_run_set_live(r, NULL);
+    }
     g_queue_remove(&self->compare_order, r);
     if (larmor_ortho_view_get_volume(self->ortho_view) == larmor_run_get_image(r))
         larmor_ortho_view_show_volume(self->ortho_view,
                                       self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL);
     volumes_remove(self, larmor_run_get_image(r));
     g_list_store_remove(self->runs, pos);
+    update_live(self);
     if (larmor_coils_view_get_run(self->coils_view) == r)
         larmor_coils_view_set_run(self->coils_view, larmor_runs_view_get_selected(self->runs_view));
     update_compare(self);
@@ -2480,9 +2572,12 @@ static void larmor_window_dispose(GObject *object)
         for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
             LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
             g_signal_handlers_disconnect_by_data(r, self);
+            if (larmor_run_get_live(r))
+                g_signal_handlers_disconnect_by_data(larmor_run_get_live(r), self);
             g_object_unref(r);
         }
     }
+    g_clear_object(&self->live_image);
     g_queue_clear(&self->compare_order);
     gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_WINDOW);
     g_clear_object(&self->load_cancellable);
@@ -2611,6 +2706,7 @@ static void larmor_window_init(LarmorWindow *self)
     g_signal_connect(self->matrix_entry, "activate", G_CALLBACK(on_grid_apply), self);
     g_signal_connect(self->fov_entry, "activate", G_CALLBACK(on_grid_apply), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_estimate), self);
+    g_signal_connect(self->recon_panel, "live-lambda", G_CALLBACK(on_panel_live_lambda), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
 
     GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);

@@ -1,7 +1,8 @@
 /* The whole reconstruction as one call, shared by the CLI and the GUI:
  * the encoding operator of the acquisition (lm_encoding.h: Q cached on disk,
- * coil maps), E^H d, CG on (E^H E + lambda W^H W) rho = E^H d; or a gridding
- * baseline. Reports stages and iterations through one progress callback
+ * coil maps), E^H d, CG on (E^H E + lambda W^H W) rho = E^H d (through a
+ * reconstruction session, lm_recon_session.h, which can be kept for more
+ * solves); or a gridding baseline. Reports stages and iterations through one progress callback
  * that can cancel. */
 #ifndef LM_RECON_H
 #define LM_RECON_H
@@ -189,9 +190,10 @@ typedef struct lm_recon_result {
     lm_rigid ref_transform;    /* the transform applied (centre_mm filled) */
     double ref_mi_start, ref_mi_end; /* registration: MI (nats) at identity and at the answer */
     int ref_evals;             /* registration: metric evaluations */
-    double time_register_s;    /* pilot reconstruction (E^H d and CG, not in time_fhd_s or
-                                  time_cg_s) and registration; the prior influence's
-                                  extra solve is in time_fhd_s and time_cg_s */
+    double time_register_s;    /* pilot reconstruction (its CG, not in time_cg_s) and
+                                  registration; E^H d is computed once per run (in
+                                  time_fhd_s) and shared by the pilot, the solve and the
+                                  prior influence's extra solve (in time_cg_s) */
     /* With lm_recon_opts.prior_influence (CG): this image minus the same
      * reconstruction (iterations, lambda, coils) with the identity prior,
      * or with lambda 0 when the prior is the identity, tv or wavelet: what

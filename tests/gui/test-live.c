@@ -1,0 +1,153 @@
+/* Live lambda in the window: a CG run keeps its session; with "Live" on,
+ * moving lambda (two values in quick succession: only the newest is solved
+ * to the end) re-solves in the worker and replaces the run's image, label,
+ * metrics and the viewer's volume; the final image is a fresh lm_recon_run's
+ * at that lambda (same variant, iterations) within 1e-6. Removing the run
+ * frees the session. */
+#include <math.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "larmor-application.h"
+#include "larmor-ortho-view.h"
+#include "larmor-recon-panel.h"
+#include "larmor-recon-task.h"
+#include "larmor-window.h"
+#include "lm_metrics.h"
+
+static LarmorApplication *app;
+
+static gboolean has_data(gpointer w)
+{
+    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
+}
+
+static gboolean idle(gpointer w)
+{
+    return !larmor_window_is_busy(w);
+}
+
+static gboolean live_idle(gpointer live)
+{
+    return !larmor_live_is_busy(live);
+}
+
+static int updates, finals;
+static void on_updated(LarmorLive *live, gboolean final, gpointer data)
+{
+    updates++;
+    finals += final;
+}
+
+static void set_lambda(LarmorReconPanel *panel, double lambda)
+{
+    LarmorReconParams p;
+    g_assert_true(larmor_recon_panel_get_params(panel, &p, NULL));
+    p.lambda = lambda;
+    larmor_recon_panel_set_params(panel, &p);
+}
+
+static void test_live(void)
+{
+    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    gtk_window_set_default_size(GTK_WINDOW(w), 1400, 900);
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(has_data, w, 120));
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    GtkToggleButton *toggle = larmor_recon_panel_get_live_toggle(panel);
+    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle))); /* no run yet */
+
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    p.method = LM_METHOD_CG;
+    g_strlcpy(p.variant, "cpu-nufft", sizeof p.variant);
+    p.iters = 20;
+    p.lambda = 0.01;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
+    LarmorRun *run = g_list_model_get_item(larmor_window_get_runs(w), 0);
+    GObject *live = larmor_run_get_live(run);
+    g_assert_nonnull(live);
+    g_object_add_weak_pointer(live, (gpointer *)&live);
+    g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
+    LarmorVolume *first = g_object_ref(larmor_run_get_image(run));
+    larmor_ortho_view_show_volume(larmor_window_get_ortho_view(w), first);
+    g_signal_connect(live, "updated", G_CALLBACK(on_updated), NULL);
+
+    /* Off: moving lambda solves nothing. */
+    set_lambda(panel, 0.03);
+    gui_test_spin(0.1);
+    g_assert_false(larmor_live_is_busy(LARMOR_LIVE(live)));
+    g_assert_true(larmor_run_get_image(run) == first);
+
+    /* On: two values; the newest is the one that stays. */
+    gtk_toggle_button_set_active(toggle, TRUE);
+    set_lambda(panel, 0.05);
+    set_lambda(panel, 0.2);
+    g_assert_true(larmor_live_is_busy(LARMOR_LIVE(live)));
+    g_assert_true(gui_test_wait(live_idle, live, 120));
+    g_assert_null(larmor_live_get_error(LARMOR_LIVE(live)));
+    g_assert_cmpint(finals, ==, 1);
+    g_assert_cmpint(updates, >=, 2); /* a preview, then the final */
+    gboolean final = FALSE;
+    int iters = 0;
+    g_assert_true(larmor_live_get_last(LARMOR_LIVE(live), &iters, NULL, &final));
+    g_assert_true(final);
+    g_assert_cmpint(iters, ==, p.iters);
+    g_assert_cmpfloat(larmor_run_get_params(run)->lambda, ==, 0.2);
+    g_assert_true(larmor_run_get_is_live(run));
+    g_assert_nonnull(strstr(larmor_run_get_label(run), "live"));
+    LarmorVolume *img = larmor_run_get_image(run);
+    g_assert_true(img != first);
+    g_assert_true(larmor_ortho_view_get_volume(larmor_window_get_ortho_view(w)) == img);
+
+    /* The image of a fresh run at the final lambda. */
+    LarmorDataset *ds = larmor_window_get_dataset(w);
+    lm_recon_opts o;
+    lm_recon_opts_init(&o);
+    o.variant = p.variant;
+    o.iters = p.iters;
+    o.tol = p.tol;
+    o.lambda = 0.2;
+    lm_recon_result r;
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_recon_run(larmor_dataset_get_geom(ds), larmor_dataset_get_traj(ds),
+                                 larmor_dataset_get_kdata(ds), &o, &r, &err), ==, LM_OK);
+    const lm_volume *v = larmor_volume_get_data(img);
+    const double d = lm_rel_error_c(v->data, r.image->data, lm_volume_count(v));
+    g_test_message("live vs fresh run: %.3g", d);
+    g_assert_cmpfloat(d, <, 1e-6);
+    /* metrics follow the new image */
+    lm_metrics m;
+    const lm_volume *truth = larmor_volume_get_data(larmor_dataset_get_truth(ds));
+    g_assert_cmpint(lm_metrics_compute(v->data, truth->data, lm_volume_count(v), NULL, 0, &m, &err), ==, LM_OK);
+    g_assert_cmpfloat(fabs(larmor_run_get_percent_error(run) - m.percent_error), <, 1e-9);
+    lm_recon_result_clear(&r);
+
+    /* Removing the run frees its session. */
+    g_object_unref(run);
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.remove-run", NULL));
+    g_assert_null(live);
+    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
+    g_object_unref(first);
+    gtk_window_destroy(GTK_WINDOW(w));
+}
+
+int main(int argc, char **argv)
+{
+    gui_test_init(&argc, &argv);
+    app = larmor_application_new();
+    g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
+    GError *error = NULL;
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+    g_assert_no_error(error);
+    g_application_hold(G_APPLICATION(app));
+    g_test_add_func("/live/lambda", test_live);
+    int rc = g_test_run();
+    g_application_release(G_APPLICATION(app));
+    g_object_unref(app);
+    return rc;
+}
