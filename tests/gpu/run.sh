@@ -7,6 +7,7 @@
 #                                    # quality: scripts/quality-sweep.sh with gpu-nufft and the B128 bench;
 #                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi;
 #                                    # time: gpu_time test, F^H d with/without field map on B64 and B128
+#                                    # build: build only (the caller runs what it wants from build-dev)
 #
 # The device machines have no Debian packages: FFTW and libniftiio come from
 # .devdeps/*.deb (made here by tests/gpu/fetch-devdeps.sh, unpacked into /tmp/sysroot); meson may be a pip module; a
@@ -132,7 +133,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox"
+TARGETS="tests/gpu/test_gpu_session tests/solver/bench_session tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
@@ -149,6 +150,7 @@ if command -v cuobjdump >/dev/null 2>&1; then
     echo "(k_ph_grid<true> SASS opcode counts, whole function)"
 fi
 
+[ "$MODE" = build ] && exit 0
 export XDG_CACHE_HOME=$ROOT/$B/tests/cache
 mkdir -p "$XDG_CACHE_HOME"
 if [ "$MODE" = quality ]; then
