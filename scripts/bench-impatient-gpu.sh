@@ -34,6 +34,7 @@ echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC') $(uname -n)"
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader 2>&1
 T0=$(date +%s)
 now() { date +%s.%N; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; } # no bc on the device
 
 # 1. IMPATIENT (in the background while Larmor builds)
 bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$OUT/impatient-build.out" 2>&1 &
@@ -64,7 +65,7 @@ if [ $IMPRC -eq 0 ]; then
             "$MRI" -idir $W -cg_num $ITERS -toeplitzGridding -ntime_segs $L -fdp 0 -gpu_id 0 >$OUT/imp_run.log 2>&1
             rc=$?
             t1=$(now)
-            echo "impatient -toeplitzGridding -ntime_segs $L -cg_num $ITERS: rc $rc, wall $(echo "$t1 - $t0" | bc) s, $(grep -o 'CG Execution Time: [0-9.]* (ms)' $OUT/imp_run.log)"
+            echo "impatient -toeplitzGridding -ntime_segs $L -cg_num $ITERS: rc $rc, wall $(sub $t1 $t0) s, $(grep -o 'CG Execution Time: [0-9.]* (ms)' $OUT/imp_run.log)"
         done
         [ -f $W/out.file ] && cp $W/out.file /tmp/imp_out_$L.file
         grep -iE "error|Q matri|Step|time" $OUT/imp_run.log | head -12
@@ -81,7 +82,7 @@ for v in $VARIANTS; do
             --out /tmp/larmor_$v.cfl --json >/tmp/larmor_$v.json 2>$OUT/larmor_err.log
         rc=$?
         t1=$(now)
-        echo "larmor-cli recon --variant $v --lambda 0 --iters $ITERS --no-cache: rc $rc, wall $(echo "$t1 - $t0" | bc) s, $(python3 -c "import json; j=json.load(open('/tmp/larmor_$v.json')); print('Q %.4f s, F^H d %.4f s, CG %.4f s, total %.4f s' % (j['time_q_s'], j['time_fhd_s'], j['time_cg_s'], j['time_total_s']))" 2>&1)"
+        echo "larmor-cli recon --variant $v --lambda 0 --iters $ITERS --no-cache: rc $rc, wall $(sub $t1 $t0) s, $(python3 -c "import json; j=json.load(open('/tmp/larmor_$v.json')); print('Q %.4f s, F^H d %.4f s, CG %.4f s, total %.4f s' % (j['time_q_s'], j['time_fhd_s'], j['time_cg_s'], j['time_total_s']))" 2>&1)"
     done
 done
 # the converged reference (300 iterations) for both
@@ -100,4 +101,21 @@ for v in $VARIANTS; do
 done
 cp /tmp/larmor_gpu-nufft.cfl /tmp/larmor_gpu-nufft.hdr "$OUT"/ 2>/dev/null
 cp /tmp/imp_1.cfl /tmp/imp_1.hdr "$OUT"/ 2>/dev/null
+# 5. Where the difference comes from (DIAG=1): IMPATIENT at fewer iterations
+# and with finer gridding against Larmor at each iteration count.
+if [ -n "${DIAG:-}" ] && [ $IMPRC -eq 0 ]; then
+    for it in 5 10 20; do
+        $CLI recon --traj "$DATA" --method cg --variant gpu-nufft --lambda 0 --iters $it --no-cache --complex \
+            --out /tmp/larmor_it$it.cfl >/dev/null 2>&1
+        "$MRI" -idir $W -cg_num $it -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 >/dev/null 2>&1
+        echo "$it iterations: IMPATIENT vs larmor: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_it$it.cfl)"
+    done
+    for os in "1.5 2.0" "2.0 2.0"; do
+        set -- $os
+        "$MRI" -idir $W -cg_num $ITERS -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 -gridOS_Q $1 -gridOS_FH $2 >/dev/null 2>&1
+        echo "$ITERS iterations, -gridOS_Q $1 -gridOS_FH $2: IMPATIENT vs larmor: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_gpu-nufft.cfl)"
+    done
+    "$MRI" -idir $W -cg_num $ITERS -toeplitzDirect -ntime_segs 1 -fdp 0 -gpu_id 0 >/dev/null 2>&1
+    echo "$ITERS iterations, -toeplitzDirect (exact Q and F^H d; 1 segment, so its Q bug does not matter with fm 0): IMPATIENT vs larmor: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_gpu-nufft.cfl)"
+fi
 echo "done after $(( $(date +%s) - T0 )) s"
