@@ -104,12 +104,20 @@ cp /tmp/imp_1.cfl /tmp/imp_1.hdr "$OUT"/ 2>/dev/null
 # 5. Where the difference comes from (DIAG=1): IMPATIENT at fewer iterations
 # and with finer gridding against Larmor at each iteration count.
 if [ -n "${DIAG:-}" ] && [ $IMPRC -eq 0 ]; then
-    for it in 5 10 20; do
+    ITS=${DIAG_ITS:-5 10 20 25 30 40}
+    for it in $ITS; do
         $CLI recon --traj "$DATA" --method cg --variant gpu-nufft --lambda 0 --iters $it --no-cache --complex \
-            --out /tmp/larmor_it$it.cfl >/dev/null 2>&1
-        "$MRI" -idir $W -cg_num $it -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 >/dev/null 2>&1
-        echo "$it iterations: IMPATIENT vs larmor: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_it$it.cfl)"
+            --out /tmp/larmor_it$it.cfl --json >/tmp/larmor_it$it.json 2>/dev/null
+        echo "larmor $it iterations: final residual $(python3 -c "import json; print(json.load(open('/tmp/larmor_it$it.json'))['final_residual'])")"
     done
+    for it in $ITS; do
+        "$MRI" -idir $W -cg_num $it -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 >/dev/null 2>&1
+        for jt in $ITS; do
+            echo "IMPATIENT $it vs larmor $jt iterations: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_it$jt.cfl | cut -d'(' -f1)"
+        done
+    done
+    t0=$(now); $CLI variants >/dev/null 2>&1; t1=$(now)
+    echo "larmor-cli variants (process start + CUDA initialisation, no reconstruction): $(sub $t1 $t0) s"
     for os in "1.5 2.0" "2.0 2.0"; do
         set -- $os
         "$MRI" -idir $W -cg_num $ITERS -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 -gridOS_Q $1 -gridOS_FH $2 >/dev/null 2>&1
