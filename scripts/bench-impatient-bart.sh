@@ -62,7 +62,7 @@ echo "best: larmor lambda $best_l ($best_le %), bart -r $best_b ($best_be %)"
 echo "larmor vs bart at lambda 0 (each other, scale-matched): $(err $D/larmor_0.cfl $D/bart_0.cfl) %"
 echo
 lt=(); bt=()
-for i in $(seq "$RUNS"); do
+for _ in $(seq "$RUNS"); do
     t0=$(now); larmor "$best_l" $ITERS $D/larmor_t.cfl >$D/larmor_t.json; t1=$(now)
     lt+=("$(echo "$t1 - $t0" | bc)")
     t0=$(now); bart_pics "$best_b" $D/bart_t; t1=$(now)

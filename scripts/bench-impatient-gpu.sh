@@ -20,7 +20,7 @@
 # set-up is taken from that script), into build-dev.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 IMPSRC=${1:-.impatient-src/src}
 DATA=${2:-.impatient-src/data/64x64x16-4coils}
 RUNS=${3:-3}
@@ -59,7 +59,7 @@ rm -rf $W && cp -r "$DATA" $W
 if [ $IMPRC -eq 0 ]; then
     MRI=$(tail -1 "$OUT/impatient-build.out")
     for L in $SEGS; do
-        for i in $(seq "$RUNS"); do
+        for _ in $(seq "$RUNS"); do
             rm -f $W/out.file
             t0=$(now)
             "$MRI" -idir $W -cg_num $ITERS -toeplitzGridding -ntime_segs $L -fdp 0 -gpu_id 0 >$OUT/imp_run.log 2>&1
@@ -76,7 +76,7 @@ fi
 
 # 3. Larmor on the same directory and GPU
 for v in $VARIANTS; do
-    for i in $(seq "$RUNS"); do
+    for _ in $(seq "$RUNS"); do
         t0=$(now)
         $CLI recon --traj "$DATA" --method cg --variant $v --lambda 0 --iters $ITERS --no-cache --complex \
             --out /tmp/larmor_$v.cfl --json >/tmp/larmor_$v.json 2>$OUT/larmor_err.log
