@@ -17,13 +17,13 @@
 #   * and the two 30-iteration images at lambda 0 with each other.
 # Times: whole commands (read, Q/preparation, F^H d, CG, write), wall clock,
 # OMP_WAIT_POLICY=passive, median of RUNS, Larmor without its Q cache.
-# Writes under ./bench-impatient-bart/.
+# Writes under ./bench-bart/impatient/ (ignored, as scripts/bench-bart.sh's output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/work/wt-c-data/64x64x16-4coils}
 RUNS=${2:-5}
 CLI=${LARMOR_CLI:-build/cli/larmor-cli}
-D=bench-impatient-bart
+D=bench-bart/impatient
 export OMP_WAIT_POLICY=passive
 command -v bart >/dev/null || { echo "bart is not installed (apt-get install bart)"; exit 1; }
 [ -d "$DATA" ] || { echo "$DATA: no IMPATIENT data (scripts/fetch-impatient-data.sh)"; exit 1; }
