@@ -11,5 +11,6 @@ int cmd_variants(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct {
     {"bench", cmd_bench, "time Q, F^H d and CG for kernel variants (the paper's Figure 9)"},
     {"variants", cmd_variants, "list every kernel variant, available or why not"},
     {"info", cmd_info, "describe what a file holds"},
+    {"convert", cmd_convert, "write any input (IMPATIENT dir, .h5, .cfl) as BART cfl files"},
     {"tune", cmd_tune, "tune gpu-tuned for this GPU and store the result"},
     {"demo", cmd_demo, "headless demo: B32 with CG and gridding, NIfTI + PNG + metrics"},
 };
