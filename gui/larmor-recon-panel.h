@@ -48,6 +48,37 @@ gboolean larmor_recon_panel_coil_source_available(LarmorReconPanel *self, Larmor
 /* "coils", "compress", "prewhiten": the controls, for tests. */
 GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const char *name);
 
+/* The regulariser list: identity, gradient, tv, wavelet, anatomical,
+ * anatomical-edges (lm_reg_name, as larmor-cli recon --reg); list position
+ * <-> kind. */
+#define LARMOR_N_REGS 6
+lm_reg_kind larmor_reg_at(guint pos);
+guint larmor_reg_position(lm_reg_kind r);
+/* wavelet needs the library built with GSL (probed once); the others always. */
+gboolean larmor_reg_is_available(lm_reg_kind r, const char **why);
+/* The library refuses lambda_auto for tv and wavelet: FALSE with why. */
+gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why);
+/* The slider's range (decades) and the default lambda of a regulariser:
+ * tv and wavelet weigh on another scale (docs/priors.md, BENCHMARKS.md). */
+void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def);
+
+/* The lambda shown (the slider and entry). */
+double larmor_recon_panel_get_lambda(LarmorReconPanel *self);
+void larmor_recon_panel_set_lambda(LarmorReconPanel *self, double lambda);
+/* The data's field map: whether there is one, whether the trajectory has
+ * sample times, and where the map came from. The correction drop-down is
+ * greyed with the reason when it cannot run; the choice is kept. */
+void larmor_recon_panel_set_fieldmap_info(LarmorReconPanel *self, gboolean has_fieldmap, gboolean has_times,
+                                          const char *origin);
+gboolean larmor_recon_panel_fieldmap_available(LarmorReconPanel *self, const char **why);
+/* The line under the progress: what the run reported beyond the settings
+ * (larmor_run_get_details); empty hides it. */
+void larmor_recon_panel_set_details(LarmorReconPanel *self, const char *text);
+const char *larmor_recon_panel_get_details(LarmorReconPanel *self);
+/* Controls by name, for tests: "reg", "fieldmap", "auto-lambda", "criterion",
+ * "prior-influence", "lambda-scale", "method", and the coil controls. */
+GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *name);
+
 /* Availability of a variant, checked once (GPU probing costs). */
 gboolean larmor_variant_is_available(const char *name, const char **why);
 /* What the variant list shows for a name: the name, or for "auto"
