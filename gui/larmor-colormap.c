@@ -38,6 +38,35 @@ static void viridis(double t, double rgb[3])
     }
 }
 
+/* ColorBrewer RdBu (11 classes), reversed so that low values are blue,
+ * interpolated linearly in sRGB. The middle class #f7f7f7 is the centre. */
+static void diverging(double t, double rgb[3])
+{
+    static const uint32_t anchors[11] = {
+        0x053061, 0x2166ac, 0x4393c3, 0x92c5de, 0xd1e5f0, 0xf7f7f7,
+        0xfddbc7, 0xf4a582, 0xd6604d, 0xb2182b, 0x67001f,
+    };
+    double s = t * 10;
+    int k = s >= 10 ? 9 : (int)s;
+    double f = s - k;
+    for (int c = 0; c < 3; c++) {
+        int sh = 16 - 8 * c;
+        double a = ((anchors[k] >> sh) & 0xff) / 255.0, b = ((anchors[k + 1] >> sh) & 0xff) / 255.0;
+        rgb[c] = a + f * (b - a);
+    }
+}
+
+/* A closed smooth curve in RGB (period 1 in t): grey lightness
+ * 0.5 + 0.38 cos(2 pi t) plus a hue offset along sin(2 pi t) that is blue
+ * on one half and orange on the other; at t = 0, 1/2, 1 it is grey. */
+static void cyclic(double t, double rgb[3])
+{
+    double l = 0.5 + 0.38 * cos(2 * M_PI * t), s = sin(2 * M_PI * t);
+    rgb[0] = l - 0.13 * s;
+    rgb[1] = l + 0.0274 * s; /* so the offset has no luma: +x, -x equally light */
+    rgb[2] = l + 0.2 * s;
+}
+
 static void build_luts(void)
 {
     for (int i = 0; i < 256; i++) {
@@ -46,6 +75,10 @@ static void build_luts(void)
         luts[LARMOR_COLORMAP_HOT][i] = pack(3 * t, 3 * t - 1, 3 * t - 2);
         viridis(t, rgb);
         luts[LARMOR_COLORMAP_VIRIDIS][i] = pack(rgb[0], rgb[1], rgb[2]);
+        diverging(t, rgb);
+        luts[LARMOR_COLORMAP_DIVERGING][i] = pack(rgb[0], rgb[1], rgb[2]);
+        cyclic(t, rgb);
+        luts[LARMOR_COLORMAP_CYCLIC][i] = pack(rgb[0], rgb[1], rgb[2]);
     }
 }
 
@@ -62,6 +95,8 @@ const char *larmor_colormap_name(LarmorColormap cm)
     switch (cm) {
     case LARMOR_COLORMAP_HOT: return "hot";
     case LARMOR_COLORMAP_VIRIDIS: return "viridis";
+    case LARMOR_COLORMAP_DIVERGING: return "diverging";
+    case LARMOR_COLORMAP_CYCLIC: return "cyclic";
     default: return "grey";
     }
 }

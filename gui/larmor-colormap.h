@@ -16,6 +16,15 @@ typedef enum {
     LARMOR_COLORMAP_GREY = 0,
     LARMOR_COLORMAP_HOT,
     LARMOR_COLORMAP_VIRIDIS,
+    /* Blue - white - red (ColorBrewer RdBu, blue for low): signed values
+     * such as a field map in Hz or a difference, with the window centred
+     * on 0 so that 0 is white. Luminance rises from each end to the middle. */
+    LARMOR_COLORMAP_DIVERGING,
+    /* Twilight-like and periodic: the first and last entries are equal and
+     * neighbours differ little everywhere, so a phase windowed to [-pi, pi]
+     * has no seam where it wraps. Light at +-pi, dark at 0, blue for
+     * negative and orange for positive phase with equal lightness at +-x. */
+    LARMOR_COLORMAP_CYCLIC,
     LARMOR_N_COLORMAPS
 } LarmorColormap;
 

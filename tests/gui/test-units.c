@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "larmor-colorbar.h"
 #include "larmor-colormap.h"
 #include "larmor-run.h"
 #include "larmor-runs-view.h"
@@ -60,6 +61,138 @@ static void test_colormaps(void)
             int a = (ends[e][0] >> sh) & 0xff, b = (ends[e][1] >> sh) & 0xff;
             g_assert_cmpint(abs(a - b), <=, 4);
         }
+}
+
+/* Luma of a LUT entry (Rec. 601 on the 8-bit values): linear in the
+ * channels, so linear interpolation between anchors keeps its order. */
+static double luma(uint32_t p)
+{
+    return 0.299 * larmor_pixel_r(p) + 0.587 * larmor_pixel_g(p) + 0.114 * larmor_pixel_b(p);
+}
+
+static int channel_step(uint32_t a, uint32_t b)
+{
+    int m = 0;
+    for (int sh = 0; sh <= 16; sh += 8) {
+        int d = abs((int)((a >> sh) & 0xff) - (int)((b >> sh) & 0xff));
+        m = d > m ? d : m;
+    }
+    return m;
+}
+
+static void test_colormaps_signed(void)
+{
+    /* Diverging: blue at the low end, red at the high end, (near) white in
+     * the middle -- index 128 is where 0 lands with the window centred on
+     * 0 -- and the luma rises from each end towards the middle. */
+    const uint32_t *div = larmor_colormap_lut(LARMOR_COLORMAP_DIVERGING);
+    g_assert_cmpint(larmor_pixel_b(div[0]), >, larmor_pixel_r(div[0]) + 40);
+    g_assert_cmpint(larmor_pixel_r(div[255]), >, larmor_pixel_b(div[255]) + 40);
+    g_assert_cmpint(larmor_colormap_index(0.0f, 2, 0, 1), ==, 128);
+    for (int i = 127; i <= 128; i++) {
+        g_assert_cmpint(larmor_pixel_r(div[i]), >=, 0xf0);
+        g_assert_cmpint(larmor_pixel_g(div[i]), >=, 0xf0);
+        g_assert_cmpint(larmor_pixel_b(div[i]), >=, 0xf0);
+    }
+    /* Rounding to bytes may cost half a level per channel: 0.5 of luma. */
+    for (int i = 0; i < 127; i++)
+        g_assert_cmpfloat(luma(div[i + 1]), >=, luma(div[i]) - 0.5);
+    for (int i = 128; i < 255; i++)
+        g_assert_cmpfloat(luma(div[i + 1]), <=, luma(div[i]) + 0.5);
+    g_assert_cmpfloat(luma(div[127]) - luma(div[0]), >, 150);
+    g_assert_cmpfloat(luma(div[128]) - luma(div[255]), >, 150);
+    g_assert_cmpstr(larmor_colormap_name(LARMOR_COLORMAP_DIVERGING), ==, "diverging");
+
+    /* Cyclic: the ends are the same colour and every step, the wrap
+     * included, is small (no seam at +-pi); light at the ends, dark in the
+     * middle; +x and -x (i and 255 - i) equally light, different hue. */
+    const uint32_t *cyc = larmor_colormap_lut(LARMOR_COLORMAP_CYCLIC);
+    g_assert_cmphex(cyc[0], ==, cyc[255]);
+    for (int i = 0; i < 255; i++)
+        g_assert_cmpint(channel_step(cyc[i], cyc[i + 1]), <=, 6);
+    g_assert_cmpint(channel_step(cyc[254], cyc[0]), <=, 6);
+    g_assert_cmpfloat(luma(cyc[0]) - luma(cyc[128]), >, 150);
+    for (int i = 1; i < 128; i++)
+        g_assert_cmpfloat(fabs(luma(cyc[i]) - luma(cyc[255 - i])), <=, 4);
+    g_assert_cmpint(channel_step(cyc[64], cyc[191]), >, 40);
+    g_assert_cmpint(larmor_pixel_b(cyc[64]), >, larmor_pixel_r(cyc[64])); /* negative phase: blue */
+    g_assert_cmpint(larmor_pixel_r(cyc[191]), >, larmor_pixel_b(cyc[191])); /* positive: orange */
+    g_assert_cmpstr(larmor_colormap_name(LARMOR_COLORMAP_CYCLIC), ==, "cyclic");
+}
+
+static void test_colorbar_ticks(void)
+{
+    double t[LARMOR_COLORBAR_MAX_TICKS], step;
+    char buf[32];
+    /* Every range gets 3-5 ticks at 1, 2 or 5 x 10^k inside it. */
+    const double ranges[][2] = { { 0, 1 }, { 0, 1.37 }, { -250, 250 }, { 0.013, 0.0189 }, { 3, 1003 },
+                                 { -1e-4, 7e-4 }, { 12.5, 13 }, { 0, 99 }, { -1, 1e6 } };
+    for (size_t r = 0; r < G_N_ELEMENTS(ranges); r++) {
+        double lo = ranges[r][0], hi = ranges[r][1];
+        int n = larmor_colorbar_ticks(lo, hi, NULL, t, &step);
+        g_assert_cmpint(n, >=, 3);
+        g_assert_cmpint(n, <=, 5);
+        double m = step / pow(10, floor(log10(step)));
+        g_assert_true(fabs(m - 1) < 1e-9 || fabs(m - 2) < 1e-9 || fabs(m - 5) < 1e-9);
+        for (int i = 0; i < n; i++) {
+            g_assert_cmpfloat(t[i], >=, lo - 1e-12 * fabs(hi - lo));
+            g_assert_cmpfloat(t[i], <=, hi + 1e-12 * fabs(hi - lo));
+            if (i)
+                g_assert_cmpfloat(fabs(t[i] - t[i - 1] - step), <, 1e-9 * step);
+        }
+    }
+    g_assert_cmpint(larmor_colorbar_ticks(0, 1, NULL, t, &step), ==, 3); /* 0, 0.5, 1 */
+    g_assert_cmpfloat(step, ==, 0.5);
+    larmor_colorbar_label(t[1], step, NULL, buf, sizeof buf);
+    g_assert_cmpstr(buf, ==, "0.5");
+    g_assert_cmpint(larmor_colorbar_ticks(-250, 250, "Hz", t, &step), ==, 3); /* -200, 0, 200 */
+    larmor_colorbar_label(t[0], step, "Hz", buf, sizeof buf);
+    g_assert_cmpstr(buf, ==, "-200");
+    larmor_colorbar_label(t[1], step, "Hz", buf, sizeof buf);
+    g_assert_cmpstr(buf, ==, "0"); /* not "-0" */
+    larmor_colorbar_label(2.5e-4, 1e-4, NULL, buf, sizeof buf);
+    g_assert_cmpstr(buf, ==, "0.00025");
+    /* Phase: -pi .. pi in halves of pi, labelled with pi. */
+    g_assert_cmpint(larmor_colorbar_ticks(-M_PI, M_PI, "rad", t, &step), ==, 5);
+    const char *want[5] = { "-π", "-π/2", "0", "π/2", "π" };
+    for (int i = 0; i < 5; i++) {
+        larmor_colorbar_label(t[i], step, "rad", buf, sizeof buf);
+        g_assert_cmpstr(buf, ==, want[i]);
+    }
+    g_assert_cmpint(larmor_colorbar_ticks(0, NAN, NULL, t, &step), ==, 0);
+    g_assert_cmpint(larmor_colorbar_ticks(2, 2, NULL, t, &step), ==, 1);
+}
+
+/* Drawn into an image: the strip shows the LUT, the last entry at the top. */
+static void test_colorbar_draw(void)
+{
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 80, 200);
+    cairo_t *cr = cairo_create(s);
+    cairo_set_source_rgb(cr, 0, 1, 0);
+    cairo_paint(cr);
+    double w = larmor_colorbar_width(cr, -M_PI, M_PI, "rad");
+    g_assert_cmpfloat(w, >, 20);
+    g_assert_cmpfloat(w, <, 80);
+    larmor_colorbar_draw(cr, 0, 0, w, 200, LARMOR_COLORMAP_HOT, 0, 1, "a.u.");
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    const uint8_t *d = cairo_image_surface_get_data(s);
+    int stride = cairo_image_surface_get_stride(s);
+    const uint32_t *hot = larmor_colormap_lut(LARMOR_COLORMAP_HOT);
+    /* Find the strip's top and bottom rows in column 9 (inside the strip). */
+    int top = -1, bottom = -1;
+    for (int y = 0; y < 200; y++) {
+        uint32_t p = *(const uint32_t *)(d + (size_t)y * stride + 9 * 4);
+        if (p == hot[255] && top < 0)
+            top = y;
+        if (p == hot[0])
+            bottom = y;
+    }
+    g_assert_cmpint(top, >=, 0);
+    g_assert_cmpint(bottom, >, top + 100);
+    /* Outside the box the background is untouched. */
+    g_assert_cmphex(*(const uint32_t *)(d + 100 * stride + 79 * 4), ==, 0xff00ff00u);
+    cairo_surface_destroy(s);
 }
 
 static void test_extract(void)
@@ -213,6 +346,9 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/units/window-level", test_window_level);
     g_test_add_func("/units/colormaps", test_colormaps);
+    g_test_add_func("/units/colormaps-signed", test_colormaps_signed);
+    g_test_add_func("/units/colorbar-ticks", test_colorbar_ticks);
+    g_test_add_func("/units/colorbar-draw", test_colorbar_draw);
     g_test_add_func("/units/extract", test_extract);
     g_test_add_func("/units/pipeline-speed", test_pipeline_speed);
     g_test_add_func("/units/lcurve-corner", test_lcurve_corner);
