@@ -177,6 +177,8 @@ void larmor_ortho_view_set_image_window(LarmorOrthoView *self, LarmorVolume *vol
         restore_window(self);
 }
 
+static void apply_overlay(LarmorOrthoView *self);
+
 static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
 {
     if (self->volume == volume)
@@ -199,6 +201,8 @@ static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
         larmor_slice_view_set_volume(self->views[o], volume);
     set_flat(self, volume && larmor_volume_get_data(volume)->dims[2] == 1);
     restore_window(self);
+    if (self->overlay_dropdown)
+        apply_overlay(self);
     int64_t ijk[3];
     larmor_view_state_get_cursor(self->state, ijk);
     show_status(self, ijk, FALSE);
@@ -230,8 +234,12 @@ void larmor_overlay_style_for(LarmorOverlayKind kind, LarmorVolume *image, Larmo
 static void apply_overlay(LarmorOrthoView *self)
 {
     LarmorOverlayKind kind = gtk_drop_down_get_selected(self->overlay_dropdown);
+    /* The prior influence is the shown image's own unless one was given. */
+    LarmorVolume *influence = self->overlay_influence;
+    if (!influence && self->volume)
+        influence = g_object_get_data(G_OBJECT(self->volume), LARMOR_PRIOR_INFLUENCE_KEY);
     LarmorVolume *img = kind == LARMOR_OVERLAY_FIELDMAP ? self->overlay_fieldmap
-                        : kind == LARMOR_OVERLAY_INFLUENCE ? self->overlay_influence
+                        : kind == LARMOR_OVERLAY_INFLUENCE ? influence
                                                            : NULL;
     LarmorOverlayStyle st;
     larmor_overlay_style_for(kind, img, &st);

@@ -243,6 +243,11 @@ static void update_label(LarmorRun *self)
         larmor_volume_set_name(self->image, name);
         g_free(name);
     }
+    if (self->prior_influence) {
+        char *name = g_strdup_printf("#%d prior influence (|Δ|)", self->index);
+        larmor_volume_set_name(self->prior_influence, name);
+        g_free(name);
+    }
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LABEL]);
 }
 
@@ -311,6 +316,9 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
     if (res->prior_influence) {
         self->prior_influence = larmor_volume_new_take(res->prior_influence, "prior influence");
         res->prior_influence = NULL;
+        if (self->image)
+            g_object_set_data_full(G_OBJECT(self->image), LARMOR_PRIOR_INFLUENCE_KEY,
+                                   g_object_ref(self->prior_influence), g_object_unref);
     }
     lm_recon_result_clear(res);
     update_label(self);
