@@ -90,7 +90,8 @@ LarmorReconTask *larmor_recon_task_new(LarmorDataset *dataset, LarmorVolume *ref
     if (maps && params->coils == LARMOR_COILS_SENSE && larmor_dataset_get_coils(dataset) > 1)
         self->maps = g_object_ref(maps);
     GBytes *fm = larmor_dataset_get_fieldmap(dataset);
-    if (fm && params->method == LM_METHOD_CG && params->fieldmap != LARMOR_FIELDMAP_OFF)
+    if (fm && larmor_dataset_has_times(dataset) && params->method == LM_METHOD_CG &&
+        params->fieldmap != LARMOR_FIELDMAP_OFF)
         self->fieldmap = g_bytes_ref(fm);
     self->geom = *larmor_dataset_get_geom(dataset);
     self->dataset_name = g_strdup(larmor_dataset_get_name(dataset));
@@ -275,6 +276,28 @@ static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lam
 
 /* --- the worker -------------------------------------------------------- */
 
+void larmor_recon_opts_from_params(const LarmorReconParams *p, const float *fieldmap, lm_recon_opts *o)
+{
+    lm_recon_opts_init(o);
+    o->method = p->method;
+    o->variant = p->variant;
+    o->lambda = p->lambda;
+    o->reg = p->reg;
+    o->iters = p->iters;
+    o->tol = p->tol;
+    /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
+    o->use_cache = p->recompute_q ? 0 : 1;
+    o->edge_frac = p->edge;
+    /* lambda from the data (docs/lambda.md): the run reports the choice. */
+    o->lambda_auto = p->lambda_auto && p->method == LM_METHOD_CG;
+    o->lambda_criterion = p->criterion;
+    o->prior_influence = p->prior_influence && p->method == LM_METHOD_CG;
+    if (fieldmap && p->method == LM_METHOD_CG && p->fieldmap != LARMOR_FIELDMAP_OFF) {
+        o->fieldmap = fieldmap;
+        o->segments = p->fieldmap == LARMOR_FIELDMAP_EXACT ? 0 : LM_SEGMENTS_AUTO;
+    }
+}
+
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     LarmorReconTask *self = source;
@@ -288,25 +311,13 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
 
     for (int i = 0; i < self->n_lambdas; i++) {
         lm_recon_opts o;
-        lm_recon_opts_init(&o);
-        o.method = self->params.method;
-        o.variant = self->params.variant;
+        larmor_recon_opts_from_params(&self->params, self->fieldmap ? g_bytes_get_data(self->fieldmap, NULL) : NULL,
+                                      &o);
         o.lambda = self->lambdas[i];
-        o.reg = self->params.reg;
         o.ref = self->reference ? larmor_volume_get_data(self->reference) : NULL;
-        o.iters = self->params.iters;
-        o.tol = self->params.tol;
-        /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
-        o.use_cache = self->params.recompute_q ? 0 : 1;
-        o.edge_frac = self->params.edge;
-        /* lambda from the data (docs/lambda.md): the run reports the choice. */
-        o.lambda_auto = self->params.lambda_auto && !self->sweep && o.method == LM_METHOD_CG;
-        o.lambda_criterion = self->params.criterion;
-        o.prior_influence = self->params.prior_influence && !self->sweep && o.method == LM_METHOD_CG;
-        if (self->fieldmap) {
-            o.fieldmap = g_bytes_get_data(self->fieldmap, NULL);
-            o.segments = self->params.fieldmap == LARMOR_FIELDMAP_EXACT ? 0 : LM_SEGMENTS_AUTO;
-        }
+        /* No automatic lambda or prior influence per sweep point. */
+        o.lambda_auto &= !self->sweep;
+        o.prior_influence &= !self->sweep;
         /* Coils: SENSE with the data set's maps, SENSE with maps the library
          * estimates, or root-sum-of-squares; per-channel images for the coils
          * page (not for sweeps: C volumes per point). */
