@@ -1503,6 +1503,11 @@ GListModel *larmor_window_get_runs(LarmorWindow *self)
     return G_LIST_MODEL(self->runs);
 }
 
+GListModel *larmor_window_get_images(LarmorWindow *self)
+{
+    return G_LIST_MODEL(self->volumes);
+}
+
 static void action_reconstruct(GtkWidget *w, const char *name, GVariant *param)
 {
     LarmorWindow *self = LARMOR_WINDOW(w);

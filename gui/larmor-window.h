@@ -107,6 +107,9 @@ gboolean larmor_window_is_busy(LarmorWindow *self);
 /* Outcome of the last task: "done", "cancelled" or the error message. */
 const char *larmor_window_get_last_status(LarmorWindow *self);
 GListModel *larmor_window_get_runs(LarmorWindow *self);
+/* The viewer's images (LarmorVolume): truth, reference, run images, prior
+ * influences, the data's field map. */
+GListModel *larmor_window_get_images(LarmorWindow *self);
 
 void larmor_window_set_page(LarmorWindow *self, const char *name);
 const char *larmor_window_get_page(LarmorWindow *self);

@@ -1,0 +1,428 @@
+/* Issues 11 and 12 in the workbench: the regulariser list (every CLI name,
+ * mapped to its lm_reg_kind, its own lambda range), the automatic lambda
+ * (the slider takes the run's lambda_used; greyed for tv and wavelet), the
+ * prior influence image (kept when asked, in the image list, overlaid),
+ * the field-map correction's three modes as library options, the field
+ * map's overlay with the map's range, a field map opened from a file, and
+ * corrected against uncorrected on Compare. Small problems: a 2D 32 x 32
+ * spiral phantom with a 100 Hz field map, B32 for the prior influence. */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "gui-test.h"
+#include "larmor-application.h"
+#include "larmor-recon-panel.h"
+#include "larmor-recon-task.h"
+#include "larmor-window.h"
+#include "lm_io.h"
+
+static LarmorApplication *app;
+
+static gboolean has_data(gpointer w)
+{
+    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
+}
+
+static gboolean idle(gpointer w)
+{
+    return !larmor_window_is_busy(w);
+}
+
+static gboolean fieldmap_read(gpointer w)
+{
+    return !larmor_window_is_loading_fieldmap(w);
+}
+
+static LarmorRun *last_run(LarmorWindow *w)
+{
+    GListModel *runs = larmor_window_get_runs(w);
+    guint n = g_list_model_get_n_items(runs);
+    g_assert_cmpuint(n, >, 0);
+    LarmorRun *r = g_list_model_get_item(runs, n - 1);
+    g_object_unref(r); /* the list keeps it */
+    return r;
+}
+
+static void cpu_params(LarmorReconParams *p, int iters)
+{
+    larmor_recon_params_init(p);
+    p->method = LM_METHOD_CG;
+    g_strlcpy(p->variant, larmor_variant_is_available("cpu-nufft", NULL) ? "cpu-nufft" : "cpu-sp", sizeof p->variant);
+    p->iters = iters;
+}
+
+static LarmorWindow *open_window(const LarmorDatasetSpec *spec)
+{
+    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    gtk_window_set_default_size(GTK_WINDOW(w), 1400, 900);
+    larmor_window_set_confirm_close(w, FALSE);
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(has_data, w, 120));
+    if (spec) {
+        larmor_window_load(w, spec);
+        g_assert_true(gui_test_wait(has_data, w, 120));
+    }
+    return w;
+}
+
+/* A 2D Shepp-Logan on a 32 x 32 spiral with a 100 Hz synthetic field map. */
+static void fieldmap_spec(LarmorDatasetSpec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->kind = LARMOR_SOURCE_PHANTOM;
+    g_strlcpy(s->phantom, "shepp-logan-2d", sizeof s->phantom);
+    s->matrix = 32;
+    s->traj_kind = LM_TRAJ_SPIRAL2D;
+    s->seed = 1;
+    s->coils = 1;
+    s->fieldmap_hz = 100;
+}
+
+static void test_reg_list(void)
+{
+    LarmorWindow *w = open_window(NULL);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    GtkDropDown *dd = GTK_DROP_DOWN(larmor_recon_panel_get_control(panel, "reg"));
+    GListModel *m = gtk_drop_down_get_model(dd);
+    g_assert_cmpuint(g_list_model_get_n_items(m), ==, LARMOR_N_REGS);
+    const lm_reg_kind every[] = { LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_TV,
+                                  LM_REG_WAVELET, LM_REG_ANATOMICAL, LM_REG_ANATOMICAL_EDGES };
+    /* Every kind is listed once, under the CLI's name, and selecting it gives that kind. */
+    for (guint k = 0; k < G_N_ELEMENTS(every); k++) {
+        int found = 0;
+        for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+            GtkStringObject *o = g_list_model_get_item(m, i);
+            if (g_strcmp0(gtk_string_object_get_string(o), lm_reg_name(every[k])) == 0) {
+                found++;
+                gtk_drop_down_set_selected(dd, i);
+                LarmorReconParams p;
+                g_assert_true(larmor_recon_panel_get_params(panel, &p, NULL));
+                g_assert_cmpint(p.reg, ==, every[k]);
+                lm_reg_kind parsed;
+                g_assert_cmpint(lm_reg_parse(gtk_string_object_get_string(o), &parsed, NULL), ==, LM_OK);
+                g_assert_cmpint(parsed, ==, every[k]);
+            }
+            g_object_unref(o);
+        }
+        g_assert_cmpint(found, ==, 1);
+    }
+
+    /* tv weighs on another scale: its own range and default; identity keeps its lambda. */
+    GtkRange *scale = GTK_RANGE(larmor_recon_panel_get_control(panel, "lambda-scale"));
+    gtk_drop_down_set_selected(dd, larmor_reg_position(LM_REG_IDENTITY));
+    larmor_recon_panel_set_lambda(panel, 0.05);
+    gtk_drop_down_set_selected(dd, larmor_reg_position(LM_REG_TV));
+    double lo, hi, def;
+    larmor_reg_lambda_range(LM_REG_TV, &lo, &hi, &def);
+    g_assert_cmpfloat(gtk_adjustment_get_lower(gtk_range_get_adjustment(scale)), ==, lo);
+    g_assert_cmpfloat(gtk_adjustment_get_upper(gtk_range_get_adjustment(scale)), ==, hi);
+    g_assert_cmpfloat(larmor_recon_panel_get_lambda(panel), ==, def);
+    double ilo, ihi, idef;
+    larmor_reg_lambda_range(LM_REG_IDENTITY, &ilo, &ihi, &idef);
+    g_assert_cmpfloat(hi, <, ihi);
+    /* Auto lambda is greyed for tv (the library refuses it), with the reason. */
+    GtkWidget *autob = larmor_recon_panel_get_control(panel, "auto-lambda");
+    g_assert_false(gtk_widget_get_sensitive(autob));
+    g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(autob), "tv"));
+    gtk_drop_down_set_selected(dd, larmor_reg_position(LM_REG_IDENTITY));
+    g_assert_cmpfloat(larmor_recon_panel_get_lambda(panel), ==, 0.05);
+    g_assert_true(gtk_widget_get_sensitive(autob));
+    /* The wavelet prior is there exactly when the library can make its transform. */
+    const char *why = NULL;
+    gboolean wav = larmor_reg_is_available(LM_REG_WAVELET, &why);
+    g_assert_true(wav || (why && *why));
+    printf("# wavelet prior %s%s\n", wav ? "available" : "unavailable: ", wav ? "" : why);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+static void test_fieldmap_opts(void)
+{
+    /* The correction drop-down's three modes as the library's options. */
+    LarmorReconParams p;
+    cpu_params(&p, 5);
+    float fm[4] = { 0 };
+    lm_recon_opts o;
+    p.fieldmap = LARMOR_FIELDMAP_OFF;
+    larmor_recon_opts_from_params(&p, fm, &o);
+    g_assert_null(o.fieldmap);
+    p.fieldmap = LARMOR_FIELDMAP_SEGMENTED;
+    larmor_recon_opts_from_params(&p, fm, &o);
+    g_assert_true(o.fieldmap == fm);
+    g_assert_cmpint(o.segments, ==, LM_SEGMENTS_AUTO);
+    p.fieldmap = LARMOR_FIELDMAP_EXACT;
+    larmor_recon_opts_from_params(&p, fm, &o);
+    g_assert_true(o.fieldmap == fm);
+    g_assert_cmpint(o.segments, ==, 0);
+    /* Gridding stays uncorrected; no map, no correction. */
+    p.method = LM_METHOD_GRID_KB;
+    larmor_recon_opts_from_params(&p, fm, &o);
+    g_assert_null(o.fieldmap);
+    p.method = LM_METHOD_CG;
+    larmor_recon_opts_from_params(&p, NULL, &o);
+    g_assert_null(o.fieldmap);
+    p.lambda_auto = TRUE;
+    p.criterion = LM_LAMBDA_GCV;
+    p.prior_influence = TRUE;
+    larmor_recon_opts_from_params(&p, NULL, &o);
+    g_assert_true(o.lambda_auto && o.prior_influence);
+    g_assert_cmpint(o.lambda_criterion, ==, LM_LAMBDA_GCV);
+
+    /* The panel's drop-down maps to the modes. */
+    LarmorWindow *w = open_window(NULL);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    GtkDropDown *dd = GTK_DROP_DOWN(larmor_recon_panel_get_control(panel, "fieldmap"));
+    for (guint m = 0; m < LARMOR_N_FIELDMAP_MODES; m++) {
+        gtk_drop_down_set_selected(dd, m);
+        g_assert_true(larmor_recon_panel_get_params(panel, &p, NULL));
+        g_assert_cmpint(p.fieldmap, ==, m);
+    }
+    /* B32 has no field map: the control is greyed with the reason. */
+    const char *why = NULL;
+    g_assert_false(larmor_recon_panel_fieldmap_available(panel, &why));
+    g_assert_nonnull(why);
+    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(dd)));
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+/* max |f| of the data set's map. */
+static double fieldmap_max(LarmorDataset *ds)
+{
+    gsize size;
+    const float *f = g_bytes_get_data(larmor_dataset_get_fieldmap(ds), &size);
+    double m = 0;
+    for (gsize i = 0; i < size / sizeof *f; i++)
+        m = MAX(m, fabs(f[i]));
+    return m;
+}
+
+static void check_overlay(LarmorWindow *w, LarmorVolume *expect, double max_hz)
+{
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(w);
+    larmor_ortho_view_set_overlay(ov, LARMOR_OVERLAY_FIELDMAP);
+    larmor_window_set_page(w, "viewer");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    LarmorSliceView *axial = larmor_ortho_view_get_slice_view(ov, LARMOR_ORIENT_AXIAL);
+    LarmorOverlayStyle st;
+    gboolean drawn = FALSE;
+    g_assert_true(larmor_slice_view_get_overlay(axial, &st, &drawn) == expect);
+    g_assert_true(drawn);
+    /* Diverging, centred on 0 over the map's own range. */
+    g_assert_cmpint(st.colormap, ==, LARMOR_COLORMAP_DIVERGING);
+    g_assert_cmpfloat_with_epsilon(st.hi, max_hz, 1e-3 * max_hz);
+    g_assert_cmpfloat_with_epsilon(st.lo, -max_hz, 1e-3 * max_hz);
+}
+
+static void test_fieldmap(void)
+{
+    LarmorDatasetSpec spec;
+    fieldmap_spec(&spec);
+    LarmorWindow *w = open_window(&spec);
+    LarmorDataset *ds = larmor_window_get_dataset(w);
+    g_assert_nonnull(larmor_dataset_get_fieldmap(ds));
+    g_assert_true(larmor_dataset_has_times(ds));
+    double max_hz = fieldmap_max(ds);
+    /* lm_fieldmap_synth scales the map so that its largest |f| is the one asked for. */
+    g_assert_cmpfloat_with_epsilon(max_hz, 100, 1e-3);
+    check_overlay(w, larmor_dataset_get_fieldmap_volume(ds), max_hz);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    g_assert_true(larmor_recon_panel_fieldmap_available(panel, NULL));
+
+    /* Time-segmented: the run reports its segments and their error. */
+    LarmorReconParams p;
+    cpu_params(&p, 8);
+    p.fieldmap = LARMOR_FIELDMAP_SEGMENTED;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
+    LarmorRun *corr = last_run(w);
+    g_assert_cmpint(larmor_run_get_params(corr)->fieldmap, ==, LARMOR_FIELDMAP_SEGMENTED);
+    g_assert_cmpint(larmor_run_get_segments(corr), >, 0);
+    g_assert_true(isfinite(larmor_run_get_segment_error(corr)));
+    g_assert_nonnull(strstr(larmor_recon_panel_get_details(panel), "time segments"));
+    printf("# %s\n", larmor_recon_panel_get_details(panel));
+
+    /* Corrected against uncorrected: the uncorrected run is made, both are compared. */
+    larmor_recon_panel_set_params(panel, &p);
+    g_assert_true(larmor_window_compare_fieldmap(w, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
+    LarmorRun *unc = last_run(w);
+    g_assert_cmpint(larmor_run_get_params(unc)->fieldmap, ==, LARMOR_FIELDMAP_OFF);
+    g_assert_cmpint(larmor_run_get_segments(unc), ==, -1);
+    g_assert_true(larmor_run_get_compare(unc) && larmor_run_get_compare(corr));
+    g_assert_cmpstr(larmor_window_get_page(w), ==, "compare");
+    LarmorCompareView *cv = larmor_window_get_compare_view(w);
+    g_assert_true(larmor_compare_view_get_differences(cv));
+    /* With the truth the correction lowers the error. */
+    printf("# error: uncorrected %.2f %%, corrected %.2f %%\n", larmor_run_get_percent_error(unc),
+           larmor_run_get_percent_error(corr));
+    g_assert_cmpfloat(larmor_run_get_percent_error(corr), <, larmor_run_get_percent_error(unc));
+    /* Asked again, both runs exist: no new run. */
+    g_assert_true(larmor_window_compare_fieldmap(w, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 60));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+static void test_fieldmap_file(void)
+{
+    /* Half the phantom's map written as NIfTI and opened again
+     * (File > Open Field Map): the data take it, the overlay its range. */
+    LarmorDatasetSpec spec;
+    fieldmap_spec(&spec);
+    LarmorWindow *w = open_window(&spec);
+    LarmorDataset *ds = larmor_window_get_dataset(w);
+    LarmorVolume *fv = larmor_dataset_get_fieldmap_volume(ds);
+    char *dir = g_dir_make_tmp("larmor-fm-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "fieldmap.nii", NULL);
+    lm_volume *half = lm_volume_copy(larmor_volume_get_data(fv), NULL);
+    for (int64_t i = 0; i < lm_volume_count(half); i++)
+        half->data[i] *= 0.5f;
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_nifti_write(path, half, 0 /* real */, &err), ==, LM_OK);
+    lm_volume_free(half);
+    larmor_window_open_fieldmap(w, path);
+    g_assert_true(gui_test_wait(fieldmap_read, w, 60));
+    ds = larmor_window_get_dataset(w);
+    g_assert_cmpstr(larmor_dataset_get_fieldmap_origin(ds), ==, "fieldmap.nii");
+    g_assert_cmpfloat_with_epsilon(fieldmap_max(ds), 50, 1e-3);
+    check_overlay(w, larmor_dataset_get_fieldmap_volume(ds), fieldmap_max(ds));
+    g_assert_cmpint(larmor_ortho_view_get_overlay(larmor_window_get_ortho_view(w)), ==, LARMOR_OVERLAY_FIELDMAP);
+
+    /* Bad file: one line, the data keep their map. */
+    char *bad = g_build_filename(dir, "nothing.nii", NULL);
+    larmor_window_open_fieldmap(w, bad);
+    g_assert_true(gui_test_wait(fieldmap_read, w, 60));
+    g_assert_nonnull(larmor_window_get_message(w));
+    g_assert_cmpfloat_with_epsilon(fieldmap_max(ds), 50, 1e-3);
+
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(bad);
+    g_free(path);
+    g_free(dir);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+static void test_auto_lambda(void)
+{
+    LarmorWindow *w = open_window(NULL);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    LarmorReconParams p;
+    cpu_params(&p, 10);
+    p.reg = LM_REG_GRADIENT;
+    p.lambda = 1e-5;
+    larmor_recon_panel_set_params(panel, &p);
+    GError *error = NULL;
+    g_assert_true(larmor_window_auto_lambda(w, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
+    LarmorRun *run = last_run(w);
+    double l = larmor_run_get_lambda_used(run);
+    g_assert_true(isfinite(l) && l > 0);
+    g_assert_true(larmor_run_get_params(run)->lambda_auto);
+    /* The slider took the chosen lambda; the details say how it was chosen. */
+    g_assert_cmpfloat(larmor_recon_panel_get_lambda(panel), ==, l);
+    g_assert_nonnull(strstr(larmor_recon_panel_get_details(panel), "λ = "));
+    g_assert_nonnull(strstr(larmor_recon_panel_get_details(panel), larmor_run_get_lambda_criterion(run)));
+    printf("# B32 gradient: %s\n", larmor_recon_panel_get_details(panel));
+
+    /* tv: refused in one line, nothing runs. */
+    p.reg = LM_REG_TV;
+    larmor_recon_panel_set_params(panel, &p);
+    g_assert_false(larmor_window_auto_lambda(w, &error));
+    g_assert_nonnull(error);
+    g_clear_error(&error);
+    g_assert_false(larmor_window_is_busy(w));
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+static void test_prior_influence(void)
+{
+    LarmorWindow *w = open_window(NULL);
+    LarmorReconParams p;
+    cpu_params(&p, 6);
+    p.reg = LM_REG_GRADIENT;
+    p.lambda = 1;
+    p.prior_influence = FALSE;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_null(larmor_run_get_prior_influence(last_run(w)));
+
+    p.prior_influence = TRUE;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    LarmorRun *run = last_run(w);
+    LarmorVolume *pi = larmor_run_get_prior_influence(run);
+    g_assert_nonnull(pi);
+    const lm_volume *a = larmor_volume_get_data(pi), *b = larmor_volume_get_data(larmor_run_get_image(run));
+    for (int k = 0; k < 3; k++)
+        g_assert_cmpint(a->dims[k], ==, b->dims[k]);
+    /* Something changed: the gradient prior at lambda 1 smooths. */
+    double m = 0;
+    for (int64_t i = 0; i < lm_volume_count(a); i++)
+        m = MAX(m, cabsf(a->data[i]));
+    g_assert_cmpfloat(m, >, 0);
+    /* In the image list (viewable, exportable). */
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(w);
+    gboolean listed = FALSE;
+    GListModel *vols = larmor_window_get_images(w);
+    for (guint i = 0; i < g_list_model_get_n_items(vols); i++) {
+        gpointer it = g_list_model_get_item(vols, i);
+        listed |= it == (gpointer)pi;
+        g_object_unref(it);
+    }
+    g_assert_true(listed);
+    /* The viewer shows the run; its overlay is its prior influence. */
+    larmor_window_set_page(w, "viewer");
+    larmor_ortho_view_set_overlay(ov, LARMOR_OVERLAY_INFLUENCE);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    LarmorOverlayStyle st;
+    gboolean drawn = FALSE;
+    LarmorSliceView *axial = larmor_ortho_view_get_slice_view(ov, LARMOR_ORIENT_AXIAL);
+    g_assert_true(larmor_slice_view_get_overlay(axial, &st, &drawn) == pi);
+    g_assert_true(drawn);
+    g_assert_cmpint(st.colormap, ==, LARMOR_COLORMAP_HOT);
+    g_assert_true(st.ramp);
+    g_assert_cmpfloat(st.hi, >, 0);
+    printf("# prior influence max %.4g, overlay to %.4g, listed %d\n", m, st.hi, listed);
+    /* Showing the truth: no influence to overlay. */
+    larmor_ortho_view_show_volume(ov, larmor_dataset_get_truth(larmor_window_get_dataset(w)));
+    g_assert_null(larmor_slice_view_get_overlay(axial, NULL, NULL));
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+int main(int argc, char **argv)
+{
+    gui_test_init(&argc, &argv);
+    app = larmor_application_new();
+    g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
+    GError *error = NULL;
+    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
+    g_assert_no_error(error);
+    g_application_hold(G_APPLICATION(app));
+    g_test_add_func("/priors/reg-list", test_reg_list);
+    g_test_add_func("/priors/fieldmap-opts", test_fieldmap_opts);
+    g_test_add_func("/priors/fieldmap", test_fieldmap);
+    g_test_add_func("/priors/fieldmap-file", test_fieldmap_file);
+    g_test_add_func("/priors/auto-lambda", test_auto_lambda);
+    g_test_add_func("/priors/prior-influence", test_prior_influence);
+    int rc = g_test_run();
+    g_application_release(G_APPLICATION(app));
+    g_object_unref(app);
+    return rc;
+}
