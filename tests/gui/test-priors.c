@@ -34,6 +34,22 @@ static gboolean fieldmap_read(gpointer w)
     return !larmor_window_is_loading_fieldmap(w);
 }
 
+/* With LARMOR_TEST_SHOTS=DIR, pictures of what was checked (for a look). */
+static void save_shot(GtkWidget *widget, const char *name)
+{
+    const char *dir = g_getenv("LARMOR_TEST_SHOTS");
+    if (!dir)
+        return;
+    gui_test_spin(0.3);
+    char *p = g_build_filename(dir, name, NULL);
+    GError *error = NULL;
+    if (!larmor_widget_save_png(widget, p, &error)) {
+        printf("# %s: %s\n", p, error->message);
+        g_error_free(error);
+    }
+    g_free(p);
+}
+
 static LarmorRun *last_run(LarmorWindow *w)
 {
     GListModel *runs = larmor_window_get_runs(w);
@@ -213,6 +229,7 @@ static void check_overlay(LarmorWindow *w, LarmorVolume *expect, double max_hz)
     g_assert_cmpint(st.colormap, ==, LARMOR_COLORMAP_DIVERGING);
     g_assert_cmpfloat_with_epsilon(st.hi, max_hz, 1e-3 * max_hz);
     g_assert_cmpfloat_with_epsilon(st.lo, -max_hz, 1e-3 * max_hz);
+    save_shot(GTK_WIDGET(w), "fieldmap-overlay.png");
 }
 
 static void test_fieldmap(void)
@@ -259,6 +276,7 @@ static void test_fieldmap(void)
     g_assert_cmpstr(larmor_window_get_page(w), ==, "compare");
     LarmorCompareView *cv = larmor_window_get_compare_view(w);
     g_assert_true(larmor_compare_view_get_differences(cv));
+    save_shot(GTK_WIDGET(w), "fieldmap-compare.png");
     /* With the truth the correction lowers the error. */
     printf("# error: uncorrected %.2f %%, corrected %.2f %%\n", larmor_run_get_percent_error(unc),
            larmor_run_get_percent_error(corr));
@@ -398,6 +416,7 @@ static void test_prior_influence(void)
     g_assert_cmpint(st.colormap, ==, LARMOR_COLORMAP_HOT);
     g_assert_true(st.ramp);
     g_assert_cmpfloat(st.hi, >, 0);
+    save_shot(GTK_WIDGET(w), "prior-influence.png");
     printf("# prior influence max %.4g, overlay to %.4g, listed %d\n", m, st.hi, listed);
     /* Showing the truth: no influence to overlay. */
     larmor_ortho_view_show_volume(ov, larmor_dataset_get_truth(larmor_window_get_dataset(w)));
