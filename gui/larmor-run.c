@@ -232,12 +232,18 @@ static void update_label(LarmorRun *self)
     const char *m = larmor_method_short(p->method);
     char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
     char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
+    /* Off-resonance: "FM 9 seg" or "FM exact"; an automatic lambda says so. */
+    char *fm = p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF ? g_strdup("")
+               : self->segments > 0 ? g_strdup_printf(" · FM %d seg", self->segments)
+                                    : g_strdup(" · FM exact");
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s", self->index, m, self->variant_text, p->lambda, c);
+        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s%s", self->index, m, self->variant_text, p->lambda,
+                                      p->lambda_auto ? " auto" : "", c, fm);
     else
         self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
     g_free(coils);
     g_free(c);
+    g_free(fm);
     if (self->image) {
         char *name = g_strdup_printf("%s", self->label);
         larmor_volume_set_name(self->image, name);

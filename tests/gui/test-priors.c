@@ -14,6 +14,7 @@
 #include "larmor-application.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
+#include "larmor-runs-view.h"
 #include "larmor-window.h"
 #include "lm_io.h"
 
@@ -281,6 +282,16 @@ static void test_fieldmap(void)
     printf("# error: uncorrected %.2f %%, corrected %.2f %%\n", larmor_run_get_percent_error(unc),
            larmor_run_get_percent_error(corr));
     g_assert_cmpfloat(larmor_run_get_percent_error(corr), <, larmor_run_get_percent_error(unc));
+    /* Labels and the CSV say which is which. */
+    g_assert_nonnull(strstr(larmor_run_get_label(corr), "FM "));
+    g_assert_null(strstr(larmor_run_get_label(unc), "FM "));
+    char *csv = larmor_runs_to_csv(larmor_window_get_runs(w));
+    g_assert_nonnull(strstr(csv, ",fieldmap,segments,segment_error\n"));
+    char *want = g_strdup_printf(",segmented,%d,", larmor_run_get_segments(corr));
+    g_assert_nonnull(strstr(csv, want));
+    g_assert_nonnull(strstr(csv, ",off,-1,"));
+    g_free(want);
+    g_free(csv);
     /* Asked again, both runs exist: no new run. */
     g_assert_true(larmor_window_compare_fieldmap(w, &error));
     g_assert_no_error(error);
