@@ -390,6 +390,12 @@ static void on_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
     show_lambda(self);
 }
 
+gboolean larmor_recon_panel_auto_lambda_available(LarmorReconPanel *self)
+{
+    return gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG &&
+           larmor_lambda_auto_available(selected_reg(self), NULL);
+}
+
 double larmor_recon_panel_get_lambda(LarmorReconPanel *self)
 {
     return self->lambda;

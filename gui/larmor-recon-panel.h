@@ -62,6 +62,8 @@ gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why);
  * tv and wavelet weigh on another scale (docs/priors.md, BENCHMARKS.md). */
 void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def);
 
+/* CG with a prior the automatic lambda accepts (the window's action follows). */
+gboolean larmor_recon_panel_auto_lambda_available(LarmorReconPanel *self);
 /* The lambda shown (the slider and entry). */
 double larmor_recon_panel_get_lambda(LarmorReconPanel *self);
 void larmor_recon_panel_set_lambda(LarmorReconPanel *self, double lambda);

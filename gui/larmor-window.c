@@ -2461,7 +2461,8 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.open-truth", !running && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-maps", !running && !self->loading && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-fieldmap", !running && !self->loading && self->dataset);
-    gtk_widget_action_set_enabled(w, "win.auto-lambda", ready);
+    gtk_widget_action_set_enabled(w, "win.auto-lambda",
+                                  ready && larmor_recon_panel_auto_lambda_available(self->recon_panel));
     gtk_widget_action_set_enabled(w, "win.compare-fieldmap",
                                   ready && larmor_recon_panel_fieldmap_available(self->recon_panel, NULL));
     gboolean any = g_list_model_get_n_items(G_LIST_MODEL(self->runs)) > 0;

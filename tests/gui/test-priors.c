@@ -373,6 +373,14 @@ static void test_auto_lambda(void)
     g_assert_nonnull(error);
     g_clear_error(&error);
     g_assert_false(larmor_window_is_busy(w));
+    /* After a tv run the button stays greyed (the action follows the prior). */
+    p.lambda = 0.003;
+    p.iters = 2;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_false(gtk_widget_get_sensitive(larmor_recon_panel_get_control(panel, "auto-lambda")));
+    g_assert_false(gtk_widget_is_sensitive(larmor_recon_panel_get_control(panel, "auto-lambda")));
     gtk_window_destroy(GTK_WINDOW(w));
     gui_test_spin(0.1);
 }
