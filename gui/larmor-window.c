@@ -403,7 +403,8 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     show_dataset(self);
     refresh_runs(self);
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
-    larmor_ortho_view_show_volume(self->ortho_view, truth);
+    /* Without a truth, data that bring a field map show it (it is what there is to see). */
+    larmor_ortho_view_show_volume(self->ortho_view, truth ? truth : larmor_dataset_get_fieldmap_volume(ds));
     if (!truth)
         larmor_window_set_page(self, "viewer");
     larmor_sweep_view_set_runs(self->sweep_view, NULL);

@@ -342,6 +342,98 @@ static void test_fieldmap_file(void)
     gui_test_spin(0.1);
 }
 
+/* IMPATIENT text form (version 1.0) as datawrite.m writes it (coils -1:
+ * no coil_number), as tests/io/test_impatient.c does. */
+static void write_dat(const char *dir, const char *name, const int64_t n[3], int coils, const float *v, int64_t count)
+{
+    char *path = g_strdup_printf("%s/%s.dat", dir, name);
+    FILE *f = fopen(path, "wb");
+    g_assert_nonnull(f);
+    fprintf(f, "version = 1.000000\nxDimension = %lld\nyDimension = %lld\nzDimension = %lld\n", (long long)n[0],
+            (long long)n[1], (long long)n[2]);
+    if (coils > 0)
+        fprintf(f, "coil_number = %d\n", coils);
+    fprintf(f, "slice_number = 1\nfile_size = %lld\n", (long long)count);
+    int nc = coils > 0 ? coils : 1;
+    int64_t per = count / nc;
+    for (int c = 0; c < nc; c++) {
+        fprintf(f, "// Coil No. %d\nBinary_Size = %lld\nBinary:\n", c + 1, (long long)per);
+        fwrite(v + c * per, sizeof(float), (size_t)per, f);
+    }
+    fprintf(f, "EOF\n");
+    fclose(f);
+    g_free(path);
+}
+
+static void test_impatient(void)
+{
+    /* An 8 x 8 x 2 IMPATIENT directory with two coils, sample times and a
+     * field map (rad/s in fm.dat): opened as data, it brings maps, times
+     * and the map in Hz. */
+    enum { NX = 8, NY = 8, NZ = 2, N = NX * NY * NZ, M = 40, C = 2 };
+    static float kx[M], ky[M], kz[M], t[M], kr[M * C], ki[M * C], ix[N], iy[N], iz[N], sr[N * C], si[N * C], fm[N];
+    const int64_t n[3] = { NX, NY, NZ };
+    for (int j = 0; j < M; j++) {
+        kx[j] = (float)(3.0 * sin(0.7 * j));
+        ky[j] = (float)(3.0 * cos(1.3 * j));
+        kz[j] = (float)(j < M / 2 ? -1 : 0);
+        t[j] = (float)(j % 10) * 1e-4f;
+    }
+    for (int i = 0; i < M * C; i++) {
+        kr[i] = (float)cos(0.3 * i);
+        ki[i] = (float)sin(0.2 * i);
+    }
+    double fmax = 0;
+    int v = 0;
+    for (int y = 1; y <= NY; y++)
+        for (int x = 1; x <= NX; x++)
+            for (int z = 1; z <= NZ; z++, v++) {
+                ix[v] = (float)((x - NX / 2.0 - 1) / NX);
+                iy[v] = (float)((y - NY / 2.0 - 1) / NY);
+                iz[v] = (float)((z - NZ / 2.0 - 1) / NZ);
+                fm[v] = (float)(2 * G_PI * (2.0 * v - 60)); /* rad/s: -60 .. 194 Hz */
+                fmax = MAX(fmax, fabs(2.0 * v - 60));
+            }
+    for (int i = 0; i < N * C; i++) {
+        sr[i] = 0.5f + 0.1f * (float)(i % 7);
+        si[i] = 0.05f * (float)(i % 5);
+    }
+    char *dir = g_dir_make_tmp("larmor-impatient-XXXXXX", NULL);
+    const struct { const char *name; int coils; const float *v; int64_t count; } files[] = {
+        { "kx", -1, kx, M }, { "ky", -1, ky, M }, { "kz", -1, kz, M }, { "t", -1, t, M },
+        { "kdata_r", C, kr, M * C }, { "kdata_i", C, ki, M * C }, { "ix", -1, ix, N }, { "iy", -1, iy, N },
+        { "iz", -1, iz, N }, { "sensi_r", C, sr, N * C }, { "sensi_i", C, si, N * C }, { "fm", -1, fm, N },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++)
+        write_dat(dir, files[i].name, n, files[i].coils, files[i].v, files[i].count);
+
+    LarmorWindow *w = open_window(NULL);
+    GFile *f = g_file_new_for_path(dir);
+    larmor_window_open_files(w, &f, 1);
+    g_object_unref(f);
+    g_assert_true(gui_test_wait(has_data, w, 60));
+    LarmorDataset *ds = larmor_window_get_dataset(w);
+    g_assert_cmpint(larmor_dataset_get_coils(ds), ==, C);
+    g_assert_nonnull(larmor_dataset_get_maps(ds));
+    g_assert_true(larmor_dataset_has_times(ds));
+    g_assert_nonnull(larmor_dataset_get_fieldmap(ds));
+    g_assert_cmpfloat_with_epsilon(fieldmap_max(ds), fmax, 1e-3 * fmax);
+    g_assert_true(larmor_recon_panel_fieldmap_available(larmor_window_get_recon_panel(w), NULL));
+    /* No truth: the viewer shows the map itself. */
+    g_assert_true(larmor_ortho_view_get_volume(larmor_window_get_ortho_view(w)) ==
+                  larmor_dataset_get_fieldmap_volume(ds));
+    check_overlay(w, larmor_dataset_get_fieldmap_volume(ds), fieldmap_max(ds));
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+    for (guint i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *p = g_strdup_printf("%s/%s.dat", dir, files[i].name);
+        g_unlink(p);
+        g_free(p);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+
 static void test_auto_lambda(void)
 {
     LarmorWindow *w = open_window(NULL);
@@ -457,6 +549,7 @@ int main(int argc, char **argv)
     g_test_add_func("/priors/fieldmap-opts", test_fieldmap_opts);
     g_test_add_func("/priors/fieldmap", test_fieldmap);
     g_test_add_func("/priors/fieldmap-file", test_fieldmap_file);
+    g_test_add_func("/priors/impatient", test_impatient);
     g_test_add_func("/priors/auto-lambda", test_auto_lambda);
     g_test_add_func("/priors/prior-influence", test_prior_influence);
     int rc = g_test_run();
