@@ -363,10 +363,11 @@ static void set_lambda_range(LarmorReconPanel *self, lm_reg_kind r)
     gtk_adjustment_set_lower(self->lambda_adjustment, lo);
     gtk_adjustment_set_upper(self->lambda_adjustment, hi);
     self->syncing = FALSE;
+    /* A mark per decade; labels at the ends and at 1 only: the slider
+     * shares its row with the entry and Auto, and labels would overlap. */
     gtk_scale_clear_marks(self->lambda_scale);
-    int step = hi - lo > 6 ? 2 : 1;
-    for (int e = (int)hi; e >= (int)lo; e -= step) {
-        char *m = e == 0 ? g_strdup("1") : g_strdup_printf("10<sup>%d</sup>", e);
+    for (int e = (int)hi; e >= (int)lo; e--) {
+        char *m = e == 0 ? g_strdup("1") : e == (int)lo || e == (int)hi ? g_strdup_printf("10<sup>%d</sup>", e) : NULL;
         gtk_scale_add_mark(self->lambda_scale, e, GTK_POS_BOTTOM, m);
         g_free(m);
     }
