@@ -12,6 +12,7 @@
 
 #include "gui-test.h"
 #include "larmor-application.h"
+#include "larmor-phantom-dialog.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
@@ -301,6 +302,31 @@ static void test_fieldmap(void)
     gui_test_spin(0.1);
 }
 
+static void test_phantom_dialog(void)
+{
+    /* S128c8f is listed and built as the 2D spiral with its field map; a
+     * custom phantom's field map comes back from the dialog. */
+    GtkWidget *d = larmor_phantom_dialog_new(NULL);
+    LarmorDatasetSpec want = { .kind = LARMOR_SOURCE_PROBLEM };
+    g_strlcpy(want.problem, "S128c8f", sizeof want.problem);
+    larmor_phantom_dialog_set_spec(LARMOR_PHANTOM_DIALOG(d), &want);
+    LarmorDatasetSpec *s = larmor_phantom_dialog_get_spec(LARMOR_PHANTOM_DIALOG(d));
+    g_assert_cmpint(s->kind, ==, LARMOR_SOURCE_PROBLEM);
+    g_assert_cmpstr(s->problem, ==, "S128c8f");
+    g_assert_cmpstr(s->phantom, ==, "shepp-logan-2d");
+    g_assert_cmpint(s->traj_kind, ==, LM_TRAJ_SPIRAL2D);
+    larmor_dataset_spec_free(s);
+    LarmorDatasetSpec c;
+    fieldmap_spec(&c);
+    c.fieldmap_hz = 80;
+    larmor_phantom_dialog_set_spec(LARMOR_PHANTOM_DIALOG(d), &c);
+    s = larmor_phantom_dialog_get_spec(LARMOR_PHANTOM_DIALOG(d));
+    g_assert_cmpint(s->kind, ==, LARMOR_SOURCE_PHANTOM);
+    g_assert_cmpfloat(s->fieldmap_hz, ==, 80);
+    larmor_dataset_spec_free(s);
+    gtk_window_destroy(GTK_WINDOW(d));
+}
+
 static void test_fieldmap_file(void)
 {
     /* Half the phantom's map written as NIfTI and opened again
@@ -549,6 +575,7 @@ int main(int argc, char **argv)
     g_test_add_func("/priors/fieldmap-opts", test_fieldmap_opts);
     g_test_add_func("/priors/fieldmap", test_fieldmap);
     g_test_add_func("/priors/fieldmap-file", test_fieldmap_file);
+    g_test_add_func("/priors/phantom-dialog", test_phantom_dialog);
     g_test_add_func("/priors/impatient", test_impatient);
     g_test_add_func("/priors/auto-lambda", test_auto_lambda);
     g_test_add_func("/priors/prior-influence", test_prior_influence);
