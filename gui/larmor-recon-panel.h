@@ -1,6 +1,10 @@
 /* The sidebar's reconstruction settings: method, kernel variant (every
  * variant of the table; unavailable ones insensitive with the reason as
- * tooltip), regulariser and reference, lambda on a log scale with an entry,
+ * tooltip), regulariser (the CLI's six names) and reference, the field-map
+ * correction (off, time-segmented, exact) with "compare with uncorrected"
+ * (win.compare-fieldmap), lambda on a log scale (each regulariser's own
+ * range and value) with an entry and "Auto" (win.auto-lambda) with its
+ * criterion menu, "Prior influence", the run's details line,
  * the anatomical prior's edge threshold, iterations, tolerance, "Recompute
  * Q" (one run without the Q cache); the coil sensitivity source (maps, estimated
  * maps or root-sum-of-squares), coil compression and prewhitening; the progress of the running task; the sweep range.
