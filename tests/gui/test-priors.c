@@ -155,6 +155,37 @@ static void test_reg_list(void)
     gui_test_spin(0.1);
 }
 
+static void test_overlay_map(void)
+{
+    /* Ramp: clear at lo, opacity at hi, NaN clear; premultiplied. */
+    const float v[5] = { 0, 0.5f, 1, 2, NAN };
+    uint32_t px[5];
+    LarmorOverlayStyle st = { .colormap = LARMOR_COLORMAP_HOT, .lo = 0, .hi = 1, .opacity = 0.8, .ramp = 1,
+                              .mode = LARMOR_MODE_MAGNITUDE };
+    larmor_overlay_map(v, 5, &st, px);
+    g_assert_cmpuint(px[0] >> 24, ==, 0);
+    g_assert_cmpuint(px[1] >> 24, ==, 102); /* 255 x 0.8 x 0.5 */
+    g_assert_cmpuint(px[2] >> 24, ==, 204);
+    g_assert_cmpuint(px[3] >> 24, ==, 204);
+    g_assert_cmpuint(px[4] >> 24, ==, 0);
+    for (int i = 0; i < 5; i++) {
+        guint a = px[i] >> 24;
+        g_assert_cmpuint(px[i] >> 16 & 0xff, <=, a);
+        g_assert_cmpuint(px[i] >> 8 & 0xff, <=, a);
+        g_assert_cmpuint(px[i] & 0xff, <=, a);
+    }
+    /* Constant alpha; diverging: 0 (the middle) is near white, -max blue, +max red. */
+    const float h[3] = { -100, 0, 100 };
+    st = (LarmorOverlayStyle){ .colormap = LARMOR_COLORMAP_DIVERGING, .lo = -100, .hi = 100, .opacity = 0.5,
+                               .ramp = 0, .mode = LARMOR_MODE_REAL };
+    larmor_overlay_map(h, 3, &st, px);
+    for (int i = 0; i < 3; i++)
+        g_assert_cmpuint(px[i] >> 24, ==, 128);
+    g_assert_cmpuint(px[0] & 0xff, >, (px[0] >> 16 & 0xff) + 20);
+    g_assert_cmpuint(px[2] >> 16 & 0xff, >, (px[2] & 0xff) + 20);
+    g_assert_cmpuint(MIN(px[1] >> 16 & 0xff, px[1] & 0xff), >, 100);
+}
+
 static void test_fieldmap_opts(void)
 {
     /* The correction drop-down's three modes as the library's options. */
@@ -231,6 +262,30 @@ static void check_overlay(LarmorWindow *w, LarmorVolume *expect, double max_hz)
     g_assert_cmpint(st.colormap, ==, LARMOR_COLORMAP_DIVERGING);
     g_assert_cmpfloat_with_epsilon(st.hi, max_hz, 1e-3 * max_hz);
     g_assert_cmpfloat_with_epsilon(st.lo, -max_hz, 1e-3 * max_hz);
+    /* On screen: the voxel of the largest positive f (in this slice) is red, blue is low. */
+    const lm_volume *fv = larmor_volume_get_data(expect);
+    int64_t cur[3], best[3] = { 0, 0, 0 };
+    larmor_view_state_get_cursor(larmor_ortho_view_get_state(ov), cur);
+    float fbest = -INFINITY;
+    for (int64_t y = 0; y < fv->dims[1]; y++)
+        for (int64_t x = 0; x < fv->dims[0]; x++) {
+            float f = crealf(fv->data[(cur[2] * fv->dims[1] + y) * fv->dims[0] + x]);
+            if (f > fbest)
+                fbest = f, best[0] = x, best[1] = y, best[2] = cur[2];
+        }
+    double px, py, px1, py1;
+    g_assert_true(larmor_slice_view_voxel_to_widget(axial, best, &px, &py));
+    /* A third of a voxel right of its centre: clear of the crosshair. */
+    int64_t next[3] = { best[0] + 1, best[1], best[2] };
+    g_assert_true(larmor_slice_view_voxel_to_widget(axial, next, &px1, &py1));
+    px += (px1 - px) / 3;
+    GuiTestImage img;
+    g_assert_true(gui_test_capture(GTK_WIDGET(axial), &img));
+    const int s = img.w / MAX(gtk_widget_get_width(GTK_WIDGET(axial)), 1);
+    guint32 pix = gui_test_pixel(&img, px * MAX(s, 1), py * MAX(s, 1));
+    gui_test_image_clear(&img);
+    if (fbest > 0.5 * max_hz)
+        g_assert_cmpint((int)(pix >> 16 & 0xff), >, (int)(pix & 0xff) + 30);
     save_shot(GTK_WIDGET(w), "fieldmap-overlay.png");
 }
 
@@ -274,6 +329,17 @@ static void test_fieldmap(void)
     LarmorRun *unc = last_run(w);
     g_assert_cmpint(larmor_run_get_params(unc)->fieldmap, ==, LARMOR_FIELDMAP_OFF);
     g_assert_cmpint(larmor_run_get_segments(unc), ==, -1);
+    /* Sessions keep the mode, segments and error (exact doubles). */
+    GKeyFile *kf = g_key_file_new();
+    larmor_run_save_to_keyfile(corr, kf, "run-1");
+    LarmorRun *back = larmor_run_new_from_keyfile(kf, "run-1", NULL, &error);
+    g_assert_no_error(error);
+    g_assert_cmpint(larmor_run_get_params(back)->fieldmap, ==, LARMOR_FIELDMAP_SEGMENTED);
+    g_assert_cmpint(larmor_run_get_segments(back), ==, larmor_run_get_segments(corr));
+    g_assert_cmpfloat(larmor_run_get_segment_error(back), ==, larmor_run_get_segment_error(corr));
+    g_assert_cmpstr(larmor_run_get_label(back), ==, larmor_run_get_label(corr));
+    g_object_unref(back);
+    g_key_file_unref(kf);
     g_assert_true(larmor_run_get_compare(unc) && larmor_run_get_compare(corr));
     g_assert_cmpstr(larmor_window_get_page(w), ==, "compare");
     LarmorCompareView *cv = larmor_window_get_compare_view(w);
@@ -571,6 +637,7 @@ int main(int argc, char **argv)
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
     g_assert_no_error(error);
     g_application_hold(G_APPLICATION(app));
+    g_test_add_func("/priors/overlay-map", test_overlay_map);
     g_test_add_func("/priors/reg-list", test_reg_list);
     g_test_add_func("/priors/fieldmap-opts", test_fieldmap_opts);
     g_test_add_func("/priors/fieldmap", test_fieldmap);
