@@ -499,6 +499,13 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
             char *msg = n > 0 ? g_strdup_printf("Truth loaded from %s: PSNR and error of %d run%s recomputed against it",
                                                 name, n, n == 1 ? "" : "s")
                               : g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
+            /* A truth on another grid drops the field map: say so. */
+            const char *fm_note = larmor_dataset_get_fieldmap_note(self->dataset);
+            if (fm_note) {
+                char *m = g_strdup_printf("%s; %s (open it again for this grid)", msg, fm_note);
+                g_free(msg);
+                msg = m;
+            }
             larmor_window_show_message(self, msg, FALSE);
             g_free(msg);
         } else {
