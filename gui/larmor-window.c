@@ -136,6 +136,14 @@ static void volumes_remove(LarmorWindow *self, LarmorVolume *v)
     guint pos;
     if (v && g_list_store_find(self->volumes, v, &pos))
         g_list_store_remove(self->volumes, pos);
+    /* Differences made from it (corrected - uncorrected) go with it. */
+    for (guint i = g_list_model_get_n_items(G_LIST_MODEL(self->volumes)); v && i-- > 0;) {
+        GObject *o = g_list_model_get_item(G_LIST_MODEL(self->volumes), i);
+        gboolean from = g_object_get_data(o, "larmor-from-a") == v || g_object_get_data(o, "larmor-from-b") == v;
+        g_object_unref(o);
+        if (from)
+            g_list_store_remove(self->volumes, i);
+    }
 }
 
 static void update_compare(LarmorWindow *self)
@@ -1404,6 +1412,9 @@ static void fm_compare_next(LarmorWindow *self)
     LarmorVolume *d = larmor_volume_new_difference(larmor_run_get_image(b), larmor_run_get_image(a), name);
     g_free(name);
     if (d) {
+        /* Leaves the image list with either run (pointers compared only). */
+        g_object_set_data(G_OBJECT(d), "larmor-from-a", larmor_run_get_image(a));
+        g_object_set_data(G_OBJECT(d), "larmor-from-b", larmor_run_get_image(b));
         g_list_store_append(self->volumes, d);
         g_object_unref(d);
     }

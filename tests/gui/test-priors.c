@@ -360,6 +360,15 @@ static void test_fieldmap(void)
     printf("# error: uncorrected %.2f %%, corrected %.2f %%\n", larmor_run_get_percent_error(unc),
            larmor_run_get_percent_error(corr));
     g_assert_cmpfloat(larmor_run_get_percent_error(corr), <, larmor_run_get_percent_error(unc));
+    /* Corrected minus uncorrected is among the images. */
+    GListModel *imgs = larmor_window_get_images(w);
+    gboolean diff = FALSE;
+    for (guint i = 0; i < g_list_model_get_n_items(imgs); i++) {
+        LarmorVolume *v = g_list_model_get_item(imgs, i);
+        diff |= strstr(larmor_volume_get_name(v), "field-map correction") != NULL;
+        g_object_unref(v);
+    }
+    g_assert_true(diff);
     /* Labels and the CSV say which is which. */
     g_assert_nonnull(strstr(larmor_run_get_label(corr), "FM "));
     g_assert_null(strstr(larmor_run_get_label(unc), "FM "));
