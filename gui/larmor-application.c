@@ -277,7 +277,7 @@ static void larmor_application_class_init(LarmorApplicationClass *klass)
 static void larmor_application_init(LarmorApplication *self)
 {
     static const GOptionEntry options[] = {
-        { "problem", 'p', 0, G_OPTION_ARG_STRING, NULL, "Benchmark problem to open (B32, B64, B128, B64n, B128n)", "NAME" },
+        { "problem", 'p', 0, G_OPTION_ARG_STRING, NULL, "Benchmark problem to open (B32, B64, B128, B64n, B128n, B64c8, B128c32, B64c8n, S128c8f)", "NAME" },
         { "screenshot", 0, 0, G_OPTION_ARG_FILENAME, NULL,
           "Reconstruct the problem (gridding and CG), write a PNG of the window to FILE and quit", "FILE" },
         { "page", 0, 0, G_OPTION_ARG_STRING, NULL, "Page for --screenshot (viewer, compare, runs, sweep)", "PAGE" },

@@ -1,15 +1,20 @@
 #include "larmor-dataset.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
 
 #include "larmor-util.h"
 #include "lm_coils_synth.h"
+#include "lm_fieldmap_synth.h"
 #include "lm_io.h"
+#include "lm_io_fieldmap.h"
+#include "lm_io_impatient.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_phantom.h"
+#include "lm_spiral.h"
 
 struct _LarmorDataset {
     GObject parent_instance;
@@ -27,6 +32,10 @@ struct _LarmorDataset {
     char *key;                 /* origin and grid: equal keys, same data on the same grid */
     LarmorDatasetSpec *spec;
     gboolean k_rescaled;       /* files: another FOV than the file's rescaled k (other data) */
+    GBytes *fieldmap;          /* Hz on the matrix, or NULL */
+    LarmorVolume *fieldmap_volume;
+    char *fieldmap_origin;
+    char *fieldmap_note;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -66,6 +75,10 @@ static void larmor_dataset_finalize(GObject *object)
     g_free(self->maps_note);
     g_free(self->origin);
     g_free(self->key);
+    g_clear_pointer(&self->fieldmap, g_bytes_unref);
+    g_clear_object(&self->fieldmap_volume);
+    g_free(self->fieldmap_origin);
+    g_free(self->fieldmap_note);
     G_OBJECT_CLASS(larmor_dataset_parent_class)->finalize(object);
 }
 
@@ -99,6 +112,15 @@ static void matrix_from_traj(const lm_traj *t, lm_geom *g)
 static gboolean is_3d_kind(lm_traj_kind k)
 {
     return k == LM_TRAJ_RADIAL3D || k == LM_TRAJ_RADIAL3D_FULL || k == LM_TRAJ_STACK_OF_SPIRALS;
+}
+
+/* Takes f (lm_geom_voxels floats, malloc'd) as the data's field map. */
+static void take_fieldmap(LarmorDataset *self, float *f, const char *origin)
+{
+    const gsize n = (gsize)lm_geom_voxels(&self->geom);
+    GBytes *b = g_bytes_new_with_free_func(f, n * sizeof(float), free, f);
+    larmor_dataset_set_fieldmap(self, b, origin, NULL);
+    g_bytes_unref(b);
 }
 
 static LarmorDataset *make_phantom(const LarmorDatasetSpec *spec, GError **error)
@@ -141,26 +163,49 @@ static LarmorDataset *make_phantom(const LarmorDatasetSpec *spec, GError **error
     lm_sens *sens = NULL;
     /* Maps of (x, y) only for a 2D phantom or a single slice, as larmor-cli phantom --coils. */
     int cdim = flat || self->geom.n[2] == 1 ? 2 : 3;
+    float *fm = NULL;
+    if (spec->fieldmap_hz > LM_FIELDMAP_SYNTH_MAX_HZ || spec->fieldmap_hz < 0) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "field map %g Hz: choose 0 to %g", spec->fieldmap_hz,
+                    LM_FIELDMAP_SYNTH_MAX_HZ);
+        g_object_unref(self);
+        return NULL;
+    }
+    /* With a field map (as larmor-cli phantom --fieldmap-hz): sample times
+     * over a 25 ms readout and the data under the map, summed on a 2x finer
+     * grid (no closed form). */
     if (lm_traj_generate(spec->traj_kind, self->geom.n, spec->samples, spec->readout, &self->traj, &err) ||
         !(self->kdata = lm_kdata_new(self->traj->m, coils, &err)) ||
-        (coils == 1 ? lm_phantom_kspace(ph, self->traj, self->kdata->d, &err)
-                    : (lm_coils_synth_make(cdim, coils, &cs, &err) ||
-                       lm_coils_synth_data(cs, ph, self->traj, self->kdata, &err) ||
-                       lm_coils_synth_maps(cs, self->geom.n, &sens, &err))) ||
+        (spec->fieldmap_hz > 0 &&
+         (lm_traj_times_uniform(self->traj, LM_PROBLEM_READOUT_MS * 1e-3, &err) ||
+          lm_fieldmap_synth(self->geom.n, spec->fieldmap_hz, &fm, &err))) ||
+        (coils > 1 && (lm_coils_synth_make(cdim, coils, &cs, &err) || lm_coils_synth_maps(cs, self->geom.n, &sens, &err))) ||
+        (fm ? lm_fieldmap_synth_kspace(ph, &self->geom, cs, fm, self->traj, NULL, self->kdata, &err)
+            : coils == 1 ? lm_phantom_kspace(ph, self->traj, self->kdata->d, &err)
+                         : lm_coils_synth_data(cs, ph, self->traj, self->kdata, &err)) ||
         (spec->noise > 0 && lm_noise_add(self->kdata, spec->noise, spec->seed, &err)) ||
         lm_phantom_truth(ph, &self->geom, sub, &truth, &err)) {
         larmor_set_error(error, &err);
         lm_coils_synth_free(cs);
         lm_sens_free(sens);
+        free(fm);
         g_object_unref(self);
         return NULL;
     }
     lm_coils_synth_free(cs);
     if (sens)
         self->maps = larmor_coil_maps_new_take(sens, "true maps of the synthetic coils");
-    char coil_text[32] = "";
+    if (fm) {
+        char *o = g_strdup_printf("synthetic, up to %g Hz", spec->fieldmap_hz);
+        take_fieldmap(self, fm, o);
+        g_free(o);
+    }
+    char coil_text[48] = "";
     if (coils > 1)
         g_snprintf(coil_text, sizeof coil_text, ", %d coils", coils);
+    if (spec->fieldmap_hz > 0) {
+        size_t l = strlen(coil_text);
+        g_snprintf(coil_text + l, sizeof coil_text - l, ", %g Hz", spec->fieldmap_hz);
+    }
     self->name = spec->noise > 0 ? g_strdup_printf("%s %d, %s%s, %.3g%% noise", ph->dim == 2 ? "SL2D" : "SL",
                                                    spec->matrix, lm_traj_kind_name(spec->traj_kind), coil_text,
                                                    spec->noise * 100)
@@ -192,13 +237,19 @@ static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error
     LarmorDataset *self = g_object_new(LARMOR_TYPE_DATASET, NULL);
     lm_volume *truth = NULL;
     lm_sens *sens = NULL;
-    if (lm_problem_make_coils(def, &self->geom, &self->traj, &self->kdata, &truth, &sens, &err)) {
+    float *fm = NULL;
+    if (lm_problem_make_fieldmap(def, &self->geom, &self->traj, &self->kdata, &truth, &sens, &fm, &err)) {
         larmor_set_error(error, &err);
         g_object_unref(self);
         return NULL;
     }
     if (sens)
         self->maps = larmor_coil_maps_new_take(sens, "true maps of the synthetic coils");
+    if (fm) {
+        char *o = g_strdup_printf("synthetic, up to %g Hz", def->fieldmap_hz);
+        take_fieldmap(self, fm, o);
+        g_free(o);
+    }
     self->name = g_strdup(def->name);
     self->source = g_strdup_printf("benchmark problem %s", def->name);
     self->truth = larmor_volume_new_take(truth, "Truth");
@@ -246,7 +297,35 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
                      : has_suffix(spec->kdata_path, ".h5") ? spec->kdata_path : NULL;
     const char *tpath = spec->traj_path ? spec->traj_path : spec->kdata_path;
     const char *kpath = spec->kdata_path ? spec->kdata_path : spec->traj_path;
-    if (h5) {
+    if (tpath && lm_is_impatient_dir(tpath)) {
+        /* An IMPATIENT directory: trajectory with sample times, k-space,
+         * matrix, coil maps and field map from its files (no FOV: the
+         * problems' 240 mm, as larmor-cli recon without --fov). */
+        lm_impatient m;
+        if (lm_impatient_read(tpath, &m, &err)) {
+            larmor_set_error(error, &err);
+            g_object_unref(self);
+            return NULL;
+        }
+        self->geom = m.geom;
+        for (int a = 0; a < 3; a++)
+            if (!(self->geom.fov_mm[a] > 0))
+                self->geom.fov_mm[a] = LM_PROBLEM_FOV_MM;
+        self->traj = m.traj;
+        self->kdata = m.kdata;
+        if (m.sens)
+            self->maps = larmor_coil_maps_new_take(m.sens, "sensi_r/i.dat of the IMPATIENT directory");
+        if (m.fieldmap && spec->grid[0] <= 0)
+            take_fieldmap(self, m.fieldmap, "fm.dat of the IMPATIENT directory");
+        else
+            free(m.fieldmap);
+        m.traj = NULL;
+        m.kdata = NULL;
+        m.sens = NULL;
+        m.fieldmap = NULL;
+        lm_impatient_clear(&m);
+        kpath = tpath;
+    } else if (h5) {
         lm_mrd m = { 0 };
         if (lm_mrd_read(h5, &m, &err)) {
             larmor_set_error(error, &err);
@@ -310,7 +389,14 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         g_object_unref(self);
         return NULL;
     }
-    find_maps(self, spec, kpath);
+    if (!self->maps)
+        find_maps(self, spec, kpath);
+    /* Maps or field map of an IMPATIENT directory on another matrix than asked for. */
+    if (self->maps && !larmor_coil_maps_check(larmor_coil_maps_get_sens(self->maps), self->geom.n,
+                                              self->kdata->ncoils, larmor_coil_maps_get_origin(self->maps), NULL)) {
+        g_clear_object(&self->maps);
+        self->maps_note = g_strdup("the directory's coil maps are on its own matrix: open maps for this one");
+    }
     char *base = g_path_get_basename(tpath);
     self->name = base;
     if (g_strcmp0(tpath, kpath) == 0)
@@ -349,6 +435,8 @@ static char *spec_origin(const LarmorDatasetSpec *spec)
                         spec->seed);
         if (spec->coils > 1)
             g_string_append_printf(s, ":c%d", spec->coils);
+        if (spec->fieldmap_hz > 0)
+            g_string_append_printf(s, ":f%.17g", spec->fieldmap_hz);
         break;
     default: {
         /* Two files in either order are the same data. */
@@ -485,6 +573,13 @@ gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GErr
             }
             self->geom = g;
             update_key(self);
+            if (self->fieldmap) {
+                g_clear_pointer(&self->fieldmap, g_bytes_unref);
+                g_clear_object(&self->fieldmap_volume);
+                g_clear_pointer(&self->fieldmap_origin, g_free);
+                g_free(self->fieldmap_note);
+                self->fieldmap_note = g_strdup("field map dropped: it was on the grid before the truth changed it");
+            }
             /* Maps on the old grid no longer fit. */
             if (self->maps) {
                 g_clear_object(&self->maps);
@@ -551,6 +646,121 @@ gboolean larmor_dataset_has_noise(LarmorDataset *self)
 const lm_kdata *larmor_dataset_get_noise(LarmorDataset *self)
 {
     return self->noise;
+}
+
+GBytes *larmor_dataset_get_fieldmap(LarmorDataset *self)
+{
+    return self->fieldmap;
+}
+
+LarmorVolume *larmor_dataset_get_fieldmap_volume(LarmorDataset *self)
+{
+    return self->fieldmap_volume;
+}
+
+const char *larmor_dataset_get_fieldmap_origin(LarmorDataset *self)
+{
+    return self->fieldmap_origin;
+}
+
+const char *larmor_dataset_get_fieldmap_note(LarmorDataset *self)
+{
+    return self->fieldmap_note;
+}
+
+gboolean larmor_dataset_has_times(LarmorDataset *self)
+{
+    return self->traj && self->traj->t;
+}
+
+gboolean larmor_dataset_set_fieldmap(LarmorDataset *self, GBytes *fieldmap, const char *origin, GError **error)
+{
+    const int64_t n = lm_geom_voxels(&self->geom);
+    lm_volume *v = NULL;
+    if (fieldmap) {
+        gsize size;
+        const float *f = g_bytes_get_data(fieldmap, &size);
+        lm_error err = { 0 };
+        if (size != (gsize)n * sizeof(float)) {
+            g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s: %" G_GSIZE_FORMAT " field-map values but the "
+                        "matrix has %lld voxels", origin ? origin : "field map", size / sizeof(float), (long long)n);
+            return FALSE;
+        }
+        if (lm_check_fieldmap(f, n, origin ? origin : "field map", &err) ||
+            !(v = lm_volume_new(self->geom.n, (const double[3]){ self->geom.fov_mm[0] / (double)self->geom.n[0],
+                                                                 self->geom.fov_mm[1] / (double)self->geom.n[1],
+                                                                 self->geom.fov_mm[2] / (double)self->geom.n[2] },
+                                &err))) {
+            larmor_set_error(error, &err);
+            return FALSE;
+        }
+        lm_geom_affine(&self->geom, v->affine);
+        for (int64_t i = 0; i < n; i++)
+            v->data[i] = f[i];
+    }
+    if (self->fieldmap)
+        g_bytes_unref(self->fieldmap);
+    self->fieldmap = fieldmap ? g_bytes_ref(fieldmap) : NULL;
+    g_clear_object(&self->fieldmap_volume);
+    if (v) {
+        char *name = g_strdup_printf("Field map (Hz): %s", origin ? origin : "");
+        self->fieldmap_volume = larmor_volume_new_take(v, name);
+        g_free(name);
+    }
+    g_free(self->fieldmap_origin);
+    self->fieldmap_origin = fieldmap ? g_strdup(origin) : NULL;
+    g_clear_pointer(&self->fieldmap_note, g_free);
+    return TRUE;
+}
+
+typedef struct {
+    char *path;
+    lm_geom geom;
+    gboolean resampled;
+} FieldmapJob;
+
+static void fieldmap_job_free(FieldmapJob *j)
+{
+    g_free(j->path);
+    g_free(j);
+}
+
+static void fieldmap_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+    FieldmapJob *j = data;
+    lm_error err = { 0 };
+    float *f = NULL;
+    int resampled = 0;
+    if (lm_load_fieldmap(j->path, &j->geom, NULL, &f, &resampled, &err)) {
+        GError *error = NULL;
+        larmor_set_error(&error, &err);
+        g_task_return_error(task, error);
+        return;
+    }
+    j->resampled = resampled;
+    g_task_return_pointer(task, g_bytes_new_with_free_func(f, (gsize)lm_geom_voxels(&j->geom) * sizeof(float), free, f),
+                          (GDestroyNotify)g_bytes_unref);
+}
+
+void larmor_fieldmap_load_async(LarmorDataset *dataset, const char *path, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data)
+{
+    GTask *task = g_task_new(NULL, cancellable, callback, user_data);
+    g_task_set_source_tag(task, larmor_fieldmap_load_async);
+    FieldmapJob *j = g_new0(FieldmapJob, 1);
+    j->path = g_strdup(path);
+    j->geom = dataset->geom;
+    g_task_set_task_data(task, j, (GDestroyNotify)fieldmap_job_free);
+    g_task_run_in_thread(task, fieldmap_thread);
+    g_object_unref(task);
+}
+
+GBytes *larmor_fieldmap_load_finish(GAsyncResult *result, gboolean *resampled, GError **error)
+{
+    GBytes *b = g_task_propagate_pointer(G_TASK(result), error);
+    if (resampled)
+        *resampled = b && ((FieldmapJob *)g_task_get_task_data(G_TASK(result)))->resampled;
+    return b;
 }
 
 static void volume_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)

@@ -36,6 +36,9 @@ typedef struct {
     char *sens_path;           /* files: coil maps; NULL looks for sens.cfl beside the k-space */
     int64_t grid[3];           /* files: reconstruction matrix instead of the file's (0: the file's) */
     double fov_mm[3];          /* with grid: its field of view (<= 0: the file's) */
+    double fieldmap_hz;        /* custom phantom: > 0 adds lm_fieldmap_synth's map with this
+                                  largest |f| and the data under it, with sample times (as
+                                  larmor-cli phantom --fieldmap-hz) */
 } LarmorDatasetSpec;
 
 LarmorDatasetSpec *larmor_dataset_spec_copy(const LarmorDatasetSpec *spec);
@@ -92,6 +95,32 @@ gboolean larmor_dataset_has_noise(LarmorDataset *self);
 /* The noise scans the data came with (read-only, lives as long as the data
  * set: safe to read from a worker holding a reference), or NULL. */
 const lm_kdata *larmor_dataset_get_noise(LarmorDataset *self);
+
+/* Off-resonance (docs/fieldmap.md). The field map that goes with the data
+ * (NULL: none): Hz on the matrix, lm_geom_voxels floats, immutable and
+ * shared by reference with running tasks. It comes with benchmark problems
+ * that have one (S128c8f), custom phantoms with fieldmap_hz, IMPATIENT
+ * directories (fm.dat), or File > Open Field Map (larmor_fieldmap_load_async).
+ * A truth that changes the grid drops it (the note says so). */
+GBytes *larmor_dataset_get_fieldmap(LarmorDataset *self);
+/* The same as an image (real part in Hz, the grid's affine) for the viewer's overlay. */
+LarmorVolume *larmor_dataset_get_fieldmap_volume(LarmorDataset *self);
+/* Where it came from ("synthetic, up to 150 Hz", a file name), or NULL. */
+const char *larmor_dataset_get_fieldmap_origin(LarmorDataset *self);
+/* Takes a map of lm_geom_voxels values on the matrix (checked: size and
+ * finiteness, one-line error); NULL removes it. */
+gboolean larmor_dataset_set_fieldmap(LarmorDataset *self, GBytes *fieldmap, const char *origin, GError **error);
+const char *larmor_dataset_get_fieldmap_note(LarmorDataset *self);
+/* The trajectory carries sample times (lm_traj.t): a field map can be used. */
+gboolean larmor_dataset_has_times(LarmorDataset *self);
+
+/* A field map file (.nii/.nii.gz resampled onto the data's grid through its
+ * affine, .cfl on the matrix: lm_load_fieldmap) read in a worker for the
+ * grid the data have now; the result is the GBytes for
+ * larmor_dataset_set_fieldmap. */
+void larmor_fieldmap_load_async(LarmorDataset *dataset, const char *path, GCancellable *cancellable,
+                                GAsyncReadyCallback callback, gpointer user_data);
+GBytes *larmor_fieldmap_load_finish(GAsyncResult *result, gboolean *resampled, GError **error);
 
 /* Loads a NIfTI/cfl volume in a worker thread. */
 void larmor_volume_load_async(const char *path, GCancellable *cancellable,

@@ -23,6 +23,10 @@ struct _LarmorOrthoView {
     GtkToggleButton *line_toggle;
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
 
+    GtkWidget *toolbar;
+    GtkDropDown *overlay_dropdown;
+    LarmorVolume *overlay_fieldmap, *overlay_influence;
+
     LarmorViewState *state;
     LarmorSliceView *views[3];
     GtkScale *scales[3];
@@ -173,6 +177,8 @@ void larmor_ortho_view_set_image_window(LarmorOrthoView *self, LarmorVolume *vol
         restore_window(self);
 }
 
+static void apply_overlay(LarmorOrthoView *self);
+
 static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
 {
     if (self->volume == volume)
@@ -195,9 +201,73 @@ static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
         larmor_slice_view_set_volume(self->views[o], volume);
     set_flat(self, volume && larmor_volume_get_data(volume)->dims[2] == 1);
     restore_window(self);
+    if (self->overlay_dropdown)
+        apply_overlay(self);
     int64_t ijk[3];
     larmor_view_state_get_cursor(self->state, ijk);
     show_status(self, ijk, FALSE);
+}
+
+/* --- overlays ----------------------------------------------------------- */
+
+void larmor_overlay_style_for(LarmorOverlayKind kind, LarmorVolume *image, LarmorOverlayStyle *st)
+{
+    *st = (LarmorOverlayStyle){ .colormap = LARMOR_COLORMAP_HOT, .lo = 0, .hi = 1, .opacity = 0.85, .ramp = 1,
+                                .mode = LARMOR_MODE_MAGNITUDE };
+    if (!image)
+        return;
+    const lm_volume *v = larmor_volume_get_data(image);
+    if (kind == LARMOR_OVERLAY_FIELDMAP) {
+        /* Signed Hz: symmetric about 0 so that 0 Hz is white. */
+        double m = 0;
+        for (int64_t i = 0; i < lm_volume_count(v); i++)
+            m = MAX(m, fabs(crealf(v->data[i])));
+        *st = (LarmorOverlayStyle){ .colormap = LARMOR_COLORMAP_DIVERGING, .lo = -MAX(m, 1e-6), .hi = MAX(m, 1e-6),
+                                    .opacity = 0.55, .ramp = 0, .mode = LARMOR_MODE_REAL };
+    } else {
+        double w, l;
+        larmor_volume_auto_window(image, LARMOR_MODE_MAGNITUDE, &w, &l);
+        st->hi = l + w / 2 > 0 ? l + w / 2 : 1;
+    }
+}
+
+static void apply_overlay(LarmorOrthoView *self)
+{
+    LarmorOverlayKind kind = gtk_drop_down_get_selected(self->overlay_dropdown);
+    /* The prior influence is the shown image's own unless one was given. */
+    LarmorVolume *influence = self->overlay_influence;
+    if (!influence && self->volume)
+        influence = g_object_get_data(G_OBJECT(self->volume), LARMOR_PRIOR_INFLUENCE_KEY);
+    LarmorVolume *img = kind == LARMOR_OVERLAY_FIELDMAP ? self->overlay_fieldmap
+                        : kind == LARMOR_OVERLAY_INFLUENCE ? influence
+                                                           : NULL;
+    LarmorOverlayStyle st;
+    larmor_overlay_style_for(kind, img, &st);
+    for (int o = 0; o < 3; o++)
+        larmor_slice_view_set_overlay(self->views[o], img, &st, kind == LARMOR_OVERLAY_FIELDMAP ? "Hz" : "|Δ|");
+    const char *tip = kind == LARMOR_OVERLAY_FIELDMAP && !img ? "These data have no field map (menu → Open Field Map…)"
+                      : kind == LARMOR_OVERLAY_INFLUENCE && !img
+                          ? "The image shown has no prior influence: tick “Prior influence” and reconstruct"
+                          : "Overlay: the data's field map (Hz) or what the prior changed in the image shown";
+    gtk_widget_set_tooltip_text(GTK_WIDGET(self->overlay_dropdown), tip);
+}
+
+void larmor_ortho_view_set_overlay_images(LarmorOrthoView *self, LarmorVolume *fieldmap, LarmorVolume *influence)
+{
+    g_set_object(&self->overlay_fieldmap, fieldmap);
+    g_set_object(&self->overlay_influence, influence);
+    apply_overlay(self);
+}
+
+void larmor_ortho_view_set_overlay(LarmorOrthoView *self, LarmorOverlayKind kind)
+{
+    gtk_drop_down_set_selected(self->overlay_dropdown, MIN((guint)kind, LARMOR_OVERLAY_INFLUENCE));
+    apply_overlay(self);
+}
+
+LarmorOverlayKind larmor_ortho_view_get_overlay(LarmorOrthoView *self)
+{
+    return gtk_drop_down_get_selected(self->overlay_dropdown);
 }
 
 static void on_volume_selected(GtkDropDown *dd, GParamSpec *pspec, LarmorOrthoView *self)
@@ -287,6 +357,8 @@ static void larmor_ortho_view_dispose(GObject *object)
         gtk_widget_unparent(c);
     g_clear_object(&self->volume);
     g_clear_object(&self->state);
+    g_clear_object(&self->overlay_fieldmap);
+    g_clear_object(&self->overlay_influence);
     G_OBJECT_CLASS(larmor_ortho_view_parent_class)->dispose(object);
 }
 
@@ -299,6 +371,7 @@ static void larmor_ortho_view_class_init(LarmorOrthoViewClass *klass)
     gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-ortho-view.ui");
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
 #define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorOrthoView, name)
+    CHILD(toolbar);
     CHILD(volume_dropdown);
     CHILD(mode_dropdown);
     CHILD(cmap_dropdown);
@@ -362,4 +435,11 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
     g_signal_connect(self->state, "notify::cursor-x", G_CALLBACK(on_cursor), self);
     g_signal_connect(self->state, "notify::cursor-y", G_CALLBACK(on_cursor), self);
     g_signal_connect(self->state, "notify::cursor-z", G_CALLBACK(on_cursor), self);
+
+    /* Overlay choice, after the colour map (built here: one more control). */
+    self->overlay_dropdown = GTK_DROP_DOWN(gtk_drop_down_new_from_strings(
+        (const char *const[]){ "No overlay", "Field map (Hz)", "Prior influence", NULL }));
+    gtk_widget_insert_after(GTK_WIDGET(self->overlay_dropdown), self->toolbar, GTK_WIDGET(self->cmap_dropdown));
+    g_signal_connect_swapped(self->overlay_dropdown, "notify::selected", G_CALLBACK(apply_overlay), self);
+    apply_overlay(self);
 }

@@ -41,6 +41,22 @@ gboolean larmor_ortho_view_get_image_window(LarmorOrthoView *self, LarmorVolume 
 void larmor_ortho_view_set_image_window(LarmorOrthoView *self, LarmorVolume *volume, LarmorMode mode,
                                         double window, double level);
 
+/* Overlays over the three views, chosen in the toolbar: the data's field
+ * map (Hz, diverging blue-white-red centred on 0 over ±max|f|, half
+ * opacity) or the shown run's prior influence (its magnitude, hot, 0 to
+ * the 99.5th percentile, transparent where it is 0); each with its colour
+ * bar. An overlay on another matrix than the image is not drawn. */
+typedef enum {
+    LARMOR_OVERLAY_NONE = 0,
+    LARMOR_OVERLAY_FIELDMAP,
+    LARMOR_OVERLAY_INFLUENCE,
+} LarmorOverlayKind;
+void larmor_ortho_view_set_overlay_images(LarmorOrthoView *self, LarmorVolume *fieldmap, LarmorVolume *influence);
+void larmor_ortho_view_set_overlay(LarmorOrthoView *self, LarmorOverlayKind kind);
+LarmorOverlayKind larmor_ortho_view_get_overlay(LarmorOrthoView *self);
+/* The style an overlay image gets (for the views and tests). */
+void larmor_overlay_style_for(LarmorOverlayKind kind, LarmorVolume *image, LarmorOverlayStyle *style);
+
 /* "x 16 y 16 z 16 · (0.0, 0.0, 0.0) mm · 0.7341 ∠ 2.1°" (shared with compare). */
 char *larmor_format_voxel(LarmorVolume *volume, const int64_t ijk[3]);
 

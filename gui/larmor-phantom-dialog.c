@@ -20,19 +20,19 @@ struct _LarmorPhantomDialog {
     GtkSpinButton *noise_spin;
     GtkSpinButton *seed_spin;
     GtkSpinButton *coils_spin;
+    GtkSpinButton *fieldmap_spin;
     GtkLabel *summary_label;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorPhantomDialog, larmor_phantom_dialog, GTK_TYPE_WINDOW)
 
 enum { SIGNAL_CREATE, N_SIGNALS };
-/* The benchmark problems the workbench can build and reconstruct: the 3D
- * radial ones. The 2D spiral with a field map (S128c8f) needs the field-map
- * correction, which the GUI does not offer yet: it is left out of the list
- * rather than built as a 3D radial problem under its name. */
+/* The benchmark problems the workbench can build and reconstruct: every
+ * one, the 2D spiral with a field map (S128c8f) included now that the
+ * reconstruction panel corrects field maps. */
 static gboolean problem_listed(const lm_problem_def *d)
 {
-    return d->dim != 2 && d->fieldmap_hz <= 0;
+    return d != NULL;
 }
 
 /* The problem at position pos of the list (0 = the first problem). */
@@ -79,15 +79,17 @@ static void on_problem(GtkDropDown *dd, GParamSpec *pspec, LarmorPhantomDialog *
     GtkWidget *fields[] = { GTK_WIDGET(self->phantom_dropdown), GTK_WIDGET(self->matrix_spin),
                             GTK_WIDGET(self->traj_dropdown), GTK_WIDGET(self->samples_spin),
                             GTK_WIDGET(self->readout_spin), GTK_WIDGET(self->noise_spin),
-                            GTK_WIDGET(self->seed_spin), GTK_WIDGET(self->coils_spin) };
+                            GTK_WIDGET(self->seed_spin), GTK_WIDGET(self->coils_spin),
+                            GTK_WIDGET(self->fieldmap_spin) };
     for (guint k = 0; k < G_N_ELEMENTS(fields); k++)
         gtk_widget_set_sensitive(fields[k], c);
     if (!c) {
         /* Show what the benchmark is made of (GUIDE.md section 4). */
         const lm_problem_def *d = listed_problem(i - 1);
-        gtk_drop_down_set_selected(self->phantom_dropdown, 0);
+        gtk_drop_down_set_selected(self->phantom_dropdown, d->dim == 2);
         gtk_spin_button_set_value(self->matrix_spin, (double)d->n);
-        gtk_drop_down_set_selected(self->traj_dropdown, LM_TRAJ_RADIAL3D);
+        gtk_drop_down_set_selected(self->traj_dropdown, d->dim == 2 ? LM_TRAJ_SPIRAL2D : LM_TRAJ_RADIAL3D);
+        gtk_spin_button_set_value(self->fieldmap_spin, d->fieldmap_hz);
         gtk_spin_button_set_value(self->samples_spin, (double)d->m);
         gtk_spin_button_set_value(self->readout_spin, (double)d->readout);
         gtk_spin_button_set_value(self->noise_spin, d->noise * 100);
@@ -115,6 +117,7 @@ LarmorDatasetSpec *larmor_phantom_dialog_get_spec(LarmorPhantomDialog *self)
     s->noise = gtk_spin_button_get_value(self->noise_spin) / 100;
     s->seed = (guint64)gtk_spin_button_get_value(self->seed_spin);
     s->coils = gtk_spin_button_get_value_as_int(self->coils_spin);
+    s->fieldmap_hz = s->kind == LARMOR_SOURCE_PHANTOM ? gtk_spin_button_get_value(self->fieldmap_spin) : 0;
     return s;
 }
 
@@ -139,6 +142,7 @@ void larmor_phantom_dialog_set_spec(LarmorPhantomDialog *self, const LarmorDatas
         gtk_spin_button_set_value(self->noise_spin, s->noise * 100);
         gtk_spin_button_set_value(self->seed_spin, (double)s->seed);
         gtk_spin_button_set_value(self->coils_spin, MAX(s->coils, 1));
+        gtk_spin_button_set_value(self->fieldmap_spin, s->fieldmap_hz);
     }
     gtk_drop_down_set_selected(self->problem_dropdown, sel);
     on_problem(self->problem_dropdown, NULL, self);
@@ -179,6 +183,7 @@ static void larmor_phantom_dialog_class_init(LarmorPhantomDialogClass *klass)
     CHILD(noise_spin);
     CHILD(seed_spin);
     CHILD(coils_spin);
+    CHILD(fieldmap_spin);
     CHILD(summary_label);
 #undef CHILD
     gtk_widget_class_add_binding_action(wc, GDK_KEY_Escape, 0, "window.close", NULL);
@@ -199,8 +204,11 @@ static void larmor_phantom_dialog_init(LarmorPhantomDialog *self)
         char coils[24] = "";
         if (d->coils > 1)
             g_snprintf(coils, sizeof coils, ", %lld coils", (long long)d->coils);
-        char *t = g_strdup_printf("%s — %lld³, %lld samples%s%s", d->name, (long long)d->n, (long long)d->m, coils,
-                                  d->noise > 0 ? ", noisy" : "");
+        char fm[40] = "";
+        if (d->fieldmap_hz > 0)
+            g_snprintf(fm, sizeof fm, ", field map ≤ %g Hz", d->fieldmap_hz);
+        char *t = g_strdup_printf("%s — %lld%s, %lld samples%s%s%s", d->name, (long long)d->n, d->dim == 2 ? "²" : "³",
+                                  (long long)d->m, coils, d->noise > 0 ? ", noisy" : "", fm);
         gtk_string_list_append(problems, t);
         g_free(t);
     }

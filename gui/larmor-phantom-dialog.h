@@ -1,6 +1,7 @@
 /* New phantom: a named benchmark problem, or phantom, matrix, trajectory
  * kind, samples, readout, noise level, seed and receive coils (with
- * synthetic maps kept as the data's true maps). Emits "create" with the
+ * synthetic maps kept as the data's true maps) and a synthetic field map
+ * (Hz; custom phantoms; S128c8f has its own). Emits "create" with the
  * LarmorDatasetSpec; the window builds it in a worker thread. */
 #ifndef LARMOR_PHANTOM_DIALOG_H
 #define LARMOR_PHANTOM_DIALOG_H

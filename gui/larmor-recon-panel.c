@@ -5,6 +5,7 @@
 
 #include "larmor-util.h"
 #include "lm_kernels.h"
+#include "lm_wavelet.h"
 
 struct _LarmorReconPanel {
     GtkWidget parent_instance;
@@ -13,6 +14,13 @@ struct _LarmorReconPanel {
     GtkDropDown *variant_dropdown;
     GtkLabel *variant_description;
     GtkDropDown *reg_dropdown;
+    GtkWidget *fieldmap_caption;
+    GtkDropDown *fieldmap_dropdown;
+    GtkLabel *fieldmap_note;
+    GtkWidget *auto_button;
+    GtkMenuButton *criterion_button;
+    GtkCheckButton *influence_check;
+    GtkLabel *details_label;
     GtkWidget *reference_caption;
     GtkWidget *reference_button;
     GtkLabel *reference_label;
@@ -42,9 +50,15 @@ struct _LarmorReconPanel {
     GtkWidget *sweep_button;
 
     double lambda;         /* exact value; the scale shows log10 of it */
+    double lambda_by_reg[LARMOR_N_REGS]; /* the last lambda of each regulariser (NaN: its default) */
+    int reg_pos;           /* list position the lambda belongs to */
+    lm_lambda_criterion criterion; /* of the automatic lambda */
+    GSimpleActionGroup *actions;   /* panel.criterion */
     gboolean syncing;
     GtkToggleButton *live_toggle; /* made here, beside the lambda entry */
     double live_sent;      /* the last value sent as "live-lambda" */
+    gboolean has_fieldmap, has_times;
+    char *fieldmap_origin;
     int ncoils;            /* of the data loaded now (1: single coil) */
     gboolean has_maps, has_noise;
 };
@@ -167,6 +181,126 @@ static void update_variant_description(LarmorReconPanel *self)
     g_free(t);
 }
 
+/* --- regularisers ------------------------------------------------------ */
+
+/* The list's order (the CLI's names, quadratic first) -> lm_reg_kind. */
+static const lm_reg_kind reg_order[LARMOR_N_REGS] = {
+    LM_REG_IDENTITY, LM_REG_GRADIENT, LM_REG_TV, LM_REG_WAVELET, LM_REG_ANATOMICAL, LM_REG_ANATOMICAL_EDGES,
+};
+
+lm_reg_kind larmor_reg_at(guint pos)
+{
+    return pos < LARMOR_N_REGS ? reg_order[pos] : LM_REG_IDENTITY;
+}
+
+guint larmor_reg_position(lm_reg_kind r)
+{
+    for (guint i = 0; i < LARMOR_N_REGS; i++)
+        if (reg_order[i] == r)
+            return i;
+    return 0;
+}
+
+static const char *reg_caption(lm_reg_kind r)
+{
+    switch (r) {
+    case LM_REG_GRADIENT: return "finite differences";
+    case LM_REG_TV: return "total variation";
+    case LM_REG_WAVELET: return "Daubechies-4, ℓ1";
+    case LM_REG_ANATOMICAL: return "reference + data edges";
+    case LM_REG_ANATOMICAL_EDGES: return "reference edges";
+    default: return "Tikhonov";
+    }
+}
+
+gboolean larmor_reg_is_available(lm_reg_kind r, const char **why)
+{
+    static int probed = -1;
+    static char reason[256];
+    if (why)
+        *why = NULL;
+    if (r != LM_REG_WAVELET)
+        return TRUE;
+    if (probed < 0) {
+        /* The wavelet prior needs GSL: the library says so when it lacks it. */
+        lm_wavelet *w = NULL;
+        lm_error err = { 0 };
+        const int64_t n[3] = { 2, 1, 1 };
+        probed = lm_wavelet_new(n, LM_WAVELET_DB4, 1, &w, &err) == LM_OK;
+        lm_wavelet_free(w);
+        g_strlcpy(reason, err.msg[0] ? err.msg : "this build has no wavelet transform (GSL)", sizeof reason);
+    }
+    if (why && !probed)
+        *why = reason;
+    return probed;
+}
+
+gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why)
+{
+    gboolean ok = r != LM_REG_TV && r != LM_REG_WAVELET;
+    if (why)
+        *why = ok ? NULL
+                  : "The automatic λ is not available for the tv and wavelet priors yet (the library refuses "
+                    "it): set λ by hand (about 0.002–0.01) or run a λ sweep";
+    return ok;
+}
+
+void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def)
+{
+    switch (r) {
+    case LM_REG_TV: /* lambda scaled by the image's intensity: best ~0.002 on B64n (BENCHMARKS.md) */
+        *lo_log10 = -5, *hi_log10 = 0, *def = 0.003;
+        break;
+    case LM_REG_WAVELET: /* best ~0.01 on B64n */
+        *lo_log10 = -5, *hi_log10 = 0, *def = 0.01;
+        break;
+    case LM_REG_ANATOMICAL: /* best 20-500 on the lesion phantom (docs/priors.md) */
+        *lo_log10 = -4, *hi_log10 = 3, *def = 30;
+        break;
+    case LM_REG_ANATOMICAL_EDGES: /* best 3-100 */
+        *lo_log10 = -4, *hi_log10 = 3, *def = 10;
+        break;
+    default:
+        *lo_log10 = -6, *hi_log10 = 2, *def = 0.01;
+        break;
+    }
+}
+
+static void reg_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    GtkWidget *name = gtk_label_new(NULL), *note = gtk_label_new(NULL);
+    gtk_label_set_xalign(GTK_LABEL(name), 0);
+    gtk_widget_add_css_class(note, "dim-label");
+    gtk_widget_add_css_class(note, "caption");
+    gtk_box_append(GTK_BOX(box), name);
+    gtk_box_append(GTK_BOX(box), note);
+    gtk_list_item_set_child(item, box);
+}
+
+static void reg_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    GtkWidget *box = gtk_list_item_get_child(item);
+    GtkWidget *name = gtk_widget_get_first_child(box), *note = gtk_widget_get_next_sibling(name);
+    lm_reg_kind r = larmor_reg_at(gtk_list_item_get_position(item));
+    const char *why;
+    gboolean ok = larmor_reg_is_available(r, &why);
+    gtk_label_set_text(GTK_LABEL(name), lm_reg_name(r));
+    gtk_label_set_text(GTK_LABEL(note), ok ? reg_caption(r) : "unavailable");
+    /* Unavailable ones stay listed, greyed, with the reason (as kernels). */
+    gtk_widget_set_sensitive(name, ok);
+    gtk_list_item_set_selectable(item, ok);
+    gtk_list_item_set_activatable(item, ok);
+    char *tip = ok ? NULL : g_strdup_printf("Unavailable: %s", why);
+    gtk_widget_set_tooltip_text(box, tip);
+    g_free(tip);
+}
+
+static lm_reg_kind selected_reg(LarmorReconPanel *self)
+{
+    return larmor_reg_at(gtk_drop_down_get_selected(self->reg_dropdown));
+}
+
 /* --- lambda ------------------------------------------------------------ */
 
 static void show_lambda(LarmorReconPanel *self)
@@ -229,6 +363,61 @@ static void on_lambda_entry_changed(GtkEditable *e, LarmorReconPanel *self)
         self->syncing = FALSE;
     } else
         gtk_widget_add_css_class(GTK_WIDGET(self->lambda_entry), "error");
+}
+
+/* The slider's decades for the regulariser (tv and wavelet weigh on
+ * another scale), with marks on whole decades. */
+static void set_lambda_range(LarmorReconPanel *self, lm_reg_kind r)
+{
+    double lo, hi, def;
+    larmor_reg_lambda_range(r, &lo, &hi, &def);
+    self->syncing = TRUE;
+    gtk_adjustment_set_lower(self->lambda_adjustment, lo);
+    gtk_adjustment_set_upper(self->lambda_adjustment, hi);
+    self->syncing = FALSE;
+    /* A mark per decade; labels at the ends and at 1 only: the slider
+     * shares its row with the entry and Auto, and labels would overlap. */
+    gtk_scale_clear_marks(self->lambda_scale);
+    for (int e = (int)hi; e >= (int)lo; e--) {
+        char *m = e == 0 ? g_strdup("1") : e == (int)lo || e == (int)hi ? g_strdup_printf("10<sup>%d</sup>", e) : NULL;
+        gtk_scale_add_mark(self->lambda_scale, e, GTK_POS_BOTTOM, m);
+        g_free(m);
+    }
+}
+
+/* Each regulariser keeps its own lambda: a Tikhonov weight means nothing
+ * to total variation. */
+static void on_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
+{
+    int pos = (int)gtk_drop_down_get_selected(self->reg_dropdown);
+    if (pos < 0 || pos >= LARMOR_N_REGS || pos == self->reg_pos)
+        return;
+    if (self->reg_pos >= 0)
+        self->lambda_by_reg[self->reg_pos] = self->lambda;
+    self->reg_pos = pos;
+    lm_reg_kind r = larmor_reg_at(pos);
+    double lo, hi, def;
+    larmor_reg_lambda_range(r, &lo, &hi, &def);
+    set_lambda_range(self, r);
+    self->lambda = isnan(self->lambda_by_reg[pos]) ? def : self->lambda_by_reg[pos];
+    show_lambda(self);
+}
+
+gboolean larmor_recon_panel_auto_lambda_available(LarmorReconPanel *self)
+{
+    return gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG &&
+           larmor_lambda_auto_available(selected_reg(self), NULL);
+}
+
+double larmor_recon_panel_get_lambda(LarmorReconPanel *self)
+{
+    return self->lambda;
+}
+
+void larmor_recon_panel_set_lambda(LarmorReconPanel *self, double lambda)
+{
+    self->lambda = lambda;
+    show_lambda(self);
 }
 
 static void on_tol_changed(GtkEditable *e, LarmorReconPanel *self)
@@ -353,12 +542,108 @@ GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const cha
     return NULL;
 }
 
+/* --- field map -------------------------------------------------------- */
+
+/* Why the field-map correction cannot run on the data now (NULL: it can). */
+static const char *fieldmap_why(LarmorReconPanel *self)
+{
+    if (!self->has_fieldmap)
+        return "No field map with these data: open one (menu → Open Field Map…)";
+    if (!self->has_times)
+        return "The trajectory has no sample times: the field map cannot be used";
+    if (gtk_drop_down_get_selected(self->method_dropdown) != LM_METHOD_CG)
+        return "Only CG corrects off-resonance; gridding stays uncorrected";
+    return NULL;
+}
+
+static void update_fieldmap(LarmorReconPanel *self)
+{
+    const char *why = fieldmap_why(self);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->fieldmap_dropdown), why == NULL);
+    gtk_widget_set_sensitive(self->fieldmap_caption, why == NULL);
+    char *note;
+    if (why)
+        note = g_strdup(why);
+    else if (gtk_drop_down_get_selected(self->fieldmap_dropdown) == LARMOR_FIELDMAP_OFF)
+        note = g_strdup_printf("Uncorrected (field map: %s)", self->fieldmap_origin ? self->fieldmap_origin : "loaded");
+    else
+        note = g_strdup_printf("Corrected with the field map: %s", self->fieldmap_origin ? self->fieldmap_origin : "loaded");
+    gtk_label_set_text(self->fieldmap_note, note);
+    g_free(note);
+}
+
+void larmor_recon_panel_set_fieldmap_info(LarmorReconPanel *self, gboolean has_fieldmap, gboolean has_times,
+                                          const char *origin)
+{
+    self->has_fieldmap = has_fieldmap;
+    self->has_times = has_times;
+    g_free(self->fieldmap_origin);
+    self->fieldmap_origin = g_strdup(origin);
+    update_fieldmap(self);
+}
+
+gboolean larmor_recon_panel_fieldmap_available(LarmorReconPanel *self, const char **why)
+{
+    const char *w = fieldmap_why(self);
+    if (why)
+        *why = w;
+    return w == NULL;
+}
+
+void larmor_recon_panel_set_details(LarmorReconPanel *self, const char *text)
+{
+    gtk_label_set_text(self->details_label, text ? text : "");
+    gtk_widget_set_visible(GTK_WIDGET(self->details_label), text && *text);
+}
+
+const char *larmor_recon_panel_get_details(LarmorReconPanel *self)
+{
+    return gtk_label_get_text(self->details_label);
+}
+
+GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *name)
+{
+    static const struct { const char *name; gsize offset; } controls[] = {
+        { "reg", G_STRUCT_OFFSET(LarmorReconPanel, reg_dropdown) },
+        { "fieldmap", G_STRUCT_OFFSET(LarmorReconPanel, fieldmap_dropdown) },
+        { "auto-lambda", G_STRUCT_OFFSET(LarmorReconPanel, auto_button) },
+        { "criterion", G_STRUCT_OFFSET(LarmorReconPanel, criterion_button) },
+        { "prior-influence", G_STRUCT_OFFSET(LarmorReconPanel, influence_check) },
+        { "lambda-scale", G_STRUCT_OFFSET(LarmorReconPanel, lambda_scale) },
+        { "method", G_STRUCT_OFFSET(LarmorReconPanel, method_dropdown) },
+    };
+    for (guint i = 0; i < G_N_ELEMENTS(controls); i++)
+        if (g_strcmp0(name, controls[i].name) == 0)
+            return G_STRUCT_MEMBER(GtkWidget *, self, controls[i].offset);
+    return larmor_recon_panel_get_coils_widget(self, name);
+}
+
+/* --- automatic lambda's criterion ------------------------------------- */
+
+static void on_criterion(GSimpleAction *a, GVariant *v, gpointer data)
+{
+    LarmorReconPanel *self = data;
+    lm_lambda_criterion c = LM_LAMBDA_DEFAULT;
+    if (lm_lambda_criterion_parse(g_variant_get_string(v, NULL), &c, NULL) != LM_OK)
+        return;
+    self->criterion = c;
+    g_simple_action_set_state(a, v);
+}
+
+static void set_criterion(LarmorReconPanel *self, lm_lambda_criterion c)
+{
+    self->criterion = c;
+    GAction *a = g_action_map_lookup_action(G_ACTION_MAP(self->actions), "criterion");
+    g_simple_action_set_state(G_SIMPLE_ACTION(a), g_variant_new_string(lm_lambda_criterion_name(c)));
+}
+
 /* --- sensitivity ------------------------------------------------------- */
 
 static void update_sensitivity(LarmorReconPanel *self)
 {
     gboolean cg = gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG;
-    gboolean anat = gtk_drop_down_get_selected(self->reg_dropdown) == LM_REG_ANATOMICAL;
+    lm_reg_kind reg = selected_reg(self);
+    gboolean anat = lm_reg_weighted(reg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->variant_dropdown), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->reg_dropdown), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_scale), cg);
@@ -370,6 +655,17 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_visible(self->edge_caption, cg && anat);
     gtk_widget_set_visible(GTK_WIDGET(self->edge_spin), cg && anat);
     gtk_widget_set_sensitive(GTK_WIDGET(self->recompute_check), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->influence_check), cg);
+    const char *why = NULL;
+    gboolean auto_ok = cg && larmor_lambda_auto_available(reg, &why);
+    gtk_widget_set_sensitive(self->auto_button, auto_ok);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->criterion_button), auto_ok);
+    gtk_widget_set_tooltip_text(self->auto_button,
+                                auto_ok ? "Reconstruct with λ chosen from the data (docs/lambda.md) and set the "
+                                          "slider to it"
+                                : !cg   ? "The automatic λ needs the CG method"
+                                        : why);
+    update_fieldmap(self);
 }
 
 static void on_method_or_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
@@ -389,7 +685,10 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
     larmor_recon_params_init(p);
     p->method = gtk_drop_down_get_selected(self->method_dropdown);
     g_strlcpy(p->variant, selected_variant(self), sizeof p->variant);
-    p->reg = gtk_drop_down_get_selected(self->reg_dropdown);
+    p->reg = selected_reg(self);
+    p->criterion = self->criterion;
+    p->prior_influence = gtk_check_button_get_active(self->influence_check);
+    p->fieldmap = MIN(gtk_drop_down_get_selected(self->fieldmap_dropdown), LARMOR_N_FIELDMAP_MODES - 1);
     p->iters = gtk_spin_button_get_value_as_int(self->iters_spin);
     p->edge = gtk_spin_button_get_value(self->edge_spin);
     p->recompute_q = gtk_check_button_get_active(self->recompute_check);
@@ -426,7 +725,10 @@ void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconPara
             break;
         }
     }
-    gtk_drop_down_set_selected(self->reg_dropdown, CLAMP((guint)p->reg, 0, 2));
+    gtk_drop_down_set_selected(self->reg_dropdown, larmor_reg_position(p->reg));
+    set_criterion(self, p->criterion);
+    gtk_check_button_set_active(self->influence_check, p->prior_influence);
+    gtk_drop_down_set_selected(self->fieldmap_dropdown, MIN((guint)p->fieldmap, LARMOR_N_FIELDMAP_MODES - 1));
     gtk_spin_button_set_value(self->iters_spin, p->iters);
     if (p->edge > 0)
         gtk_spin_button_set_value(self->edge_spin, p->edge);
@@ -528,6 +830,9 @@ void larmor_recon_panel_set_status(LarmorReconPanel *self, const char *text, dou
 
 static void larmor_recon_panel_dispose(GObject *object)
 {
+    LarmorReconPanel *self = LARMOR_RECON_PANEL(object);
+    g_clear_object(&self->actions);
+    g_clear_pointer(&self->fieldmap_origin, g_free);
     gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_RECON_PANEL);
     /* The template's unnamed top box is not cleared by dispose_template in 4.8. */
     for (GtkWidget *c; (c = gtk_widget_get_first_child(GTK_WIDGET(object)));)
@@ -547,6 +852,13 @@ static void larmor_recon_panel_class_init(LarmorReconPanelClass *klass)
     CHILD(variant_dropdown);
     CHILD(variant_description);
     CHILD(reg_dropdown);
+    CHILD(fieldmap_caption);
+    CHILD(fieldmap_dropdown);
+    CHILD(fieldmap_note);
+    CHILD(auto_button);
+    CHILD(criterion_button);
+    CHILD(influence_check);
+    CHILD(details_label);
     CHILD(reference_caption);
     CHILD(reference_button);
     CHILD(reference_label);
@@ -610,6 +922,44 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     g_object_unref(cf);
     g_object_unref(sources);
     self->ncoils = 1;
+
+    GtkStringList *regs = gtk_string_list_new(NULL);
+    for (guint i = 0; i < LARMOR_N_REGS; i++)
+        gtk_string_list_append(regs, lm_reg_name(reg_order[i]));
+    GtkListItemFactory *rf = gtk_signal_list_item_factory_new();
+    g_signal_connect(rf, "setup", G_CALLBACK(reg_setup), self);
+    g_signal_connect(rf, "bind", G_CALLBACK(reg_bind), self);
+    gtk_drop_down_set_factory(self->reg_dropdown, rf);
+    gtk_drop_down_set_model(self->reg_dropdown, G_LIST_MODEL(regs));
+    g_object_unref(rf);
+    g_object_unref(regs);
+    for (int i = 0; i < LARMOR_N_REGS; i++)
+        self->lambda_by_reg[i] = NAN;
+    self->reg_pos = 0; /* identity, selected at first */
+    g_signal_connect(self->reg_dropdown, "notify::selected", G_CALLBACK(on_reg), self);
+
+    GtkStringList *modes = gtk_string_list_new(NULL);
+    for (int m = 0; m < LARMOR_N_FIELDMAP_MODES; m++)
+        gtk_string_list_append(modes, larmor_fieldmap_mode_label(m));
+    gtk_drop_down_set_model(self->fieldmap_dropdown, G_LIST_MODEL(modes));
+    g_object_unref(modes);
+    g_signal_connect_swapped(self->fieldmap_dropdown, "notify::selected", G_CALLBACK(update_fieldmap), self);
+
+    /* The automatic lambda's criterion: a small menu beside "Auto". */
+    self->actions = g_simple_action_group_new();
+    static const GActionEntry entries[] = { { "criterion", NULL, "s", "'default'", on_criterion, { 0 } } };
+    g_action_map_add_action_entries(G_ACTION_MAP(self->actions), entries, G_N_ELEMENTS(entries), self);
+    gtk_widget_insert_action_group(GTK_WIDGET(self), "panel", G_ACTION_GROUP(self->actions));
+    GMenu *menu = g_menu_new();
+    GMenu *section = g_menu_new();
+    g_menu_append(section, "The regulariser's own (discrepancy; GCV for anatomical)", "panel.criterion::default");
+    g_menu_append(section, "Discrepancy principle (noise from outer k-space)", "panel.criterion::discrepancy");
+    g_menu_append(section, "Generalised cross-validation (GCV)", "panel.criterion::gcv");
+    g_menu_append_section(menu, "Choose λ by", G_MENU_MODEL(section));
+    gtk_menu_button_set_menu_model(self->criterion_button, G_MENU_MODEL(menu));
+    g_object_unref(section);
+    g_object_unref(menu);
+
     g_signal_connect(self->coils_dropdown, "notify::selected", G_CALLBACK(on_coils), self);
     g_signal_connect(self->compress_dropdown, "notify::selected", G_CALLBACK(on_coils), self);
     g_signal_connect(self->method_dropdown, "notify::selected", G_CALLBACK(on_method_or_reg), self);
@@ -626,18 +976,15 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     g_signal_connect_swapped(self->lambda_adjustment, "value-changed", G_CALLBACK(on_live_lambda), self);
     g_signal_connect_swapped(self->live_toggle, "toggled", G_CALLBACK(on_live_lambda), self);
     /* Marks on whole decades help read the log scale. */
-    for (int e = -6; e <= 2; e += 2) {
-        char *m = e == 0 ? g_strdup("1") : g_strdup_printf("10<sup>%d</sup>", e);
-        gtk_scale_add_mark(self->lambda_scale, e, GTK_POS_BOTTOM, m);
-        g_free(m);
-    }
+    set_lambda_range(self, LM_REG_IDENTITY);
 
     LarmorReconParams p;
     larmor_recon_params_init(&p);
     larmor_recon_panel_set_params(self, &p);
     update_variant_description(self);
     GObject *dropdowns[] = { G_OBJECT(self->method_dropdown), G_OBJECT(self->variant_dropdown),
-                             G_OBJECT(self->coils_dropdown), G_OBJECT(self->compress_dropdown) };
+                             G_OBJECT(self->coils_dropdown), G_OBJECT(self->compress_dropdown),
+                             G_OBJECT(self->reg_dropdown), G_OBJECT(self->fieldmap_dropdown) };
     for (guint i = 0; i < G_N_ELEMENTS(dropdowns); i++)
         g_signal_connect_swapped(dropdowns[i], "notify::selected", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->iters_spin, "value-changed", G_CALLBACK(emit_changed), self);

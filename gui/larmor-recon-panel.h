@@ -1,6 +1,10 @@
 /* The sidebar's reconstruction settings: method, kernel variant (every
  * variant of the table; unavailable ones insensitive with the reason as
- * tooltip), regulariser and reference, lambda on a log scale with an entry,
+ * tooltip), regulariser (the CLI's six names) and reference, the field-map
+ * correction (off, time-segmented, exact) with "compare with uncorrected"
+ * (win.compare-fieldmap), lambda on a log scale (each regulariser's own
+ * range and value) with an entry and "Auto" (win.auto-lambda) with its
+ * criterion menu, "Prior influence", the run's details line,
  * the anatomical prior's edge threshold, iterations, tolerance, "Recompute
  * Q" (one run without the Q cache); the coil sensitivity source (maps, estimated
  * maps or root-sum-of-squares), coil compression and prewhitening; the progress of the running task; the sweep range.
@@ -53,6 +57,38 @@ GtkWidget *larmor_recon_panel_get_coils_widget(LarmorReconPanel *self, const cha
  * on, signal "live-lambda" (double) reports every new lambda. */
 void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why);
 GtkToggleButton *larmor_recon_panel_get_live_toggle(LarmorReconPanel *self);
+/* The regulariser list: identity, gradient, tv, wavelet, anatomical,
+ * anatomical-edges (lm_reg_name, as larmor-cli recon --reg); list position
+ * <-> kind. */
+#define LARMOR_N_REGS 6
+lm_reg_kind larmor_reg_at(guint pos);
+guint larmor_reg_position(lm_reg_kind r);
+/* wavelet needs the library built with GSL (probed once); the others always. */
+gboolean larmor_reg_is_available(lm_reg_kind r, const char **why);
+/* The library refuses lambda_auto for tv and wavelet: FALSE with why. */
+gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why);
+/* The slider's range (decades) and the default lambda of a regulariser:
+ * tv and wavelet weigh on another scale (docs/priors.md, BENCHMARKS.md). */
+void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def);
+
+/* CG with a prior the automatic lambda accepts (the window's action follows). */
+gboolean larmor_recon_panel_auto_lambda_available(LarmorReconPanel *self);
+/* The lambda shown (the slider and entry). */
+double larmor_recon_panel_get_lambda(LarmorReconPanel *self);
+void larmor_recon_panel_set_lambda(LarmorReconPanel *self, double lambda);
+/* The data's field map: whether there is one, whether the trajectory has
+ * sample times, and where the map came from. The correction drop-down is
+ * greyed with the reason when it cannot run; the choice is kept. */
+void larmor_recon_panel_set_fieldmap_info(LarmorReconPanel *self, gboolean has_fieldmap, gboolean has_times,
+                                          const char *origin);
+gboolean larmor_recon_panel_fieldmap_available(LarmorReconPanel *self, const char **why);
+/* The line under the progress: what the run reported beyond the settings
+ * (larmor_run_get_details); empty hides it. */
+void larmor_recon_panel_set_details(LarmorReconPanel *self, const char *text);
+const char *larmor_recon_panel_get_details(LarmorReconPanel *self);
+/* Controls by name, for tests: "reg", "fieldmap", "auto-lambda", "criterion",
+ * "prior-influence", "lambda-scale", "method", and the coil controls. */
+GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *name);
 
 /* Availability of a variant, checked once (GPU probing costs). */
 gboolean larmor_variant_is_available(const char *name, const char **why);

@@ -15,6 +15,7 @@ struct _LarmorReconTask {
     LarmorVolume *reference;
     LarmorVolume *truth;       /* captured at creation: the window may swap it meanwhile */
     LarmorCoilMaps *maps;      /* likewise (NULL: none, or not used) */
+    GBytes *fieldmap;          /* likewise: Hz on the matrix, when the correction is on */
     lm_geom geom;              /* likewise */
     char *dataset_name;
     char *dataset_key;
@@ -53,6 +54,7 @@ static void larmor_recon_task_finalize(GObject *object)
     g_clear_object(&self->reference);
     g_clear_object(&self->truth);
     g_clear_object(&self->maps);
+    g_clear_pointer(&self->fieldmap, g_bytes_unref);
     g_clear_object(&self->cancellable);
     g_clear_pointer(&self->context, g_main_context_unref);
     g_free(self->lambdas);
@@ -88,6 +90,10 @@ LarmorReconTask *larmor_recon_task_new(LarmorDataset *dataset, LarmorVolume *ref
     LarmorCoilMaps *maps = larmor_dataset_get_maps(dataset);
     if (maps && params->coils == LARMOR_COILS_SENSE && larmor_dataset_get_coils(dataset) > 1)
         self->maps = g_object_ref(maps);
+    GBytes *fm = larmor_dataset_get_fieldmap(dataset);
+    if (fm && larmor_dataset_has_times(dataset) && params->method == LM_METHOD_CG &&
+        params->fieldmap != LARMOR_FIELDMAP_OFF)
+        self->fieldmap = g_bytes_ref(fm);
     self->geom = *larmor_dataset_get_geom(dataset);
     self->dataset_name = g_strdup(larmor_dataset_get_name(dataset));
     self->dataset_key = g_strdup(larmor_dataset_get_key(dataset));
@@ -231,11 +237,15 @@ static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lam
     *data_norm = *reg_norm = NAN;
     const lm_kdata *k = larmor_dataset_get_kdata(self->dataset);
     const lm_traj *t = larmor_dataset_get_traj(self->dataset);
-    if (k->ncoils != 1 || isnan(self->last_cost))
+    /* Quadratic priors whose W^H W lm_reg_apply gives from the reference
+     * alone: not tv and wavelet (ADMM), nor anatomical (the data's edges). */
+    lm_reg_kind reg = self->params.reg;
+    if (k->ncoils != 1 || isnan(self->last_cost) || self->fieldmap ||
+        !(reg == LM_REG_IDENTITY || reg == LM_REG_GRADIENT || reg == LM_REG_ANATOMICAL_EDGES))
         return;
     const int64_t N = lm_geom_voxels(&self->geom);
     float *weights = NULL;
-    if (self->params.reg == LM_REG_ANATOMICAL) {
+    if (reg == LM_REG_ANATOMICAL_EDGES) {
         lm_error err = { 0 };
         if (!self->reference ||
             lm_reg_anatomical_weights(larmor_volume_get_data(self->reference), self->geom.n,
@@ -248,7 +258,7 @@ static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lam
         free(weights);
         return;
     }
-    lm_reg_apply(self->geom.n, self->params.reg, weights, rho->data, y, 0);
+    lm_reg_apply(self->geom.n, lm_reg_weighted(reg) ? LM_REG_ANATOMICAL : reg, weights, rho->data, y, 0);
     double wr = 0;
     for (int64_t i = 0; i < N; i++)
         wr += crealf(conjf(rho->data[i]) * y[i]);
@@ -497,6 +507,28 @@ const char *larmor_live_get_error(LarmorLive *self)
 
 /* --- the worker -------------------------------------------------------- */
 
+void larmor_recon_opts_from_params(const LarmorReconParams *p, const float *fieldmap, lm_recon_opts *o)
+{
+    lm_recon_opts_init(o);
+    o->method = p->method;
+    o->variant = p->variant;
+    o->lambda = p->lambda;
+    o->reg = p->reg;
+    o->iters = p->iters;
+    o->tol = p->tol;
+    /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
+    o->use_cache = p->recompute_q ? 0 : 1;
+    o->edge_frac = p->edge;
+    /* lambda from the data (docs/lambda.md): the run reports the choice. */
+    o->lambda_auto = p->lambda_auto && p->method == LM_METHOD_CG;
+    o->lambda_criterion = p->criterion;
+    o->prior_influence = p->prior_influence && p->method == LM_METHOD_CG;
+    if (fieldmap && p->method == LM_METHOD_CG && p->fieldmap != LARMOR_FIELDMAP_OFF) {
+        o->fieldmap = fieldmap;
+        o->segments = p->fieldmap == LARMOR_FIELDMAP_EXACT ? 0 : LM_SEGMENTS_AUTO;
+    }
+}
+
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     LarmorReconTask *self = source;
@@ -510,17 +542,13 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
 
     for (int i = 0; i < self->n_lambdas; i++) {
         lm_recon_opts o;
-        lm_recon_opts_init(&o);
-        o.method = self->params.method;
-        o.variant = self->params.variant;
+        larmor_recon_opts_from_params(&self->params, self->fieldmap ? g_bytes_get_data(self->fieldmap, NULL) : NULL,
+                                      &o);
         o.lambda = self->lambdas[i];
-        o.reg = self->params.reg;
         o.ref = self->reference ? larmor_volume_get_data(self->reference) : NULL;
-        o.iters = self->params.iters;
-        o.tol = self->params.tol;
-        /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
-        o.use_cache = self->params.recompute_q ? 0 : 1;
-        o.edge_frac = self->params.edge;
+        /* No automatic lambda or prior influence per sweep point. */
+        o.lambda_auto &= !self->sweep;
+        o.prior_influence &= !self->sweep;
         /* Coils: SENSE with the data set's maps, SENSE with maps the library
          * estimates, or root-sum-of-squares; per-channel images for the coils
          * page (not for sweeps: C volumes per point). */
@@ -577,7 +605,11 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
             return;
         }
         LarmorReconParams p = self->params;
-        p.lambda = self->lambdas[i];
+        p.lambda = o.lambda_auto ? res.lambda_used : self->lambdas[i];
+        p.lambda_auto = o.lambda_auto;
+        p.prior_influence = o.prior_influence;
+        if (!self->fieldmap)
+            p.fieldmap = LARMOR_FIELDMAP_OFF;
         double dn = NAN, rn = NAN;
         if (o.method == LM_METHOD_CG && res.image)
             lcurve_norms(self, res.image, p.lambda, &dn, &rn);

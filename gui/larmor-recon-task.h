@@ -28,6 +28,12 @@ typedef struct {
     char text[160];         /* "CG iteration 12 of 60 · residual 3.1e-04" */
 } LarmorProgressInfo;
 
+/* The library's options for these settings (the coils, reference and
+ * progress are the task's): fieldmap (Hz on the matrix, may be NULL) is
+ * used when the field-map mode is not off (segments LM_SEGMENTS_AUTO, or 0
+ * for the exact model), CG only; lambda_auto and prior_influence CG only. */
+void larmor_recon_opts_from_params(const LarmorReconParams *p, const float *fieldmap, lm_recon_opts *o);
+
 #define LARMOR_TYPE_RECON_TASK (larmor_recon_task_get_type())
 G_DECLARE_FINAL_TYPE(LarmorReconTask, larmor_recon_task, LARMOR, RECON_TASK, GObject)
 

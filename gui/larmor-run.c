@@ -40,6 +40,12 @@ struct _LarmorRun {
     int ncov;
     GObject *live;             /* LarmorLive: the kept session's re-solver, or NULL */
     gboolean is_live;          /* the image came from a live re-solve */
+    double lambda_used, lambda_sigma;
+    char lambda_criterion[16];
+    char lambda_note[160];
+    int segments;              /* -1: no field map */
+    double segment_error;
+    LarmorVolume *prior_influence;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorRun, larmor_run, G_TYPE_OBJECT)
@@ -63,6 +69,36 @@ void larmor_recon_params_init(LarmorReconParams *p)
     p->coils = LARMOR_COILS_SENSE;
     p->compress = 0;
     p->prewhiten = TRUE;
+    p->lambda_auto = FALSE;
+    p->criterion = LM_LAMBDA_DEFAULT;
+    p->prior_influence = FALSE;
+    p->fieldmap = LARMOR_FIELDMAP_SEGMENTED;
+}
+
+static const char *const fieldmap_names[LARMOR_N_FIELDMAP_MODES] = { "off", "segmented", "exact" };
+
+const char *larmor_fieldmap_mode_name(LarmorFieldmapMode m)
+{
+    return (guint)m < LARMOR_N_FIELDMAP_MODES ? fieldmap_names[m] : "off";
+}
+
+gboolean larmor_fieldmap_mode_parse(const char *s, LarmorFieldmapMode *out)
+{
+    for (int i = 0; i < LARMOR_N_FIELDMAP_MODES; i++)
+        if (g_strcmp0(s, fieldmap_names[i]) == 0) {
+            *out = i;
+            return TRUE;
+        }
+    return FALSE;
+}
+
+const char *larmor_fieldmap_mode_label(LarmorFieldmapMode m)
+{
+    switch (m) {
+    case LARMOR_FIELDMAP_SEGMENTED: return "Time-segmented";
+    case LARMOR_FIELDMAP_EXACT: return "Exact";
+    default: return "Off";
+    }
 }
 
 static const char *const coil_names[LARMOR_N_COILS_SOURCES] = { "sense", "estimate", "rss" };
@@ -117,6 +153,9 @@ const char *larmor_reg_label(lm_reg_kind r)
     switch (r) {
     case LM_REG_GRADIENT: return "Gradient";
     case LM_REG_ANATOMICAL: return "Anatomical";
+    case LM_REG_ANATOMICAL_EDGES: return "Anatomical edges";
+    case LM_REG_TV: return "Total variation";
+    case LM_REG_WAVELET: return "Wavelet";
     default: return "Identity";
     }
 }
@@ -134,6 +173,7 @@ static void larmor_run_finalize(GObject *object)
     g_clear_object(&self->maps);
     free(self->noise_cov);
     g_clear_object(&self->live);
+    g_clear_object(&self->prior_influence);
     G_OBJECT_CLASS(larmor_run_parent_class)->finalize(object);
 }
 
@@ -186,6 +226,9 @@ static void larmor_run_init(LarmorRun *self)
     self->gflops = self->gpairs = NAN;
     self->energy_kept = NAN;
     self->current = TRUE;
+    self->lambda_used = self->lambda_sigma = NAN;
+    self->segments = -1;
+    self->segment_error = NAN;
 }
 
 static void update_label(LarmorRun *self)
@@ -195,16 +238,26 @@ static void update_label(LarmorRun *self)
     const char *m = larmor_method_short(p->method);
     char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
     char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
+    /* Off-resonance: "FM 9 seg" or "FM exact"; an automatic lambda says so. */
+    char *fm = p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF ? g_strdup("")
+               : self->segments > 0 ? g_strdup_printf(" · FM %d seg", self->segments)
+                                    : g_strdup(" · FM exact");
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s", self->index, m, self->variant_text, p->lambda, c,
-                                      self->is_live ? " · live" : "");
+        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s%s%s", self->index, m, self->variant_text, p->lambda,
+                                      p->lambda_auto ? " auto" : "", c, fm, self->is_live ? " · live" : "");
     else
         self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
     g_free(coils);
     g_free(c);
+    g_free(fm);
     if (self->image) {
         char *name = g_strdup_printf("%s", self->label);
         larmor_volume_set_name(self->image, name);
+        g_free(name);
+    }
+    if (self->prior_influence) {
+        char *name = g_strdup_printf("#%d prior influence (|Δ|)", self->index);
+        larmor_volume_set_name(self->prior_influence, name);
         g_free(name);
     }
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LABEL]);
@@ -264,9 +317,60 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
         self->ncov = res->ncov;
         res->noise_cov = NULL;
     }
+    self->lambda_used = params->method == LM_METHOD_CG ? res->lambda_used : NAN;
+    self->lambda_sigma = res->lambda_sigma > 0 ? res->lambda_sigma : NAN;
+    g_strlcpy(self->lambda_criterion, res->lambda_criterion, sizeof self->lambda_criterion);
+    g_strlcpy(self->lambda_note, res->lambda_note, sizeof self->lambda_note);
+    if (params->method == LM_METHOD_CG && params->fieldmap != LARMOR_FIELDMAP_OFF) {
+        self->segments = res->segments;
+        self->segment_error = res->segments > 0 ? res->segment_error : NAN;
+    }
+    if (res->prior_influence) {
+        self->prior_influence = larmor_volume_new_take(res->prior_influence, "prior influence");
+        res->prior_influence = NULL;
+        if (self->image)
+            g_object_set_data_full(G_OBJECT(self->image), LARMOR_PRIOR_INFLUENCE_KEY,
+                                   g_object_ref(self->prior_influence), g_object_unref);
+    }
     lm_recon_result_clear(res);
     update_label(self);
     return self;
+}
+
+double larmor_run_get_lambda_used(LarmorRun *self) { return self->lambda_used; }
+const char *larmor_run_get_lambda_criterion(LarmorRun *self) { return self->lambda_criterion; }
+const char *larmor_run_get_lambda_note(LarmorRun *self) { return self->lambda_note; }
+double larmor_run_get_lambda_sigma(LarmorRun *self) { return self->lambda_sigma; }
+int larmor_run_get_segments(LarmorRun *self) { return self->segments; }
+double larmor_run_get_segment_error(LarmorRun *self) { return self->segment_error; }
+LarmorVolume *larmor_run_get_prior_influence(LarmorRun *self) { return self->prior_influence; }
+
+char *larmor_run_get_details(LarmorRun *self)
+{
+    GString *s = g_string_new(NULL);
+    const LarmorReconParams *p = &self->params;
+    if (p->method == LM_METHOD_CG && p->lambda_auto && isfinite(self->lambda_used)) {
+        g_string_append_printf(s, "λ = %.3g (%s", self->lambda_used,
+                               self->lambda_criterion[0] ? self->lambda_criterion : "auto");
+        if (isfinite(self->lambda_sigma))
+            g_string_append_printf(s, ", σ %.3g", self->lambda_sigma);
+        g_string_append(s, ")");
+    }
+    if (self->segments >= 0) {
+        if (s->len)
+            g_string_append(s, " · ");
+        if (self->segments > 0)
+            g_string_append_printf(s, "field map: %d time segments, interpolation error %.2e", self->segments,
+                                   self->segment_error);
+        else
+            g_string_append(s, "field map: exact model");
+    }
+    if (self->prior_influence) {
+        if (s->len)
+            g_string_append(s, " · ");
+        g_string_append(s, "prior influence kept");
+    }
+    return g_string_free(s, FALSE);
 }
 
 void larmor_run_set_index(LarmorRun *self, int index)
@@ -508,6 +612,16 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     g_key_file_set_string(kf, g, "combine", lm_coil_combine_name(self->combine));
     g_key_file_set_string(kf, g, "sens-source", lm_sens_source_name(self->sens_source));
     kf_set_double(kf, g, "energy-kept", self->energy_kept);
+    g_key_file_set_boolean(kf, g, "lambda-auto", p->lambda_auto);
+    g_key_file_set_string(kf, g, "lambda-criterion", lm_lambda_criterion_name(p->criterion));
+    g_key_file_set_boolean(kf, g, "prior-influence", p->prior_influence);
+    g_key_file_set_string(kf, g, "fieldmap", larmor_fieldmap_mode_name(p->fieldmap));
+    kf_set_double(kf, g, "lambda-used", self->lambda_used);
+    kf_set_double(kf, g, "lambda-sigma", self->lambda_sigma);
+    g_key_file_set_string(kf, g, "lambda-chosen-by", self->lambda_criterion);
+    g_key_file_set_string(kf, g, "lambda-note", self->lambda_note);
+    g_key_file_set_integer(kf, g, "segments", self->segments);
+    kf_set_double(kf, g, "segment-error", self->segment_error);
 }
 
 static gboolean parse_sens_source(const char *s, lm_sens_source *out)
@@ -587,6 +701,29 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
         g_strfreev(parts);
     }
     g_free(r);
+    /* Keys added with issues 11 and 12: sessions written before have none. */
+    p->lambda_auto = g_key_file_get_boolean(kf, g, "lambda-auto", NULL);
+    p->prior_influence = g_key_file_get_boolean(kf, g, "prior-influence", NULL);
+    char *c = g_key_file_get_string(kf, g, "lambda-criterion", NULL);
+    if (c)
+        lm_lambda_criterion_parse(c, &p->criterion, NULL);
+    g_free(c);
+    c = g_key_file_get_string(kf, g, "fieldmap", NULL);
+    if (!c || !larmor_fieldmap_mode_parse(c, &p->fieldmap))
+        p->fieldmap = LARMOR_FIELDMAP_OFF;
+    g_free(c);
+    if (!kf_get_double(kf, g, "lambda-used", &self->lambda_used, NULL))
+        self->lambda_used = p->method == LM_METHOD_CG ? p->lambda : NAN;
+    kf_get_double(kf, g, "lambda-sigma", &self->lambda_sigma, NULL);
+    kf_get_double(kf, g, "segment-error", &self->segment_error, NULL);
+    c = g_key_file_get_string(kf, g, "lambda-chosen-by", NULL);
+    g_strlcpy(self->lambda_criterion, c ? c : "", sizeof self->lambda_criterion);
+    g_free(c);
+    c = g_key_file_get_string(kf, g, "lambda-note", NULL);
+    g_strlcpy(self->lambda_note, c ? c : "", sizeof self->lambda_note);
+    g_free(c);
+    if (g_key_file_has_key(kf, g, "segments", NULL))
+        self->segments = CLAMP(g_key_file_get_integer(kf, g, "segments", NULL), -1, 100000);
     if (image)
         self->image = g_object_ref(image);
     update_label(self);

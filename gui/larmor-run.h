@@ -25,6 +25,20 @@ const char *larmor_coil_source_name(LarmorCoilSource c);
 gboolean larmor_coil_source_parse(const char *s, LarmorCoilSource *out);
 const char *larmor_coil_source_label(LarmorCoilSource c);
 
+/* Off-resonance correction with the data set's field map (lm_recon_opts
+ * fieldmap and segments). */
+typedef enum {
+    LARMOR_FIELDMAP_OFF = 0,    /* fieldmap NULL: the uncorrected reconstruction */
+    LARMOR_FIELDMAP_SEGMENTED,  /* time segments, LM_SEGMENTS_AUTO */
+    LARMOR_FIELDMAP_EXACT,      /* segments 0: the exact model */
+    LARMOR_N_FIELDMAP_MODES
+} LarmorFieldmapMode;
+
+/* "off", "segmented", "exact" (settings, sessions); labels for the panel. */
+const char *larmor_fieldmap_mode_name(LarmorFieldmapMode m);
+gboolean larmor_fieldmap_mode_parse(const char *s, LarmorFieldmapMode *out);
+const char *larmor_fieldmap_mode_label(LarmorFieldmapMode m);
+
 /* What the user asked for (also the worker's input). */
 typedef struct {
     lm_method method;
@@ -38,6 +52,10 @@ typedef struct {
     LarmorCoilSource coils; /* multi-coil data only */
     int compress;         /* lm_recon_opts.compress_coils: 0 off, -1 auto, K virtual coils */
     gboolean prewhiten;   /* with noise samples (lm_recon_opts.noise) */
+    gboolean lambda_auto; /* lm_recon_opts.lambda_auto: lambda chosen from the data (CG; not tv, wavelet) */
+    lm_lambda_criterion criterion; /* with lambda_auto (LM_LAMBDA_DEFAULT: the regulariser's own) */
+    gboolean prior_influence; /* lm_recon_opts.prior_influence: keep what the prior changed */
+    LarmorFieldmapMode fieldmap; /* off-resonance correction with the data's field map */
 } LarmorReconParams;
 
 void larmor_recon_params_init(LarmorReconParams *p);
@@ -138,6 +156,23 @@ gboolean larmor_run_get_compare(LarmorRun *self);
 gboolean larmor_run_get_exported(LarmorRun *self);
 void larmor_run_set_exported(LarmorRun *self, gboolean exported);
 void larmor_run_set_compare(LarmorRun *self, gboolean compare);
+
+/* What the library reported beyond the image: the lambda it solved with
+ * (lambda_used; for lambda_auto the criterion, e.g. "discrepancy", and its
+ * note "discrepancy, sigma 0.051 from outer k-space"), the field-map model
+ * (segments: time segments, 0 exact, -1 no field map; their interpolation
+ * error) and the prior influence image (NULL unless asked for). */
+double larmor_run_get_lambda_used(LarmorRun *self);
+const char *larmor_run_get_lambda_criterion(LarmorRun *self);
+const char *larmor_run_get_lambda_note(LarmorRun *self);
+double larmor_run_get_lambda_sigma(LarmorRun *self);
+int larmor_run_get_segments(LarmorRun *self);
+double larmor_run_get_segment_error(LarmorRun *self);
+LarmorVolume *larmor_run_get_prior_influence(LarmorRun *self);
+/* One line for the run's details: "λ = 0.012 (discrepancy, σ 0.051) · field
+ * map: 6 time segments, interpolation error 1.2e-03", or "" when there is
+ * nothing beyond the settings. Free with g_free. */
+char *larmor_run_get_details(LarmorRun *self);
 
 /* Sessions: every setting and result of the run (not its image, nor the
  * per-channel data) in one GKeyFile group; doubles exactly (%.17g). The

@@ -353,7 +353,8 @@ char *larmor_runs_to_csv(GListModel *runs)
 {
     GString *s = g_string_new("index,dataset,method,variant,reg,lambda,iters,time_q_s,q_cached,time_fhd_s,"
                               "time_solve_s,time_total_s,gflops_fhd,psnr_db,percent_error,"
-                              "residual_norm,reg_norm,gpairs_fhd,metrics_stale,coils,coils_in,combine,sens_source\n");
+                              "residual_norm,reg_norm,gpairs_fhd,metrics_stale,coils,coils_in,combine,sens_source,"
+                              "lambda_auto,lambda_criterion,fieldmap,segments,segment_error\n");
     for (guint i = 0; i < g_list_model_get_n_items(runs); i++) {
         LarmorRun *r = g_list_model_get_item(runs, i);
         const LarmorReconParams *p = larmor_run_get_params(r);
@@ -383,10 +384,14 @@ char *larmor_runs_to_csv(GListModel *runs)
                 g_string_append_c(s, ',');
             csv_num(s, rest[k]);
         }
-        g_string_append_printf(s, ",%d,%d,%d,%s,%s\n", larmor_run_get_metrics_stale(r) ? 1 : 0,
+        g_string_append_printf(s, ",%d,%d,%d,%s,%s,%d,%s,%s,%d,", larmor_run_get_metrics_stale(r) ? 1 : 0,
                                larmor_run_get_coils(r), larmor_run_get_coils_in(r),
                                larmor_run_get_coils(r) > 1 ? lm_coil_combine_name(larmor_run_get_combine(r)) : "",
-                               lm_sens_source_name(larmor_run_get_sens_source(r)));
+                               lm_sens_source_name(larmor_run_get_sens_source(r)), p->lambda_auto ? 1 : 0,
+                               p->lambda_auto ? larmor_run_get_lambda_criterion(r) : "",
+                               larmor_fieldmap_mode_name(p->fieldmap), larmor_run_get_segments(r));
+        csv_num(s, larmor_run_get_segment_error(r));
+        g_string_append_c(s, '\n');
         g_string_free(q, TRUE);
         g_free(ds);
         g_object_unref(r);

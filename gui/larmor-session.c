@@ -128,6 +128,8 @@ void larmor_session_set_spec(GKeyFile *kf, const char *g, const LarmorDatasetSpe
         larmor_session_set_doubles(kf, g, "noise", &spec->noise, 1);
         g_key_file_set_uint64(kf, g, "seed", spec->seed);
         g_key_file_set_integer(kf, g, "coils", spec->coils);
+        if (spec->fieldmap_hz > 0)
+            larmor_session_set_doubles(kf, g, "fieldmap-hz", &spec->fieldmap_hz, 1);
         break;
     }
     default:
@@ -190,6 +192,10 @@ gboolean larmor_session_get_spec(GKeyFile *kf, const char *g, LarmorDatasetSpec 
             spec->coils = g_key_file_get_integer(kf, g, "coils", &e);
         ok = ok && !e && larmor_session_get_doubles(kf, g, "noise", &spec->noise, 1);
         g_clear_error(&e);
+        /* Optional (sessions before field maps have none). */
+        if (g_key_file_has_key(kf, g, "fieldmap-hz", NULL) &&
+            !larmor_session_get_doubles(kf, g, "fieldmap-hz", &spec->fieldmap_hz, 1))
+            ok = FALSE;
     } else {
         spec->traj_path = g_key_file_get_string(kf, g, "trajectory-file", NULL);
         spec->kdata_path = g_key_file_get_string(kf, g, "kspace-file", NULL);

@@ -46,6 +46,11 @@ struct _LarmorSliceView {
     double hover_x, hover_y;
 
     double last_draw_ms;
+
+    /* Overlay (larmor_slice_view_set_overlay) */
+    LarmorVolume *overlay;
+    LarmorOverlayStyle overlay_style;
+    char *overlay_unit;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorSliceView, larmor_slice_view, GTK_TYPE_WIDGET)
@@ -478,6 +483,73 @@ static void draw_labels(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
         g_free(edge[i]);
 }
 
+/* --- overlay ------------------------------------------------------------ */
+
+static gboolean overlay_fits(LarmorSliceView *self)
+{
+    if (!self->overlay || !self->volume)
+        return FALSE;
+    const lm_volume *a = larmor_volume_get_data(self->overlay), *b = larmor_volume_get_data(self->volume);
+    return a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] && a->dims[2] == b->dims[2];
+}
+
+void larmor_slice_view_set_overlay(LarmorSliceView *self, LarmorVolume *overlay, const LarmorOverlayStyle *style,
+                                   const char *unit)
+{
+    g_set_object(&self->overlay, overlay);
+    if (style)
+        self->overlay_style = *style;
+    g_free(self->overlay_unit);
+    self->overlay_unit = g_strdup(unit);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+LarmorVolume *larmor_slice_view_get_overlay(LarmorSliceView *self, LarmorOverlayStyle *style, gboolean *drawn)
+{
+    if (style)
+        *style = self->overlay_style;
+    if (drawn)
+        *drawn = overlay_fits(self);
+    return self->overlay;
+}
+
+/* The overlay's plane over the image (device pixels X0, Y0, dw x dh, as
+ * the image), then its colour bar at the right edge. */
+static void draw_overlay(LarmorSliceView *self, GtkSnapshot *snapshot, const Layout *l, int s, int X0, int Y0,
+                         int dw, int dh, double W, double H)
+{
+    if (!overlay_fits(self) || dw <= 0 || dh <= 0)
+        return;
+    int64_t cur[3];
+    larmor_view_state_get_cursor(self->state, cur);
+    const gsize np = (gsize)l->pw * l->ph;
+    float *plane = g_new(float, np);
+    uint32_t *rgba = g_new(uint32_t, np);
+    larmor_slice_extract(larmor_volume_get_data(self->overlay), self->orientation, cur[l->n],
+                         self->overlay_style.mode, plane);
+    larmor_overlay_map(plane, np, &self->overlay_style, rgba);
+    uint32_t *buf = g_new(uint32_t, (gsize)dw * dh);
+    larmor_slice_resample(rgba, l->pw, l->ph, l->ox * s, l->oy * s, l->iw * s, l->ih * s, buf, X0, Y0, dw, dh, dw);
+    g_free(plane);
+    g_free(rgba);
+    GBytes *bytes = g_bytes_new_take(buf, (gsize)dw * dh * 4);
+    GdkTexture *tex = gdk_memory_texture_new(dw, dh, GDK_MEMORY_DEFAULT, bytes, (gsize)dw * 4);
+    g_bytes_unref(bytes);
+    gtk_snapshot_append_texture(snapshot, tex,
+                                &GRAPHENE_RECT_INIT((float)X0 / s, (float)Y0 / s, (float)dw / s, (float)dh / s));
+    g_object_unref(tex);
+    /* The overlay's own colour bar, at the right edge, middle half of the height. */
+    const double bh = MIN(H * 0.5, 220), bw = 64;
+    if (W > 3 * bw && bh > 60) {
+        const graphene_rect_t box = GRAPHENE_RECT_INIT((float)(W - bw - 6), (float)((H - bh) / 2), (float)bw, (float)bh);
+        cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &box);
+        double w = MIN(bw, larmor_colorbar_width(cr, self->overlay_style.lo, self->overlay_style.hi, self->overlay_unit));
+        larmor_colorbar_draw(cr, W - w - 6, (H - bh) / 2, w, bh, self->overlay_style.colormap, self->overlay_style.lo,
+                             self->overlay_style.hi, self->overlay_unit);
+        cairo_destroy(cr);
+    }
+}
+
 static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 {
     LarmorSliceView *self = LARMOR_SLICE_VIEW(widget);
@@ -524,6 +596,7 @@ static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
                                     &GRAPHENE_RECT_INIT((float)X0 / s, (float)Y0 / s,
                                                         (float)dw / s, (float)dh / s));
         g_object_unref(tex);
+        draw_overlay(self, snapshot, &l, s, X0, Y0, dw, dh, W, H);
     }
     self->last_draw_ms = (g_get_monotonic_time() - t0) / 1000.0;
 
@@ -938,6 +1011,7 @@ static void larmor_slice_view_dispose(GObject *object)
     }
     g_clear_object(&self->state);
     g_clear_object(&self->volume);
+    g_clear_object(&self->overlay);
     G_OBJECT_CLASS(larmor_slice_view_parent_class)->dispose(object);
 }
 
@@ -949,6 +1023,7 @@ static void larmor_slice_view_finalize(GObject *object)
     g_free(self->title);
     g_free(self->placeholder);
     g_free(self->unit);
+    g_free(self->overlay_unit);
     G_OBJECT_CLASS(larmor_slice_view_parent_class)->finalize(object);
 }
 

@@ -13,6 +13,7 @@
 
 #include <gtk/gtk.h>
 
+#include "larmor-overlay.h"
 #include "larmor-view-state.h"
 #include "larmor-volume.h"
 
@@ -35,6 +36,14 @@ void larmor_slice_view_set_gain(LarmorSliceView *self, double gain);
 void larmor_slice_view_set_title(LarmorSliceView *self, const char *title);
 void larmor_slice_view_set_placeholder(LarmorSliceView *self, const char *text);
 void larmor_slice_view_set_show_labels(LarmorSliceView *self, gboolean show);
+
+/* An image over this one (same matrix; another is not drawn), blended as
+ * style says, with its own colour bar at the right edge labelled in unit;
+ * NULL removes it. */
+void larmor_slice_view_set_overlay(LarmorSliceView *self, LarmorVolume *overlay, const LarmorOverlayStyle *style,
+                                   const char *unit);
+/* The overlay and its style (NULL: none); drawn: it is on this view's grid. */
+LarmorVolume *larmor_slice_view_get_overlay(LarmorSliceView *self, LarmorOverlayStyle *style, gboolean *drawn);
 
 /* Resets zoom and pan of this orientation and window/level to the volume's
  * automatic range (the `r` key). */

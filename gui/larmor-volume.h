@@ -45,6 +45,10 @@ lm_cfloat larmor_volume_value_at(LarmorVolume *self, const int64_t ijk[3]);
 /* Scanner coordinates (mm) of a voxel through the affine. */
 void larmor_volume_voxel_to_mm(LarmorVolume *self, const int64_t ijk[3], double mm[3]);
 
+/* Object data on a run's image: its prior influence image (a LarmorVolume,
+ * lm_recon_result.prior_influence), for the viewer's overlay. */
+#define LARMOR_PRIOR_INFLUENCE_KEY "larmor-prior-influence"
+
 G_END_DECLS
 
 #endif

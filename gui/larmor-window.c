@@ -14,6 +14,8 @@
 #include "larmor-session.h"
 #include "larmor-util.h"
 #include "lm_io.h"
+#include "lm_io_fieldmap.h"
+#include "lm_io_impatient.h"
 #include "lm_metrics.h"
 
 struct _LarmorWindow {
@@ -86,6 +88,10 @@ struct _LarmorWindow {
     int undo_compare_pos;
     gboolean undo_shown;
     GtkWindow *help_window;    /* the user guide (F1), while open */
+    LarmorVolume *fieldmap_shown; /* the data's field map in the image list */
+    char *fieldmap_pending;    /* name of the field-map file being read */
+    gboolean fm_compare;       /* corrected against uncorrected: runs still to make */
+    LarmorReconParams fm_compare_params; /* the corrected run's settings */
 };
 
 enum { PROP_0, PROP_RADIOLOGICAL, PROP_SHOW_COLORBAR, N_PROPS };
@@ -161,6 +167,14 @@ static void volumes_remove(LarmorWindow *self, LarmorVolume *v)
     guint pos;
     if (v && g_list_store_find(self->volumes, v, &pos))
         g_list_store_remove(self->volumes, pos);
+    /* Differences made from it (corrected - uncorrected) go with it. */
+    for (guint i = g_list_model_get_n_items(G_LIST_MODEL(self->volumes)); v && i-- > 0;) {
+        GObject *o = g_list_model_get_item(G_LIST_MODEL(self->volumes), i);
+        gboolean from = g_object_get_data(o, "larmor-from-a") == v || g_object_get_data(o, "larmor-from-b") == v;
+        g_object_unref(o);
+        if (from)
+            g_list_store_remove(self->volumes, i);
+    }
 }
 
 static void update_compare(LarmorWindow *self)
@@ -285,6 +299,25 @@ static void add_run(LarmorWindow *self, LarmorRun *run)
     g_list_store_append(self->runs, run);
     if (larmor_run_get_image(run))
         g_list_store_append(self->volumes, larmor_run_get_image(run));
+    /* Viewable and exportable like the other images (and the viewer's overlay). */
+    if (larmor_run_get_prior_influence(run))
+        g_list_store_append(self->volumes, larmor_run_get_prior_influence(run));
+}
+
+/* The data's field map: in the image list, the viewer's overlay and the panel. */
+static void sync_fieldmap(LarmorWindow *self)
+{
+    LarmorVolume *fv = self->dataset ? larmor_dataset_get_fieldmap_volume(self->dataset) : NULL;
+    if (fv != self->fieldmap_shown) {
+        volumes_remove(self, self->fieldmap_shown);
+        if (fv)
+            g_list_store_append(self->volumes, fv);
+        g_set_object(&self->fieldmap_shown, fv);
+    }
+    larmor_ortho_view_set_overlay_images(self->ortho_view, fv, NULL);
+    larmor_recon_panel_set_fieldmap_info(self->recon_panel, fv != NULL,
+                                         self->dataset && larmor_dataset_has_times(self->dataset),
+                                         self->dataset ? larmor_dataset_get_fieldmap_origin(self->dataset) : NULL);
 }
 
 /* --- data card --------------------------------------------------------- */
@@ -303,14 +336,27 @@ static void show_dataset(LarmorWindow *self)
         gtk_label_set_text(self->truth_label, "");
         gtk_widget_set_visible(GTK_WIDGET(self->maps_label), FALSE);
         larmor_recon_panel_set_coil_info(self->recon_panel, 1, FALSE, FALSE);
+        sync_fieldmap(self);
         return;
     }
     LarmorDataset *ds = self->dataset;
     gtk_label_set_text(self->data_title, larmor_dataset_get_name(ds));
     gtk_label_set_text(self->data_source, larmor_dataset_get_source(ds));
     char *d = larmor_dataset_describe(ds);
+    GBytes *fm = larmor_dataset_get_fieldmap(ds);
+    if (fm) {
+        gsize size;
+        const float *f = g_bytes_get_data(fm, &size);
+        double lo, hi;
+        lm_float_range(f, (int64_t)(size / sizeof *f), &lo, &hi);
+        char *t = g_strdup_printf("%s\nField map %.0f to %.0f Hz%s", d, lo, hi,
+                                  larmor_dataset_has_times(ds) ? "" : " (no sample times: not usable)");
+        g_free(d);
+        d = t;
+    }
     gtk_label_set_text(self->data_summary, d);
     g_free(d);
+    sync_fieldmap(self);
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
     if (truth) {
         const lm_volume *v = larmor_volume_get_data(truth);
@@ -402,7 +448,8 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     show_dataset(self);
     refresh_runs(self);
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
-    larmor_ortho_view_show_volume(self->ortho_view, truth);
+    /* Without a truth, data that bring a field map show it (it is what there is to see). */
+    larmor_ortho_view_show_volume(self->ortho_view, truth ? truth : larmor_dataset_get_fieldmap_volume(ds));
     if (!truth)
         larmor_window_set_page(self, "viewer");
     larmor_sweep_view_set_runs(self->sweep_view, NULL);
@@ -497,6 +544,13 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
             char *msg = n > 0 ? g_strdup_printf("Truth loaded from %s: PSNR and error of %d run%s recomputed against it",
                                                 name, n, n == 1 ? "" : "s")
                               : g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
+            /* A truth on another grid drops the field map: say so. */
+            const char *fm_note = larmor_dataset_get_fieldmap_note(self->dataset);
+            if (fm_note) {
+                char *m = g_strdup_printf("%s; %s (open it again for this grid)", msg, fm_note);
+                g_free(msg);
+                msg = m;
+            }
             larmor_window_show_message(self, msg, FALSE);
             g_free(msg);
         } else {
@@ -721,7 +775,7 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
     if (data->len > 0) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_FILES };
         const char *a = data->pdata[0];
-        gboolean single = g_str_has_suffix(a, ".h5") || g_str_has_suffix(a, ".bin");
+        gboolean single = g_str_has_suffix(a, ".h5") || g_str_has_suffix(a, ".bin") || lm_is_impatient_dir(a);
         if (data->len == 1 && !single) {
             larmor_window_show_message(self, "Open the trajectory and its k-space together (two .cfl files), or one .h5 or .bin file", TRUE);
         } else {
@@ -898,6 +952,80 @@ static void maps_done(LarmorWindow *self, GtkFileChooser *c)
     g_free(p);
 }
 
+/* --- field maps -------------------------------------------------------- */
+
+static void on_fieldmap_loaded(GObject *source, GAsyncResult *result, gpointer data)
+{
+    LarmorWindow *self = data;
+    if (self->disposed) {
+        g_object_unref(self);
+        return;
+    }
+    GError *error = NULL;
+    gboolean resampled = FALSE;
+    GBytes *fm = larmor_fieldmap_load_finish(result, &resampled, &error);
+    char *name = g_steal_pointer(&self->fieldmap_pending);
+    /* Checked again (size): the data or their grid may have changed meanwhile. */
+    if (fm && !self->dataset)
+        g_set_error_literal(&error, LARMOR_ERROR, LM_ERR_INVALID, "Load data before their field map");
+    else if (fm)
+        larmor_dataset_set_fieldmap(self->dataset, fm, name, &error);
+    if (error) {
+        show_error(self, error);
+        g_error_free(error);
+    } else {
+        show_dataset(self);
+        larmor_ortho_view_set_overlay(self->ortho_view, LARMOR_OVERLAY_FIELDMAP);
+        gsize size;
+        const float *f = g_bytes_get_data(fm, &size);
+        double lo, hi;
+        lm_float_range(f, (int64_t)(size / sizeof *f), &lo, &hi);
+        char *t = g_strdup_printf("%s: field map %.0f to %.0f Hz%s%s", name, lo, hi,
+                                  resampled ? ", resampled onto the matrix" : "",
+                                  larmor_dataset_has_times(self->dataset)
+                                      ? ""
+                                      : "; the trajectory has no sample times, so it cannot correct these data");
+        larmor_window_show_message(self, t, !larmor_dataset_has_times(self->dataset));
+        g_free(t);
+    }
+    g_clear_pointer(&fm, g_bytes_unref);
+    g_free(name);
+    update_actions(self);
+    g_object_unref(self);
+}
+
+void larmor_window_open_fieldmap(LarmorWindow *self, const char *path)
+{
+    if (!self->dataset || self->loading) {
+        larmor_window_show_message(self, "Load data before their field map", TRUE);
+        return;
+    }
+    g_free(self->fieldmap_pending);
+    self->fieldmap_pending = g_path_get_basename(path);
+    larmor_fieldmap_load_async(self->dataset, path, NULL, on_fieldmap_loaded, g_object_ref(self));
+}
+
+gboolean larmor_window_is_loading_fieldmap(LarmorWindow *self)
+{
+    return self->fieldmap_pending != NULL;
+}
+
+static void fieldmap_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_fieldmap(self, p);
+    g_free(p);
+}
+
+static void action_open_fieldmap(GtkWidget *w, const char *name, GVariant *param)
+{
+    GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Field Map", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
+                                    fieldmap_done);
+    add_filter(c, "Field maps in Hz (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", "*.hdr", NULL });
+    show_chooser(c);
+}
+
 static void action_open_maps(GtkWidget *w, const char *name, GVariant *param)
 {
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Coil Maps", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", maps_done);
@@ -978,6 +1106,9 @@ static void save_params(LarmorWindow *self)
         larmor_settings_set_string(self->settings, "recon", "coils", larmor_coil_source_name(p.coils));
         larmor_settings_set_int(self->settings, "recon", "compress", p.compress);
         larmor_settings_set_bool(self->settings, "recon", "prewhiten", p.prewhiten);
+        larmor_settings_set_string(self->settings, "recon", "lambda-criterion", lm_lambda_criterion_name(p.criterion));
+        larmor_settings_set_bool(self->settings, "recon", "prior-influence", p.prior_influence);
+        larmor_settings_set_string(self->settings, "recon", "fieldmap", larmor_fieldmap_mode_name(p.fieldmap));
     }
     double from, to;
     int steps;
@@ -1026,6 +1157,18 @@ static void load_params(LarmorWindow *self)
     g_free(s);
     p.compress = CLAMP(larmor_settings_get_int(self->settings, "recon", "compress", 0), -1, 64);
     p.prewhiten = larmor_settings_get_bool(self->settings, "recon", "prewhiten", p.prewhiten);
+    s = larmor_settings_get_string(self->settings, "recon", "lambda-criterion", NULL);
+    if (s)
+        lm_lambda_criterion_parse(s, &p.criterion, NULL);
+    g_free(s);
+    p.prior_influence = larmor_settings_get_bool(self->settings, "recon", "prior-influence", p.prior_influence);
+    s = larmor_settings_get_string(self->settings, "recon", "fieldmap", NULL);
+    if (s)
+        larmor_fieldmap_mode_parse(s, &p.fieldmap);
+    g_free(s);
+    /* A remembered wavelet prior in a build without GSL falls back to the default. */
+    if (!larmor_reg_is_available(p.reg, NULL))
+        p.reg = LM_REG_IDENTITY;
     larmor_recon_panel_set_params(self->recon_panel, &p);
     larmor_recon_panel_set_sweep(self->recon_panel, larmor_settings_get_double(self->settings, "sweep", "from", 1e-4),
                                  larmor_settings_get_double(self->settings, "sweep", "to", 1),
@@ -1045,6 +1188,13 @@ static char *done_text(LarmorRun *run)
     else
         s = g_strdup_printf("#%d done in %s%s", larmor_run_get_index(run), t, q);
     g_free(t);
+    char *d = larmor_run_get_details(run);
+    if (*d) {
+        char *u = g_strdup_printf("%s · %s", s, d);
+        g_free(s);
+        s = u;
+    }
+    g_free(d);
     return s;
 }
 
@@ -1144,6 +1294,7 @@ static void on_panel_live_lambda(LarmorReconPanel *panel, double lambda, LarmorW
     if (r && !self->task)
         larmor_live_set_lambda(LARMOR_LIVE(larmor_run_get_live(r)), lambda);
 }
+static void fm_compare_next(LarmorWindow *self);
 
 static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -1169,6 +1320,8 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
         g_object_unref(self);
         return;
     }
+    if (!runs)
+        self->fm_compare = FALSE;
     if (!runs) {
         if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
             set_status(self, "cancelled");
@@ -1191,7 +1344,19 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
         char *t = done_text(run);
         larmor_recon_panel_set_status(self->recon_panel, t, 1);
         g_free(t);
+        t = larmor_run_get_details(run);
+        larmor_recon_panel_set_details(self->recon_panel, t);
+        g_free(t);
         set_status(self, "done");
+        const LarmorReconParams *ap = larmor_run_get_params(run);
+        if (ap->lambda_auto) {
+            /* The slider takes the lambda the data chose. */
+            larmor_recon_panel_set_lambda(self->recon_panel, larmor_run_get_lambda_used(run));
+            char *m = g_strdup_printf("#%d: λ = %.3g chosen (%s)", larmor_run_get_index(run),
+                                      larmor_run_get_lambda_used(run), larmor_run_get_lambda_note(run));
+            larmor_window_show_message(self, m, FALSE);
+            g_free(m);
+        }
         /* Say so when the library did not do what was asked. */
         const LarmorReconParams *rp = larmor_run_get_params(run);
         if (larmor_run_get_coils(run) > 1 && rp->coils == LARMOR_COILS_ESTIMATE &&
@@ -1221,6 +1386,8 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     update_actions(self);
     update_estimate(self);
     save_params(self);
+    if (self->fm_compare)
+        fm_compare_next(self);
     g_object_unref(self);
 }
 
@@ -1241,9 +1408,18 @@ static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const
         g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s is unavailable: %s", p->variant, why);
         return FALSE;
     }
-    if (p->method == LM_METHOD_CG && p->reg == LM_REG_ANATOMICAL && !self->reference) {
+    if (p->method == LM_METHOD_CG && lm_reg_weighted(p->reg) && !self->reference) {
         g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
                             "The anatomical regulariser needs a reference image: open one first");
+        return FALSE;
+    }
+    if (p->method == LM_METHOD_CG && !larmor_reg_is_available(p->reg, &why)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s is unavailable: %s", lm_reg_name(p->reg), why);
+        return FALSE;
+    }
+    if (p->lambda_auto && (p->method != LM_METHOD_CG || !larmor_lambda_auto_available(p->reg, &why))) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "Automatic λ: %s",
+                    p->method != LM_METHOD_CG ? "needs the CG method" : why);
         return FALSE;
     }
     if (larmor_dataset_get_coils(self->dataset) > 1 && p->coils == LARMOR_COILS_SENSE &&
@@ -1254,7 +1430,7 @@ static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const
                     (long long)larmor_dataset_get_coils(self->dataset));
         return FALSE;
     }
-    self->task = larmor_recon_task_new(self->dataset, p->reg == LM_REG_ANATOMICAL ? self->reference : NULL, p,
+    self->task = larmor_recon_task_new(self->dataset, lm_reg_weighted(p->reg) ? self->reference : NULL, p,
                                        lambdas, n);
     self->task_cancellable = g_cancellable_new();
     g_signal_connect(self->task, "progress", G_CALLBACK(on_task_progress), self);
@@ -1285,6 +1461,132 @@ gboolean larmor_window_reconstruct(LarmorWindow *self, const LarmorReconParams *
 gboolean larmor_window_get_params(LarmorWindow *self, LarmorReconParams *params)
 {
     return larmor_recon_panel_get_params(self->recon_panel, params, NULL);
+}
+
+gboolean larmor_window_auto_lambda(LarmorWindow *self, GError **error)
+{
+    LarmorReconParams p;
+    if (!larmor_recon_panel_get_params(self->recon_panel, &p, error))
+        return FALSE;
+    p.lambda_auto = TRUE;
+    if (!start_task(self, &p, NULL, 0, error))
+        return FALSE;
+    larmor_recon_panel_clear_recompute(self->recon_panel);
+    return TRUE;
+}
+
+/* --- field-map correction: corrected against uncorrected --------------- */
+
+/* A run of the data loaded now with these settings, the field-map mode
+ * included (lambda compared to 1e-9: an automatic one is on the slider). */
+static LarmorRun *find_run(LarmorWindow *self, const LarmorReconParams *p)
+{
+    for (guint i = g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i-- > 0;) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        g_object_unref(r);
+        const LarmorReconParams *q = larmor_run_get_params(r);
+        if (larmor_run_get_current(r) && larmor_run_get_image(r) && q->method == p->method &&
+            g_strcmp0(q->variant, p->variant) == 0 && q->reg == p->reg && q->iters == p->iters &&
+            q->tol == p->tol && q->coils == p->coils && q->compress == p->compress && q->fieldmap == p->fieldmap &&
+            (!lm_reg_weighted(p->reg) || q->edge == p->edge) &&
+            fabs(q->lambda - p->lambda) <= 1e-9 * MAX(fabs(p->lambda), 1e-300))
+            return r;
+    }
+    return NULL;
+}
+
+/* Makes the run that is still missing, or, with both, opens Compare on
+ * them (uncorrected first) with the differences and adds corrected minus
+ * uncorrected to the images. */
+static void fm_compare_next(LarmorWindow *self)
+{
+    LarmorReconParams corr = self->fm_compare_params, unc = corr;
+    unc.fieldmap = LARMOR_FIELDMAP_OFF;
+    LarmorRun *a = find_run(self, &unc), *b = find_run(self, &corr);
+    GError *error = NULL;
+    if (!a || !b) {
+        if (!start_task(self, b ? &unc : &corr, NULL, 0, &error)) {
+            self->fm_compare = FALSE;
+            show_error(self, error);
+            g_error_free(error);
+        }
+        return;
+    }
+    self->fm_compare = FALSE;
+    self->updating_compare = TRUE;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        larmor_run_set_compare(r, FALSE);
+        g_object_unref(r);
+    }
+    larmor_run_set_compare(a, TRUE);
+    larmor_run_set_compare(b, TRUE);
+    self->updating_compare = FALSE;
+    update_compare(self);
+    larmor_compare_view_set_differences(self->compare_view, TRUE);
+    char *name = g_strdup_printf("#%d − #%d (field-map correction)", larmor_run_get_index(b), larmor_run_get_index(a));
+    LarmorVolume *d = larmor_volume_new_difference(larmor_run_get_image(b), larmor_run_get_image(a), name);
+    g_free(name);
+    if (d) {
+        /* Leaves the image list with either run (pointers compared only). */
+        g_object_set_data(G_OBJECT(d), "larmor-from-a", larmor_run_get_image(a));
+        g_object_set_data(G_OBJECT(d), "larmor-from-b", larmor_run_get_image(b));
+        g_list_store_append(self->volumes, d);
+        g_object_unref(d);
+    }
+    larmor_window_set_page(self, "compare");
+    char *m = g_strdup_printf("Comparing #%d (uncorrected) with #%d (%s)", larmor_run_get_index(a),
+                              larmor_run_get_index(b), larmor_fieldmap_mode_label(corr.fieldmap));
+    larmor_window_show_message(self, m, FALSE);
+    g_free(m);
+}
+
+gboolean larmor_window_compare_fieldmap(LarmorWindow *self, GError **error)
+{
+    LarmorReconParams p;
+    if (!larmor_recon_panel_get_params(self->recon_panel, &p, error))
+        return FALSE;
+    const char *why;
+    if (self->task) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID, "A reconstruction is already running");
+        return FALSE;
+    }
+    if (p.method != LM_METHOD_CG) {
+        g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID, "Field-map correction needs the CG method");
+        return FALSE;
+    }
+    if (!larmor_recon_panel_fieldmap_available(self->recon_panel, &why)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s", why);
+        return FALSE;
+    }
+    if (p.fieldmap == LARMOR_FIELDMAP_OFF)
+        p.fieldmap = LARMOR_FIELDMAP_SEGMENTED;
+    p.lambda_auto = FALSE;
+    p.recompute_q = FALSE;
+    self->fm_compare_params = p;
+    self->fm_compare = TRUE;
+    fm_compare_next(self); /* says itself when a run cannot start */
+    return TRUE;
+}
+
+static void action_auto_lambda(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GError *error = NULL;
+    if (!larmor_window_auto_lambda(self, &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    }
+}
+
+static void action_compare_fieldmap(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    GError *error = NULL;
+    if (!larmor_window_compare_fieldmap(self, &error)) {
+        show_error(self, error);
+        g_error_free(error);
+    }
 }
 
 gboolean larmor_window_sweep(LarmorWindow *self, const LarmorReconParams *params, double from, double to,
@@ -1334,6 +1636,11 @@ const char *larmor_window_get_last_status(LarmorWindow *self)
 GListModel *larmor_window_get_runs(LarmorWindow *self)
 {
     return G_LIST_MODEL(self->runs);
+}
+
+GListModel *larmor_window_get_images(LarmorWindow *self)
+{
+    return G_LIST_MODEL(self->volumes);
 }
 
 static void action_reconstruct(GtkWidget *w, const char *name, GVariant *param)
@@ -1396,6 +1703,9 @@ static void action_show_run(GtkWidget *w, const char *name, GVariant *param)
 static void on_run_selected(LarmorRunsView *v, LarmorRun *run, LarmorWindow *self)
 {
     larmor_coils_view_set_run(self->coils_view, run);
+    char *d = run ? larmor_run_get_details(run) : NULL;
+    larmor_recon_panel_set_details(self->recon_panel, d);
+    g_free(d);
 }
 
 static void on_run_activated(LarmorRunsView *v, LarmorRun *run, LarmorWindow *self)
@@ -1439,6 +1749,7 @@ static void action_remove_run(GtkWidget *w, const char *name, GVariant *param)
         larmor_ortho_view_show_volume(self->ortho_view,
                                       self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL);
     volumes_remove(self, larmor_run_get_image(r));
+    volumes_remove(self, larmor_run_get_prior_influence(r));
     g_list_store_remove(self->runs, pos);
     update_live(self);
     if (larmor_coils_view_get_run(self->coils_view) == r)
@@ -2095,6 +2406,7 @@ static void clear_runs(LarmorWindow *self)
             shown = NULL;
         }
         volumes_remove(self, larmor_run_get_image(r));
+        volumes_remove(self, larmor_run_get_prior_influence(r));
         g_list_store_remove(self->runs, 0);
         g_object_unref(r);
     }
@@ -2445,6 +2757,11 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.new-phantom", !running);
     gtk_widget_action_set_enabled(w, "win.open-truth", !running && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-maps", !running && !self->loading && self->dataset);
+    gtk_widget_action_set_enabled(w, "win.open-fieldmap", !running && !self->loading && self->dataset);
+    gtk_widget_action_set_enabled(w, "win.auto-lambda",
+                                  ready && larmor_recon_panel_auto_lambda_available(self->recon_panel));
+    gtk_widget_action_set_enabled(w, "win.compare-fieldmap",
+                                  ready && larmor_recon_panel_fieldmap_available(self->recon_panel, NULL));
     gboolean any = g_list_model_get_n_items(G_LIST_MODEL(self->runs)) > 0;
     gtk_widget_action_set_enabled(w, "win.export-csv", any);
     gtk_widget_action_set_enabled(w, "win.show-run", any);
@@ -2595,6 +2912,8 @@ static void larmor_window_dispose(GObject *object)
     g_clear_pointer(&self->pending_session, larmor_session_free);
     g_clear_pointer(&self->session_path, g_free);
     g_clear_pointer(&self->session_note, g_free);
+    g_clear_object(&self->fieldmap_shown);
+    g_clear_pointer(&self->fieldmap_pending, g_free);
     G_OBJECT_CLASS(larmor_window_parent_class)->dispose(object);
 }
 
@@ -2651,6 +2970,9 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.open-recent", "i", action_open_recent);
     gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
     gtk_widget_class_install_action(wc, "win.open-maps", NULL, action_open_maps);
+    gtk_widget_class_install_action(wc, "win.open-fieldmap", NULL, action_open_fieldmap);
+    gtk_widget_class_install_action(wc, "win.auto-lambda", NULL, action_auto_lambda);
+    gtk_widget_class_install_action(wc, "win.compare-fieldmap", NULL, action_compare_fieldmap);
     gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);
     gtk_widget_class_install_action(wc, "win.reconstruct", NULL, action_reconstruct);
     gtk_widget_class_install_action(wc, "win.sweep", NULL, action_sweep);
@@ -2707,6 +3029,7 @@ static void larmor_window_init(LarmorWindow *self)
     g_signal_connect(self->fov_entry, "activate", G_CALLBACK(on_grid_apply), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_estimate), self);
     g_signal_connect(self->recon_panel, "live-lambda", G_CALLBACK(on_panel_live_lambda), self);
+    g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_actions), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
 
     GtkDropTarget *drop = gtk_drop_target_new(GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);

@@ -60,6 +60,12 @@ void larmor_window_open_reference(LarmorWindow *self, const char *path);
  * worker and checked against the matrix and channel count (one-line error
  * otherwise; the data keep the maps they had). */
 void larmor_window_open_maps(LarmorWindow *self, const char *path);
+/* A field map in Hz (.nii/.nii.gz resampled onto the data's grid through
+ * its affine, .cfl on the matrix), read in a worker (one-line error); it
+ * becomes the data's (larmor_dataset_set_fieldmap) and the viewer's overlay.
+ * is_loading: the read has not finished. */
+void larmor_window_open_fieldmap(LarmorWindow *self, const char *path);
+gboolean larmor_window_is_loading_fieldmap(LarmorWindow *self);
 
 /* Sessions (larmor-session.h): every run (settings, results, image), the
  * data set's spec or files, views and the compare layout, written in a
@@ -84,6 +90,16 @@ gboolean larmor_window_reconstruct(LarmorWindow *self, const LarmorReconParams *
 gboolean larmor_window_sweep(LarmorWindow *self, const LarmorReconParams *params, double from, double to,
                              int steps, GError **error);
 void larmor_window_cancel(LarmorWindow *self);
+/* The panel's settings with lambda chosen from the data (lambda_auto, the
+ * panel's criterion); when it finishes the slider shows the chosen lambda.
+ * FALSE with the reason (tv and wavelet, not CG, busy). */
+gboolean larmor_window_auto_lambda(LarmorWindow *self, GError **error);
+/* Corrected (the panel's field-map mode, or time-segmented when it is off)
+ * against uncorrected with the panel's other settings: the runs missing
+ * among the current ones are made one after the other, then Compare shows
+ * both (uncorrected first) with the differences, and corrected minus
+ * uncorrected joins the images. */
+gboolean larmor_window_compare_fieldmap(LarmorWindow *self, GError **error);
 /* The sidebar's settings (FALSE when an entry does not parse). */
 gboolean larmor_window_get_params(LarmorWindow *self, LarmorReconParams *params);
 /* Loading or reconstructing. */
@@ -91,6 +107,9 @@ gboolean larmor_window_is_busy(LarmorWindow *self);
 /* Outcome of the last task: "done", "cancelled" or the error message. */
 const char *larmor_window_get_last_status(LarmorWindow *self);
 GListModel *larmor_window_get_runs(LarmorWindow *self);
+/* The viewer's images (LarmorVolume): truth, reference, run images, prior
+ * influences, the data's field map. */
+GListModel *larmor_window_get_images(LarmorWindow *self);
 
 void larmor_window_set_page(LarmorWindow *self, const char *name);
 const char *larmor_window_get_page(LarmorWindow *self);
