@@ -144,6 +144,55 @@ __global__ void k_tb_combine_group(long long P, int L, int nc, const float2 *__r
         }
 }
 
+/* The same with L a compile-time constant (L <= 10): the frequency's
+ * L(L+1)/2 FFT(Q) values are read once into registers and serve every
+ * coil of the group, which moves the least data (each block read once,
+ * each segment read and written once). */
+template <int L>
+__global__ void __launch_bounds__(TB_T) k_tb_combine_reg(long long P, int nc, const float2 *__restrict__ qhat,
+                                                         float2 *__restrict__ w)
+{
+    constexpr int NP = L * (L + 1) / 2;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < P; v += (long long)gridDim.x * blockDim.x) {
+        float2 q[NP];
+#pragma unroll
+        for (int pr = 0; pr < NP; pr++)
+            q[pr] = __ldg(qhat + (long long)pr * P + v);
+        for (int j = 0; j < nc; j++) {
+            float2 *wj = w + (size_t)j * L * P;
+            float2 z[L];
+#pragma unroll
+            for (int l = 0; l < L; l++)
+                z[l] = wj[l * P + v];
+#pragma unroll
+            for (int l = 0; l < L; l++) {
+                float2 acc = make_float2(0.f, 0.f);
+#pragma unroll
+                for (int lp = 0; lp < L; lp++) {
+                    const float2 r = lp >= l ? tb_mul(q[l * L - l * (l - 1) / 2 + (lp - l)], z[lp])
+                                             : tb_mulc(q[lp * L - lp * (lp - 1) / 2 + (l - lp)], z[lp]);
+                    acc.x += r.x;
+                    acc.y += r.y;
+                }
+                wj[l * P + v] = acc;
+            }
+        }
+    }
+}
+
+/* The block product of a group: the register form where L allows. */
+static void tb_combine_group(long long P, int L, int nc, const float2 *qhat, float2 *w, cudaStream_t st)
+{
+    const unsigned b = tb_blocks(P);
+    switch (L) {
+#define TB_CASE(K)                                                                                                   \
+    case K: k_tb_combine_reg<K><<<b, TB_T, 0, st>>>(P, nc, qhat, w); return;
+        TB_CASE(1) TB_CASE(2) TB_CASE(3) TB_CASE(4) TB_CASE(5) TB_CASE(6) TB_CASE(7) TB_CASE(8) TB_CASE(9) TB_CASE(10)
+#undef TB_CASE
+    default: k_tb_combine_group<<<b, TB_T, 0, st>>>(P, L, nc, qhat, w);
+    }
+}
+
 /* out = s . x */
 __global__ void k_tb_mul(long long N, const float2 *__restrict__ x, const float2 *__restrict__ s,
                          float2 *__restrict__ out)
@@ -352,7 +401,7 @@ static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const 
             LM_GLAUNCH(who, "y axis");
         }
     }
-    k_tb_combine_group<<<tb_blocks(P), TB_T, 0, st>>>(P, L, nc, t->qhat, t->work);
+    tb_combine_group(P, L, nc, t->qhat, t->work, st);
     LM_GLAUNCH(who, "block product");
     for (int j = 0; j < nc; j++) {
         const float2 *sc = s ? s + (c0 + j) * N : NULL;
