@@ -230,7 +230,10 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
         rc = lm_compute_q(&e->g, e->t, e->v->name, e->use_cache, ctl, &q, &cached, err);
         if (rc == LM_OK)
             rc = lm_linop_toeplitz(e->be, e->g.n, q, 0, &e->fhf, err);
-    } else if (e->use_cache && lm_qcache_load(&e->g, e->t, lm_sums_q_class(e->v), &q, NULL) == LM_OK) {
+    } else if (e->use_cache && !e->v->approximate &&
+               lm_qcache_load(&e->g, e->t, lm_sums_q_class(e->v), &q, NULL) == LM_OK) {
+        /* (a GPU NUFFT sums Q in milliseconds: reading it from disk and
+         * uploading it takes longer, 0.12 s on B128; so does storing it) */
         cached = 1;
         rc = lm_linop_toeplitz(e->be, e->g.n, q, 0, &e->fhf, err);
     } else {
@@ -243,7 +246,7 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
             rc = lm_gpu_q(&e->g, e->t, e->v->name, qd, ctl, err);
         if (rc == LM_OK)
             rc = lm_linop_toeplitz(e->be, e->g.n, qd, 1, &e->fhf, err);
-        if (rc == LM_OK && e->use_cache && (q = malloc(bytes)) != NULL &&
+        if (rc == LM_OK && e->use_cache && !e->v->approximate && (q = malloc(bytes)) != NULL &&
             lm_gpu_mem_download(q, qd, bytes, NULL) == LM_OK)
             (void)lm_qcache_store(&e->g, e->t, lm_sums_q_class(e->v), q, NULL);
         lm_gpu_mem_free(qd);
