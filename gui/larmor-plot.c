@@ -261,7 +261,10 @@ static void draw(LarmorPlot *self, cairo_t *cr, double W, double H)
     for (int axis = 0; axis < 2; axis++) {
         double lo = axis ? f.y0 : f.x0, hi = axis ? f.y1 : f.x1;
         gboolean log = axis ? f.ylog : f.xlog;
-        double step = log && hi - lo > 2 ? MAX(1, round(nice_step(hi - lo, 6))) : nice_step(hi - lo, axis ? 5 : 6);
+        /* as many ticks as their labels leave room for: one per ~45 px
+         * across, ~28 px up (a narrow plot would run its labels together) */
+        const int want = CLAMP((int)((axis ? f.ph : f.pw) / (axis ? 28.0 : 45.0)), 2, axis ? 5 : 6);
+        double step = log && hi - lo > 2 ? MAX(1, round(nice_step(hi - lo, want))) : nice_step(hi - lo, want);
         for (double t = ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) {
             double p = axis ? f.py + f.ph - (t - lo) / (hi - lo) * f.ph : f.px + (t - lo) / (hi - lo) * f.pw;
             cairo_set_source_rgba(cr, fg.red, fg.green, fg.blue, 0.12);
