@@ -247,21 +247,15 @@ __global__ void __launch_bounds__(32 * P2) k_f4_rows_fwd(long long rows, long lo
 
 /* The x axis inverse: rows of buf back, cropped to n0, times conj(s) (s
  * NULL: 1), written to y or added to it. */
+/* The inverse transform of 32 rows staged in shared memory (value i of
+ * row l at ex[i FS + l], natural order), in place: natural order out at
+ * the same places. Every thread of the block calls it; it begins and ends
+ * with a barrier. */
 template <int P1, int P2>
-__global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long long n0, long long n1, long long p1,
-                                                         const float2 *__restrict__ buf, const float2 *__restrict__ s,
-                                                         float2 *__restrict__ y, int acc, const float2 *__restrict__ tw)
+static __device__ __forceinline__ void f4_rows_inverse_staged(float2 *ex, int lane, int sub,
+                                                              const float2 *__restrict__ tw)
 {
-    constexpr int P = P1 * P2, NT = 32 * P2;
-    extern __shared__ float2 ex[];
-    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
-    const long long r0 = (long long)blockIdx.x * 32;
-    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
-        const int l = idx / P, i = idx % P;
-        const long long r = r0 + l;
-        ex[i * FS + l] = r < rows ? buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))]
-                                  : make_float2(0.0f, 0.0f);
-    }
+    constexpr int P = P1 * P2;
     __syncthreads();
     for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B inverse, in place */
         float2 u[P2];
@@ -281,6 +275,24 @@ __global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long lo
     for (int n1 = 0; n1 < P1; n1++)
         ex[(P2 * n1 + sub) * FS + lane] = v[n1];
     __syncthreads();
+}
+
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long long n0, long long n1, long long p1,
+                                                         const float2 *__restrict__ buf, const float2 *__restrict__ s,
+                                                         float2 *__restrict__ y, int acc, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        ex[i * FS + l] = r < rows ? buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))]
+                                  : make_float2(0.0f, 0.0f);
+    }
+    f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
     for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
         const int l = idx / P, i = idx % P;
         const long long r = r0 + l;

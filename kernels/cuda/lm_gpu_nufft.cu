@@ -547,25 +547,7 @@ __global__ void __launch_bounds__(32 * P2) k_nu_prune_rows(long long rows, int g
         ex[i * FS + l] = r < rows ? buf[(size_t)i + (size_t)P * ((size_t)(r % g1) + (size_t)nf1 * (size_t)(r / g1))]
                                   : make_float2(0.0f, 0.0f);
     }
-    __syncthreads();
-    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B inverse, in place */
-        float2 u[P2];
-#pragma unroll
-        for (int j = 0; j < P2; j++)
-            u[j] = ex[(k1 + P1 * j) * FS + lane];
-        reg_dft<P2, true>(u, tw, P / P2);
-#pragma unroll
-        for (int n2 = 0; n2 < P2; n2++)
-            ex[(k1 + P1 * n2) * FS + lane] = n2 ? cmulc(__ldg(tw + n2 * k1), u[n2]) : u[n2];
-    }
-    __syncthreads();
-    float2 v[P1];
-    f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
-    __syncthreads();
-#pragma unroll
-    for (int n1 = 0; n1 < P1; n1++)
-        ex[(P2 * n1 + sub) * FS + lane] = v[n1];
-    __syncthreads();
+    f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
     for (int idx = threadIdx.x; idx < 32 * g0; idx += NT) {
         const int l = idx / g0, i0 = idx % g0;
         const long long r = r0 + l;
