@@ -216,6 +216,14 @@ void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t);
  * GPU variant's engine; weights |phi|^2 from the geometry. */
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev,
                  const lm_ctl *ctl, lm_error *err);
+/* d_c = (1/N) phi(k) sum_x s_c(x) x(x) exp(-i 2 pi k . x) for every coil
+ * (the encoding's forward) through the forward NUFFT on the device: x_dev
+ * (N values) and s_dev (N x ncoils, or NULL: one coil, s = 1) device
+ * memory, d_host (m x coils) host. gpu-nufft only (LM_ERR_UNSUPPORTED for
+ * the direct variants, and for fine grids that are not powers of two from
+ * 16 to 512). */
+lm_code lm_gpu_forward(const lm_geom *g, const lm_traj *t, const lm_cfloat *x_dev, const lm_cfloat *s_dev,
+                       long long ncoils, const char *variant, lm_cfloat *d_host, lm_error *err);
 /* Q of in->nsets complex weight sets (in->wr, in->wi: nsets x m, host; the
  * caller's weights, |phi|^2 included) into q_dev, set after set
  * (lm_q_count values each, interleaved): time segmentation's blocks. */

@@ -170,6 +170,9 @@ void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t)
 }
 lm_code lm_gpu_q(const lm_geom *g, const lm_traj *t, const char *variant, lm_cfloat *q_dev, const lm_ctl *ctl,
                  lm_error *err) LM_NO_CUDA_CALL((void)g, (void)t, (void)variant, (void)q_dev, (void)ctl)
+lm_code lm_gpu_forward(const lm_geom *g, const lm_traj *t, const lm_cfloat *x_dev, const lm_cfloat *s_dev,
+                       long long ncoils, const char *variant, lm_cfloat *d_host, lm_error *err)
+    LM_NO_CUDA_CALL((void)g, (void)t, (void)x_dev, (void)s_dev, (void)ncoils, (void)variant, (void)d_host)
 lm_code lm_gpu_q_sets(const lm_geom *g, const lm_ksum_in *in, const char *variant, lm_cfloat *q_dev,
                       const lm_ctl *ctl, lm_error *err)
     LM_NO_CUDA_CALL((void)g, (void)in, (void)variant, (void)q_dev, (void)ctl)

@@ -10,7 +10,7 @@
  *
  *   adjoint  E^H d  = (1/N) sum_c conj(s_c) F^H d_c   (F^H d: the variant's sum)
  *   normal   E^H E x = sum_c conj(s_c) (F^H F)(s_c x)  (one Toeplitz Q for all coils)
- *   forward  E x     (CPU NUFFT type 2; tests and residuals)
+ *   forward  E x     (NUFFT type 2: gpu-nufft on the device, else the CPU plan)
  *
  * With a field map f and sample times t each sum gains exp(-i 2 pi f(x) t_m)
  * (GUIDE.md 4), either exactly (segments 0: direct sums with the kernel's

@@ -187,6 +187,39 @@ __global__ void __launch_bounds__(32 * P2) k_f4_lines(long long p0, long long es
         }
 }
 
+/* The forward transform of 32 rows staged in shared memory (value i of
+ * row l at ex[i FS + l], natural order), in place: the spectrum in natural
+ * order at the same places. Every thread of the block calls it; it begins
+ * and ends with a barrier. */
+template <int P1, int P2>
+static __device__ __forceinline__ void f4_rows_forward_staged(float2 *ex, int lane, int sub,
+                                                              const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2;
+    __syncthreads();
+    float2 v[P1];
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++)
+        v[n1] = ex[(P2 * n1 + sub) * FS + lane];
+    __syncthreads();
+    f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+    for (int k1 = 0; k1 < P1; k1++)
+        ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B forward, kept in the exchange */
+        float2 u[P2];
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            u[j] = ex[(k1 + P1 * j) * FS + lane];
+        reg_dft<P2, false>(u, tw, P / P2);
+#pragma unroll
+        for (int j = 0; j < P2; j++)
+            ex[(k1 + P1 * j) * FS + lane] = u[j]; /* X[k1 + P1 k2] at its natural place */
+    }
+    __syncthreads();
+}
+
 /* The x axis forward: rows r = y + n1 z (y < n1, z < n2) of the image times
  * the coil map (s NULL: 1), padded from n0 to P, to buf + P (y + p1 z);
  * blockIdx.z = b takes s + b ss and buf + b bs (a batch of products). */
@@ -215,28 +248,7 @@ __global__ void __launch_bounds__(32 * P2) k_f4_rows_fwd(long long rows, long lo
         }
         ex[i * FS + l] = v;
     }
-    __syncthreads();
-    float2 v[P1];
-#pragma unroll
-    for (int n1 = 0; n1 < P1; n1++)
-        v[n1] = ex[(P2 * n1 + sub) * FS + lane];
-    __syncthreads();
-    f4_phase_a<P1, P2>(v, sub, tw);
-#pragma unroll
-    for (int k1 = 0; k1 < P1; k1++)
-        ex[(k1 + P1 * sub) * FS + lane] = v[k1];
-    __syncthreads();
-    for (int k1 = sub; k1 < P1; k1 += P2) { /* phase B forward, kept in the exchange */
-        float2 u[P2];
-#pragma unroll
-        for (int j = 0; j < P2; j++)
-            u[j] = ex[(k1 + P1 * j) * FS + lane];
-        reg_dft<P2, false>(u, tw, P / P2);
-#pragma unroll
-        for (int j = 0; j < P2; j++)
-            ex[(k1 + P1 * j) * FS + lane] = u[j]; /* X[k1 + P1 k2] at its natural place */
-    }
-    __syncthreads();
+    f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
     for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
         const int l = idx / P, i = idx % P;
         const long long r = r0 + l;

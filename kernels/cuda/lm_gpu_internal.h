@@ -121,6 +121,13 @@ lm_code lm_gphasor_run(const char *who, const lm_gsamples *s, const lm_points *p
 lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re,
                       float *d_im, cudaStream_t st, const lm_ctl *ctl, double *kernel_s,
                       lm_error *err);
+/* The forward (type 2) NUFFT, the adjoint of lm_gnufft_run with unit
+ * weights: out(m) = sum_j sc(x_j) x(x_j) exp(-i 2 pi k_m (j - c)/s) on the
+ * grid pts for nsets maps sc (device, nsets x pts->n; NULL: one set,
+ * sc = 1); x (pts->n) and out (m x nsets) device memory. Fine grids of
+ * powers of two from 16 to 512 only (LM_ERR_UNSUPPORTED otherwise). */
+lm_code lm_gnufft_type2(const char *who, const lm_gsamples *s, const lm_points *pts, const float2 *x,
+                        const float2 *sc, long long nsets, float2 *out, cudaStream_t st, lm_error *err);
 /* The direct sum for s->nsets channels with one sin/cos per pair shared by
  * all of them (lm_gpu_sets.cu); outputs nsets x pts->n each. */
 lm_code lm_gsets_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,

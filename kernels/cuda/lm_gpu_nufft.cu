@@ -196,7 +196,7 @@ __global__ void k_nu_prep(int m, const float *__restrict__ kx, const float *__re
     ph -= rint(ph);
     double s, c;
     sincospi(2.0 * ph, &s, &c);
-    const double a_r = wr[i], a_i = wi ? wi[i] : 0.0;
+    const double a_r = wr ? wr[i] : 1.0, a_i = wi ? wi[i] : 0.0; /* NULL: type 2's unit weights */
     cw[i] = make_float2((float)(a_r * c - a_i * s), (float)(a_r * s + a_i * c));
     eph[i] = make_float2((float)c, (float)s);
     rel[i] = make_float4(r[0], r[1], r[2], 0.0f);
@@ -561,54 +561,199 @@ __global__ void __launch_bounds__(32 * P2) k_nu_prune_rows(long long rows, int g
     }
 }
 
+/* ---- type 2 (the forward NUFFT), the adjoint of the above ----
+ *
+ *   d(m) = e^(-i 2 pi phi_m) sum_l psi(l - u_m) F[l],
+ *   F = forward FFT of the fine grid that holds x(i) dec(i) (times a coil
+ *       map) at (i - g/2) mod nf per axis and zeros elsewhere,
+ *
+ * so that <type1(w), x> = <w, type2(x)>. The fine grid is filled and
+ * transformed axis by axis in the reverse order of the pruned inverse: x
+ * over the image's rows only (the modes placed in shared memory), y over
+ * the kept planes, z over every line, each expanding its lines in place
+ * from the g kept values to all nf; then a warp per sample gathers its W^3
+ * neighbours (samples in bin order, so neighbouring warps share cache
+ * lines). */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_nu_expand_rows(long long rows, int g0, int g1, long long nf1,
+                                                            const float2 *__restrict__ x,
+                                                            const float2 *__restrict__ sc, const float *__restrict__ dx,
+                                                            const float *__restrict__ dy, const float *__restrict__ dz,
+                                                            float2 *__restrict__ buf, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long r0 = (long long)blockIdx.x * 32;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT)
+        ex[idx] = make_float2(0.0f, 0.0f);
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < 32 * g0; idx += NT) { /* the row's modes at their fine places */
+        const int l = idx / g0, i0 = idx % g0;
+        const long long r = r0 + l;
+        if (r >= rows)
+            continue;
+        const size_t q = (size_t)i0 + (size_t)g0 * (size_t)r;
+        float2 v = x[q];
+        if (sc)
+            v = cmul(sc[q], v);
+        const float f = dx[i0] * dy[r % g1] * dz[r / g1];
+        ex[((i0 - g0 / 2) & (P - 1)) * FS + l] = make_float2(v.x * f, v.y * f);
+    }
+    f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        if (r < rows)
+            buf[(size_t)i + (size_t)P * ((size_t)(r % g1) + (size_t)nf1 * (size_t)(r / g1))] = ex[i * FS + l];
+    }
+}
+
+/* Strided lines (x, o) at buf[x + os o + es i]: the g kept values at i < g
+ * go to their fine places (i - g/2) mod P, forward transform, all P back
+ * (in place: the block reads its lines whole before it stores). */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_nu_expand_lines(long long p0, long long es, long long os, int g,
+                                                             float2 *__restrict__ buf, const float2 *__restrict__ tw)
+{
+    constexpr int P = P1 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long x = (long long)blockIdx.x * 32 + lane;
+    const bool in = x < p0;
+    const size_t base = (size_t)x + (size_t)os * blockIdx.y;
+    float2 v[P1];
+#pragma unroll
+    for (int n1 = 0; n1 < P1; n1++) {
+        const int i = (P2 * n1 + sub + g / 2) & (P - 1); /* the mode at fine place P2 n1 + sub */
+        v[n1] = in && i < g ? buf[base + (size_t)es * i] : make_float2(0.0f, 0.0f);
+    }
+    f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+    for (int k1 = 0; k1 < P1; k1++)
+        ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+    __syncthreads();
+    for (int k1 = sub; k1 < P1; k1 += P2)
+        f4_phase_b<P1, P2, F4_FWD>(ex, k1, lane, in, buf, base, es, NULL, tw);
+}
+
+/* A warp per sample (bin order): its W^3 neighbours on the fine grid
+ * weighted by the kernel, times the conjugate centring phase, to
+ * out[sidx]. */
+template <bool D3>
+__global__ void __launch_bounds__(256) k_nu_interp(int m, const unsigned *__restrict__ skey,
+                                                   const float4 *__restrict__ srel, const int *__restrict__ sidx,
+                                                   const float2 *__restrict__ eph, nu_geo geo,
+                                                   const float2 *__restrict__ fine, float2 *__restrict__ out)
+{
+    const int p = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
+    const int lane = threadIdx.x & 31;
+    if (p >= m)
+        return; /* whole warps */
+    const unsigned b = skey[p];
+    const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
+    const float4 r = srel[p];
+    int l0x, l0y, l0z;
+    const float kv = nu_lane_value(r, lane, D3, &l0x, &l0y, &l0z);
+    l0x += bx * geo.bs[0];
+    l0y += by * geo.bs[1];
+    l0z += D3 ? bz * geo.bs[2] : 0;
+    const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
+    float ar = 0.0f, ai = 0.0f;
+#pragma unroll
+    for (int it = 0; it < LM_NU_ITER; it++) {
+        const int q = lane + 32 * it;
+        const int dx = q % LM_NU_W, dy = (q / LM_NU_W) % LM_NU_W, dz = q / (LM_NU_W * LM_NU_W);
+        const float vx = __shfl_sync(0xffffffffu, kv, dx);
+        const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
+        const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
+        if (q < npts) {
+            int ix = l0x + dx, iy = l0y + dy, iz = D3 ? l0z + dz : 0;
+            ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
+            iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
+            iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
+            const float k = vx * vy * vz;
+            const float2 f = __ldg(fine + ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix);
+            ar = fmaf(k, f.x, ar);
+            ai = fmaf(k, f.y, ai);
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        ar += __shfl_xor_sync(0xffffffffu, ar, o);
+        ai += __shfl_xor_sync(0xffffffffu, ai, o);
+    }
+    if (lane == 0) {
+        const int i = sidx[p];
+        const float2 e = eph[i]; /* e^(+i 2 pi phi): conjugated here */
+        out[i] = make_float2(ar * e.x + ai * e.y, ai * e.x - ar * e.y);
+    }
+}
+
 template <int P1, int P2> static cudaError_t nu_prune_setup(void)
 {
     const int sm = (int)f4_smem<P1, P2>();
     cudaError_t e = cudaSuccess;
-    if (sm > 48 * 1024) {
-        e = cudaFuncSetAttribute((const void *)k_nu_prune_lines<P1, P2>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 sm);
-        if (e == cudaSuccess)
-            e = cudaFuncSetAttribute((const void *)k_nu_prune_rows<P1, P2>,
-                                     cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
-    }
+    const void *fns[4] = {(const void *)k_nu_prune_lines<P1, P2>, (const void *)k_nu_prune_rows<P1, P2>,
+                          (const void *)k_nu_expand_lines<P1, P2>, (const void *)k_nu_expand_rows<P1, P2>};
+    for (int i = 0; i < 4 && e == cudaSuccess && sm > 48 * 1024; i++)
+        e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
     return e;
 }
 
-/* One launch of either kernel at line length P (lines: rows < 0). */
-template <int P1, int P2>
-static void nu_prune_launch(dim3 grid, cudaStream_t st, long long p0, long long es, long long os, int g, float2 *buf,
-                            long long rows, int g0, int g1, long long nf1, const float *dx, const float *dy,
-                            const float *dz, float *ore, float *oim, const float2 *tw)
+/* One pass of a pruned or expanding transform along one axis. */
+enum { NU_PRUNE_LINES, NU_PRUNE_ROWS, NU_EXPAND_LINES, NU_EXPAND_ROWS };
+struct nu_pass {
+    int kind;
+    dim3 grid;
+    long long p0, es, os; /* lines */
+    int g;
+    float2 *buf;
+    long long rows, nf1;  /* rows */
+    int g0, g1;
+    const float *dx, *dy, *dz;
+    float *ore, *oim;     /* NU_PRUNE_ROWS: the image out */
+    const float2 *x, *sc; /* NU_EXPAND_ROWS: the image in (and a coil map, or NULL) */
+    const float2 *tw;
+};
+
+template <int P1, int P2> static void nu_pass_launch(const nu_pass &a, cudaStream_t st)
 {
     const size_t sm = f4_smem<P1, P2>();
-    if (rows < 0)
-        k_nu_prune_lines<P1, P2><<<grid, 32 * P2, sm, st>>>(p0, es, os, g, buf, tw);
-    else
-        k_nu_prune_rows<P1, P2><<<grid, 32 * P2, sm, st>>>(rows, g0, g1, nf1, buf, dx, dy, dz, ore, oim, tw);
+    const unsigned nt = 32 * P2;
+    switch (a.kind) {
+    case NU_PRUNE_LINES: k_nu_prune_lines<P1, P2><<<a.grid, nt, sm, st>>>(a.p0, a.es, a.os, a.g, a.buf, a.tw); break;
+    case NU_PRUNE_ROWS:
+        k_nu_prune_rows<P1, P2><<<a.grid, nt, sm, st>>>(a.rows, a.g0, a.g1, a.nf1, a.buf, a.dx, a.dy, a.dz, a.ore,
+                                                        a.oim, a.tw);
+        break;
+    case NU_EXPAND_LINES: k_nu_expand_lines<P1, P2><<<a.grid, nt, sm, st>>>(a.p0, a.es, a.os, a.g, a.buf, a.tw); break;
+    default:
+        k_nu_expand_rows<P1, P2><<<a.grid, nt, sm, st>>>(a.rows, a.g0, a.g1, a.nf1, a.x, a.sc, a.dx, a.dy, a.dz, a.buf,
+                                                         a.tw);
+    }
 }
 
-static cudaError_t nu_prune_len(long long P, int setup, dim3 grid, cudaStream_t st, long long p0, long long es,
-                                long long os, int g, float2 *buf, long long rows, int g0, int g1, long long nf1,
-                                const float *dx, const float *dy, const float *dz, float *ore, float *oim,
-                                const float2 *tw)
+/* Launches a pass at line length P, or (a NULL) sets the kernels' shared
+ * memory limits for that length. */
+static cudaError_t nu_pass_len(long long P, const nu_pass *a, cudaStream_t st)
 {
-#define NU_PRUNE_CASE(L, A, B)                                                                                       \
+#define NU_PASS_CASE(L, A, B)                                                                                        \
     case L:                                                                                                        \
-        if (setup)                                                                                                 \
+        if (!a)                                                                                                    \
             return nu_prune_setup<A, B>();                                                                         \
-        nu_prune_launch<A, B>(grid, st, p0, es, os, g, buf, rows, g0, g1, nf1, dx, dy, dz, ore, oim, tw);          \
+        nu_pass_launch<A, B>(*a, st);                                                                              \
         return cudaSuccess;
     switch (P) {
-        NU_PRUNE_CASE(16, 4, 4)
-        NU_PRUNE_CASE(32, 8, 4)
-        NU_PRUNE_CASE(64, 8, 8)
-        NU_PRUNE_CASE(128, 16, 8)
-        NU_PRUNE_CASE(256, 16, 16)
-        NU_PRUNE_CASE(512, 32, 16)
+        NU_PASS_CASE(16, 4, 4)
+        NU_PASS_CASE(32, 8, 4)
+        NU_PASS_CASE(64, 8, 8)
+        NU_PASS_CASE(128, 16, 8)
+        NU_PASS_CASE(256, 16, 16)
+        NU_PASS_CASE(512, 32, 16)
     default: return cudaErrorInvalidValue;
     }
-#undef NU_PRUNE_CASE
+#undef NU_PASS_CASE
 }
 
 static int nu_pow2(long long p)
@@ -636,22 +781,54 @@ static lm_code nu_prune_apply(const nu_geo &geo, float2 *fc, float2 *const tw[3]
     lm_code rc = LM_OK;
     const long long nf0 = geo.nf[0], nf1 = geo.nf[1], nf2 = geo.nf[2];
     const unsigned lx = (unsigned)((nf0 + 31) / 32);
-    const float *dx = dec, *dy = dec + geo.g[0], *dz = dec + geo.g[0] + geo.g[1];
-    const long long rows = (long long)geo.g[1] * geo.g[2];
+    nu_pass a;
+    memset(&a, 0, sizeof a);
+    a.buf = fc;
     if (nf2 > 1) {
-        LM_GCHECK(nu_prune_len(nf2, 0, dim3(lx, (unsigned)nf1), st, nf0, nf0 * nf1, nf0, geo.g[2], fc, -1, 0, 0, 0,
-                               NULL, NULL, NULL, NULL, NULL, tw[2]),
-                  who, "fft z");
+        a.kind = NU_PRUNE_LINES, a.grid = dim3(lx, (unsigned)nf1), a.p0 = nf0, a.es = nf0 * nf1, a.os = nf0;
+        a.g = geo.g[2], a.tw = tw[2];
+        LM_GCHECK(nu_pass_len(nf2, &a, st), who, "fft z");
         LM_GLAUNCH(who, "fft z");
     }
-    LM_GCHECK(nu_prune_len(nf1, 0, dim3(lx, (unsigned)geo.g[2]), st, nf0, nf0, nf0 * nf1, geo.g[1], fc, -1, 0, 0, 0,
-                           NULL, NULL, NULL, NULL, NULL, tw[1]),
-              who, "fft y");
+    a.kind = NU_PRUNE_LINES, a.grid = dim3(lx, (unsigned)geo.g[2]), a.p0 = nf0, a.es = nf0, a.os = nf0 * nf1;
+    a.g = geo.g[1], a.tw = tw[1];
+    LM_GCHECK(nu_pass_len(nf1, &a, st), who, "fft y");
     LM_GLAUNCH(who, "fft y");
-    LM_GCHECK(nu_prune_len(nf0, 0, dim3((unsigned)((rows + 31) / 32)), st, 0, 0, 0, 0, fc, rows, geo.g[0], geo.g[1],
-                           nf1, dx, dy, dz, ore, oim, tw[0]),
-              who, "fft x");
+    a.kind = NU_PRUNE_ROWS, a.rows = (long long)geo.g[1] * geo.g[2], a.g0 = geo.g[0], a.g1 = geo.g[1], a.nf1 = nf1;
+    a.grid = dim3((unsigned)((a.rows + 31) / 32)), a.dx = dec, a.dy = dec + geo.g[0], a.dz = dec + geo.g[0] + geo.g[1];
+    a.ore = ore, a.oim = oim, a.tw = tw[0];
+    LM_GCHECK(nu_pass_len(nf0, &a, st), who, "fft x");
     LM_GLAUNCH(who, "fft x");
+done:
+    return rc;
+}
+
+/* The type-2 mirror: the image x (times sc) deapodised into the fine grid
+ * fc and transformed forward (x rows, y on the kept planes, z). */
+static lm_code nu_expand_apply(const nu_geo &geo, const float2 *x, const float2 *sc, float2 *fc, float2 *const tw[3],
+                               const float *dec, cudaStream_t st, const char *who, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const long long nf0 = geo.nf[0], nf1 = geo.nf[1], nf2 = geo.nf[2];
+    const unsigned lx = (unsigned)((nf0 + 31) / 32);
+    nu_pass a;
+    memset(&a, 0, sizeof a);
+    a.buf = fc;
+    a.kind = NU_EXPAND_ROWS, a.rows = (long long)geo.g[1] * geo.g[2], a.g0 = geo.g[0], a.g1 = geo.g[1], a.nf1 = nf1;
+    a.grid = dim3((unsigned)((a.rows + 31) / 32)), a.dx = dec, a.dy = dec + geo.g[0], a.dz = dec + geo.g[0] + geo.g[1];
+    a.x = x, a.sc = sc, a.tw = tw[0];
+    LM_GCHECK(nu_pass_len(nf0, &a, st), who, "fft x");
+    LM_GLAUNCH(who, "fft x");
+    a.kind = NU_EXPAND_LINES, a.grid = dim3(lx, (unsigned)geo.g[2]), a.p0 = nf0, a.es = nf0, a.os = nf0 * nf1;
+    a.g = geo.g[1], a.tw = tw[1];
+    LM_GCHECK(nu_pass_len(nf1, &a, st), who, "fft y");
+    LM_GLAUNCH(who, "fft y");
+    if (nf2 > 1) {
+        a.kind = NU_EXPAND_LINES, a.grid = dim3(lx, (unsigned)nf1), a.p0 = nf0, a.es = nf0 * nf1, a.os = nf0;
+        a.g = geo.g[2], a.tw = tw[2];
+        LM_GCHECK(nu_pass_len(nf2, &a, st), who, "fft z");
+        LM_GLAUNCH(who, "fft z");
+    }
 done:
     return rc;
 }
@@ -687,36 +864,35 @@ done:
     return rc;
 }
 
-lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
-                      cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
-{
-    lm_code rc = LM_OK;
-    const int m = (int)s->m;
-    const long long nsets = s->nsets > 1 ? s->nsets : 1;
-    const int nch = nsets < LM_NU_NCH ? (int)nsets : LM_NU_NCH; /* sets spread together */
-    const bool d3 = pts->g[2] > 1;
-    nu_geo geo;
-    long long nfine = 1, nbins = 1;
-    int device = 0, locked = 0, nsubs = 0, prune = 0;
-    nu_cache *cache = NULL;
-    void *scratch = NULL;
-    unsigned *key = NULL, *skey = NULL;
-    float4 *rel = NULL, *srel = NULL;
-    float2 *cw = NULL, *scw = NULL, *eph = NULL;
-    int *sidx = NULL;
-    int *count = NULL, *bstart = NULL, *fill = NULL, *nsub = NULL, *suboff = NULL, *dtotal = NULL, *stmp = NULL;
-    int3 *subs = NULL;
-    float *dec = NULL;
-    double *dq = NULL, hq[2 * LM_NU_Q];
-    cudaEvent_t e0 = NULL, e1 = NULL, ev[5] = {NULL, NULL, NULL, NULL, NULL};
-    size_t off = 0, tile_bytes;
+/* ---- a call's geometry and sample bins (both types) ---- */
 
-    memset(&geo, 0, sizeof geo);
+struct nu_bins {
+    nu_geo geo;
+    long long nfine, nbins;
+    size_t tile_bytes;
+    bool d3;
+    void *scratch;
+    unsigned *key, *skey;
+    float4 *rel, *srel;
+    float2 *cw, *scw, *eph;
+    int *sidx, *count, *bstart, *fill, *nsub, *suboff, *dtotal, *stmp;
+    int3 *subs;
+    float *dec;
+    double *dq;
+};
+
+/* The fine grid, bins and tiles of a grid of points (checked). */
+static lm_code nu_geometry(const char *who, const lm_points *pts, nu_bins *b, lm_error *err)
+{
+    memset(b, 0, sizeof *b);
+    b->d3 = pts->g[2] > 1;
+    b->nfine = b->nbins = 1;
     if (pts->x)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: needs grid points, got explicit positions", who);
     if (pts->g[0] < 2 || pts->g[1] < 2)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: grid %lldx%lldx%lld is not 2D or 3D", who,
                        (long long)pts->g[0], (long long)pts->g[1], (long long)pts->g[2]);
+    nu_geo &geo = b->geo;
     for (int a = 0; a < 3; a++) {
         const long long g = pts->g[a];
         if (g > (1 << 20))
@@ -731,17 +907,165 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
             if (nf < 2 * LM_NU_W)
                 nf = next_smooth_even(2 * LM_NU_W);
             geo.nf[a] = (int)nf;
-            geo.bs[a] = d3 ? 8 : 32;
+            geo.bs[a] = b->d3 ? 8 : 32;
             geo.tl[a] = geo.bs[a] + LM_NU_W;
         }
         geo.nb[a] = (geo.nf[a] + geo.bs[a] - 1) / geo.bs[a];
-        nfine *= geo.nf[a];
-        nbins *= geo.nb[a];
+        b->nfine *= geo.nf[a];
+        b->nbins *= geo.nb[a];
     }
-    if (nfine > (long long)LM_MAX_ELEMENTS || nbins > (1LL << 30))
+    if (b->nfine > (long long)LM_MAX_ELEMENTS || b->nbins > (1LL << 30))
         return lm_fail(err, LM_ERR_NOMEM, "%s: a %dx%dx%d fine grid is absurd", who, geo.nf[0], geo.nf[1], geo.nf[2]);
-    tile_bytes = (size_t)geo.tl[0] * geo.tl[1] * geo.tl[2] * sizeof(float2);
-    prune = nu_prunable(geo);
+    b->tile_bytes = (size_t)geo.tl[0] * geo.tl[1] * geo.tl[2] * sizeof(float2);
+    return LM_OK;
+}
+
+/* The per-call scratch in one allocation: m samples, nch weight sets
+ * spread together. */
+static lm_code nu_scratch(const char *who, int m, int nch, nu_bins *b, lm_error *err)
+{
+    const size_t nbins = (size_t)b->nbins;
+    const size_t nsubmax = nbins + (size_t)m / LM_NU_MAXSUB + 1;
+    const size_t sz[] = {(size_t)m * sizeof(unsigned), (size_t)m * sizeof(unsigned), (size_t)m * sizeof(float4),
+                         (size_t)m * sizeof(float4),   (size_t)m * sizeof(float2),
+                         (size_t)m * (size_t)nch * sizeof(float2),
+                         nbins * sizeof(int),  nbins * sizeof(int),  nbins * sizeof(int),
+                         nbins * sizeof(int),  nbins * sizeof(int),  64,
+                         nsubmax * sizeof(int3),       scan_tmp_ints((long long)nbins) * sizeof(int),
+                         ((size_t)b->geo.g[0] + b->geo.g[1] + b->geo.g[2]) * sizeof(float),
+                         2 * LM_NU_Q * sizeof(double), (size_t)m * sizeof(int), (size_t)m * sizeof(float2)};
+    size_t tot = 0, off = 0;
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
+        tot += (sz[i] + 255) / 256 * 256;
+    lm_code rc = lm_gmalloc(&b->scratch, tot, err, who, "the sample bins");
+    if (rc != LM_OK)
+        return rc;
+    char *base = (char *)b->scratch;
+    void *ptrs[sizeof sz / sizeof sz[0]];
+    for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
+        ptrs[i] = base + off;
+        off += (sz[i] + 255) / 256 * 256;
+    }
+    b->key = (unsigned *)ptrs[0];
+    b->skey = (unsigned *)ptrs[1];
+    b->rel = (float4 *)ptrs[2];
+    b->srel = (float4 *)ptrs[3];
+    b->cw = (float2 *)ptrs[4];
+    b->scw = (float2 *)ptrs[5];
+    b->count = (int *)ptrs[6];
+    b->bstart = (int *)ptrs[7];
+    b->fill = (int *)ptrs[8];
+    b->nsub = (int *)ptrs[9];
+    b->suboff = (int *)ptrs[10];
+    b->dtotal = (int *)ptrs[11];
+    b->subs = (int3 *)ptrs[12];
+    b->stmp = (int *)ptrs[13];
+    b->dec = (float *)ptrs[14];
+    b->dq = (double *)ptrs[15];
+    b->sidx = (int *)ptrs[16];
+    b->eph = (float2 *)ptrs[17];
+    return LM_OK;
+}
+
+/* Deapodisation factors, then every sample binned and counting-sorted
+ * (first weight set in scw; s->wr NULL: unit weights). */
+static lm_code nu_bin(const char *who, const lm_gsamples *s, const lm_points *pts, nu_bins *b, cudaStream_t st,
+                      lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const int m = (int)s->m;
+    const nu_geo &geo = b->geo;
+    double hq[2 * LM_NU_Q];
+    pthread_once(&g_q_once, quad_init);
+    memcpy(hq, g_qz, sizeof g_qz);
+    memcpy(hq + LM_NU_Q, g_qf, sizeof g_qf);
+    LM_GCHECK(cudaMemcpyAsync(b->dq, hq, sizeof hq, cudaMemcpyHostToDevice, st), who, "upload");
+    k_nu_deap<<<(geo.g[0] + geo.g[1] + geo.g[2] + 127) / 128, 128, 0, st>>>(geo, b->dq, b->dec);
+    LM_GLAUNCH(who, "deapodisation");
+    LM_GCHECK(cudaMemsetAsync(b->count, 0, (size_t)b->nbins * sizeof(int), st), who, "clear");
+    LM_GCHECK(cudaMemsetAsync(b->fill, 0, (size_t)b->nbins * sizeof(int), st), who, "clear");
+    k_nu_prep<<<(m + 255) / 256, 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, s->wi, geo, 1.0 / (double)pts->s[0],
+                                               1.0 / (double)pts->s[1], 1.0 / (double)pts->s[2],
+                                               (double)(pts->g[0] / 2 - pts->c[0]), (double)(pts->g[1] / 2 - pts->c[1]),
+                                               (double)(pts->g[2] / 2 - pts->c[2]), b->key, b->count, b->rel, b->cw,
+                                               b->eph);
+    LM_GLAUNCH(who, "bin samples");
+    LM_GTRY(gscan(b->count, b->bstart, (int)b->nbins, b->stmp, st, who, err));
+    k_nu_scatter<<<(m + 255) / 256, 256, 0, st>>>(m, b->key, b->bstart, b->fill, b->rel, b->cw, b->skey, b->srel,
+                                                  b->scw, b->sidx);
+    LM_GLAUNCH(who, "sort samples");
+done:
+    return rc;
+}
+
+/* The per-device fine grids (nch of them) and, for the pruned transforms,
+ * the twiddles and shared-memory limits; else the cuFFT plan. The caller
+ * holds the device lock. */
+static lm_code nu_cache_ready(const char *who, nu_cache *cache, const nu_bins *b, int nch, int prune,
+                              cudaStream_t st, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const nu_geo &geo = b->geo;
+    if (cache->fine_cap < (size_t)b->nfine * nch * sizeof(float2)) {
+        lm_gfree(cache->fine);
+        cache->fine = NULL;
+        cache->fine_cap = 0;
+        LM_GTRY(lm_gmalloc((void **)&cache->fine, (size_t)b->nfine * nch * sizeof(float2), err, who,
+                           "the fine grids"));
+        cache->fine_cap = (size_t)b->nfine * nch * sizeof(float2);
+    }
+    if (prune) {
+        for (int a = 0; a < 3; a++) {
+            if (geo.nf[a] == 1 || cache->twlen[a] == geo.nf[a])
+                continue;
+            lm_gfree(cache->tw[a]);
+            cache->tw[a] = NULL;
+            cache->twlen[a] = 0;
+            LM_GTRY(upload_twiddles(geo.nf[a], geo.nf[a], &cache->tw[a], who, err));
+            cache->twlen[a] = geo.nf[a];
+        }
+        for (int a = 0; a < 3; a++)
+            if (geo.nf[a] > 1)
+                LM_GCHECK(nu_pass_len(geo.nf[a], NULL, st), who, "shared memory");
+    } else if (!cache->have_plan || cache->pdims[0] != geo.nf[0] || cache->pdims[1] != geo.nf[1] ||
+               cache->pdims[2] != geo.nf[2]) {
+        if (cache->have_plan)
+            (void)cufftDestroy(cache->plan);
+        cache->have_plan = 0;
+        if (b->d3)
+            LM_GFFT(cufftPlan3d(&cache->plan, geo.nf[2], geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
+        else
+            LM_GFFT(cufftPlan2d(&cache->plan, geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
+        cache->have_plan = 1;
+        cache->pdims[0] = geo.nf[0];
+        cache->pdims[1] = geo.nf[1];
+        cache->pdims[2] = geo.nf[2];
+    }
+    if (!prune)
+        LM_GFFT(cufftSetStream(cache->plan, st), who, "FFT stream");
+done:
+    return rc;
+}
+
+lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
+                      cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const int m = (int)s->m;
+    const long long nsets = s->nsets > 1 ? s->nsets : 1;
+    const int nch = nsets < LM_NU_NCH ? (int)nsets : LM_NU_NCH; /* sets spread together */
+    nu_bins bn;
+    rc = nu_geometry(who, pts, &bn, err);
+    if (rc != LM_OK)
+        return rc;
+    const bool d3 = bn.d3;
+    const nu_geo geo = bn.geo;
+    const long long nfine = bn.nfine, nbins = bn.nbins;
+    const size_t tile_bytes = bn.tile_bytes;
+    const int prune = nu_prunable(geo);
+    int device = 0, locked = 0, nsubs = 0;
+    nu_cache *cache = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL, ev[5] = {NULL, NULL, NULL, NULL, NULL};
 
     LM_GCHECK(cudaGetDevice(&device), who, "current device");
     LM_GCHECK(cudaEventCreate(&e0), who, "events");
@@ -756,93 +1080,11 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
             *kernel_s = 0;
         goto done;
     }
-
-    pthread_once(&g_q_once, quad_init);
-    memcpy(hq, g_qz, sizeof g_qz);
-    memcpy(hq + LM_NU_Q, g_qf, sizeof g_qf);
-
-    /* per-call scratch in one allocation */
-    {
-        const size_t nsubmax = (size_t)nbins + (size_t)m / LM_NU_MAXSUB + 1;
-        const size_t sz[] = {(size_t)m * sizeof(unsigned), (size_t)m * sizeof(unsigned), (size_t)m * sizeof(float4),
-                             (size_t)m * sizeof(float4),   (size_t)m * sizeof(float2),
-                             (size_t)m * (size_t)nch * sizeof(float2),
-                             (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),
-                             (size_t)nbins * sizeof(int),  (size_t)nbins * sizeof(int),  64,
-                             nsubmax * sizeof(int3),       scan_tmp_ints(nbins) * sizeof(int),
-                             ((size_t)geo.g[0] + geo.g[1] + geo.g[2]) * sizeof(float), sizeof hq,
-                             (size_t)m * sizeof(int), (size_t)m * sizeof(float2)};
-        size_t tot = 0;
-        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
-            tot += (sz[i] + 255) / 256 * 256;
-        LM_GTRY(lm_gmalloc(&scratch, tot, err, who, "the sample bins"));
-        char *base = (char *)scratch;
-        void *ptrs[sizeof sz / sizeof sz[0]];
-        for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++) {
-            ptrs[i] = base + off;
-            off += (sz[i] + 255) / 256 * 256;
-        }
-        key = (unsigned *)ptrs[0];
-        skey = (unsigned *)ptrs[1];
-        rel = (float4 *)ptrs[2];
-        srel = (float4 *)ptrs[3];
-        cw = (float2 *)ptrs[4];
-        scw = (float2 *)ptrs[5];
-        count = (int *)ptrs[6];
-        bstart = (int *)ptrs[7];
-        fill = (int *)ptrs[8];
-        nsub = (int *)ptrs[9];
-        suboff = (int *)ptrs[10];
-        dtotal = (int *)ptrs[11];
-        subs = (int3 *)ptrs[12];
-        stmp = (int *)ptrs[13];
-        dec = (float *)ptrs[14];
-        dq = (double *)ptrs[15];
-        sidx = (int *)ptrs[16];
-        eph = (float2 *)ptrs[17];
-    }
-
+    LM_GTRY(nu_scratch(who, m, nch, &bn, err));
     lm_gdevice_lock(device);
     locked = 1;
     cache = &g_nu[device % 64];
-    if (cache->fine_cap < (size_t)nfine * nch * sizeof(float2)) {
-        lm_gfree(cache->fine);
-        cache->fine = NULL;
-        cache->fine_cap = 0;
-        LM_GTRY(lm_gmalloc((void **)&cache->fine, (size_t)nfine * nch * sizeof(float2), err, who, "the fine grids"));
-        cache->fine_cap = (size_t)nfine * nch * sizeof(float2);
-    }
-    if (prune) {
-        for (int a = 0; a < 3; a++) {
-            if (geo.nf[a] == 1 || cache->twlen[a] == geo.nf[a])
-                continue;
-            lm_gfree(cache->tw[a]);
-            cache->tw[a] = NULL;
-            cache->twlen[a] = 0;
-            LM_GTRY(upload_twiddles(geo.nf[a], geo.nf[a], &cache->tw[a], who, err));
-            cache->twlen[a] = geo.nf[a];
-        }
-        for (int a = 0; a < 3; a++)
-            if (geo.nf[a] > 1)
-                LM_GCHECK(nu_prune_len(geo.nf[a], 1, dim3(1), st, 0, 0, 0, 0, NULL, 0, 0, 0, 0, NULL, NULL, NULL, NULL,
-                                       NULL, NULL),
-                          who, "shared memory");
-    } else if (!cache->have_plan || cache->pdims[0] != geo.nf[0] || cache->pdims[1] != geo.nf[1] ||
-               cache->pdims[2] != geo.nf[2]) {
-        if (cache->have_plan)
-            (void)cufftDestroy(cache->plan);
-        cache->have_plan = 0;
-        if (d3)
-            LM_GFFT(cufftPlan3d(&cache->plan, geo.nf[2], geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
-        else
-            LM_GFFT(cufftPlan2d(&cache->plan, geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
-        cache->have_plan = 1;
-        cache->pdims[0] = geo.nf[0];
-        cache->pdims[1] = geo.nf[1];
-        cache->pdims[2] = geo.nf[2];
-    }
-    if (!prune)
-        LM_GFFT(cufftSetStream(cache->plan, st), who, "FFT stream");
+    LM_GTRY(nu_cache_ready(who, cache, &bn, nch, prune, st, err));
     if (tile_bytes * nch > 48 * 1024) {
         LM_GCHECK(cudaFuncSetAttribute(d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
                                        cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(tile_bytes * nch)),
@@ -850,25 +1092,13 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
     }
 
     LM_GCHECK(cudaEventRecord(e0, st), who, "events");
-    LM_GCHECK(cudaMemcpyAsync(dq, hq, sizeof hq, cudaMemcpyHostToDevice, st), who, "upload");
-    k_nu_deap<<<(geo.g[0] + geo.g[1] + geo.g[2] + 127) / 128, 128, 0, st>>>(geo, dq, dec);
-    LM_GLAUNCH(who, "deapodisation");
-    LM_GCHECK(cudaMemsetAsync(count, 0, (size_t)nbins * sizeof(int), st), who, "clear");
-    LM_GCHECK(cudaMemsetAsync(fill, 0, (size_t)nbins * sizeof(int), st), who, "clear");
-    k_nu_prep<<<(m + 255) / 256, 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, s->wi, geo, 1.0 / (double)pts->s[0],
-                                               1.0 / (double)pts->s[1], 1.0 / (double)pts->s[2],
-                                               (double)(pts->g[0] / 2 - pts->c[0]), (double)(pts->g[1] / 2 - pts->c[1]),
-                                               (double)(pts->g[2] / 2 - pts->c[2]), key, count, rel, cw, eph);
-    LM_GLAUNCH(who, "bin samples");
-    LM_GTRY(gscan(count, bstart, (int)nbins, stmp, st, who, err));
-    k_nu_scatter<<<(m + 255) / 256, 256, 0, st>>>(m, key, bstart, fill, rel, cw, skey, srel, scw, sidx);
-    LM_GLAUNCH(who, "sort samples");
-    k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, count, nsub);
+    LM_GTRY(nu_bin(who, s, pts, &bn, st, err));
+    k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, bn.count, bn.nsub);
     LM_GLAUNCH(who, "subproblems");
-    LM_GTRY(gscan(nsub, suboff, (int)nbins, stmp, st, who, err));
-    k_nu_subs<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, bstart, count, nsub, suboff, subs);
+    LM_GTRY(gscan(bn.nsub, bn.suboff, (int)nbins, bn.stmp, st, who, err));
+    k_nu_subs<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, bn.bstart, bn.count, bn.nsub, bn.suboff, bn.subs);
     LM_GLAUNCH(who, "subproblems");
-    k_nu_total<<<1, 1, 0, st>>>((int)nbins, nsub, suboff, dtotal);
+    k_nu_total<<<1, 1, 0, st>>>((int)nbins, bn.nsub, bn.suboff, bn.dtotal);
     LM_GLAUNCH(who, "subproblems");
     LM_GCHECK(cudaEventRecord(ev[0], st), who, "events");
     for (long long set0 = 0; set0 < nsets; set0 += nch) {
@@ -877,32 +1107,32 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
          * there from the sort when it goes alone) */
         for (int c = 0; c < nc; c++)
             if (set0 + c > 0 || nc > 1) {
-                k_nu_reweight<<<(m + 255) / 256, 256, 0, st>>>(m, sidx, s->wr + (set0 + c) * m,
-                                                               s->wi ? s->wi + (set0 + c) * m : NULL, eph,
-                                                               scw + (size_t)c * m);
+                k_nu_reweight<<<(m + 255) / 256, 256, 0, st>>>(m, bn.sidx, s->wr + (set0 + c) * m,
+                                                               s->wi ? s->wi + (set0 + c) * m : NULL, bn.eph,
+                                                               bn.scw + (size_t)c * m);
                 LM_GLAUNCH(who, "weights");
             }
         LM_GCHECK(cudaMemsetAsync(cache->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
         LM_GCHECK(cudaEventRecord(ev[1], st), who, "events");
         if (d3)
             k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, skey, count, srel, scw, nc, geo, cache->fine, nfine);
+                m, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, cache->fine, nfine);
         else
             k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, skey, count, srel, scw, nc, geo, cache->fine, nfine);
+                m, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, cache->fine, nfine);
         LM_GLAUNCH(who, "spread");
         LM_GCHECK(cudaEventRecord(ev[2], st), who, "events");
         if (set0 == 0) { /* the subproblems depend on the positions only */
-            LM_GCHECK(cudaMemcpyAsync(&nsubs, dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who,
+            LM_GCHECK(cudaMemcpyAsync(&nsubs, bn.dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who,
                       "subproblem count");
             LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
         }
         if (nsubs > 0) {
             if (d3)
-                k_nu_spread_sm<true><<<nsubs, 256, tile_bytes * nc, st>>>(subs, srel, scw, m, nc, geo, cache->fine,
+                k_nu_spread_sm<true><<<nsubs, 256, tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo, cache->fine,
                                                                          nfine);
             else
-                k_nu_spread_sm<false><<<nsubs, 256, tile_bytes * nc, st>>>(subs, srel, scw, m, nc, geo, cache->fine,
+                k_nu_spread_sm<false><<<nsubs, 256, tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo, cache->fine,
                                                                           nfine);
             LM_GLAUNCH(who, "spread");
         }
@@ -914,13 +1144,13 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         for (int c = 0; c < nc; c++) {
             float2 *fc = cache->fine + (size_t)c * nfine;
             if (prune) {
-                LM_GTRY(nu_prune_apply(geo, fc, cache->tw, dec, d_re + (set0 + c) * pts->n,
+                LM_GTRY(nu_prune_apply(geo, fc, cache->tw, bn.dec, d_re + (set0 + c) * pts->n,
                                        d_im + (set0 + c) * pts->n, st, who, err));
                 continue;
             }
             LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)fc, (cufftComplex *)fc, CUFFT_INVERSE), who, "FFT");
             k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(
-                pts->n, geo, fc, dec, dec + geo.g[0], dec + geo.g[0] + geo.g[1], d_re + (set0 + c) * pts->n,
+                pts->n, geo, fc, bn.dec, bn.dec + geo.g[0], bn.dec + geo.g[0] + geo.g[1], d_re + (set0 + c) * pts->n,
                 d_im + (set0 + c) * pts->n);
             LM_GLAUNCH(who, "deapodise");
         }
@@ -934,7 +1164,7 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
         *kernel_s = ms * 1e-3;
     }
     {
-        /* stage times (the sync for the subproblem count sits in "spread sm") */
+        /* stage times (the sync for the subproblem bn.count sits in "spread sm") */
         static const char *names[5] = {"bin+sort", "clear", "spread gm", "spread sm", "fft+deapod"};
         cudaEvent_t from[5] = {e0, ev[0], ev[1], ev[2], ev[3]}, to[5] = {ev[0], ev[1], ev[2], ev[3], ev[4]};
         for (int i = 0; i < 5; i++) {
@@ -956,6 +1186,52 @@ done:
     for (int i = 0; i < 5; i++)
         if (ev[i])
             (void)cudaEventDestroy(ev[i]);
-    lm_gfree(scratch);
+    lm_gfree(bn.scratch);
+    return rc;
+}
+
+lm_code lm_gnufft_type2(const char *who, const lm_gsamples *s, const lm_points *pts, const float2 *x,
+                        const float2 *sc, long long nsets, float2 *out, cudaStream_t st, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const int m = (int)s->m;
+    nu_bins bn;
+    rc = nu_geometry(who, pts, &bn, err);
+    if (rc != LM_OK)
+        return rc;
+    if (!nu_prunable(bn.geo))
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: the forward NUFFT needs fine grids of powers of two from 16 to "
+                       "512, got %dx%dx%d", who, bn.geo.nf[0], bn.geo.nf[1], bn.geo.nf[2]);
+    int device = 0, locked = 0;
+    nu_cache *cache = NULL;
+    lm_gsamples unit = *s;
+    unit.wr = unit.wi = NULL; /* unit weights: only the positions and phases are needed */
+    nsets = sc ? nsets : 1;
+    if (m == 0)
+        return LM_OK;
+    LM_GCHECK(cudaGetDevice(&device), who, "current device");
+    LM_GTRY(nu_scratch(who, m, 1, &bn, err));
+    lm_gdevice_lock(device);
+    locked = 1;
+    cache = &g_nu[device % 64];
+    LM_GTRY(nu_cache_ready(who, cache, &bn, 1, 1, st, err));
+    LM_GTRY(nu_bin(who, &unit, pts, &bn, st, err));
+    for (long long c = 0; c < nsets; c++) {
+        LM_GTRY(nu_expand_apply(bn.geo, x, sc ? sc + c * pts->n : NULL, cache->fine, cache->tw, bn.dec, st, who, err));
+        if (bn.d3)
+            k_nu_interp<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
+                m, bn.skey, bn.srel, bn.sidx, bn.eph, bn.geo, cache->fine, out + c * m);
+        else
+            k_nu_interp<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
+                m, bn.skey, bn.srel, bn.sidx, bn.eph, bn.geo, cache->fine, out + c * m);
+        LM_GLAUNCH(who, "interpolate");
+    }
+    LM_GCHECK(cudaStreamSynchronize(st), who, "forward NUFFT");
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    if (locked)
+        lm_gdevice_unlock(device);
+    lm_gfree(bn.scratch);
     return rc;
 }
