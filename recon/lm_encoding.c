@@ -36,6 +36,7 @@ struct lm_encoding {
     lm_cfloat *c_host;       /* segmented: L x N phases exp(-i 2 pi f tau_l) */
     lm_cfloat *c;            /* the same on the back end (c_host on the CPU) */
     lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
+    float *f_dev;            /* exact on a GPU: the field map on the device (E^H d there) */
     double diag0;            /* sum_m phi(k_m)^2 / N^2: the diagonal of F_t^H F_t */
 };
 
@@ -72,6 +73,7 @@ void lm_encoding_free(lm_encoding *e)
             e->be->release(e->be, e->s);
         lm_backend_free(e->be);
     }
+    lm_gpu_mem_free(e->f_dev);
     free(e->c_host);
     lm_timeseg_free(e->ts);
     free(e);
@@ -128,7 +130,12 @@ static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_erro
     e->diag0 = p2 / ((double)nv * (double)nv);
     if (d->segments == 0) {
         e->vx = lm_sums_exact_variant(e->v, err);
-        return e->vx ? LM_OK : err ? err->code : LM_ERR_UNSUPPORTED;
+        if (!e->vx)
+            return err ? err->code : LM_ERR_UNSUPPORTED;
+        if (e->be->device != LM_DEVICE_GPU || e->vx->device != LM_DEVICE_GPU)
+            return LM_OK;
+        lm_code rc = lm_gpu_mem_alloc((void **)&e->f_dev, (size_t)nv * sizeof(float), "field map", err);
+        return rc == LM_OK ? lm_gpu_mem_upload(e->f_dev, d->fieldmap, (size_t)nv * sizeof(float), err) : rc;
     }
     lm_code rc = lm_timeseg_make(e->t->t, m, d->fieldmap, nv, d->segments,
                                  d->seg_minmax ? LM_TIMESEG_MINMAX : LM_TIMESEG_HIST, LM_SEGMENTS_TOL, &e->ts, err);
@@ -406,6 +413,8 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
     if (e->f && !e->ts) {
         if (e->be->device == LM_DEVICE_CPU)
             return adjoint_exact_host(e, d, x, ctl, err);
+        if (e->f_dev) /* the direct sum with the time term on the device, no round trip */
+            return lm_gpu_adjoint(&e->g, e->t, d, e->s, e->f_dev, e->vx->name, x, ctl, err);
         lm_cfloat *xh = lm_alloc((size_t)e->nvox, sizeof *xh, err, "E^H d");
         lm_code rc = xh ? adjoint_exact_host(e, d, xh, ctl, err) : LM_ERR_NOMEM;
         if (rc == LM_OK) {
