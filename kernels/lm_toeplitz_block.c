@@ -3,8 +3,13 @@
  * sits at index d + n of the 2x grid; shifted by n (mod 2n) it lands at d
  * mod 2n, and the unused difference -n is zeroed so that the block matrix
  * of FFTs is exactly Hermitian. Unlike lm_toeplitz.c the transforms are
- * plain batched FFTW plans over the whole padded grid (the L segments are
- * the batch): simpler, and the L x L product dominates as L grows. */
+ * plain FFTW plans over the whole padded grid, one per segment, the
+ * segments spread over the threads (single-threaded plans; on the 256^2
+ * grid of a 2D spiral FFTW_ESTIMATE's plan, batched or not, one or two
+ * threads, took 1.0-1.7 ms per transform, FFTW_MEASURE's 0.13-0.15 ms, for
+ * 0.13 s of planning: measured up to LM_TB_MEASURE_MAX points).
+ * The L x L product runs over tiles of frequencies, each pair's block read
+ * once per tile (the off-diagonal ones serve both (l, l') and (l', l)). */
 #include "lm_toeplitz_block.h"
 #include "lm_fftw.h"
 
@@ -16,6 +21,15 @@
 #include <string.h>
 
 #define PAR_MIN 32768
+/* Grids up to this many points are planned with FFTW_MEASURE (0.13 s for
+ * 256^2, a 10x faster plan than FFTW_ESTIMATE's); larger ones (3D) would
+ * take seconds to measure. */
+#define LM_TB_MEASURE_MAX (1 << 20)
+/* Frequencies per tile of the block product: the tile's L inputs and L
+ * outputs stay in L1/L2 while each pair's block streams through once, with
+ * real and imaginary parts apart so that the loops are plain FMA streams. */
+#define TB_TILE 128
+
 
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -25,10 +39,17 @@ struct lm_toeplitz_block {
     int L;
     int64_t npairs;
     int threads;
-    lm_cfloat *qhat;     /* npairs x pcount: FFT(shifted Q_ll') / (N^2 P) */
+    lm_cfloat *qhat;     /* npairs x pcount: FFT(shifted Q_ll') / (N^2 P); kept in tiles of TB_TILE
+                            values as TB_TILE real parts then TB_TILE imaginary parts (tb_q) */
     lm_cfloat *work;     /* L x pcount */
-    fftwf_plan fwd, inv; /* batched over the L segments, in place on work */
+    fftwf_plan fwd, inv; /* one segment, in place, single-threaded (run on any of work's segments) */
 };
+
+/* Real and imaginary part of block pr at frequency i in the tiled layout. */
+static inline float *tb_q(const lm_toeplitz_block *t, int64_t pr, int64_t i)
+{
+    return (float *)(t->qhat + pr * t->pcount) + 2 * (i / TB_TILE) * TB_TILE + i % TB_TILE;
+}
 
 int lm_toeplitz_block_segments(const lm_toeplitz_block *t)
 {
@@ -58,9 +79,10 @@ static fftwf_plan plan(const lm_toeplitz_block *t, int howmany, lm_cfloat *buf, 
             dims[rank++] = (int)t->p[a];
     pthread_mutex_lock(&plan_lock);
     if (lm_fftw_setup())
-        fftwf_plan_with_nthreads(t->threads);
+        fftwf_plan_with_nthreads(1);
     fftwf_plan pl = fftwf_plan_many_dft(rank, dims, howmany, (fftwf_complex *)buf, NULL, 1, (int)t->pcount,
-                                        (fftwf_complex *)buf, NULL, 1, (int)t->pcount, sign, FFTW_ESTIMATE);
+                                        (fftwf_complex *)buf, NULL, 1, (int)t->pcount, sign,
+                                        t->pcount <= LM_TB_MEASURE_MAX ? FFTW_MEASURE : FFTW_ESTIMATE);
     pthread_mutex_unlock(&plan_lock);
     return pl;
 }
@@ -106,8 +128,8 @@ lm_code lm_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q, int
         return lm_fail(err, LM_ERR_NOMEM, "block toeplitz: cannot allocate %d segments of the %lld-point grid", L,
                        (long long)t->pcount);
     }
-    t->fwd = plan(t, L, t->work, FFTW_FORWARD);
-    t->inv = plan(t, L, t->work, FFTW_BACKWARD);
+    t->fwd = plan(t, 1, t->work, FFTW_FORWARD);
+    t->inv = plan(t, 1, t->work, FFTW_BACKWARD);
     fftwf_plan one = plan(t, 1, t->qhat, FFTW_FORWARD);
     if (!t->fwd || !t->inv || !one) {
         if (one) {
@@ -139,12 +161,86 @@ lm_code lm_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q, int
 #pragma omp parallel for num_threads(t->threads) schedule(static) if (t->pcount >= PAR_MIN)
         for (int64_t i = 0; i < t->pcount; i++)
             g[i] *= scale;
+        /* to the tiled layout (real parts then imaginary parts per tile) */
+        for (int64_t i0 = 0; i0 < t->pcount; i0 += TB_TILE) {
+            float re[TB_TILE], im[TB_TILE];
+            const int64_t nt = t->pcount - i0 < TB_TILE ? t->pcount - i0 : TB_TILE;
+            for (int64_t i = 0; i < nt; i++)
+                re[i] = crealf(g[i0 + i]), im[i] = cimagf(g[i0 + i]);
+            float *d = (float *)(g + i0);
+            memcpy(d, re, (size_t)nt * sizeof *re);
+            memcpy(d + TB_TILE, im, (size_t)nt * sizeof *im);
+        }
     }
     pthread_mutex_lock(&plan_lock);
     fftwf_destroy_plan(one);
     pthread_mutex_unlock(&plan_lock);
     *out = t;
     return LM_OK;
+}
+
+/* Every segment of work through plan p, the segments over the threads. */
+static void transform_segments(lm_toeplitz_block *t, fftwf_plan p)
+{
+    lm_cfloat *w = t->work;
+    const int64_t pc = t->pcount;
+#pragma omp parallel for num_threads(t->threads) schedule(dynamic, 1) if (t->L > 1)
+    for (int l = 0; l < t->L; l++)
+        fftwf_execute_dft(p, (fftwf_complex *)(w + l * pc), (fftwf_complex *)(w + l * pc));
+}
+
+
+/* Y_l = sum_l' Qhat_ll' Z_l' per frequency, Qhat_l'l = conj(Qhat_ll'). */
+static void combine(lm_toeplitz_block *t)
+{
+    const int64_t pc = t->pcount;
+    const int L = t->L;
+    lm_cfloat *w = t->work;
+    const int64_t ntiles = (pc + TB_TILE - 1) / TB_TILE;
+#pragma omp parallel for num_threads(t->threads) schedule(static) if (pc >= PAR_MIN)
+    for (int64_t tile = 0; tile < ntiles; tile++) {
+        const int64_t i0 = tile * TB_TILE, nt = pc - i0 < TB_TILE ? pc - i0 : TB_TILE;
+        if (L > 16) { /* rare: the plain loop, one frequency at a time */
+            for (int64_t i = i0; i < i0 + nt; i++) {
+                lm_cfloat z[LM_BLOCK_MAX_L];
+                for (int l = 0; l < L; l++)
+                    z[l] = w[l * pc + i];
+                for (int l = 0; l < L; l++) {
+                    lm_cfloat acc = 0;
+                    for (int lp = 0; lp < L; lp++) {
+                        const float *q = tb_q(t, lm_block_pair(L, l < lp ? l : lp, l < lp ? lp : l), i);
+                        const lm_cfloat qv = q[0] + I * (lp >= l ? q[TB_TILE] : -q[TB_TILE]);
+                        acc += qv * z[lp];
+                    }
+                    w[l * pc + i] = acc;
+                }
+            }
+            continue;
+        }
+        float zr[16][TB_TILE], zi[16][TB_TILE], yr[16][TB_TILE], yi[16][TB_TILE];
+        for (int l = 0; l < L; l++)
+            for (int64_t i = 0; i < nt; i++) {
+                zr[l][i] = crealf(w[l * pc + i0 + i]), zi[l][i] = cimagf(w[l * pc + i0 + i]);
+                yr[l][i] = yi[l][i] = 0;
+            }
+        for (int l = 0; l < L; l++)
+            for (int lp = l; lp < L; lp++) {
+                const float *qr = tb_q(t, lm_block_pair(L, l, lp), i0), *qi = qr + TB_TILE;
+                /* y_l += q z_l' */
+                for (int64_t i = 0; i < nt; i++) {
+                    yr[l][i] += qr[i] * zr[lp][i] - qi[i] * zi[lp][i];
+                    yi[l][i] += qr[i] * zi[lp][i] + qi[i] * zr[lp][i];
+                }
+                if (lp != l) /* y_l' += conj(q) z_l */
+                    for (int64_t i = 0; i < nt; i++) {
+                        yr[lp][i] += qr[i] * zr[l][i] + qi[i] * zi[l][i];
+                        yi[lp][i] += qr[i] * zi[l][i] - qi[i] * zr[l][i];
+                    }
+            }
+        for (int l = 0; l < L; l++)
+            for (int64_t i = 0; i < nt; i++)
+                w[l * pc + i0 + i] = yr[l][i] + I * yi[l][i];
+    }
 }
 
 void lm_toeplitz_block_apply_coil(lm_toeplitz_block *t, const lm_cfloat *x, const lm_cfloat *s, const lm_cfloat *c,
@@ -175,24 +271,9 @@ void lm_toeplitz_block_apply_coil(lm_toeplitz_block *t, const lm_cfloat *x, cons
                     wl[i] = 0;
             }
         }
-    fftwf_execute(t->fwd);
-    /* Y_l = sum_l' Qhat_ll' Z_l', Qhat_ll' = conj(Qhat_l'l) below the diagonal */
-#pragma omp parallel for num_threads(t->threads) schedule(static) if (pc >= PAR_MIN)
-    for (int64_t i = 0; i < pc; i++) {
-        lm_cfloat z[LM_BLOCK_MAX_L];
-        for (int l = 0; l < L; l++)
-            z[l] = w[l * pc + i];
-        for (int l = 0; l < L; l++) {
-            lm_cfloat acc = 0;
-            for (int lp = 0; lp < L; lp++) {
-                const lm_cfloat qv = lp >= l ? t->qhat[lm_block_pair(L, l, lp) * pc + i]
-                                             : conjf(t->qhat[lm_block_pair(L, lp, l) * pc + i]);
-                acc += qv * z[lp];
-            }
-            w[l * pc + i] = acc;
-        }
-    }
-    fftwf_execute(t->inv);
+    transform_segments(t, t->fwd);
+    combine(t);
+    transform_segments(t, t->inv);
 #pragma omp parallel for num_threads(t->threads) collapse(2) schedule(static) if (nv >= PAR_MIN)
     for (int64_t k = 0; k < n[2]; k++)
         for (int64_t j = 0; j < n[1]; j++) {

@@ -1,7 +1,8 @@
 /* CPU timing of the segmented normal operator at B64 size (64^3, one coil):
  * one application of the block Toeplitz product for L segments (synthetic
  * Hermitian Q blocks: the timing does not depend on their values), next to
- * the plain Toeplitz product (L = 0). Usage: bench_fieldmap [L ...] [--n N]. */
+ * the plain Toeplitz product (L = 0). Usage: bench_fieldmap [L ...] [--n N] [--2d]
+ * (--2d: N x N x 1, as S128c8f). */
 #include <complex.h>
 #include <math.h>
 #include <omp.h>
@@ -24,10 +25,12 @@ static double now(void)
 int main(int argc, char **argv)
 {
     int64_t nn = 64;
-    int ls[16], nl = 0;
+    int ls[16], nl = 0, flat = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
             nn = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--2d"))
+            flat = 1;
         else if (nl < 16)
             ls[nl++] = atoi(argv[i]);
     }
@@ -36,7 +39,7 @@ int main(int argc, char **argv)
         for (nl = 0; nl < 5; nl++)
             ls[nl] = def[nl];
     }
-    const int64_t n[3] = {nn, nn, nn}, nv = nn * nn * nn, nq = lm_q_count(n);
+    const int64_t n[3] = {nn, nn, flat ? 1 : nn}, nv = n[0] * n[1] * n[2], nq = lm_q_count(n);
     const int threads = omp_get_max_threads();
     lm_cfloat *x = malloc((size_t)nv * sizeof *x), *y = malloc((size_t)nv * sizeof *y);
     for (int64_t j = 0; j < nv; j++)
