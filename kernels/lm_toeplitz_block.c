@@ -175,6 +175,8 @@ lm_code lm_toeplitz_block_new(const int64_t n[3], int L, const lm_cfloat *q, int
     pthread_mutex_lock(&plan_lock);
     fftwf_destroy_plan(one);
     pthread_mutex_unlock(&plan_lock);
+    if (t->pcount <= LM_TB_MEASURE_MAX) /* the measured plans, for the next process */
+        lm_fftw_wisdom_save();
     *out = t;
     return LM_OK;
 }
