@@ -27,7 +27,8 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
     lm_kdata *noise = NULL;
     lm_recon_result res = {0};
     double tq = 0, tf = 0, tc = 0, tt = 0;
-    int q_cached = 1, iters = 0, rc = 1;
+    int q_cached = 1, iters = 0, rc = 1, fell_back = 0;
+    const char *variant = o->variant;
     lm_metrics m = {.psnr_db = NAN, .percent_error = NAN};
     if (refused) {
         lm_fail(&err, LM_ERR_UNSUPPORTED, "%s: %d slices: %s is not supported with multi-slice data", path, ns,
@@ -90,6 +91,10 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
             lm_fail(&err, code, "%s: slice %d (idx.slice %d): %s", path, z, sl->index, msg);
             goto done;
         }
+        if (res.fell_back && !fell_back++) {
+            fprintf(stderr, "recon: %s\n", res.fallback_note); /* once: every slice falls back alike */
+            variant = res.fallback_variant;
+        }
         if (o->lambda_auto)
             fprintf(stderr, "slice %d: lambda auto: %.4g (%s)\n", z, res.lambda_used, res.lambda_note);
         memcpy(vol->data + (size_t)z * (size_t)nvox, res.image->data, (size_t)nvox * sizeof *vol->data);
@@ -108,7 +113,8 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
     if (json) {
         printf("{");
         cli_json_str(stdout, "method", lm_method_name(o->method), 1);
-        cli_json_str(stdout, "variant", o->method == LM_METHOD_CG ? o->variant : "", 1);
+        cli_json_str(stdout, "variant", o->method == LM_METHOD_CG ? variant : "", 1);
+        cli_json_bool(stdout, "fell_back", fell_back > 0, 1);
         cli_json_num(stdout, "lambda", o->lambda_auto ? NAN : o->lambda, 1); /* auto: per slice, on stderr */
         cli_json_bool(stdout, "lambda_auto", o->lambda_auto, 1);
         cli_json_str(stdout, "reg", lm_reg_name(o->reg), 1);
@@ -136,9 +142,9 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
         if (o->method == LM_METHOD_CG)
         {
             if (o->lambda_auto)
-                printf(" (%s, lambda auto per slice, %s, %d iterations)", o->variant, lm_reg_name(o->reg), iters);
+                printf(" (%s, lambda auto per slice, %s, %d iterations)", variant, lm_reg_name(o->reg), iters);
             else
-                printf(" (%s, lambda %g, %s, %d iterations)", o->variant, o->lambda, lm_reg_name(o->reg), iters);
+                printf(" (%s, lambda %g, %s, %d iterations)", variant, o->lambda, lm_reg_name(o->reg), iters);
         }
         printf(": %d slices of %lldx%lld, %.4g mm apart (repetition %d, contrast %d): Q %.3f s%s, F^H d %.3f s, "
                "CG %.3f s, total %.3f s\n", ns, (long long)g.n[0], (long long)g.n[1], vox[2], in->repetition,
@@ -179,7 +185,7 @@ static int parse_fov(const char *s, double fov[3])
 static void help(void)
 {
     puts("usage: larmor-cli recon --traj T --kspace K --matrix N --method cg|grid-linear|grid-kb|fft --out OUT\n"
-         "        [--variant NAME|auto] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical|anatomical-edges\n"
+         "        [--variant NAME|auto] [--fallback none|cpu] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical|anatomical-edges\n"
          "        --ref R.nii.gz [--edge 0.05] [--no-register | --ref-transform RX,RY,RZ,TX,TY,TZ]\n"
          "        [--data-edge K] [--data-edge-sigma V]] [--prior-influence-out F] [--lesion-mask M]\n"
          "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
@@ -202,6 +208,9 @@ static void help(void)
          "  --lambda auto: chosen from the data (docs/lambda.md): the discrepancy principle with the noise\n"
          "  of --noise scans or of the outer k-space; --lambda-criterion discrepancy|gcv picks the rule\n"
          "  --variant auto (the default): the fastest accurate one here (gpu-nufft with a GPU, else cpu-nufft)\n"
+         "  --fallback cpu: when a GPU variant (cg) runs out of GPU memory, hits a driver error or is not\n"
+         "  available here, run again on its CPU twin (gpu-nufft -> cpu-nufft, the direct sums -> cpu-simd)\n"
+         "  with every other option kept, and say so on stderr (default none: fail with the GPU's error)\n"
          "  --sens S: coil maps [nx, ny, nz, coils] (.cfl as bart ecalib writes them); with maps the coils\n"
          "  are reconstructed together (SENSE: one complex image); --coil-combine rss reconstructs each\n"
          "  channel on its own and combines them by root-sum-of-squares (magnitude)\n"
@@ -250,6 +259,7 @@ int cmd_recon(int argc, char **argv)
         {"lesion-mask", required_argument, 0, 1001}, {"ref-transform", required_argument, 0, 1002},
         {"no-register", no_argument, 0, 1003}, {"prior-influence-out", required_argument, 0, 1004},
         {"data-edge", required_argument, 0, 1005}, {"data-edge-sigma", required_argument, 0, 1006},
+        {"fallback", required_argument, 0, 1007},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -338,6 +348,10 @@ int cmd_recon(int argc, char **argv)
         case 1003: o.ref_register = 0; break;
         case 1004: influence_path = optarg; o.prior_influence = 1; break;
         case 1005: if (!cli_parse_double("--data-edge", optarg, &o.data_edge)) return 1; break;
+        case 1007:
+            if (lm_fallback_parse(optarg, &o.fallback, &err) != LM_OK)
+                return cli_error(&err);
+            break;
         case 1006: if (!cli_parse_double("--data-edge-sigma", optarg, &o.data_edge_sigma)) return 1; break;
         case 'j': json = 1; break;
         case 'h': help(); return 0;
@@ -462,6 +476,8 @@ int cmd_recon(int argc, char **argv)
     cli_progress_done(&prog);
     if (code != LM_OK)
         goto done;
+    if (res.fell_back)
+        fprintf(stderr, "recon: %s\n", res.fallback_note);
     if (o.lambda_auto)
         fprintf(stderr, "lambda auto: %.4g (%s; %d trial solves, %d CG iterations, %.2f s)\n", res.lambda_used,
                 res.lambda_note, res.lambda_solves, res.lambda_iters, res.time_lambda_s);
@@ -508,12 +524,13 @@ int cmd_recon(int argc, char **argv)
         goto done;
     }
     const lm_rigid *rt = &res.ref_transform;
-    /* The variant the run used: "auto" (the default) names the one it picked. */
-    const lm_variant *v = lm_variant_resolve(o.variant, NULL);
+    /* The variant the run used: "auto" (the default) names the one it picked,
+     * a fallback the CPU twin. */
+    const lm_variant *v = res.fell_back ? lm_variant_find(res.fallback_variant, NULL) : lm_variant_resolve(o.variant, NULL);
     const int is_cg = o.method == LM_METHOD_CG;
     char vlabel[96];
-    snprintf(vlabel, sizeof vlabel, "%s%s", lm_variant_is_auto(o.variant) ? LM_VARIANT_AUTO " -> " : "",
-             v ? v->name : o.variant ? o.variant : "");
+    snprintf(vlabel, sizeof vlabel, "%s%s%s", lm_variant_is_auto(o.variant) ? LM_VARIANT_AUTO " -> " : "",
+             res.fell_back ? "fell back to " : "", v ? v->name : o.variant ? o.variant : "");
     double gflops = NAN;
     if (o.method == LM_METHOD_CG && v && res.time_fhd_s > 0)
         gflops = res.fhd_pairs * lm_ksum_flops_per_pair(0) / res.time_fhd_s * 1e-9;
@@ -523,6 +540,8 @@ int cmd_recon(int argc, char **argv)
         cli_json_str(stdout, "variant", is_cg && v ? v->name : "", 1);
         cli_json_str(stdout, "variant_requested", is_cg ? (o.variant && *o.variant ? o.variant : LM_VARIANT_AUTO) : "", 1);
         cli_json_str(stdout, "variant_choice", is_cg ? vlabel : "", 1);
+        cli_json_bool(stdout, "fell_back", res.fell_back, 1);
+        cli_json_str(stdout, "fallback_note", res.fallback_note, 1);
         cli_json_num(stdout, "lambda", is_cg ? res.lambda_used : o.lambda, 1);
         cli_json_bool(stdout, "lambda_auto", o.lambda_auto, 1);
         cli_json_str(stdout, "lambda_criterion", is_cg ? res.lambda_criterion : "", 1);

@@ -13,6 +13,7 @@ struct _LarmorReconPanel {
     GtkDropDown *method_dropdown;
     GtkDropDown *variant_dropdown;
     GtkLabel *variant_description;
+    GtkCheckButton *fallback_check; /* under the variant's description (made in code) */
     GtkDropDown *reg_dropdown;
     GtkWidget *fieldmap_caption;
     GtkDropDown *fieldmap_dropdown;
@@ -611,6 +612,7 @@ GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *na
         { "prior-influence", G_STRUCT_OFFSET(LarmorReconPanel, influence_check) },
         { "lambda-scale", G_STRUCT_OFFSET(LarmorReconPanel, lambda_scale) },
         { "method", G_STRUCT_OFFSET(LarmorReconPanel, method_dropdown) },
+        { "fallback", G_STRUCT_OFFSET(LarmorReconPanel, fallback_check) },
     };
     for (guint i = 0; i < G_N_ELEMENTS(controls); i++)
         if (g_strcmp0(name, controls[i].name) == 0)
@@ -645,6 +647,7 @@ static void update_sensitivity(LarmorReconPanel *self)
     lm_reg_kind reg = selected_reg(self);
     gboolean anat = lm_reg_weighted(reg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->variant_dropdown), cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->fallback_check), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->reg_dropdown), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_scale), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_entry), cg);
@@ -688,6 +691,7 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
     p->reg = selected_reg(self);
     p->criterion = self->criterion;
     p->prior_influence = gtk_check_button_get_active(self->influence_check);
+    p->fallback_cpu = gtk_check_button_get_active(self->fallback_check);
     p->fieldmap = MIN(gtk_drop_down_get_selected(self->fieldmap_dropdown), LARMOR_N_FIELDMAP_MODES - 1);
     p->iters = gtk_spin_button_get_value_as_int(self->iters_spin);
     p->edge = gtk_spin_button_get_value(self->edge_spin);
@@ -728,6 +732,7 @@ void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconPara
     gtk_drop_down_set_selected(self->reg_dropdown, larmor_reg_position(p->reg));
     set_criterion(self, p->criterion);
     gtk_check_button_set_active(self->influence_check, p->prior_influence);
+    gtk_check_button_set_active(self->fallback_check, p->fallback_cpu);
     gtk_drop_down_set_selected(self->fieldmap_dropdown, MIN((guint)p->fieldmap, LARMOR_N_FIELDMAP_MODES - 1));
     gtk_spin_button_set_value(self->iters_spin, p->iters);
     if (p->edge > 0)
@@ -910,6 +915,20 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     gtk_drop_down_set_model(self->variant_dropdown, G_LIST_MODEL(names));
     g_object_unref(f);
     g_object_unref(names);
+    /* "Fall back to the CPU", a row of its own under the variant's
+     * description (made here so the template's rows stay as they are). */
+    {
+        GtkGrid *grid = GTK_GRID(gtk_widget_get_parent(GTK_WIDGET(self->variant_description)));
+        int col, row, w, h;
+        gtk_grid_query_child(grid, GTK_WIDGET(self->variant_description), &col, &row, &w, &h);
+        gtk_grid_insert_row(grid, row + h);
+        self->fallback_check = GTK_CHECK_BUTTON(gtk_check_button_new_with_mnemonic("_Fall back to the CPU"));
+        gtk_widget_set_tooltip_text(GTK_WIDGET(self->fallback_check),
+                                    "When a GPU kernel runs out of GPU memory, hits a driver error or is not "
+                                    "available here, run again on its CPU twin (gpu-nufft → cpu-nufft) and "
+                                    "say so in the run's details");
+        gtk_grid_attach(grid, GTK_WIDGET(self->fallback_check), col, row + h, w, 1);
+    }
 
     GtkStringList *sources = gtk_string_list_new(NULL);
     for (int c = 0; c < LARMOR_N_COILS_SOURCES; c++)

@@ -523,6 +523,7 @@ void larmor_recon_opts_from_params(const LarmorReconParams *p, const float *fiel
     o->lambda_auto = p->lambda_auto && p->method == LM_METHOD_CG;
     o->lambda_criterion = p->criterion;
     o->prior_influence = p->prior_influence && p->method == LM_METHOD_CG;
+    o->fallback = p->fallback_cpu ? LM_FALLBACK_CPU : LM_FALLBACK_NONE;
     if (fieldmap && p->method == LM_METHOD_CG && p->fieldmap != LARMOR_FIELDMAP_OFF) {
         o->fieldmap = fieldmap;
         o->segments = p->fieldmap == LARMOR_FIELDMAP_EXACT ? 0 : LM_SEGMENTS_AUTO;

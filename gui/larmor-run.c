@@ -43,6 +43,7 @@ struct _LarmorRun {
     double lambda_used, lambda_sigma;
     char lambda_criterion[16];
     char lambda_note[160];
+    char fallback_note[400]; /* lm_recon_result.fallback_note: the GPU failed, the CPU twin ran */
     int segments;              /* -1: no field map */
     double segment_error;
     LarmorVolume *prior_influence;
@@ -271,7 +272,11 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
     self->dataset_name = g_strdup(dataset_name);
     /* auto names the variant it picked (the same on this machine all along). */
     const lm_variant *picked = lm_variant_is_auto(params->variant) ? lm_variant_resolve(params->variant, NULL) : NULL;
-    self->variant_text = picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name) : g_strdup(params->variant);
+    self->variant_text = res->fell_back && res->fallback_variant
+                             ? g_strdup_printf("%s (CPU fallback)", res->fallback_variant)
+                         : picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name)
+                                  : g_strdup(params->variant);
+    g_strlcpy(self->fallback_note, res->fell_back ? res->fallback_note : "", sizeof self->fallback_note);
     if (res->image) {
         self->image = larmor_volume_new_take(res->image, "run");
         res->image = NULL;
@@ -291,7 +296,7 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
         /* The direct-sum operation count means something only for kernels
          * that do the direct sum: not for NUFFT (approximate) or the
          * separable (grid-only) factorisation. */
-        const lm_variant *v = lm_variant_find(params->variant, NULL);
+        const lm_variant *v = lm_variant_find(res->fell_back ? res->fallback_variant : params->variant, NULL);
         if (v && !v->approximate && !v->grid_only)
             self->gflops = res->fhd_pairs * lm_ksum_flops_per_pair(0) / res->time_fhd_s / 1e9;
     }
@@ -349,7 +354,11 @@ char *larmor_run_get_details(LarmorRun *self)
 {
     GString *s = g_string_new(NULL);
     const LarmorReconParams *p = &self->params;
+    if (self->fallback_note[0])
+        g_string_append(s, self->fallback_note);
     if (p->method == LM_METHOD_CG && p->lambda_auto && isfinite(self->lambda_used)) {
+        if (s->len)
+            g_string_append(s, " · ");
         g_string_append_printf(s, "λ = %.3g (%s", self->lambda_used,
                                self->lambda_criterion[0] ? self->lambda_criterion : "auto");
         if (isfinite(self->lambda_sigma))
@@ -620,6 +629,8 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     kf_set_double(kf, g, "lambda-sigma", self->lambda_sigma);
     g_key_file_set_string(kf, g, "lambda-chosen-by", self->lambda_criterion);
     g_key_file_set_string(kf, g, "lambda-note", self->lambda_note);
+    g_key_file_set_boolean(kf, g, "fallback-cpu", p->fallback_cpu);
+    g_key_file_set_string(kf, g, "fallback-note", self->fallback_note);
     g_key_file_set_integer(kf, g, "segments", self->segments);
     kf_set_double(kf, g, "segment-error", self->segment_error);
 }
@@ -721,6 +732,10 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
     g_free(c);
     c = g_key_file_get_string(kf, g, "lambda-note", NULL);
     g_strlcpy(self->lambda_note, c ? c : "", sizeof self->lambda_note);
+    g_free(c);
+    p->fallback_cpu = g_key_file_get_boolean(kf, g, "fallback-cpu", NULL); /* issue 14: older sessions lack it */
+    c = g_key_file_get_string(kf, g, "fallback-note", NULL);
+    g_strlcpy(self->fallback_note, c ? c : "", sizeof self->fallback_note);
     g_free(c);
     if (g_key_file_has_key(kf, g, "segments", NULL))
         self->segments = CLAMP(g_key_file_get_integer(kf, g, "segments", NULL), -1, 100000);

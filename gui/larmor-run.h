@@ -56,6 +56,7 @@ typedef struct {
     lm_lambda_criterion criterion; /* with lambda_auto (LM_LAMBDA_DEFAULT: the regulariser's own) */
     gboolean prior_influence; /* lm_recon_opts.prior_influence: keep what the prior changed */
     LarmorFieldmapMode fieldmap; /* off-resonance correction with the data's field map */
+    gboolean fallback_cpu; /* lm_recon_opts.fallback: a failing GPU variant reruns on the CPU */
 } LarmorReconParams;
 
 void larmor_recon_params_init(LarmorReconParams *p);

@@ -1106,6 +1106,7 @@ static void save_params(LarmorWindow *self)
         larmor_settings_set_string(self->settings, "recon", "coils", larmor_coil_source_name(p.coils));
         larmor_settings_set_int(self->settings, "recon", "compress", p.compress);
         larmor_settings_set_bool(self->settings, "recon", "prewhiten", p.prewhiten);
+        larmor_settings_set_bool(self->settings, "recon", "fallback-cpu", p.fallback_cpu);
         larmor_settings_set_string(self->settings, "recon", "lambda-criterion", lm_lambda_criterion_name(p.criterion));
         larmor_settings_set_bool(self->settings, "recon", "prior-influence", p.prior_influence);
         larmor_settings_set_string(self->settings, "recon", "fieldmap", larmor_fieldmap_mode_name(p.fieldmap));
@@ -1157,6 +1158,7 @@ static void load_params(LarmorWindow *self)
     g_free(s);
     p.compress = CLAMP(larmor_settings_get_int(self->settings, "recon", "compress", 0), -1, 64);
     p.prewhiten = larmor_settings_get_bool(self->settings, "recon", "prewhiten", p.prewhiten);
+    p.fallback_cpu = larmor_settings_get_bool(self->settings, "recon", "fallback-cpu", p.fallback_cpu);
     s = larmor_settings_get_string(self->settings, "recon", "lambda-criterion", NULL);
     if (s)
         lm_lambda_criterion_parse(s, &p.criterion, NULL);

@@ -63,6 +63,35 @@ void lm_gpu_info_string(const lm_gpu_info *info, char *buf, size_t len);
  * CG keep them between calls). Safe to call at any time between calls. */
 void lm_gpu_release(void);
 
+/* ---- a GPU that fails (lm_gpu_fault.c) ------------------------------------
+ *
+ * After an unrecoverable driver error (illegal address, launch failure, a
+ * device that fell off the bus, ...) the CUDA context is unusable until the
+ * process ends. The GPU layer remembers the first such error: from then on
+ * lm_gpu_available and the entry points fail at once with LM_ERR_GPU and
+ * that message instead of touching the device ("auto" then resolves to the
+ * CPU). Out of memory is not such an error. */
+int lm_gpu_lost(void);
+void lm_gpu_mark_lost(const char *msg);
+
+/* Test-only fault injection. spec: "nomem:plan" (the first device
+ * allocation fails with LM_ERR_NOMEM: the encoding's set-up), "nomem:cg"
+ * (the third application of E^H E fails: in the middle of CG or ADMM),
+ * "lost:plan", "lost:cg" (the same with LM_ERR_GPU, and the GPU is then
+ * lost as above), "none" or NULL (nothing; also forgets a lost state).
+ * A fault fires once. Without a call, the environment variable
+ * LARMOR_GPU_FAULT gives the spec (read once; an unknown value injects
+ * nothing). Without CUDA nothing fires: no GPU code runs. */
+lm_code lm_gpu_fault_set(const char *spec, lm_error *err);
+typedef enum lm_gfault_site {
+    LM_GFAULT_SITE_ENTRY = 0, /* an entry point: the lost state only */
+    LM_GFAULT_SITE_ALLOC,     /* a device allocation */
+    LM_GFAULT_SITE_APPLY      /* an application of the Toeplitz operator */
+} lm_gfault_site;
+/* Called by the GPU code at its sites: LM_OK, or the fault (who names the
+ * caller in the message). */
+lm_code lm_gpu_fault_check(lm_gfault_site site, const char *who, lm_error *err);
+
 /* ---- the kernel variants (lm_ksum_fn) ------------------------------------ */
 
 lm_code lm_ksum_gpu_base(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,

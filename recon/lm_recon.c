@@ -13,6 +13,7 @@
 
 #include "lm_cartesian.h"
 #include "lm_coil_prep.h"
+#include "lm_gpu.h"
 #include "lm_grid.h"
 #include "lm_recon_impl.h"
 
@@ -84,6 +85,26 @@ lm_code lm_coil_combine_parse(const char *s, lm_coil_combine *out, lm_error *err
             return LM_OK;
         }
     return lm_fail(err, LM_ERR_INVALID, "coil combination '%s' is unknown (auto, sense, rss)", s ? s : "");
+}
+
+const char *lm_fallback_name(lm_fallback f)
+{
+    switch (f) {
+    case LM_FALLBACK_NONE: return "none";
+    case LM_FALLBACK_CPU: return "cpu";
+    }
+    return "unknown";
+}
+
+lm_code lm_fallback_parse(const char *s, lm_fallback *out, lm_error *err)
+{
+    static const lm_fallback all[] = {LM_FALLBACK_NONE, LM_FALLBACK_CPU};
+    for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(s, lm_fallback_name(all[i])) == 0) {
+            *out = all[i];
+            return LM_OK;
+        }
+    return lm_fail(err, LM_ERR_INVALID, "fallback '%s' is unknown (none, cpu)", s ? s : "");
 }
 
 const char *lm_sens_source_name(lm_sens_source s)
@@ -420,10 +441,77 @@ static lm_code recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
     return LM_OK;
 }
 
+const lm_variant *lm_recon_cpu_twin(const lm_variant *v, lm_error *err)
+{
+    if (!v)
+        return NULL;
+    if (v->device == LM_DEVICE_CPU)
+        return v;
+    if (v->approximate)
+        return lm_variant_get_available("cpu-nufft", err);
+    const lm_variant *x = lm_variant_get_available("cpu-simd", NULL);
+    return x ? x : lm_variant_get_available("cpu-sp", err); /* no SIMD ISA here */
+}
+
+/* lm_recon_opts.fallback around recon_run: a GPU variant that is not
+ * available, or a run that fails for want of GPU memory or by a driver
+ * error, goes again on the CPU twin. */
+static lm_code recon_run_fallback(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
+                                  int solve, lm_recon_result *res, lm_recon_session **keep, lm_error *err)
+{
+    const lm_variant *gv = NULL;
+    if (o && o->fallback == LM_FALLBACK_CPU && o->method == LM_METHOD_CG)
+        gv = lm_variant_is_auto(o->variant) ? lm_variant_resolve(o->variant, NULL) : lm_variant_find(o->variant, NULL);
+    if (!gv || gv->device != LM_DEVICE_GPU)
+        return recon_run(g, t, k, o, solve, res, keep, err); /* nothing to fall back from (or an unknown name) */
+    lm_error gerr;
+    lm_error_clear(&gerr);
+    lm_code rc = gv->available ? gv->available(&gerr) : LM_OK;
+    const char *why = rc != LM_OK ? "not available" : NULL;
+    if (rc == LM_OK) {
+        rc = recon_run(g, t, k, o, solve, res, keep, &gerr);
+        if (rc != LM_ERR_NOMEM && rc != LM_ERR_GPU) { /* done, cancelled or bad input */
+            if (rc != LM_OK && err)
+                *err = gerr;
+            return rc;
+        }
+        why = rc == LM_ERR_NOMEM ? "out of GPU memory" : "GPU error";
+        lm_gpu_release(); /* the failed run freed its own; the cached plans and pools go too */
+    }
+    lm_error cerr;
+    lm_error_clear(&cerr);
+    const lm_variant *cv = lm_recon_cpu_twin(gv, &cerr);
+    char note[sizeof res->fallback_note];
+    snprintf(note, sizeof note, "%s: %s (%.300s); falling back to %s", gv->name, why, gerr.msg,
+             cv ? cv->name : "the CPU");
+    if (!cv) {
+        if (res)
+            memset(res, 0, sizeof *res);
+        if (keep)
+            *keep = NULL;
+        return lm_fail(err, rc, "%s, but none is available: %.100s", note, cerr.msg);
+    }
+    lm_recon_opts co = *o;
+    co.variant = cv->name;
+    co.fallback = LM_FALLBACK_NONE;
+    rc = recon_run(g, t, k, &co, solve, res, keep, &cerr);
+    if (rc == LM_ERR_CANCELLED || rc == LM_ERR_INVALID || rc == LM_ERR_FORMAT || rc == LM_ERR_IO) {
+        if (err)
+            *err = cerr; /* the CPU run's own answer (bad input fails there as on the GPU) */
+        return rc;
+    }
+    if (rc != LM_OK)
+        return lm_fail(err, rc, "%s, which failed too: %.200s", note, cerr.msg);
+    res->fell_back = 1;
+    res->fallback_variant = cv->name;
+    memcpy(res->fallback_note, note, sizeof note);
+    return LM_OK;
+}
+
 lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
                      lm_recon_result *res, lm_error *err)
 {
-    return recon_run(g, t, k, o, 1, res, NULL, err);
+    return recon_run_fallback(g, t, k, o, 1, res, NULL, err);
 }
 
 lm_code lm_recon_run_session(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
@@ -431,7 +519,7 @@ lm_code lm_recon_run_session(const lm_geom *g, const lm_traj *t, const lm_kdata 
 {
     if (!keep)
         return lm_fail(err, LM_ERR_INVALID, "reconstruction: missing session pointer");
-    return recon_run(g, t, k, o, 1, res, keep, err);
+    return recon_run_fallback(g, t, k, o, 1, res, keep, err);
 }
 
 lm_code lm_recon_session_new(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_recon_opts *o,
@@ -440,5 +528,5 @@ lm_code lm_recon_session_new(const lm_geom *g, const lm_traj *t, const lm_kdata 
     if (!out)
         return lm_fail(err, LM_ERR_INVALID, "reconstruction session: missing output pointer");
     lm_recon_result res;
-    return recon_run(g, t, k, o, 0, &res, out, err);
+    return recon_run_fallback(g, t, k, o, 0, &res, out, err);
 }

@@ -64,6 +64,16 @@ typedef struct lm_progress {
 /* Return non-zero to cancel. May be called from a worker thread. */
 typedef int (*lm_progress_fn)(void *user, const lm_progress *p);
 
+/* What a CG reconstruction on a GPU variant does when the GPU fails
+ * (lm_recon_opts.fallback). */
+typedef enum lm_fallback {
+    LM_FALLBACK_NONE = 0, /* fail with the GPU's error */
+    LM_FALLBACK_CPU       /* run again on the variant's CPU twin (lm_recon_cpu_twin) */
+} lm_fallback;
+
+const char *lm_fallback_name(lm_fallback f);
+lm_code lm_fallback_parse(const char *s, lm_fallback *out, lm_error *err);
+
 typedef struct lm_recon_opts {
     lm_method method;
     const char *variant;       /* kernel variant name (default "auto": lm_variant_resolve) */
@@ -117,6 +127,13 @@ typedef struct lm_recon_opts {
     double data_edge;
     double data_edge_sigma;
     int prior_influence;       /* fill lm_recon_result.prior_influence (one more solve) */
+    /* CG on a GPU variant (named, or "auto" resolved to one) with
+     * LM_FALLBACK_CPU: when the variant is not available here, or the run
+     * fails with LM_ERR_NOMEM or LM_ERR_GPU (set-up or mid-solve), the GPU's
+     * caches are released (lm_gpu_release) and the whole reconstruction runs
+     * again, every other option kept, on the CPU twin; the result says so
+     * (fell_back, fallback_note). Cancellation and bad input never fall back. */
+    lm_fallback fallback;
 } lm_recon_opts;
 
 /* The non-quadratic priors (reg tv, wavelet) are solved by ADMM
@@ -200,6 +217,13 @@ typedef struct lm_recon_result {
      * the prior put in or took out (complex; show its magnitude). NULL
      * otherwise. */
     lm_volume *prior_influence;
+    /* lm_recon_opts.fallback: the GPU variant failed (or was not available)
+     * and the image comes from fallback_variant (a static name) instead;
+     * fallback_note says why in one line: "gpu-nufft: out of GPU memory
+     * (...); falling back to cpu-nufft". */
+    int fell_back;
+    const char *fallback_variant;
+    char fallback_note[400];
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled
@@ -217,5 +241,10 @@ void lm_recon_result_clear(lm_recon_result *r);
  * GRID for the gridding methods, then DONE. */
 lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
                      const lm_recon_opts *o, lm_recon_result *res, lm_error *err);
+
+/* The CPU variant a GPU one falls back to: gpu-nufft -> cpu-nufft, the
+ * direct sums -> cpu-simd (cpu-sp without a SIMD ISA); v itself when it is
+ * a CPU variant. NULL and the error when none is available. */
+const lm_variant *lm_recon_cpu_twin(const lm_variant *v, lm_error *err);
 
 #endif

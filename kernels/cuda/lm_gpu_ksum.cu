@@ -37,12 +37,38 @@ extern "C" {
 /* errors                                                                    */
 /* ======================================================================== */
 
+/* The errors after which the context is unusable until the process ends
+ * (sticky), or the device itself is gone. */
+static int sticky_error(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorContextIsDestroyed:
+    case cudaErrorUnknown: /* what a device that fell off the bus reports */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 lm_code lm_gcuda_fail(lm_error *err, cudaError_t e, const char *who, const char *what)
 {
     if (e == cudaErrorMemoryAllocation)
         return lm_fail(err, LM_ERR_NOMEM, "%s: %s: out of GPU memory", who, what);
-    return lm_fail(err, LM_ERR_GPU, "%s: %s: %s (%s)", who, what, cudaGetErrorString(e),
-                   cudaGetErrorName(e));
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s: %s: %s (%s)", who, what, cudaGetErrorString(e), cudaGetErrorName(e));
+    if (sticky_error(e))
+        lm_gpu_mark_lost(msg); /* later calls fail at once instead of touching a dead context */
+    return lm_fail(err, LM_ERR_GPU, "%s", msg);
 }
 
 lm_code lm_gcufft_fail(lm_error *err, cufftResult r, const char *who, const char *what)
@@ -96,6 +122,9 @@ void lm_gpool_trim(void)
 lm_code lm_gmalloc(void **p, size_t bytes, lm_error *err, const char *who, const char *what)
 {
     *p = NULL;
+    lm_code frc = lm_gpu_fault_check(LM_GFAULT_SITE_ALLOC, who, err);
+    if (frc != LM_OK)
+        return frc;
     if (bytes == 0)
         bytes = 16;
     if (bytes / 8 > (size_t)LM_MAX_ELEMENTS)
@@ -260,6 +289,8 @@ static void avail_init(void)
 
 extern "C" lm_code lm_gpu_available(lm_error *why)
 {
+    if (lm_gpu_fault_check(LM_GFAULT_SITE_ENTRY, "gpu", why) != LM_OK)
+        return LM_ERR_GPU;
     pthread_once(&g_avail_once, avail_init);
     if (g_avail_code != LM_OK)
         return lm_fail(why, g_avail_code, "%s", g_avail_msg);
@@ -269,7 +300,7 @@ extern "C" lm_code lm_gpu_available(lm_error *why)
 extern "C" int lm_gpu_device_count(void)
 {
     pthread_once(&g_avail_once, avail_init);
-    if (g_avail_code != LM_OK)
+    if (g_avail_code != LM_OK || lm_gpu_lost())
         return 0;
     int c = 0;
     for (int d = 0; d < g_dev_count; d++)
@@ -287,6 +318,8 @@ lm_code lm_gdevice_begin(const char *who, int *device, lm_error *err)
 {
     lm_error why;
     lm_error_clear(&why);
+    if (lm_gpu_fault_check(LM_GFAULT_SITE_ENTRY, who, err) != LM_OK)
+        return LM_ERR_GPU;
     if (lm_gpu_available(&why) != LM_OK)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: not available: %s", who, why.msg);
     int d = 0;

@@ -606,6 +606,9 @@ done:
 
 extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
+    lm_code rc = lm_gpu_fault_check(LM_GFAULT_SITE_APPLY, "toeplitz (gpu)", err);
+    if (rc != LM_OK)
+        return rc;
     if (t->own)
         return apply_own(t, (const float2 *)x, NULL, (float2 *)y, 0, err);
     return apply_cufft(t, (const float2 *)x, (float2 *)y, err);
@@ -617,6 +620,7 @@ extern "C" lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloa
     const char *who = "toeplitz (gpu)";
     lm_code rc = LM_OK;
     const cudaStream_t st = cudaStreamPerThread;
+    LM_GTRY(lm_gpu_fault_check(LM_GFAULT_SITE_APPLY, who, err));
     if (t->own)
         return apply_own(t, (const float2 *)x, (const float2 *)s, (float2 *)y, accumulate, err);
     if (!s && !accumulate)

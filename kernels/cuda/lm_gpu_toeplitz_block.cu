@@ -457,6 +457,9 @@ extern "C" lm_code lm_gpu_toeplitz_block_apply_coil(lm_gpu_toeplitz_block *t, co
 {
     const float2 *x = (const float2 *)x_, *s = (const float2 *)s_, *c = (const float2 *)c_;
     float2 *y = (float2 *)y_;
+    lm_code rc = lm_gpu_fault_check(LM_GFAULT_SITE_APPLY, "block toeplitz (gpu)", err);
+    if (rc != LM_OK)
+        return rc;
     if (t->own)
         return apply_group_own(t, x, s, 0, 1, c, y, accumulate, err);
     return apply_one_cufft(t, x, s, c, y, accumulate, err);
@@ -468,7 +471,7 @@ extern "C" lm_code lm_gpu_toeplitz_block_apply_coils(lm_gpu_toeplitz_block *t, c
 {
     const float2 *x = (const float2 *)x_, *s = (const float2 *)s_, *c = (const float2 *)c_;
     float2 *y = (float2 *)y_;
-    lm_code rc = LM_OK;
+    lm_code rc = lm_gpu_fault_check(LM_GFAULT_SITE_APPLY, "block toeplitz (gpu)", err);
     if (!s)
         ncoils = 1;
     for (long long c0 = 0; c0 < ncoils && rc == LM_OK; c0 += t->G) {

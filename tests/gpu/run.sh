@@ -7,6 +7,7 @@
 #                                    # quality: scripts/quality-sweep.sh with gpu-nufft and the B128 bench;
 #                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi;
 #                                    # time: gpu_time test, F^H d with/without field map on B64 and B128
+#                                    # fallback: issue 14's GPU-failure tests (+ compute-sanitizer)
 #                                    # build: build only (the caller runs what it wants from build-dev)
 #
 # The device machines have no Debian packages: FFTW and libniftiio come from
@@ -133,7 +134,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_gpu_forward tests/gpu/test_gpu_session tests/solver/bench_session tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox"
+TARGETS="tests/gpu/test_gpu_forward tests/gpu/test_gpu_session tests/solver/bench_session tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox tests/gpu/test_gpu_fallback tests/solver/test_fallback"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
@@ -161,6 +162,22 @@ if [ "$MODE" = quality ]; then
     cp /tmp/sweep/runs.jsonl "$OUT/quality-runs.jsonl"
     [ -n "${QUALITY_ONLY:-}" ] || $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
     echo "quality mode done after $(( $(date +%s) - T0 )) s"
+    exit 0
+elif [ "$MODE" = fallback ]; then
+    # Issue 14: injected out-of-memory and a lost device fall back to the
+    # CPU (tests/gpu/test_gpu_fallback.c, tests/solver/test_fallback.c,
+    # tests/cli/test_cli_fallback.sh with LARMOR_GPU_FAULT), then the GPU
+    # test under compute-sanitizer when there is one.
+    $MESON test -C $B --no-rebuild --print-errorlogs --num-processes 1 -v gpu_fallback fallback cli-fallback \
+        >"$OUT/tests.log" 2>&1
+    grep -E "^ *[0-9]+/|->|note:|FAIL|CHECK" "$OUT/tests.log" | head -60
+    if command -v compute-sanitizer >/dev/null 2>&1; then
+        for tool in memcheck racecheck; do
+            compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_fallback >"$OUT/sanitizer-$tool.log" 2>&1
+            echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer-$tool.log") clean summary)"
+        done
+    fi
+    echo "fallback mode done after $(( $(date +%s) - T0 )) s"
     exit 0
 elif [ "$MODE" = coils ]; then
     # SENSE on the device: the encoding test, then whole reconstructions with

@@ -144,6 +144,31 @@ static void test_params(void)
     g_assert_cmpint(q.iters, ==, 17);
     g_assert_cmpfloat_with_epsilon(q.tol, 1e-5, 1e-15);
 
+    /* "Fall back to the CPU" (issue 14): the check, the options, and a run
+     * that fell back says so in its label and details. */
+    g_assert_false(q.fallback_cpu);
+    GtkCheckButton *fb = GTK_CHECK_BUTTON(larmor_recon_panel_get_control(panel, "fallback"));
+    g_assert_nonnull(fb);
+    gtk_check_button_set_active(fb, TRUE);
+    g_assert_true(larmor_recon_panel_get_params(panel, &q, NULL) && q.fallback_cpu);
+    lm_recon_opts fo;
+    larmor_recon_opts_from_params(&q, NULL, &fo);
+    g_assert_cmpint(fo.fallback, ==, LM_FALLBACK_CPU);
+    p.fallback_cpu = FALSE;
+    larmor_recon_panel_set_params(panel, &p);
+    g_assert_false(gtk_check_button_get_active(fb));
+    g_strlcpy(q.variant, "gpu-nufft", sizeof q.variant);
+    lm_recon_result fr = {.fell_back = 1, .fallback_variant = "cpu-nufft", .iters_done = -1};
+    g_strlcpy(fr.fallback_note, "gpu-nufft: out of GPU memory (test); falling back to cpu-nufft",
+              sizeof fr.fallback_note);
+    LarmorRun *run = larmor_run_new(&q, "test", &fr);
+    larmor_run_set_index(run, 1);
+    g_assert_nonnull(strstr(larmor_run_get_label(run), "cpu-nufft (CPU fallback)"));
+    char *details = larmor_run_get_details(run);
+    g_assert_nonnull(strstr(details, "out of GPU memory"));
+    g_free(details);
+    g_object_unref(run);
+
     /* The scale is log10(lambda): moving it rewrites the entry. */
     GtkScale *scale = GTK_SCALE(find_by_type(GTK_WIDGET(panel), GTK_TYPE_SCALE, 0));
     GtkAdjustment *adj = gtk_range_get_adjustment(GTK_RANGE(scale));
