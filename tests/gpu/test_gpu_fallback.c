@@ -93,7 +93,9 @@ int main(void)
         CHECK_MSG(i == 0 ? cg_iter_seen == 0 : cg_iter_seen >= 1, "%s: failed after CG iteration %d", faults[i],
                   cg_iter_seen);
         CHECK_OK(run("gpu-nufft", LM_FALLBACK_NONE, NULL, &r, &err), &err);
-        CHECK_MSG(diff(&r, &gpu) < 1e-6, "%s: gpu-nufft after the failure %.3g from before", faults[i], diff(&r, &gpu));
+        /* gpu-nufft's float atomics vary the last bits run to run, and 60 CG
+         * iterations spread them: 4e-5 and 1.1e-4 measured on an H100 */
+        CHECK_MSG(diff(&r, &gpu) < 1e-3, "%s: gpu-nufft after the failure %.3g from before", faults[i], diff(&r, &gpu));
         lm_recon_result_clear(&r);
     }
 
