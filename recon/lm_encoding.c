@@ -15,6 +15,7 @@
 #include "lm_qcache.h"
 #include "lm_sums.h"
 #include "lm_timeseg.h"
+#include "lm_toeplitz_block.h"
 
 struct lm_encoding {
     lm_geom g;
@@ -36,6 +37,7 @@ struct lm_encoding {
     lm_cfloat *c_host;       /* segmented: L x N phases exp(-i 2 pi f tau_l) */
     lm_cfloat *c;            /* the same on the back end (c_host on the CPU) */
     lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
+    lm_toeplitz_block *tb;   /* CPU, segmented: the block Toeplitz product, all coils at once */
     double diag0;            /* sum_m phi(k_m)^2 / N^2: the diagonal of F_t^H F_t */
 };
 
@@ -63,6 +65,7 @@ void lm_encoding_free(lm_encoding *e)
         return;
     lm_linop_free(e->normal);
     lm_linop_free(e->fhf);
+    lm_toeplitz_block_free(e->tb);
     if (e->be) {
         e->be->release(e->be, e->tmp);
         e->be->release(e->be, e->seg_tmp);
@@ -206,7 +209,7 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
     lm_code rc = LM_OK;
     if (q_from_cache)
         *q_from_cache = 0;
-    if (e->fhf || (e->f && !e->ts))
+    if (e->fhf || e->tb || (e->f && !e->ts))
         return LM_OK; /* made, or exact (no Q) */
     lm_cfloat *q = NULL;
     if (e->ts) {
@@ -214,7 +217,9 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
          * device: the block operator uploads it once) */
         rc = lm_compute_q_segments(&e->g, e->t, e->ts->L, e->ts->b, e->ts->hash, 0, e->v->name, e->use_cache, ctl,
                                    &q, &cached, err);
-        if (rc == LM_OK)
+        if (rc == LM_OK && e->be->device == LM_DEVICE_CPU)
+            rc = lm_toeplitz_block_new_coils(e->g.n, e->ts->L, q, e->be->threads, (int)e->ncoils, &e->tb, err);
+        else if (rc == LM_OK)
             rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, q, e->c, &e->fhf, err);
     } else if (e->be->device == LM_DEVICE_CPU) {
         rc = lm_compute_q(&e->g, e->t, e->v->name, e->use_cache, ctl, &q, &cached, err);
@@ -260,6 +265,10 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
         return rc;
     lm_backend *be = e->be;
     const int64_t nv = e->nvox;
+    if (e->tb) { /* CPU, segmented: every coil in one pass over the frequencies */
+        lm_toeplitz_block_apply_sense(e->tb, x, e->s, e->s ? e->ncoils : 1, e->c, y, 0);
+        return LM_OK;
+    }
     if (!e->s)
         return toeplitz(e, x, y, err);
     if (e->fhf->apply_coil) {
