@@ -43,6 +43,18 @@
 
 static pthread_mutex_t plan_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* a b and conj(a) b without C99's NaN/Inf recovery (which calls out of line
+ * and stops vectorisation); the operands are finite. */
+static inline lm_cfloat cmul(lm_cfloat a, lm_cfloat b)
+{
+    return CMPLXF(crealf(a) * crealf(b) - cimagf(a) * cimagf(b), crealf(a) * cimagf(b) + cimagf(a) * crealf(b));
+}
+
+static inline lm_cfloat cmulc(lm_cfloat a, lm_cfloat b)
+{
+    return CMPLXF(crealf(a) * crealf(b) + cimagf(a) * cimagf(b), crealf(a) * cimagf(b) - cimagf(a) * crealf(b));
+}
+
 struct lm_toeplitz_block {
     int64_t n[3], p[3];
     int64_t count, pcount;
@@ -351,10 +363,15 @@ static void load_x(const lm_toeplitz_block *t, const group *gr, int k, lm_cfloat
 {
     const int64_t nv = t->count;
     const lm_cfloat *x = gr->x + xo, *s = gr->s ? gr->s + k * nv + xo : NULL, *c = gr->c + xo;
-    for (int64_t j = 0; j < na; j++) {
-        const lm_cfloat v = s ? s[j] * x[j] : x[j];
-        for (int l = 0; l < t->L; l++)
-            tile[l * ls + tl + j] = c[l * nv + j] * v;
+    for (int l = 0; l < t->L; l++) {
+        const lm_cfloat *cl = c + l * nv;
+        lm_cfloat *dst = tile + l * ls + tl;
+        if (s)
+            for (int64_t j = 0; j < na; j++)
+                dst[j] = cmul(cl[j], cmul(s[j], x[j]));
+        else
+            for (int64_t j = 0; j < na; j++)
+                dst[j] = cmul(cl[j], x[j]);
     }
     for (int l = 0; l < t->L; l++)
         memset(tile + l * ls + tl + na, 0, (size_t)(pa - na) * sizeof *tile);
@@ -366,14 +383,20 @@ static void sum_x(const lm_toeplitz_block *t, const group *gr, int k, const lm_c
 {
     const int64_t nv = t->count;
     const lm_cfloat *s = gr->s ? gr->s + k * nv + xo : NULL, *c = gr->c + xo;
-    for (int64_t j = 0; j < na; j++) {
-        lm_cfloat v = 0;
-        for (int l = 0; l < t->L; l++)
-            v += conjf(c[l * nv + j]) * tile[l * ls + tl + j];
-        if (s)
-            v = conjf(s[j]) * v;
-        acc[j] = k ? acc[j] + v : v;
+    lm_cfloat v[na];
+    for (int64_t j = 0; j < na; j++)
+        v[j] = cmulc(c[j], tile[tl + j]);
+    for (int l = 1; l < t->L; l++) {
+        const lm_cfloat *cl = c + l * nv, *src = tile + l * ls + tl;
+        for (int64_t j = 0; j < na; j++)
+            v[j] += cmulc(cl[j], src[j]);
     }
+    if (s)
+        for (int64_t j = 0; j < na; j++)
+            acc[j] = k ? acc[j] + cmulc(s[j], v[j]) : cmulc(s[j], v[j]);
+    else
+        for (int64_t j = 0; j < na; j++)
+            acc[j] = k ? acc[j] + v[j] : v[j];
 }
 
 /* A pass along axis a != last (forward: the first reads x; inverse: the
@@ -406,9 +429,14 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
                         for (int s = 0; s < L; s++) {
                             const lm_cfloat *w = t->work + ((int64_t)k * L + s) * t->ecount + wo;
                             lm_cfloat *ts = tile + s * BT * pa;
-                            for (int64_t j = 0; j < n_in; j++)
-                                for (int64_t l = 0; l < cnt; l++)
-                                    ts[l * pa + j] = w[j * ws_a + l];
+                            if (cnt == BT)
+                                for (int64_t j = 0; j < n_in; j++)
+                                    for (int64_t l = 0; l < BT; l++)
+                                        ts[l * pa + j] = w[j * ws_a + l];
+                            else
+                                for (int64_t j = 0; j < n_in; j++)
+                                    for (int64_t l = 0; l < cnt; l++)
+                                        ts[l * pa + j] = w[j * ws_a + l];
                             for (int64_t l = 0; l < cnt; l++)
                                 memset(ts + l * pa + n_in, 0, (size_t)(pa - n_in) * sizeof *ts);
                         }
@@ -423,9 +451,14 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
                         for (int s = 0; s < L; s++) {
                             lm_cfloat *w = t->work + ((int64_t)k * L + s) * t->ecount + wo;
                             const lm_cfloat *ts = tile + s * BT * pa;
-                            for (int64_t j = 0; j < n_out; j++)
-                                for (int64_t l = 0; l < cnt; l++)
-                                    w[j * ws_a + l] = ts[l * pa + j];
+                            if (cnt == BT)
+                                for (int64_t j = 0; j < n_out; j++)
+                                    for (int64_t l = 0; l < BT; l++)
+                                        w[j * ws_a + l] = ts[l * pa + j];
+                            else
+                                for (int64_t j = 0; j < n_out; j++)
+                                    for (int64_t l = 0; l < cnt; l++)
+                                        w[j * ws_a + l] = ts[l * pa + j];
                         }
                     }
                 }
@@ -458,25 +491,30 @@ static inline void block_product(int L, const float *restrict q, int64_t pl, lm_
         for (int j = 0; j < QW; j++)
             yr[l][j] = yi[l][j] = 0;
     }
+    /* row l accumulates in registers (ar, ai), the conjugate terms go to
+     * the later rows in memory */
     const float *qp = q;
     for (int l = 0; l < L; l++) {
-        { /* the diagonal block */
-            const float *qr = qp, *qi = qp + pl;
-            for (int j = 0; j < QW; j++) {
-                yr[l][j] += qr[j] * zr[l][j] - qi[j] * zi[l][j];
-                yi[l][j] += qr[j] * zi[l][j] + qi[j] * zr[l][j];
-            }
-            qp += 2 * pl;
+        float ar[QW], ai[QW], zlr[QW], zli[QW];
+        for (int j = 0; j < QW; j++) {
+            zlr[j] = zr[l][j], zli[j] = zi[l][j];
+            ar[j] = yr[l][j] + qp[j] * zlr[j] - qp[pl + j] * zli[j]; /* the diagonal block */
+            ai[j] = yi[l][j] + qp[j] * zli[j] + qp[pl + j] * zlr[j];
         }
+        qp += 2 * pl;
         for (int lp = l + 1; lp < L; lp++, qp += 2 * pl) {
             const float *qr = qp, *qi = qp + pl;
+            float *restrict ylr = yr[lp], *restrict yli = yi[lp];
+            const float *zpr = zr[lp], *zpi = zi[lp];
             for (int j = 0; j < QW; j++) {
-                yr[l][j] += qr[j] * zr[lp][j] - qi[j] * zi[lp][j];
-                yi[l][j] += qr[j] * zi[lp][j] + qi[j] * zr[lp][j];
-                yr[lp][j] += qr[j] * zr[l][j] + qi[j] * zi[l][j];
-                yi[lp][j] += qr[j] * zi[l][j] - qi[j] * zr[l][j];
+                ar[j] += qr[j] * zpr[j] - qi[j] * zpi[j];
+                ai[j] += qr[j] * zpi[j] + qi[j] * zpr[j];
+                ylr[j] += qr[j] * zlr[j] + qi[j] * zli[j];
+                yli[j] += qr[j] * zli[j] - qi[j] * zlr[j];
             }
         }
+        for (int j = 0; j < QW; j++)
+            yr[l][j] = ar[j], yi[l][j] = ai[j];
     }
     for (int l = 0; l < L; l++) {
         float *zl = (float *)(z + l * zs);
