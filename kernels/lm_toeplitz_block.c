@@ -71,6 +71,8 @@ struct lm_toeplitz_block {
     int gmax;           /* coils per group */
     lm_cfloat *work;    /* gmax x L images of ecount values */
     lm_cfloat **tiles;  /* one per thread */
+    lm_cfloat **outs;   /* one per thread, as large: the transforms are out of place (in place,
+                           FFTW's ESTIMATE plans copy every line through a buffer) */
     lm_cfloat **accs;   /* one per thread: BT x n of the first axis' sums */
     int ntiles;
     fftwf_plan fwd[3], inv[3]; /* a != last: L x BT lines of p[a]; last: L lines */
@@ -98,7 +100,10 @@ void lm_toeplitz_block_free(lm_toeplitz_block *t)
             fftwf_free(t->tiles[i]);
         if (t->accs)
             fftwf_free(t->accs[i]);
+        if (t->outs)
+            fftwf_free(t->outs[i]);
     }
+    free(t->outs);
     free(t->tiles);
     free(t->accs);
     fftwf_free(t->qt);
@@ -153,9 +158,9 @@ static void fft_grid_axis(lm_toeplitz_block *t, lm_cfloat *g, int a, fftwf_plan 
     }
 }
 
-static fftwf_plan plan_lines(int len, int howmany, lm_cfloat *buf, int sign)
+static fftwf_plan plan_lines(int len, int howmany, lm_cfloat *in, lm_cfloat *out, int sign)
 {
-    return fftwf_plan_many_dft(1, &len, howmany, (fftwf_complex *)buf, NULL, 1, len, (fftwf_complex *)buf, NULL, 1,
+    return fftwf_plan_many_dft(1, &len, howmany, (fftwf_complex *)in, NULL, 1, len, (fftwf_complex *)out, NULL, 1,
                                len, sign, FFTW_ESTIMATE);
 }
 
@@ -171,7 +176,7 @@ static lm_code make_qhat(lm_toeplitz_block *t, const lm_cfloat *q, lm_error *err
         fftwf_plan_with_nthreads(1);
     for (int a = 0; a < 3 && ok; a++)
         if (p[a] > 1)
-            ok = (ax[a] = plan_lines((int)p[a], 16, t->tiles[0], FFTW_FORWARD)) != NULL;
+            ok = (ax[a] = plan_lines((int)p[a], 16, t->tiles[0], t->tiles[0], FFTW_FORWARD)) != NULL;
     pthread_mutex_unlock(&plan_lock);
     lm_code rc = ok ? LM_OK
                     : lm_fail(err, g ? LM_ERR_INTERNAL : LM_ERR_NOMEM,
@@ -292,9 +297,11 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
     t->work = fftwf_malloc(wn * sizeof *t->work);
     t->tiles = calloc((size_t)t->ntiles, sizeof *t->tiles);
     t->accs = calloc((size_t)t->ntiles, sizeof *t->accs);
-    int ok = t->qt && t->work && t->tiles && t->accs;
+    t->outs = calloc((size_t)t->ntiles, sizeof *t->outs);
+    int ok = t->qt && t->work && t->tiles && t->accs && t->outs;
     for (int i = 0; ok && i < t->ntiles; i++)
         ok = (t->tiles[i] = fftwf_malloc((size_t)tl * sizeof(lm_cfloat))) != NULL &&
+             (t->outs[i] = fftwf_malloc((size_t)tl * sizeof(lm_cfloat))) != NULL &&
              (t->accs[i] = fftwf_malloc((size_t)(BT * pmax) * sizeof(lm_cfloat))) != NULL;
     if (!ok) {
         lm_toeplitz_block_free(t);
@@ -311,8 +318,8 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
         if (t->p[a] <= 1)
             continue;
         const int howmany = a == la ? L : L * BT;
-        t->fwd[a] = plan_lines((int)t->p[a], howmany, t->tiles[0], FFTW_FORWARD);
-        t->inv[a] = plan_lines((int)t->p[a], howmany, t->tiles[0], FFTW_BACKWARD);
+        t->fwd[a] = plan_lines((int)t->p[a], howmany, t->tiles[0], t->outs[0], FFTW_FORWARD);
+        t->inv[a] = plan_lines((int)t->p[a], howmany, t->tiles[0], t->outs[0], FFTW_BACKWARD);
         ok = t->fwd[a] && t->inv[a];
     }
     pthread_mutex_unlock(&plan_lock);
@@ -414,7 +421,8 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
 
 #pragma omp parallel num_threads(t->ntiles) if (eo * nl * pa * L * gr->ng >= PAR_MIN)
     {
-        lm_cfloat *tile = t->tiles[omp_get_thread_num()], *acc = t->accs[omp_get_thread_num()];
+        const int me = omp_get_thread_num();
+        lm_cfloat *tile = t->tiles[me], *out = t->outs[me], *acc = t->accs[me];
 #pragma omp for collapse(2) schedule(static)
         for (int64_t io = 0; io < eo; io++)
             for (int64_t blk = 0; blk < nblk; blk++) {
@@ -443,14 +451,14 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
                     }
                     for (int s = 0; s < L && cnt < BT; s++) /* spare lines stay finite */
                         memset(tile + (s * BT + cnt) * pa, 0, (size_t)((BT - cnt) * pa) * sizeof *tile);
-                    fftwf_execute_dft(pl, (fftwf_complex *)tile, (fftwf_complex *)tile);
+                    fftwf_execute_dft(pl, (fftwf_complex *)tile, (fftwf_complex *)out);
                     if (to_y) {
                         for (int64_t l = 0; l < cnt; l++)
-                            sum_x(t, gr, k, tile, BT * pa, l * pa, xo + l * xl, na, acc + l * na);
+                            sum_x(t, gr, k, out, BT * pa, l * pa, xo + l * xl, na, acc + l * na);
                     } else {
                         for (int s = 0; s < L; s++) {
                             lm_cfloat *w = t->work + ((int64_t)k * L + s) * t->ecount + wo;
-                            const lm_cfloat *ts = tile + s * BT * pa;
+                            const lm_cfloat *ts = out + s * BT * pa;
                             if (cnt == BT)
                                 for (int64_t j = 0; j < n_out; j++)
                                     for (int64_t l = 0; l < BT; l++)
@@ -534,7 +542,8 @@ static void run_fused(lm_toeplitz_block *t, const group *gr)
     const int64_t pl = t->p[la], nl = t->n[la], cs = t->cstride, np2 = t->npairs * 2 * pl;
 #pragma omp parallel num_threads(t->ntiles) if (t->nlines * pl * L * gr->ng >= PAR_MIN)
     {
-        lm_cfloat *tile = t->tiles[omp_get_thread_num()], *acc = t->accs[omp_get_thread_num()];
+        const int me = omp_get_thread_num();
+        lm_cfloat *tile = t->tiles[me], *out = t->outs[me], *acc = t->accs[me];
 #pragma omp for schedule(static)
         for (int64_t line = 0; line < t->nlines; line++) {
             for (int k = 0; k < gr->ng; k++) {
@@ -548,17 +557,17 @@ static void run_fused(lm_toeplitz_block *t, const group *gr)
                         memset(tk + s * pl + nl, 0, (size_t)(pl - nl) * sizeof *tk);
                     }
                 }
-                fftwf_execute_dft(t->fwd[la], (fftwf_complex *)tk, (fftwf_complex *)tk);
+                fftwf_execute_dft(t->fwd[la], (fftwf_complex *)tk, (fftwf_complex *)(out + k * cs));
             }
             const float *ql = t->qt + line * np2;
             for (int64_t j0 = 0; j0 < pl; j0 += QW) {
                 const int w = pl - j0 < QW ? (int)(pl - j0) : QW;
                 for (int k = 0; k < gr->ng; k++)
-                    block_product(L, ql + j0, pl, tile + k * cs + j0, pl, w);
+                    block_product(L, ql + j0, pl, out + k * cs + j0, pl, w);
             }
             for (int k = 0; k < gr->ng; k++) {
                 lm_cfloat *tk = tile + k * cs;
-                fftwf_execute_dft(t->inv[la], (fftwf_complex *)tk, (fftwf_complex *)tk);
+                fftwf_execute_dft(t->inv[la], (fftwf_complex *)(out + k * cs), (fftwf_complex *)tk);
                 if (only)
                     sum_x(t, gr, k, tk, pl, 0, 0, nl, acc);
                 else

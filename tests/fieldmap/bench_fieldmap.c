@@ -2,7 +2,8 @@
  * (64^3, one coil): one application of the block Toeplitz product for L
  * segments (synthetic Hermitian Q blocks: the timing does not depend on
  * their values), next to the plain Toeplitz product (L = 0; per coil).
- * Usage: bench_fieldmap [L ...] [--n N] [--2d] [--coils C] [--reps R];
+ * Usage: bench_fieldmap [L ...] [--n N] [--2d] [--coils C] [--group G] [--reps R]
+ * (G: coils per pass of the block operator, default C);
  * S128c8f's operator is `bench_fieldmap 11 --n 128 --2d --coils 8`. */
 #include <complex.h>
 #include <math.h>
@@ -25,13 +26,15 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    int64_t nn = 64, coils = 1;
+    int64_t nn = 64, coils = 1, group = 0;
     int ls[16], nl = 0, flat = 0, reps = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
             nn = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--coils") && i + 1 < argc)
             coils = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc)
+            group = atoll(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--2d"))
@@ -83,7 +86,7 @@ int main(int argc, char **argv)
             lm_toeplitz_free(t);
         } else {
             lm_toeplitz_block *t = NULL;
-            if (lm_toeplitz_block_new_coils(n, L, q, threads, (int)coils, &t, &err) != LM_OK) {
+            if (lm_toeplitz_block_new_coils(n, L, q, threads, (int)(group > 0 ? group : coils), &t, &err) != LM_OK) {
                 fprintf(stderr, "bench_fieldmap: %s\n", err.msg);
                 return 1;
             }
