@@ -117,10 +117,22 @@ static inline int other_axis(int a, int b)
     return 3 - a - b;
 }
 
-/* One forward FFT along axis a of a full 2x-grid array g (axis 0 fastest),
- * in tiles of 16 lines adjacent along the fastest other axis; the plan
- * `pl` transforms 16 contiguous lines of p[a]. Used once per Q block. */
-static void fft_grid_axis(lm_toeplitz_block *t, lm_cfloat *g, int a, fftwf_plan pl)
+/* Where Q's transform is made: the shifted block read from the raw Q, the
+ * 2x grid in between, the fused pass' layout written at the end. */
+typedef struct qhat_job {
+    const lm_cfloat *src;  /* raw Q of the pair (lm_points_q_grid order) */
+    const int64_t *smap[3]; /* per axis: raw index of shifted index i, -1 for the unused -n */
+    lm_cfloat *g;          /* 2x grid, axis 0 fastest */
+    int64_t pr;            /* the pair */
+    float scale;           /* 1 / (N^2 P) */
+} qhat_job;
+
+/* One forward FFT along axis a of the pair's 2x grid, in tiles of 16 lines
+ * adjacent along the faster other axis; the plan `pl` transforms 16
+ * contiguous lines of p[a]. The first padded axis reads the raw Q shifted
+ * (difference d to index d mod 2n, the unused -n zeroed), the last writes
+ * FFT / (N^2 P) into qt; the others work on g. */
+static void qhat_axis(lm_toeplitz_block *t, const qhat_job *job, int a, fftwf_plan pl)
 {
     const int64_t *p = t->p, pa = p[a];
     const int64_t st[3] = {1, p[0], p[0] * p[1]};
@@ -137,7 +149,9 @@ static void fft_grid_axis(lm_toeplitz_block *t, lm_cfloat *g, int a, fftwf_plan 
         b1 = b2;
         b2 = s;
     }
-    const int64_t e1 = p[b1], e2 = p[b2], nblk = (e1 + 15) / 16;
+    const int from_q = a == t->first, to_qt = a == t->last;
+    const int64_t e1 = p[b1], e2 = p[b2], nblk = (e1 + 15) / 16, nl = t->n[t->last];
+    const int64_t np2 = t->npairs * 2 * pa;
 #pragma omp parallel num_threads(t->ntiles) if (t->pcount >= PAR_MIN)
     {
         lm_cfloat *tile = t->tiles[omp_get_thread_num()];
@@ -146,14 +160,39 @@ static void fft_grid_axis(lm_toeplitz_block *t, lm_cfloat *g, int a, fftwf_plan 
             for (int64_t blk = 0; blk < nblk; blk++) {
                 const int64_t i1 = blk * 16, cnt = e1 - i1 < 16 ? e1 - i1 : 16;
                 const int64_t o = i1 * st[b1] + i2 * st[b2];
-                memset(tile, 0, (size_t)(16 * pa) * sizeof *tile);
-                for (int64_t j = 0; j < pa; j++)
-                    for (int64_t l = 0; l < cnt; l++)
-                        tile[l * pa + j] = g[o + l * st[b1] + j * st[a]];
+                if (cnt < 16)
+                    memset(tile, 0, (size_t)(16 * pa) * sizeof *tile);
+                if (from_q) {
+                    const int64_t m2 = job->smap[b2][i2];
+                    for (int64_t l = 0; l < cnt; l++) {
+                        const int64_t m1 = job->smap[b1][i1 + l];
+                        for (int64_t j = 0; j < pa; j++) {
+                            const int64_t ma = job->smap[a][j];
+                            tile[l * pa + j] = m1 < 0 || m2 < 0 || ma < 0 ? 0
+                                               : job->src[ma * st[a] + m1 * st[b1] + m2 * st[b2]];
+                        }
+                    }
+                } else {
+                    for (int64_t j = 0; j < pa; j++)
+                        for (int64_t l = 0; l < cnt; l++)
+                            tile[l * pa + j] = job->g[o + l * st[b1] + j * st[a]];
+                }
                 fftwf_execute_dft(pl, (fftwf_complex *)tile, (fftwf_complex *)tile);
-                for (int64_t j = 0; j < pa; j++)
-                    for (int64_t l = 0; l < cnt; l++)
-                        g[o + l * st[b1] + j * st[a]] = tile[l * pa + j];
+                if (to_qt) {
+                    for (int64_t l = 0; l < cnt; l++) {
+                        const int64_t idx1 = i1 + l;
+                        const int64_t line = idx1 * (t->ws[b1] / nl) + i2 * (t->ws[b2] / nl);
+                        float *dst = t->qt + line * np2 + job->pr * 2 * pa;
+                        for (int64_t j = 0; j < pa; j++) {
+                            dst[j] = crealf(tile[l * pa + j]) * job->scale;
+                            dst[pa + j] = cimagf(tile[l * pa + j]) * job->scale;
+                        }
+                    }
+                } else {
+                    for (int64_t j = 0; j < pa; j++)
+                        for (int64_t l = 0; l < cnt; l++)
+                            job->g[o + l * st[b1] + j * st[a]] = tile[l * pa + j];
+                }
             }
     }
 }
@@ -167,10 +206,11 @@ static fftwf_plan plan_lines(int len, int howmany, lm_cfloat *in, lm_cfloat *out
 /* FFT(shifted Q_ll') / (N^2 P) of every pair into qt. */
 static lm_code make_qhat(lm_toeplitz_block *t, const lm_cfloat *q, lm_error *err)
 {
-    const int64_t *n = t->n, *p = t->p, pc = t->pcount, pl = p[t->last];
-    lm_cfloat *g = fftwf_malloc((size_t)pc * sizeof *g);
+    const int64_t *n = t->n, *p = t->p, pc = t->pcount;
+    lm_cfloat *g = t->first < t->last ? fftwf_malloc((size_t)pc * sizeof *g) : NULL;
+    int64_t *maps = malloc((size_t)(p[0] + p[1] + p[2]) * sizeof *maps);
     fftwf_plan ax[3] = {NULL, NULL, NULL};
-    int ok = g != NULL;
+    int ok = maps && (g || t->first == t->last);
     pthread_mutex_lock(&plan_lock);
     if (lm_fftw_setup())
         fftwf_plan_with_nthreads(1);
@@ -179,41 +219,24 @@ static lm_code make_qhat(lm_toeplitz_block *t, const lm_cfloat *q, lm_error *err
             ok = (ax[a] = plan_lines((int)p[a], 16, t->tiles[0], t->tiles[0], FFTW_FORWARD)) != NULL;
     pthread_mutex_unlock(&plan_lock);
     lm_code rc = ok ? LM_OK
-                    : lm_fail(err, g ? LM_ERR_INTERNAL : LM_ERR_NOMEM,
+                    : lm_fail(err, maps ? LM_ERR_INTERNAL : LM_ERR_NOMEM,
                               "block toeplitz: cannot set up the %lld-point transform of Q", (long long)pc);
-    const int64_t sh[3] = {p[0] > 1 ? n[0] : 0, p[1] > 1 ? n[1] : 0, p[2] > 1 ? n[2] : 0};
-    const float scale = (float)(1.0 / ((double)t->count * (double)t->count * (double)pc));
+    qhat_job job = {.g = g, .scale = (float)(1.0 / ((double)t->count * (double)t->count * (double)pc))};
+    if (rc == LM_OK) {
+        int64_t *m = maps;
+        for (int a = 0; a < 3; a++) {
+            for (int64_t i = 0; i < p[a]; i++) /* index d + n of difference d: shifted by n mod 2n */
+                m[i] = p[a] <= 1 ? 0 : i == n[a] ? -1 : (i + n[a]) % p[a];
+            job.smap[a] = m;
+            m += p[a];
+        }
+    }
     for (int64_t pr = 0; pr < t->npairs && rc == LM_OK; pr++) {
-        const lm_cfloat *src = q + pr * pc;
-        /* shift (difference d to index d mod 2n), zero the unused -n */
-#pragma omp parallel for num_threads(t->threads) collapse(2) schedule(static) if (pc >= PAR_MIN)
-        for (int64_t k = 0; k < p[2]; k++)
-            for (int64_t j = 0; j < p[1]; j++) {
-                const int64_t ks = (k + sh[2]) % p[2], js = (j + sh[1]) % p[1];
-                for (int64_t i = 0; i < p[0]; i++) {
-                    const int used = (p[0] <= 1 || i != n[0]) && (p[1] <= 1 || j != n[1]) && (p[2] <= 1 || k != n[2]);
-                    g[i + p[0] * (j + p[1] * k)] = used ? src[(i + sh[0]) % p[0] + p[0] * (js + p[1] * ks)] : 0;
-                }
-            }
+        job.src = q + pr * pc;
+        job.pr = pr;
         for (int a = 0; a < 3; a++)
             if (ax[a])
-                fft_grid_axis(t, g, a, ax[a]);
-        /* to the fused pass' order: line (over the other axes, ws order), pair, re/im, frequency */
-        const int L = t->last;
-#pragma omp parallel for num_threads(t->threads) collapse(2) schedule(static) if (pc >= PAR_MIN)
-        for (int64_t k = 0; k < p[2]; k++)
-            for (int64_t j = 0; j < p[1]; j++)
-                for (int64_t i = 0; i < p[0]; i++) {
-                    const int64_t idx[3] = {i, j, k};
-                    int64_t line = 0;
-                    for (int b = 0; b < 3; b++)
-                        if (b != L)
-                            line += idx[b] * (t->ws[b] / n[L]);
-                    const lm_cfloat v = g[i + p[0] * (j + p[1] * k)] * scale;
-                    float *dst = t->qt + (line * t->npairs + pr) * 2 * pl;
-                    dst[idx[L]] = crealf(v);
-                    dst[pl + idx[L]] = cimagf(v);
-                }
+                qhat_axis(t, &job, a, ax[a]);
     }
     pthread_mutex_lock(&plan_lock);
     for (int a = 0; a < 3; a++)
@@ -221,6 +244,7 @@ static lm_code make_qhat(lm_toeplitz_block *t, const lm_cfloat *q, lm_error *err
             fftwf_destroy_plan(ax[a]);
     pthread_mutex_unlock(&plan_lock);
     fftwf_free(g);
+    free(maps);
     return rc;
 }
 
