@@ -447,7 +447,7 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
     {
         const int me = omp_get_thread_num();
         lm_cfloat *tile = t->tiles[me], *out = t->outs[me], *acc = t->accs[me];
-#pragma omp for collapse(2) schedule(static)
+#pragma omp for collapse(2) schedule(dynamic, 1)
         for (int64_t io = 0; io < eo; io++)
             for (int64_t blk = 0; blk < nblk; blk++) {
                 const int64_t i0 = blk * BT, cnt = nl - i0 < BT ? nl - i0 : BT;
@@ -568,7 +568,7 @@ static void run_fused(lm_toeplitz_block *t, const group *gr)
     {
         const int me = omp_get_thread_num();
         lm_cfloat *tile = t->tiles[me], *out = t->outs[me], *acc = t->accs[me];
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 4)
         for (int64_t line = 0; line < t->nlines; line++) {
             for (int k = 0; k < gr->ng; k++) {
                 lm_cfloat *tk = tile + k * cs;
