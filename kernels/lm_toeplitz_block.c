@@ -13,9 +13,10 @@
  *     last axis (BT contiguous values per position: whole cache lines);
  *   - the last axis' lines are contiguous: the fused pass reads one line of
  *     every image of the coil group, transforms it, applies the L x L
- *     matrix of the line's frequencies (stored next to each other, split
- *     real/imaginary, read once for all the group's coils) and transforms
- *     back, all in a tile that stays in cache;
+ *     matrix of each frequency (stored by chunks of QW frequencies, all
+ *     pairs of a chunk in one contiguous block, split real/imaginary, read
+ *     once for all the group's coils) and transforms back, all in a tile
+ *     that stays in cache;
  *   - the first axis (contiguous in x and y) multiplies by c_l s_c when it
  *     reads x and sums conj(c_l s_c) over segments and coils when it
  *     writes y, so the phases and maps cost no pass of their own.
@@ -67,7 +68,9 @@ struct lm_toeplitz_block {
     int64_t ecount;     /* values per work image */
     int64_t nlines;     /* lines along the last axis of the 2x grid */
     int64_t cstride;    /* a coil's L lines in the fused tile, rounded for alignment */
-    float *qt;          /* per line, per pair: p_last real parts, then p_last imaginary parts */
+    float *qt;          /* per line of the last axis, per chunk of QW frequencies, per pair:
+                           QW real parts, then QW imaginary parts (a chunk's L x L matrices
+                           are one contiguous read) */
     int gmax;           /* coils per group */
     lm_cfloat *work;    /* gmax x L images of ecount values */
     lm_cfloat **tiles;  /* one per thread */
@@ -151,7 +154,7 @@ static void qhat_axis(lm_toeplitz_block *t, const qhat_job *job, int a, fftwf_pl
     }
     const int from_q = a == t->first, to_qt = a == t->last;
     const int64_t e1 = p[b1], e2 = p[b2], nblk = (e1 + 15) / 16, nl = t->n[t->last];
-    const int64_t np2 = t->npairs * 2 * pa;
+    const int64_t nch = (pa + QW - 1) / QW, chunk = t->npairs * 2 * QW;
 #pragma omp parallel num_threads(t->ntiles) if (t->pcount >= PAR_MIN)
     {
         lm_cfloat *tile = t->tiles[omp_get_thread_num()];
@@ -182,10 +185,11 @@ static void qhat_axis(lm_toeplitz_block *t, const qhat_job *job, int a, fftwf_pl
                     for (int64_t l = 0; l < cnt; l++) {
                         const int64_t idx1 = i1 + l;
                         const int64_t line = idx1 * (t->ws[b1] / nl) + i2 * (t->ws[b2] / nl);
-                        float *dst = t->qt + line * np2 + job->pr * 2 * pa;
+                        float *dst = t->qt + line * nch * chunk + job->pr * 2 * QW;
                         for (int64_t j = 0; j < pa; j++) {
-                            dst[j] = crealf(tile[l * pa + j]) * job->scale;
-                            dst[pa + j] = cimagf(tile[l * pa + j]) * job->scale;
+                            float *d = dst + j / QW * chunk + j % QW;
+                            d[0] = crealf(tile[l * pa + j]) * job->scale;
+                            d[QW] = cimagf(tile[l * pa + j]) * job->scale;
                         }
                     }
                 } else {
@@ -309,7 +313,8 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
     if (16 * pmax > tl)
         tl = 16 * pmax;
     size_t qn, wn;
-    if (!lm_size_mul((size_t)t->pcount, (size_t)t->npairs * 2, &qn) ||
+    const int64_t nch = (pl + QW - 1) / QW;
+    if (!lm_size_mul((size_t)(t->nlines * nch * QW), (size_t)t->npairs * 2, &qn) ||
         !lm_size_mul((size_t)t->ecount, (size_t)(t->gmax * L), &wn) || qn > (size_t)LM_MAX_ELEMENTS * 2 ||
         wn > (size_t)LM_MAX_ELEMENTS) {
         const long long pc = (long long)t->pcount;
@@ -317,7 +322,7 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
         return lm_fail(err, LM_ERR_NOMEM, "block toeplitz: %lld points x %d segments is out of range", pc, L);
     }
     t->ntiles = t->threads;
-    t->qt = fftwf_malloc((qn + 2 * QW) * sizeof *t->qt); /* + QW: the product's last step reads past the end */
+    t->qt = fftwf_malloc(qn * sizeof *t->qt);
     t->work = fftwf_malloc(wn * sizeof *t->work);
     t->tiles = calloc((size_t)t->ntiles, sizeof *t->tiles);
     t->accs = calloc((size_t)t->ntiles, sizeof *t->accs);
@@ -332,7 +337,8 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
         return lm_fail(err, LM_ERR_NOMEM, "block toeplitz: cannot allocate %d segments of the %lld-point grid", L,
                        (long long)t->pcount);
     }
-    memset(t->qt + qn, 0, 2 * QW * sizeof *t->qt);
+    if (pl % QW) /* the last chunk's spare frequencies: read by the product, never used */
+        memset(t->qt, 0, qn * sizeof *t->qt);
     /* every tile comes from fftwf_malloc and the fused pass' coils start at
      * multiples of 16 values: they share the planned alignment */
     pthread_mutex_lock(&plan_lock);
@@ -501,10 +507,10 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
 }
 
 /* z_l <- sum_l' Qhat_ll' z_l' at QW frequencies (w of them valid): q the
- * line's pairs from this frequency on (pair pr's real parts at q + pr 2 pl,
- * imaginary parts pl further), z_l at z + l zs. Qhat_l'l = conj(Qhat_ll'). */
-static inline void block_product(int L, const float *restrict q, int64_t pl, lm_cfloat *restrict z, int64_t zs,
-                                 int w)
+ * line's pairs at these frequencies (pair pr's real parts at q + pr 2 QW,
+ * imaginary parts QW further: one chunk of the fused layout), z_l at
+ * z + l zs. Qhat_l'l = conj(Qhat_ll'). */
+static inline void block_product(int L, const float *restrict q, lm_cfloat *restrict z, int64_t zs, int w)
 {
     float zr[LM_BLOCK_MAX_L][QW], zi[LM_BLOCK_MAX_L][QW], yr[LM_BLOCK_MAX_L][QW], yi[LM_BLOCK_MAX_L][QW];
     for (int l = 0; l < L; l++) {
@@ -530,12 +536,12 @@ static inline void block_product(int L, const float *restrict q, int64_t pl, lm_
         float ar[QW], ai[QW], zlr[QW], zli[QW];
         for (int j = 0; j < QW; j++) {
             zlr[j] = zr[l][j], zli[j] = zi[l][j];
-            ar[j] = yr[l][j] + qp[j] * zlr[j] - qp[pl + j] * zli[j]; /* the diagonal block */
-            ai[j] = yi[l][j] + qp[j] * zli[j] + qp[pl + j] * zlr[j];
+            ar[j] = yr[l][j] + qp[j] * zlr[j] - qp[QW + j] * zli[j]; /* the diagonal block */
+            ai[j] = yi[l][j] + qp[j] * zli[j] + qp[QW + j] * zlr[j];
         }
-        qp += 2 * pl;
-        for (int lp = l + 1; lp < L; lp++, qp += 2 * pl) {
-            const float *qr = qp, *qi = qp + pl;
+        qp += 2 * QW;
+        for (int lp = l + 1; lp < L; lp++, qp += 2 * QW) {
+            const float *qr = qp, *qi = qp + QW;
             float *restrict ylr = yr[lp], *restrict yli = yi[lp];
             const float *zpr = zr[lp], *zpi = zi[lp];
             for (int j = 0; j < QW; j++) {
@@ -563,7 +569,8 @@ static inline void block_product(int L, const float *restrict q, int64_t pl, lm_
 static void run_fused(lm_toeplitz_block *t, const group *gr)
 {
     const int la = t->last, L = t->L, only = t->first == la;
-    const int64_t pl = t->p[la], nl = t->n[la], cs = t->cstride, np2 = t->npairs * 2 * pl;
+    const int64_t pl = t->p[la], nl = t->n[la], cs = t->cstride, chunk = t->npairs * 2 * QW;
+    const int64_t nch = (pl + QW - 1) / QW;
 #pragma omp parallel num_threads(t->ntiles) if (t->nlines * pl * L * gr->ng >= PAR_MIN)
     {
         const int me = omp_get_thread_num();
@@ -583,11 +590,12 @@ static void run_fused(lm_toeplitz_block *t, const group *gr)
                 }
                 fftwf_execute_dft(t->fwd[la], (fftwf_complex *)tk, (fftwf_complex *)(out + k * cs));
             }
-            const float *ql = t->qt + line * np2;
-            for (int64_t j0 = 0; j0 < pl; j0 += QW) {
+            const float *ql = t->qt + line * nch * chunk;
+            for (int64_t ch = 0; ch < nch; ch++) {
+                const int64_t j0 = ch * QW;
                 const int w = pl - j0 < QW ? (int)(pl - j0) : QW;
                 for (int k = 0; k < gr->ng; k++)
-                    block_product(L, ql + j0, pl, out + k * cs + j0, pl, w);
+                    block_product(L, ql + ch * chunk, out + k * cs + j0, pl, w);
             }
             for (int k = 0; k < gr->ng; k++) {
                 lm_cfloat *tk = tile + k * cs;
