@@ -37,6 +37,8 @@
 /* Lines per tile along the last axis in the other axes' passes: 8 complex
  * floats are one cache line. */
 #define BT 8
+/* Positions ahead that the transposing gathers and scatters prefetch. */
+#define PF 16
 /* Frequencies per step of the L x L product (one AVX-512 register of floats). */
 #define QW 16
 /* The work array of a coil group stays under this (at least one coil). */
@@ -468,9 +470,13 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
                             const lm_cfloat *w = t->work + ((int64_t)k * L + s) * t->ecount + wo;
                             lm_cfloat *ts = tile + s * BT * pa;
                             if (cnt == BT)
-                                for (int64_t j = 0; j < n_in; j++)
+                                for (int64_t j = 0; j < n_in; j++) {
+                                    /* one cache line per position, ws_a apart: too many
+                                     * streams for the hardware prefetcher */
+                                    __builtin_prefetch(w + (j + PF) * ws_a);
                                     for (int64_t l = 0; l < BT; l++)
                                         ts[l * pa + j] = w[j * ws_a + l];
+                                }
                             else
                                 for (int64_t j = 0; j < n_in; j++)
                                     for (int64_t l = 0; l < cnt; l++)
@@ -490,9 +496,11 @@ static void run_pass(lm_toeplitz_block *t, int a, int inverse, const group *gr)
                             lm_cfloat *w = t->work + ((int64_t)k * L + s) * t->ecount + wo;
                             const lm_cfloat *ts = out + s * BT * pa;
                             if (cnt == BT)
-                                for (int64_t j = 0; j < n_out; j++)
+                                for (int64_t j = 0; j < n_out; j++) {
+                                    __builtin_prefetch(w + (j + PF) * ws_a, 1);
                                     for (int64_t l = 0; l < BT; l++)
                                         w[j * ws_a + l] = ts[l * pa + j];
+                                }
                             else
                                 for (int64_t j = 0; j < n_out; j++)
                                     for (int64_t l = 0; l < cnt; l++)
