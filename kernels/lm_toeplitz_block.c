@@ -178,9 +178,11 @@ static void qhat_axis(lm_toeplitz_block *t, const qhat_job *job, int a, fftwf_pl
                         }
                     }
                 } else {
-                    for (int64_t j = 0; j < pa; j++)
+                    for (int64_t j = 0; j < pa; j++) {
+                        __builtin_prefetch(job->g + o + (j + PF) * st[a]);
                         for (int64_t l = 0; l < cnt; l++)
                             tile[l * pa + j] = job->g[o + l * st[b1] + j * st[a]];
+                    }
                 }
                 fftwf_execute_dft(pl, (fftwf_complex *)tile, (fftwf_complex *)tile);
                 if (to_qt) {
@@ -195,9 +197,11 @@ static void qhat_axis(lm_toeplitz_block *t, const qhat_job *job, int a, fftwf_pl
                         }
                     }
                 } else {
-                    for (int64_t j = 0; j < pa; j++)
+                    for (int64_t j = 0; j < pa; j++) {
+                        __builtin_prefetch(job->g + o + (j + PF) * st[a], 1);
                         for (int64_t l = 0; l < cnt; l++)
                             job->g[o + l * st[b1] + j * st[a]] = tile[l * pa + j];
+                    }
                 }
             }
     }
