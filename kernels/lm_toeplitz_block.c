@@ -79,6 +79,9 @@ struct lm_toeplitz_block {
     lm_cfloat **outs;   /* one per thread, as large: the transforms are out of place (in place,
                            FFTW's ESTIMATE plans copy every line through a buffer) */
     lm_cfloat **accs;   /* one per thread: BT x n of the first axis' sums */
+    lm_cfloat **fins;   /* one per thread: the fused pass' inputs, gmax x cstride, zeroed once:
+                           only the data part of each line is ever written, the padding
+                           stays zero */
     int ntiles;
     fftwf_plan fwd[3], inv[3]; /* a != last: L x BT lines of p[a]; last: L lines */
 };
@@ -107,7 +110,10 @@ void lm_toeplitz_block_free(lm_toeplitz_block *t)
             fftwf_free(t->accs[i]);
         if (t->outs)
             fftwf_free(t->outs[i]);
+        if (t->fins)
+            fftwf_free(t->fins[i]);
     }
+    free(t->fins);
     free(t->outs);
     free(t->tiles);
     free(t->accs);
@@ -333,10 +339,12 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
     t->tiles = calloc((size_t)t->ntiles, sizeof *t->tiles);
     t->accs = calloc((size_t)t->ntiles, sizeof *t->accs);
     t->outs = calloc((size_t)t->ntiles, sizeof *t->outs);
-    int ok = t->qt && t->work && t->tiles && t->accs && t->outs;
+    t->fins = calloc((size_t)t->ntiles, sizeof *t->fins);
+    int ok = t->qt && t->work && t->tiles && t->accs && t->outs && t->fins;
     for (int i = 0; ok && i < t->ntiles; i++)
         ok = (t->tiles[i] = fftwf_malloc((size_t)tl * sizeof(lm_cfloat))) != NULL &&
              (t->outs[i] = fftwf_malloc((size_t)tl * sizeof(lm_cfloat))) != NULL &&
+             (t->fins[i] = fftwf_malloc((size_t)(t->gmax * t->cstride) * sizeof(lm_cfloat))) != NULL &&
              (t->accs[i] = fftwf_malloc((size_t)(BT * pmax) * sizeof(lm_cfloat))) != NULL;
     if (!ok) {
         lm_toeplitz_block_free(t);
@@ -345,6 +353,8 @@ lm_code lm_toeplitz_block_new_coils(const int64_t n[3], int L, const lm_cfloat *
     }
     if (pl % QW) /* the last chunk's spare frequencies: read by the product, never used */
         memset(t->qt, 0, qn * sizeof *t->qt);
+    for (int i = 0; i < t->ntiles; i++)
+        memset(t->fins[i], 0, (size_t)(t->gmax * t->cstride) * sizeof(lm_cfloat));
     /* every tile comes from fftwf_malloc and the fused pass' coils start at
      * multiples of 16 values: they share the planned alignment */
     pthread_mutex_lock(&plan_lock);
@@ -586,21 +596,18 @@ static void run_fused(lm_toeplitz_block *t, const group *gr)
 #pragma omp parallel num_threads(t->ntiles) if (t->nlines * pl * L * gr->ng >= PAR_MIN)
     {
         const int me = omp_get_thread_num();
-        lm_cfloat *tile = t->tiles[me], *out = t->outs[me], *acc = t->accs[me];
+        lm_cfloat *tile = t->tiles[me], *out = t->outs[me], *acc = t->accs[me], *fin = t->fins[me];
 #pragma omp for schedule(dynamic, 4)
         for (int64_t line = 0; line < t->nlines; line++) {
             for (int k = 0; k < gr->ng; k++) {
-                lm_cfloat *tk = tile + k * cs;
-                if (only) {
-                    load_x(t, gr, k, tk, pl, 0, 0, nl, pl);
-                } else {
-                    for (int s = 0; s < L; s++) {
-                        memcpy(tk + s * pl, t->work + ((int64_t)k * L + s) * t->ecount + line * nl,
-                               (size_t)nl * sizeof *tk);
-                        memset(tk + s * pl + nl, 0, (size_t)(pl - nl) * sizeof *tk);
-                    }
-                }
-                fftwf_execute_dft(t->fwd[la], (fftwf_complex *)tk, (fftwf_complex *)(out + k * cs));
+                lm_cfloat *fk = fin + k * cs;
+                if (only)
+                    load_x(t, gr, k, fk, pl, 0, 0, nl, pl);
+                else
+                    for (int s = 0; s < L; s++) /* the padding after nl is zero already */
+                        memcpy(fk + s * pl, t->work + ((int64_t)k * L + s) * t->ecount + line * nl,
+                               (size_t)nl * sizeof *fk);
+                fftwf_execute_dft(t->fwd[la], (fftwf_complex *)fk, (fftwf_complex *)(out + k * cs));
             }
             const float *ql = t->qt + line * nch * chunk;
             for (int64_t ch = 0; ch < nch; ch++) {
