@@ -4,7 +4,9 @@
  *   segmented    time-segmented correction (opts.segments auto),
  *   exact        the direct sums with the off-resonance term (segments 0).
  * Each is run once with one CG iteration (fills the Q cache, warms plans
- * and the device), then timed in full; times are the pipeline's own.
+ * and the device), then timed in full; times are the pipeline's own, and
+ * cpu the process' CPU time over the timed run (all threads: less
+ * sensitive than wall time to other work on the machine).
  * rel_error is the image's distance to the same variant's exact image. A
  * mode the variant or the build cannot do (LM_ERR_UNSUPPORTED, or a
  * reconstruction that returned the uncorrected image) is a row with its
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench_fieldmap.h"
 #include "cli_util.h"
@@ -29,9 +32,17 @@ typedef struct fm_row {
     lm_recon_result r;
     lm_metrics m;
     double rel_error;
+    double cpu_s;
     int ran;
     char error[sizeof ((lm_error *)0)->msg];
 } fm_row;
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 static double rel_diff(const lm_volume *a, const lm_volume *b)
 {
@@ -69,10 +80,10 @@ int bench_fieldmap(const lm_problem_def *def, const char *const *names, int nnam
         printf("[");
     else
         printf("\n%s: SENSE with the true maps, %lld coils, field map up to %g Hz, %lld samples of %g ms, "
-               "%d CG iterations, lambda %g\n%-24s %-11s %4s %9s %9s %9s %9s %9s %8s %9s %9s\n",
+               "%d CG iterations, lambda %g\n%-24s %-11s %4s %9s %9s %9s %9s %9s %8s %8s %9s %9s\n",
                def->name, (long long)def->coils, def->fieldmap_hz, (long long)t->m,
                def->readout_ms > 0 ? def->readout_ms : LM_PROBLEM_READOUT_MS, iters, lambda, "variant", "mode", "L",
-               "set-up", "Q", "E^H d", "CG", "total", "PSNR dB", "error %", "vs exact");
+               "set-up", "Q", "E^H d", "CG", "total", "cpu", "PSNR dB", "error %", "vs exact");
     for (int i = 0; i < nnames; i++) {
         const lm_variant *rv = lm_variant_resolve(names[i], NULL);
         char shown[64];
@@ -104,8 +115,10 @@ int bench_fieldmap(const lm_problem_def *def, const char *const *names, int nnam
             lm_code c = lm_recon_run(&g, t, k, &o, &warm, &err);
             lm_recon_result_clear(&warm);
             o.iters = iters;
+            const double cpu0 = cpu_now();
             if (c == LM_OK)
                 c = lm_recon_run(&g, t, k, &o, &w->r, &err);
+            w->cpu_s = cpu_now() - cpu0;
             if (c == LM_ERR_UNSUPPORTED) {
                 snprintf(w->error, sizeof w->error, "%s", err.msg);
                 continue;
@@ -151,6 +164,7 @@ int bench_fieldmap(const lm_problem_def *def, const char *const *names, int nnam
                 cli_json_num(stdout, "time_cg_s", w->ran ? r->time_cg_s : NAN, 1);
                 cli_json_num(stdout, "time_prep_s", w->ran ? r->time_prep_s : NAN, 1);
                 cli_json_num(stdout, "time_total_s", w->ran ? r->time_total_s : NAN, 1);
+                cli_json_num(stdout, "cpu_s", w->ran ? w->cpu_s : NAN, 1);
                 cli_json_num(stdout, "gpairs_per_s", gp, 1);
                 cli_json_num(stdout, "gflops", gp * lm_ksum_flops_per_pair(0), 1);
                 cli_json_num(stdout, "rel_error", w->rel_error, 1);
@@ -165,9 +179,9 @@ int bench_fieldmap(const lm_problem_def *def, const char *const *names, int nnam
             } else {
                 char seg[16];
                 snprintf(seg, sizeof seg, "%d", r->segments);
-                printf("%-24s %-11s %4s %9.3f %9.3f %9.3f %9.3f %9.3f %8.2f %9.2f %9.2e\n", shown, mode_names[md],
-                       md == MODE_SEGMENTED ? seg : "-", r->time_prep_s, r->time_q_s, r->time_fhd_s, r->time_cg_s,
-                       r->time_total_s, w->m.psnr_db, w->m.percent_error, w->rel_error);
+                printf("%-24s %-11s %4s %9.3f %9.3f %9.3f %9.3f %9.3f %8.3f %8.2f %9.2f %9.2e\n", shown,
+                       mode_names[md], md == MODE_SEGMENTED ? seg : "-", r->time_prep_s, r->time_q_s, r->time_fhd_s,
+                       r->time_cg_s, r->time_total_s, w->cpu_s, w->m.psnr_db, w->m.percent_error, w->rel_error);
             }
         }
         for (int md = 0; md < MODES; md++)
@@ -177,7 +191,8 @@ int bench_fieldmap(const lm_problem_def *def, const char *const *names, int nnam
     if (json)
         printf("]\n");
     else
-        printf("(L: time segments; vs exact: ||image - exact image|| / ||exact image|| of the same variant)\n");
+        printf("(L: time segments; cpu: the process' CPU seconds, all threads; vs exact: ||image - exact image|| / "
+               "||exact image|| of the same variant)\n");
     rc = 0;
 done:
     if (rc)

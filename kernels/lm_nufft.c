@@ -29,6 +29,10 @@
 #define LM_NUFFT_XBIN 16   /* fine points per x bin (cache locality only) */
 #define LM_NUFFT_BLOCK 16  /* target block thickness on the slow axes */
 #define LM_NUFFT_KTAB 4096 /* KB table points per fine-grid unit (lerp error ~1e-7) */
+/* The kernel values of every sample are kept when they take at most this:
+ * an execute per weight set then evaluates no exp (F^H d of 8 coils x 11
+ * time segments is 88 executes on one plan). */
+#define LM_NUFFT_KCACHE_BYTES ((int64_t)64 << 20)
 
 struct lm_nufft_plan {
     int type, dim, sign, nthreads;
@@ -56,6 +60,8 @@ struct lm_nufft_plan {
     int nb1, nb2;          /* blocks along axes 2 and 1 (3D) or 1 and 0 (2D) */
     int64_t *boff;         /* nb1*nb2 + 1 offsets into the sorted samples */
     double s_k[3];         /* the grid mapping's s (k units per fine grid = s/nf) */
+    float *kc;             /* kernel values per sorted sample, w[0] + w[1] + w[2] floats each,
+                              or NULL (more than LM_NUFFT_KCACHE_BYTES) */
 };
 
 /* ---------- FFTW set-up: init once, plan creation serialised ---------- */
@@ -145,6 +151,23 @@ static inline void kernel_row(const lm_nufft_plan *p, int w, double u, int64_t *
             kv[d] = p->ktab[i] + f * (p->ktab[i + 1] - p->ktab[i]);
         }
         break;
+    }
+}
+
+/* The three kernel rows of sorted sample j, from the cache when there is one. */
+static inline void sample_rows(const lm_nufft_plan *p, int64_t j, int64_t l0[3], float kv[3][LM_NUFFT_MAXW])
+{
+    if (!p->kc) {
+        for (int a = 0; a < 3; a++)
+            kernel_row(p, p->w[a], p->u[a][j], &l0[a], kv[a]);
+        return;
+    }
+    const float *c = p->kc + j * (p->w[0] + p->w[1] + p->w[2]);
+    for (int a = 0; a < 3; a++) {
+        const int w = p->w[a];
+        l0[a] = w == 1 ? 0 : (int64_t)ceil(p->u[a][j] - 0.5 * w);
+        memcpy(kv[a], c, (size_t)w * sizeof *c);
+        c += w;
     }
 }
 
@@ -488,6 +511,8 @@ static void free_points(lm_nufft_plan *p)
     free(p->perm);
     free(p->ph);
     free(p->boff);
+    free(p->kc);
+    p->kc = NULL;
     p->perm = NULL;
     p->ph = NULL;
     p->boff = NULL;
@@ -634,6 +659,19 @@ lm_code lm_nufft_set_points(lm_nufft_plan *p, int64_t m, const float *kx, const 
             p->ph[2 * j + 1] = (float)sin(2.0 * M_PI * ph * p->sign);
         }
     }
+    const int sw = p->w[0] + p->w[1] + p->w[2];
+    if (m > 0 && m * sw * (int64_t)sizeof(float) <= LM_NUFFT_KCACHE_BYTES &&
+        (p->kc = malloc((size_t)(m * sw) * sizeof *p->kc)) != NULL) {
+#pragma omp parallel for num_threads(p->nthreads) schedule(static)
+        for (int64_t j = 0; j < m; j++) {
+            float *c = p->kc + j * sw;
+            for (int a = 0; a < 3; a++) {
+                int64_t l0;
+                kernel_row(p, p->w[a], p->u[a][j], &l0, c);
+                c += p->w[a];
+            }
+        }
+    }
     p->m = m;
     p->have_points = 1;
     rc = LM_OK;
@@ -663,8 +701,7 @@ static inline void spread_one(const lm_nufft_plan *p, float *fw, int64_t j, floa
 {
     float kv[3][LM_NUFFT_MAXW];
     int64_t l0[3];
-    for (int a = 0; a < 3; a++)
-        kernel_row(p, p->w[a], p->u[a][j], &l0[a], kv[a]);
+    sample_rows(p, j, l0, kv);
     const int64_t nfx = p->nf[0], nfy = p->nf[1], nfz = p->nf[2];
     const int wx = p->w[0], wy = p->w[1], wz = p->w[2];
     int64_t ix[LM_NUFFT_MAXW];
@@ -708,8 +745,7 @@ static inline void spread_one_real(const lm_nufft_plan *p, float *fr, int64_t j,
 {
     float kv[3][LM_NUFFT_MAXW];
     int64_t l0[3];
-    for (int a = 0; a < 3; a++)
-        kernel_row(p, p->w[a], p->u[a][j], &l0[a], kv[a]);
+    sample_rows(p, j, l0, kv);
     const int64_t nfx = p->nf[0], nfy = p->nf[1], nfz = p->nf[2], rs = 2 * (nfx / 2 + 1);
     const int wx = p->w[0], wy = p->w[1], wz = p->w[2];
     int64_t ix[LM_NUFFT_MAXW];
@@ -742,8 +778,7 @@ static inline void interp_one(const lm_nufft_plan *p, const float *fw, int64_t j
 {
     float kv[3][LM_NUFFT_MAXW];
     int64_t l0[3];
-    for (int a = 0; a < 3; a++)
-        kernel_row(p, p->w[a], p->u[a][j], &l0[a], kv[a]);
+    sample_rows(p, j, l0, kv);
     const int64_t nfx = p->nf[0], nfy = p->nf[1], nfz = p->nf[2];
     const int wx = p->w[0], wy = p->w[1], wz = p->w[2];
     int64_t ix[LM_NUFFT_MAXW];
@@ -826,8 +861,8 @@ static inline void spread_one_box(const lm_nufft_plan *p, double *loc, const spr
 {
     float kv[3][LM_NUFFT_MAXW];
     int64_t l0[3], idx[3][LM_NUFFT_MAXW];
+    sample_rows(p, j, l0, kv);
     for (int a = 0; a < 3; a++) {
-        kernel_row(p, p->w[a], p->u[a][j], &l0[a], kv[a]);
         int64_t nf = p->nf[a];
         for (int d = 0; d < p->w[a]; d++) {
             int64_t v = l0[a] + d;
@@ -983,8 +1018,7 @@ static void interp_all_real(lm_nufft_plan *p, float *out)
     for (int64_t j = 0; j < p->m; j++) {
         float kv[3][LM_NUFFT_MAXW];
         int64_t l0[3], ix[LM_NUFFT_MAXW];
-        for (int a = 0; a < 3; a++)
-            kernel_row(p, p->w[a], p->u[a][j], &l0[a], kv[a]);
+        sample_rows(p, j, l0, kv);
         for (int d = 0; d < wx; d++) {
             int64_t q = l0[0] + d;
             ix[d] = q < 0 ? q + nfx : q >= nfx ? q - nfx : q;

@@ -15,6 +15,7 @@
 #include "lm_qcache.h"
 #include "lm_sums.h"
 #include "lm_timeseg.h"
+#include "lm_toeplitz_block.h"
 
 struct lm_encoding {
     lm_geom g;
@@ -37,6 +38,7 @@ struct lm_encoding {
     lm_cfloat *c;            /* the same on the back end (c_host on the CPU) */
     lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
     float *f_dev;            /* exact on a GPU: the field map on the device (E^H d there) */
+    lm_toeplitz_block *tb;   /* CPU, segmented: the block Toeplitz product, all coils at once */
     double diag0;            /* sum_m phi(k_m)^2 / N^2: the diagonal of F_t^H F_t */
 };
 
@@ -64,6 +66,7 @@ void lm_encoding_free(lm_encoding *e)
         return;
     lm_linop_free(e->normal);
     lm_linop_free(e->fhf);
+    lm_toeplitz_block_free(e->tb);
     if (e->be) {
         e->be->release(e->be, e->tmp);
         e->be->release(e->be, e->seg_tmp);
@@ -213,7 +216,7 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
     lm_code rc = LM_OK;
     if (q_from_cache)
         *q_from_cache = 0;
-    if (e->fhf || (e->f && !e->ts))
+    if (e->fhf || e->tb || (e->f && !e->ts))
         return LM_OK; /* made, or exact (no Q) */
     lm_cfloat *q = NULL;
     if (e->ts && e->be->device == LM_DEVICE_GPU) {
@@ -231,8 +234,8 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
         /* Q_ll' as weight sets of one kernel call */
         rc = lm_compute_q_segments(&e->g, e->t, e->ts->L, e->ts->b, e->ts->hash, 0, e->v->name, e->use_cache, ctl,
                                    &q, &cached, err);
-        if (rc == LM_OK)
-            rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, q, 0, e->c, (int)e->ncoils, &e->fhf, err);
+        if (rc == LM_OK) /* (CPU: the GPU's blocks are summed above) */
+            rc = lm_toeplitz_block_new_coils(e->g.n, e->ts->L, q, e->be->threads, (int)e->ncoils, &e->tb, err);
     } else if (e->be->device == LM_DEVICE_CPU) {
         rc = lm_compute_q(&e->g, e->t, e->v->name, e->use_cache, ctl, &q, &cached, err);
         if (rc == LM_OK)
@@ -280,6 +283,10 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
         return rc;
     lm_backend *be = e->be;
     const int64_t nv = e->nvox;
+    if (e->tb) { /* CPU, segmented: every coil in one pass over the frequencies */
+        lm_toeplitz_block_apply_sense(e->tb, x, e->s, e->s ? e->ncoils : 1, e->c, y, 0);
+        return LM_OK;
+    }
     if (!e->s)
         return toeplitz(e, x, y, err);
     if (e->fhf->apply_coils) {

@@ -159,10 +159,12 @@ static void centres(int L, double tmin, double tmax, double *tau)
         tau[l] = L == 1 ? 0.5 * (tmin + tmax) : tmin + (tmax - tmin) * (double)l / (double)(L - 1);
 }
 
-/* Fits b for every distinct time u (b: L x U, float) and returns the worst
- * error; -1 when G cannot be factored. */
+/* Fits b for the distinct times u (b: L x U, float) and returns the worst
+ * error; -1 when G cannot be factored. stride > 1: only every stride-th
+ * time and the last (b of the others is left as it is): a subset of the
+ * points, so its error is never above the full one. */
 static double fit(const hist *H, lm_timeseg_kind kind, int L, const double *tau, const float *u, int64_t U,
-                  lm_cfloat *b)
+                  int64_t stride, lm_cfloat *b)
 {
     double complex *G = malloc((size_t)(L * L) * sizeof *G);
     double complex *Ae = malloc((size_t)H->P * (size_t)L * sizeof *Ae);  /* exp(-i 2 pi g_p tau_l) */
@@ -194,8 +196,10 @@ static double fit(const hist *H, lm_timeseg_kind kind, int L, const double *tau,
 #pragma omp parallel reduction(max : worst)
     {
         double complex c[LM_TIMESEG_MAX_L];
+        const int64_t nu = (U - 1 + stride - 1) / stride + 1; /* 0, stride, 2 stride, .., and U - 1 */
 #pragma omp for schedule(dynamic, 16)
-        for (int64_t i = 0; i < U; i++) {
+        for (int64_t ii = 0; ii < nu; ii++) {
+            const int64_t i = ii == nu - 1 ? U - 1 : ii * stride;
             const double t = u[i];
             for (int l = 0; l < L; l++)
                 c[l] = 0;
@@ -286,9 +290,22 @@ lm_code lm_timeseg_make(const float *t, int64_t m, const float *f, int64_t n, in
         rc = LM_ERR_NOMEM;
         goto fail;
     }
+    /* auto: each L is tried on every 8th time first (the fit at a time
+     * depends on that time only), and in full only when that passes: the
+     * same L as trying each in full, for about a quarter of the work */
+    const int64_t sub = L == LM_SEGMENTS_AUTO && U >= 64 ? 8 : 1;
     for (int l1 = L == LM_SEGMENTS_AUTO ? 1 : L; l1 <= lmax; l1++) {
         centres(l1, tmin, tmax, s->tau);
-        const double e = fit(&H, kind, l1, s->tau, u, U, bu);
+        if (sub > 1 && l1 < lmax) {
+            const double es = fit(&H, kind, l1, s->tau, u, U, sub, bu);
+            if (es < 0) {
+                rc = lm_fail(err, LM_ERR_NOMEM, "time segmentation: cannot fit %d segments", l1);
+                goto fail;
+            }
+            if (es >= tol)
+                continue;
+        }
+        const double e = fit(&H, kind, l1, s->tau, u, U, 1, bu);
         if (e < 0) {
             rc = lm_fail(err, LM_ERR_NOMEM, "time segmentation: cannot fit %d segments", l1);
             goto fail;

@@ -1,8 +1,10 @@
-/* CPU timing of the segmented normal operator at B64 size (64^3, one coil):
- * one application of the block Toeplitz product for L segments (synthetic
- * Hermitian Q blocks: the timing does not depend on their values), next to
- * the plain Toeplitz product (L = 0). Usage: bench_fieldmap [L ...] [--n N] [--2d]
- * (--2d: N x N x 1, as S128c8f). */
+/* CPU timing of the segmented normal operator, by default at B64 size
+ * (64^3, one coil): one application of the block Toeplitz product for L
+ * segments (synthetic Hermitian Q blocks: the timing does not depend on
+ * their values), next to the plain Toeplitz product (L = 0; per coil).
+ * Usage: bench_fieldmap [L ...] [--n N] [--2d] [--coils C] [--group G] [--reps R]
+ * (G: coils per pass of the block operator, default C);
+ * S128c8f's operator is `bench_fieldmap 11 --n 128 --2d --coils 8`. */
 #include <complex.h>
 #include <math.h>
 #include <omp.h>
@@ -24,11 +26,17 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
-    int64_t nn = 64;
-    int ls[16], nl = 0, flat = 0;
+    int64_t nn = 64, coils = 1, group = 0;
+    int ls[16], nl = 0, flat = 0, reps = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc)
             nn = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--coils") && i + 1 < argc)
+            coils = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc)
+            group = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+            reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--2d"))
             flat = 1;
         else if (nl < 16)
@@ -42,8 +50,11 @@ int main(int argc, char **argv)
     const int64_t n[3] = {nn, nn, flat ? 1 : nn}, nv = n[0] * n[1] * n[2], nq = lm_q_count(n);
     const int threads = omp_get_max_threads();
     lm_cfloat *x = malloc((size_t)nv * sizeof *x), *y = malloc((size_t)nv * sizeof *y);
+    lm_cfloat *s = malloc((size_t)(nv * coils) * sizeof *s);
     for (int64_t j = 0; j < nv; j++)
         x[j] = (float)(j % 7) - 3.0f + I * (float)(j % 5);
+    for (int64_t j = 0; j < nv * coils; j++)
+        s[j] = cexpf(I * 0.01f * (float)(j % 300));
     for (int i = 0; i < nl; i++) {
         const int L = ls[i];
         const int64_t np = L ? (int64_t)L * (L + 1) / 2 : 1;
@@ -66,31 +77,33 @@ int main(int argc, char **argv)
                 return 1;
             }
             tb = now() - t0;
-            for (int r = 0; r < 3; r++) {
+            for (int r = 0; r < reps; r++) {
                 t0 = now();
-                lm_toeplitz_apply_coil(t, x, NULL, y, 0);
+                for (int64_t k = 0; k < coils; k++)
+                    lm_toeplitz_apply_coil(t, x, s + k * nv, y, k > 0);
                 tm = fmin(tm, now() - t0);
             }
             lm_toeplitz_free(t);
         } else {
             lm_toeplitz_block *t = NULL;
-            if (lm_toeplitz_block_new(n, L, q, threads, &t, &err) != LM_OK) {
+            if (lm_toeplitz_block_new_coils(n, L, q, threads, (int)(group > 0 ? group : coils), &t, &err) != LM_OK) {
                 fprintf(stderr, "bench_fieldmap: %s\n", err.msg);
                 return 1;
             }
             tb = now() - t0;
-            for (int r = 0; r < 3; r++) {
+            for (int r = 0; r < reps; r++) {
                 t0 = now();
-                lm_toeplitz_block_apply_coil(t, x, NULL, c, y, 0);
+                lm_toeplitz_block_apply_sense(t, x, s, coils, c, y, 0);
                 tm = fmin(tm, now() - t0);
             }
             lm_toeplitz_block_free(t);
         }
-        printf("{\"n\": %lld, \"segments\": %d, \"threads\": %d, \"setup_s\": %.3f, \"apply_s\": %.4f}\n",
-               (long long)nn, L, threads, tb, tm);
+        printf("{\"n\": [%lld, %lld, %lld], \"coils\": %lld, \"segments\": %d, \"threads\": %d, "
+               "\"setup_s\": %.3f, \"apply_s\": %.4f}\n",
+               (long long)n[0], (long long)n[1], (long long)n[2], (long long)coils, L, threads, tb, tm);
         fflush(stdout);
         free(q), free(c);
     }
-    free(x), free(y);
+    free(x), free(y), free(s);
     return 0;
 }
