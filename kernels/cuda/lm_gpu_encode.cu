@@ -222,6 +222,38 @@ __global__ void k_enc_weights(long long m, long long g, const float *__restrict_
  * a group): B128 with 32 coils goes in one group. */
 #define ENC_GROUP_BYTES ((long long)1 << 30)
 
+/* The trajectory's coordinates (and, with times, the sample times) up to
+ * the device once, and phi(k) made there into s->wr (the weights' place). */
+static lm_code enc_samples_up(const char *who, const lm_geom *g, const lm_traj *t, int with_times, lm_gsamples *s,
+                              cudaStream_t st, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const long long m = t->m;
+    lm_ksum_in kin;
+    memset(&kin, 0, sizeof kin);
+    float *hk = (float *)lm_alloc((size_t)(m ? m : 1), 3 * sizeof(float), err, "the samples");
+    if (!hk)
+        return LM_ERR_NOMEM;
+    for (long long i = 0; i < m; i++) {
+        hk[i] = t->k[3 * i];
+        hk[m + i] = t->k[3 * i + 1];
+        hk[2 * m + i] = t->k[3 * i + 2];
+    }
+    kin.m = m;
+    kin.kx = hk;
+    kin.ky = hk + m;
+    kin.kz = hk + 2 * m;
+    kin.wr = hk; /* a placeholder: phi is made on the device below, kept as s->wr */
+    kin.t = with_times ? t->t : NULL;
+    LM_GTRY(lm_gsamples_upload(who, &kin, s, st, err));
+    k_enc_phi<<<enc_blocks(m), ENC_T, 0, st>>>(m, s->kx, s->ky, s->kz, (double)g->n[0], (double)g->n[1],
+                                               (double)g->n[2], g->basis == LM_BASIS_DIRAC, 0, s->wr);
+    LM_GLAUNCH(who, "phi");
+done:
+    free(hk);
+    return rc;
+}
+
 extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
                                   const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl,
                                   lm_error *err)
@@ -231,11 +263,9 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     int device = 0;
     const cudaStream_t st = cudaStreamPerThread;
     lm_gsamples s;
-    float *hk = NULL, *split = NULL, *wbuf = NULL;
+    float *split = NULL, *wbuf = NULL;
     float2 *dbuf = NULL;
     lm_points pf;
-    lm_ksum_in kin;
-    memset(&kin, 0, sizeof kin);
     const long long m = t->m, nc = k->ncoils;
     const int e = engine_of(variant);
     long long group = 1;
@@ -255,28 +285,9 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
     if (e == LM_GE_NUFFT && group > 4)
         group = 4;
     group = (nc + (nc + group - 1) / group - 1) / ((nc + group - 1) / group); /* even groups */
-    /* coordinates and phi go up once; the channels' data in one copy */
-    hk = (float *)lm_alloc((size_t)m, 3 * sizeof(float), err, "E^H d samples");
-    if (!hk) {
-        rc = LM_ERR_NOMEM;
-        goto done;
-    }
-    for (long long i = 0; i < m; i++) {
-        hk[i] = t->k[3 * i];
-        hk[m + i] = t->k[3 * i + 1];
-        hk[2 * m + i] = t->k[3 * i + 2];
-    }
-    kin.m = m;
-    kin.kx = hk;
-    kin.ky = hk + m;
-    kin.kz = hk + 2 * m;
-    kin.wr = hk; /* a placeholder: phi is made on the device below, kept as s.wr */
-    kin.t = f_dev ? t->t : NULL; /* the times go up once with the coordinates */
-    LM_GTRY(lm_gsamples_upload(who, &kin, &s, st, err));
+    /* coordinates, times and phi go up once; the channels' data in one copy */
+    LM_GTRY(enc_samples_up(who, g, t, f_dev != NULL, &s, st, err));
     s.f = f_dev;
-    k_enc_phi<<<enc_blocks(m), ENC_T, 0, st>>>(m, s.kx, s.ky, s.kz, (double)g->n[0], (double)g->n[1],
-                                               (double)g->n[2], g->basis == LM_BASIS_DIRAC, 0, s.wr);
-    LM_GLAUNCH(who, "phi");
     LM_GTRY(lm_gmalloc((void **)&dbuf, (size_t)(m * nc) * sizeof(float2), err, who, "the k-space"));
     LM_GTRY(lm_gmalloc((void **)&wbuf, (size_t)(m * group) * 2 * sizeof(float), err, who, "the weights"));
     LM_GTRY(lm_gmalloc((void **)&split, (size_t)(pf.n * group) * 2 * sizeof(float), err, who, "F^H d"));
@@ -312,7 +323,6 @@ done:
     lm_gfree(split);
     lm_gfree(wbuf);
     lm_gfree(dbuf);
-    free(hk);
     return rc;
 }
 
@@ -336,36 +346,15 @@ extern "C" lm_code lm_gpu_forward(const lm_geom *g, const lm_traj *t, const lm_c
     const cudaStream_t st = cudaStreamPerThread;
     lm_gsamples s;
     lm_points pf;
-    lm_ksum_in kin;
-    float *hk = NULL;
     float2 *dbuf = NULL;
     const long long m = t->m, nc = s_dev ? ncoils : 1;
-    memset(&kin, 0, sizeof kin);
     memset(&s, 0, sizeof s);
     if (engine_of(variant) != LM_GE_NUFFT)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: %s has no forward transform on the GPU (gpu-nufft has)", who,
                        variant);
     LM_GTRY(lm_gdevice_begin(who, &device, err));
     grid_points(g, 0, &pf);
-    hk = (float *)lm_alloc((size_t)(m ? m : 1), 3 * sizeof(float), err, "E x samples");
-    if (!hk) {
-        rc = LM_ERR_NOMEM;
-        goto done;
-    }
-    for (long long i = 0; i < m; i++) {
-        hk[i] = t->k[3 * i];
-        hk[m + i] = t->k[3 * i + 1];
-        hk[2 * m + i] = t->k[3 * i + 2];
-    }
-    kin.m = m;
-    kin.kx = hk;
-    kin.ky = hk + m;
-    kin.kz = hk + 2 * m;
-    kin.wr = hk; /* a placeholder: phi is made on the device below, kept as s.wr */
-    LM_GTRY(lm_gsamples_upload(who, &kin, &s, st, err));
-    k_enc_phi<<<enc_blocks(m), ENC_T, 0, st>>>(m, s.kx, s.ky, s.kz, (double)g->n[0], (double)g->n[1],
-                                               (double)g->n[2], g->basis == LM_BASIS_DIRAC, 0, s.wr);
-    LM_GLAUNCH(who, "phi");
+    LM_GTRY(enc_samples_up(who, g, t, 0, &s, st, err));
     LM_GTRY(lm_gmalloc((void **)&dbuf, (size_t)(m * nc) * sizeof(float2), err, who, "the k-space"));
     LM_GTRY(lm_gnufft_type2(who, &s, &pf, (const float2 *)x_dev, (const float2 *)s_dev, nc, dbuf, st, err));
     k_enc_scale_phi<<<enc_blocks(m * nc), ENC_T, 0, st>>>(m, nc, s.wr, (float)(1.0 / (double)pf.n), dbuf);
@@ -378,6 +367,5 @@ done:
         (void)cudaStreamSynchronize(st);
     lm_gsamples_free(&s);
     lm_gfree(dbuf);
-    free(hk);
     return rc;
 }
