@@ -220,6 +220,21 @@ static __device__ __forceinline__ void f4_rows_forward_staged(float2 *ex, int la
     __syncthreads();
 }
 
+/* The 32 staged rows r0 + l (ex[i FS + l]) out to buf, row r = y + n1 z at
+ * buf + P (y + p1 z), whole rows. */
+template <int P1, int P2>
+static __device__ __forceinline__ void f4_rows_store(const float2 *ex, long long r0, long long rows, long long n1,
+                                                     long long p1, float2 *__restrict__ buf)
+{
+    constexpr int P = P1 * P2, NT = 32 * P2;
+    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
+        const int l = idx / P, i = idx % P;
+        const long long r = r0 + l;
+        if (r < rows)
+            buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))] = ex[i * FS + l];
+    }
+}
+
 /* The x axis forward: rows r = y + n1 z (y < n1, z < n2) of the image times
  * the coil map (s NULL: 1), padded from n0 to P, to buf + P (y + p1 z);
  * blockIdx.z = b takes s + b ss and buf + b bs (a batch of products). */
@@ -249,16 +264,9 @@ __global__ void __launch_bounds__(32 * P2) k_f4_rows_fwd(long long rows, long lo
         ex[i * FS + l] = v;
     }
     f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
-    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
-        const int l = idx / P, i = idx % P;
-        const long long r = r0 + l;
-        if (r < rows)
-            buf[(size_t)i + (size_t)P * ((size_t)(r % n1) + (size_t)p1 * (size_t)(r / n1))] = ex[i * FS + l];
-    }
+    f4_rows_store<P1, P2>(ex, r0, rows, n1, p1, buf);
 }
 
-/* The x axis inverse: rows of buf back, cropped to n0, times conj(s) (s
- * NULL: 1), written to y or added to it. */
 /* The inverse transform of 32 rows staged in shared memory (value i of
  * row l at ex[i FS + l], natural order), in place: natural order out at
  * the same places. Every thread of the block calls it; it begins and ends
@@ -289,6 +297,8 @@ static __device__ __forceinline__ void f4_rows_inverse_staged(float2 *ex, int la
     __syncthreads();
 }
 
+/* The x axis inverse: rows of buf back, cropped to n0, times conj(s) (s
+ * NULL: 1), written to y or added to it. */
 template <int P1, int P2>
 __global__ void __launch_bounds__(32 * P2) k_f4_rows_inv(long long rows, long long n0, long long n1, long long p1,
                                                          const float2 *__restrict__ buf, const float2 *__restrict__ s,

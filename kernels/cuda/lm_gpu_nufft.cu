@@ -423,6 +423,30 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
     }
 }
 
+/* Target `it` of this lane among a sample's W^3 (2D: W^2) fine-grid
+ * neighbours: its kernel weight and its (wrapped) index on the fine grid;
+ * false when the lane has no target this round. Every lane must call it
+ * (the weights come by shuffles from the lanes that evaluated them). */
+template <bool D3>
+static __device__ __forceinline__ bool nu_lane_target(const nu_geo &geo, float kv, int lane, int it, int l0x, int l0y,
+                                                      int l0z, float *k, size_t *at)
+{
+    const int q = lane + 32 * it;
+    const int dx = q % LM_NU_W, dy = (q / LM_NU_W) % LM_NU_W, dz = q / (LM_NU_W * LM_NU_W);
+    const float vx = __shfl_sync(0xffffffffu, kv, dx);
+    const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
+    const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
+    if (q >= (D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W))
+        return false;
+    int ix = l0x + dx, iy = l0y + dy, iz = D3 ? l0z + dz : 0;
+    ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
+    iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
+    iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
+    *k = vx * vy * vz;
+    *at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
+    return true;
+}
+
 /* Samples of sparse bins: straight into global memory, a warp per sample. */
 template <bool D3>
 __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__restrict__ skey,
@@ -448,26 +472,15 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__r
     l0x += bx * geo.bs[0];
     l0y += by * geo.bs[1];
     l0z += D3 ? bz * geo.bs[2] : 0;
-    const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
 #pragma unroll
     for (int it = 0; it < LM_NU_ITER; it++) {
-        const int q = lane + 32 * it;
-        const int dx = q % LM_NU_W, dy = (q / LM_NU_W) % LM_NU_W, dz = q / (LM_NU_W * LM_NU_W);
-        const float vx = __shfl_sync(0xffffffffu, kv, dx);
-        const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
-        const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
-        if (q < npts) {
-            int ix = l0x + dx, iy = l0y + dy, iz = D3 ? l0z + dz : 0;
-            ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
-            iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
-            iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
-            const float k = vx * vy * vz;
-            const size_t at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
+        float k;
+        size_t at;
+        if (nu_lane_target<D3>(geo, kv, lane, it, l0x, l0y, l0z, &k, &at))
 #pragma unroll
             for (int ch = 0; ch < LM_NU_NCH; ch++)
                 if (ch < nc)
                     atomic_add2(fine + (size_t)ch * nfine + at, c[ch].x * k, c[ch].y * k);
-        }
     }
 }
 
@@ -601,12 +614,7 @@ __global__ void __launch_bounds__(32 * P2) k_nu_expand_rows(long long rows, int 
         ex[((i0 - g0 / 2) & (P - 1)) * FS + l] = make_float2(v.x * f, v.y * f);
     }
     f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
-    for (int idx = threadIdx.x; idx < 32 * P; idx += NT) {
-        const int l = idx / P, i = idx % P;
-        const long long r = r0 + l;
-        if (r < rows)
-            buf[(size_t)i + (size_t)P * ((size_t)(r % g1) + (size_t)nf1 * (size_t)(r / g1))] = ex[i * FS + l];
-    }
+    f4_rows_store<P1, P2>(ex, r0, rows, g1, nf1, buf);
 }
 
 /* Strided lines (x, o) at buf[x + os o + es i]: the g kept values at i < g
@@ -658,22 +666,13 @@ __global__ void __launch_bounds__(256) k_nu_interp(int m, const unsigned *__rest
     l0x += bx * geo.bs[0];
     l0y += by * geo.bs[1];
     l0z += D3 ? bz * geo.bs[2] : 0;
-    const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
     float ar = 0.0f, ai = 0.0f;
 #pragma unroll
     for (int it = 0; it < LM_NU_ITER; it++) {
-        const int q = lane + 32 * it;
-        const int dx = q % LM_NU_W, dy = (q / LM_NU_W) % LM_NU_W, dz = q / (LM_NU_W * LM_NU_W);
-        const float vx = __shfl_sync(0xffffffffu, kv, dx);
-        const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
-        const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
-        if (q < npts) {
-            int ix = l0x + dx, iy = l0y + dy, iz = D3 ? l0z + dz : 0;
-            ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
-            iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
-            iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
-            const float k = vx * vy * vz;
-            const float2 f = __ldg(fine + ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix);
+        float k;
+        size_t at;
+        if (nu_lane_target<D3>(geo, kv, lane, it, l0x, l0y, l0z, &k, &at)) {
+            const float2 f = __ldg(fine + at);
             ar = fmaf(k, f.x, ar);
             ai = fmaf(k, f.y, ai);
         }
