@@ -267,6 +267,38 @@ lm_code lm_gpu_q_sets(const lm_geom *g, const lm_ksum_in *in, const char *varian
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
                        const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err);
 
+/* gpu-nufft's session of one encoding (lm_gpu_encode.cu): the trajectory's
+ * coordinates and phi(k) on the device, the NUFFT plan (samples binned
+ * and sorted, subproblems listed, deapodisation, fine grids, twiddles) and
+ * the buffers of up to ncoils channels, made once on the calling thread's
+ * current device; E^H d and E x then upload or download the data and
+ * launch kernels only (no allocation, no re-binning). */
+typedef struct lm_gpu_nufft lm_gpu_nufft;
+lm_code lm_gpu_nufft_new(const lm_geom *g, const lm_traj *t, int64_t ncoils, lm_gpu_nufft **out, lm_error *err);
+void lm_gpu_nufft_free(lm_gpu_nufft *p);
+/* lm_gpu_adjoint (no field map) and lm_gpu_forward of gpu-nufft through the
+ * session: k->m the plan's samples, k->ncoils and ncoils at most its own. */
+lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, lm_cfloat *x_dev,
+                             const lm_ctl *ctl, lm_error *err);
+lm_code lm_gpu_nufft_forward(lm_gpu_nufft *p, const lm_cfloat *x_dev, const lm_cfloat *s_dev, long long ncoils,
+                             lm_cfloat *d_host, lm_error *err);
+/* The raw transforms on device memory (tests, bench), queued on the
+ * thread's default stream and not waited for (lm_gpu_nufft_wait):
+ *   type 1: out[i] = sum_m w_m exp(+i 2 pi k_m . (i - n/2)/n)   (N values)
+ *   type 2: d_m    = sum_i x_i exp(-i 2 pi k_m . (i - n/2)/n)   (m values)
+ * i the voxel index per axis (x fastest), n the matrix, k in cycles per
+ * FOV (lm_traj's); no phi, no 1/N. */
+lm_code lm_gpu_nufft_type1(lm_gpu_nufft *p, const lm_cfloat *w_dev, lm_cfloat *out_dev, lm_error *err);
+lm_code lm_gpu_nufft_type2(lm_gpu_nufft *p, const lm_cfloat *x_dev, lm_cfloat *d_dev, lm_error *err);
+lm_code lm_gpu_nufft_wait(lm_gpu_nufft *p, lm_error *err);
+/* Stage times with CUDA events (off by default): after a timed call,
+ * lm_gpu_nufft_stages waits for it and gives "total" then each stage
+ * (seconds, at most max entries); 0 when timing is off. */
+void lm_gpu_nufft_timing(lm_gpu_nufft *p, int on);
+int lm_gpu_nufft_stages(lm_gpu_nufft *p, const char **names, double *secs, int max);
+/* Host wall time of the plan's making (binning, sort, subproblems). */
+double lm_gpu_nufft_plan_s(const lm_gpu_nufft *p);
+
 /* The Toeplitz product's FFT strategy: 0 = one 3D cuFFT plan over the
  * padded grid, 1 = pruned (skip the zero padding as the CPU solver does),
  * 2 = pruned with the third axis, FFT(Q) and the crop fused in one pass

@@ -179,6 +179,37 @@ lm_code lm_gpu_q_sets(const lm_geom *g, const lm_ksum_in *in, const char *varian
 lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_cfloat *s_dev,
                        const float *f_dev, const char *variant, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
     LM_NO_CUDA_CALL((void)g, (void)t, (void)k, (void)s_dev, (void)f_dev, (void)variant, (void)x_dev, (void)ctl)
+lm_code lm_gpu_nufft_new(const lm_geom *g, const lm_traj *t, int64_t ncoils, lm_gpu_nufft **out, lm_error *err)
+    LM_NO_CUDA_CALL((void)g, (void)t, (void)ncoils, *out = NULL)
+void lm_gpu_nufft_free(lm_gpu_nufft *p)
+{
+    (void)p;
+}
+lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, lm_cfloat *x_dev,
+                             const lm_ctl *ctl, lm_error *err)
+    LM_NO_CUDA_CALL((void)p, (void)k, (void)s_dev, (void)x_dev, (void)ctl)
+lm_code lm_gpu_nufft_forward(lm_gpu_nufft *p, const lm_cfloat *x_dev, const lm_cfloat *s_dev, long long ncoils,
+                             lm_cfloat *d_host, lm_error *err)
+    LM_NO_CUDA_CALL((void)p, (void)x_dev, (void)s_dev, (void)ncoils, (void)d_host)
+lm_code lm_gpu_nufft_type1(lm_gpu_nufft *p, const lm_cfloat *w_dev, lm_cfloat *out_dev, lm_error *err)
+    LM_NO_CUDA_CALL((void)p, (void)w_dev, (void)out_dev)
+lm_code lm_gpu_nufft_type2(lm_gpu_nufft *p, const lm_cfloat *x_dev, lm_cfloat *d_dev, lm_error *err)
+    LM_NO_CUDA_CALL((void)p, (void)x_dev, (void)d_dev)
+lm_code lm_gpu_nufft_wait(lm_gpu_nufft *p, lm_error *err) LM_NO_CUDA_CALL((void)p)
+void lm_gpu_nufft_timing(lm_gpu_nufft *p, int on)
+{
+    (void)p, (void)on;
+}
+int lm_gpu_nufft_stages(lm_gpu_nufft *p, const char **names, double *secs, int max)
+{
+    (void)p, (void)names, (void)secs, (void)max;
+    return 0;
+}
+double lm_gpu_nufft_plan_s(const lm_gpu_nufft *p)
+{
+    (void)p;
+    return 0;
+}
 #endif
 
 /* Rows in the paper's order, then the ones beyond it. */

@@ -39,6 +39,7 @@ struct lm_encoding {
     lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
     float *f_dev;            /* exact on a GPU: the field map on the device (E^H d there) */
     lm_toeplitz_block *tb;   /* CPU, segmented: the block Toeplitz product, all coils at once */
+    lm_gpu_nufft *nu;        /* gpu-nufft: the NUFFT plan, trajectory and buffers on the device */
     double diag0;            /* sum_m phi(k_m)^2 / N^2: the diagonal of F_t^H F_t */
 };
 
@@ -77,6 +78,7 @@ void lm_encoding_free(lm_encoding *e)
         lm_backend_free(e->be);
     }
     lm_gpu_mem_free(e->f_dev);
+    lm_gpu_nufft_free(e->nu);
     free(e->c_host);
     lm_timeseg_free(e->ts);
     free(e);
@@ -381,6 +383,28 @@ static lm_code normal_exact(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm
     return rc;
 }
 
+/* gpu-nufft on a GPU: the session of E^H d and E x (plan, trajectory,
+ * buffers), made at the first call and kept with the encoding. */
+static int gpu_nufft(const lm_encoding *e)
+{
+    return e->be->device == LM_DEVICE_GPU && strcmp(e->v->name, "gpu-nufft") == 0;
+}
+
+static lm_code gpu_nufft_ready(lm_encoding *e, lm_error *err)
+{
+    return e->nu ? LM_OK : lm_gpu_nufft_new(&e->g, e->t, e->ncoils, &e->nu, err);
+}
+
+/* E^H d on the device without a field map: gpu-nufft's session, else the
+ * direct variant's one-shot sums. */
+static lm_code adjoint_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl, lm_error *err)
+{
+    if (!gpu_nufft(e))
+        return lm_gpu_adjoint(&e->g, e->t, d, e->s, NULL, e->v->name, x, ctl, err);
+    lm_code rc = gpu_nufft_ready(e, err);
+    return rc == LM_OK ? lm_gpu_nufft_adjoint(e->nu, d, e->s, x, ctl, err) : rc;
+}
+
 /* GPU, segmented: per segment l the channels' conj(b_l) d_c through the
  * device's E^H d (coil maps applied there), then x += conj(c_l) . x_l. */
 static lm_code adjoint_segmented_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, const lm_ctl *ctl,
@@ -401,7 +425,7 @@ static lm_code adjoint_segmented_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloa
         const lm_kdata part = {.m = m, .ncoils = nc, .d = dl};
         lm_ctl_range range;
         const lm_ctl sub = lm_ctl_sub(&range, ctl, (double)l / (double)L, (double)(l + 1) / (double)L);
-        rc = lm_gpu_adjoint(&e->g, e->t, &part, e->s, NULL, e->v->name, e->seg_tmp, ctl ? &sub : NULL, err);
+        rc = adjoint_gpu(e, &part, e->seg_tmp, ctl ? &sub : NULL, err);
         if (rc == LM_OK) {
             be->mulc_acc(be, nv, x, e->c + l * nv, e->seg_tmp);
             rc = be->check(be, err);
@@ -432,8 +456,7 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
         return rc;
     }
     if (e->be->device == LM_DEVICE_GPU)
-        return e->ts ? adjoint_segmented_gpu(e, d, x, ctl, err)
-                     : lm_gpu_adjoint(&e->g, e->t, d, e->s, NULL, e->v->name, x, ctl, err);
+        return e->ts ? adjoint_segmented_gpu(e, d, x, ctl, err) : adjoint_gpu(e, d, x, ctl, err);
 
     /* Channels (times segments) go to the kernel together as weight sets
      * (one sin/cos per pair for all of them), in groups when N x sets would
@@ -501,10 +524,18 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
 /* E x on the GPU through the forward NUFFT (gpu-nufft; segmented: one per
  * segment of c_l x, weighted by b_l on the host). LM_ERR_UNSUPPORTED: the
  * caller takes the host path. */
+static lm_code forward_one_gpu(lm_encoding *e, const lm_cfloat *x, lm_cfloat *out, lm_error *err)
+{
+    if (!gpu_nufft(e))
+        return lm_gpu_forward(&e->g, e->t, x, e->s, e->ncoils, e->v->name, out, err);
+    lm_code rc = gpu_nufft_ready(e, err);
+    return rc == LM_OK ? lm_gpu_nufft_forward(e->nu, x, e->s, e->ncoils, out, err) : rc;
+}
+
 static lm_code forward_gpu(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_error *err)
 {
     if (!e->ts)
-        return lm_gpu_forward(&e->g, e->t, x, e->s, e->ncoils, e->v->name, d->d, err);
+        return forward_one_gpu(e, x, d->d, err);
     const int64_t nv = e->nvox, m = e->t->m, nd = m * e->ncoils;
     lm_cfloat *part = lm_alloc((size_t)nd, sizeof *part, err, "forward segment");
     lm_cfloat *cx = part ? e->be->alloc(e->be, nv, "forward segment image") : NULL;
@@ -513,7 +544,7 @@ static lm_code forward_gpu(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_e
         e->be->mul(e->be, nv, cx, e->c + l * nv, x);
         rc = e->be->check(e->be, err);
         if (rc == LM_OK)
-            rc = lm_gpu_forward(&e->g, e->t, cx, e->s, e->ncoils, e->v->name, part, err);
+            rc = forward_one_gpu(e, cx, part, err);
         const lm_cfloat *bl = e->ts->b + l * m;
         for (int64_t q = 0; rc == LM_OK && q < nd; q++)
             d->d[q] = l == 0 ? bl[q % m] * part[q] : d->d[q] + bl[q % m] * part[q];

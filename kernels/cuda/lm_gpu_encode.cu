@@ -369,3 +369,164 @@ done:
     lm_gfree(dbuf);
     return rc;
 }
+
+/* ---- gpu-nufft's session: the trajectory, plan and buffers made once ---- */
+
+struct lm_gpu_nufft {
+    lm_points pf;           /* the image grid */
+    long long m, ncap;      /* samples; channels the buffers hold */
+    long long group;        /* channels spread together (<= 4) */
+    int device;
+    lm_gsamples s;          /* coordinates, and phi(k) in s.wr */
+    lm_gnufft_plan *plan;
+    float2 *dbuf;           /* k-space of ncap channels */
+    float *split;           /* F^H d of a group, split re/im */
+};
+
+extern "C" void lm_gpu_nufft_free(lm_gpu_nufft *p)
+{
+    if (!p)
+        return;
+    int prev = 0;
+    const int have = cudaGetDevice(&prev) == cudaSuccess;
+    if (have && prev != p->device)
+        (void)cudaSetDevice(p->device);
+    lm_gnufft_plan_free(p->plan);
+    lm_gsamples_free(&p->s);
+    lm_gfree(p->dbuf);
+    lm_gfree(p->split);
+    if (have && prev != p->device)
+        (void)cudaSetDevice(prev);
+    (void)cudaGetLastError();
+    free(p);
+}
+
+extern "C" lm_code lm_gpu_nufft_new(const lm_geom *g, const lm_traj *t, int64_t ncoils, lm_gpu_nufft **out,
+                                    lm_error *err)
+{
+    const char *who = "gpu-nufft plan";
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    *out = NULL;
+    lm_gpu_nufft *p = (lm_gpu_nufft *)calloc(1, sizeof *p);
+    if (!p)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", who);
+    LM_GTRY(lm_gdevice_begin(who, &p->device, err));
+    grid_points(g, 0, &p->pf);
+    p->m = t->m;
+    p->ncap = ncoils > 1 ? ncoils : 1;
+    p->group = p->ncap < 4 ? p->ncap : 4;
+    LM_GTRY(enc_samples_up(who, g, t, 0, &p->s, st, err));
+    LM_GTRY(lm_gnufft_plan_new(who, &p->s, &p->pf, (int)p->group, st, &p->plan, err));
+    LM_GTRY(lm_gmalloc((void **)&p->dbuf, (size_t)((p->m ? p->m : 1) * p->ncap) * sizeof(float2), err, who,
+                       "the k-space"));
+    LM_GTRY(lm_gmalloc((void **)&p->split, (size_t)(p->pf.n * p->group) * 2 * sizeof(float), err, who, "F^H d"));
+    LM_GCHECK(cudaStreamSynchronize(st), who, "plan");
+    *out = p;
+    return LM_OK;
+done:
+    (void)cudaStreamSynchronize(st);
+    lm_gpu_nufft_free(p);
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, lm_cfloat *x_dev,
+                                        const lm_ctl *ctl, lm_error *err)
+{
+    const char *who = "E^H d (gpu-nufft)";
+    lm_code rc = LM_OK;
+    int device = 0;
+    const cudaStream_t st = cudaStreamPerThread;
+    const long long m = p->m, nc = k->ncoils, n = p->pf.n;
+    if (k->m != m || nc < 1 || nc > p->ncap)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld samples x %lld channels, the plan holds %lld x %lld", who,
+                       (long long)k->m, nc, m, p->ncap);
+    LM_GTRY(lm_gdevice_begin(who, &device, err));
+    if (device != p->device)
+        return lm_fail(err, LM_ERR_INVALID, "%s: the plan is on device %d, the thread on %d", who, p->device, device);
+    LM_GCHECK(cudaMemcpyAsync(p->dbuf, k->d, (size_t)(m * nc) * sizeof(float2), cudaMemcpyHostToDevice, st), who,
+              "upload k-space");
+    for (long long c0 = 0; c0 < nc; c0 += p->group) {
+        const long long ng = nc - c0 < p->group ? nc - c0 : p->group;
+        const lm_gnufft_wts w = {NULL, NULL, p->dbuf + c0 * m, p->s.wr}; /* conj(phi) d, phi real */
+        LM_GTRY(lm_gnufft_exec1(p->plan, who, &w, ng, p->split, p->split + ng * n, NULL, st, NULL, err));
+        for (long long c = 0; c < ng; c++) {
+            k_enc_combine<<<enc_blocks(n), ENC_T, 0, st>>>(n, p->split + c * n, p->split + (ng + c) * n,
+                                                           s_dev ? (const float2 *)(s_dev + (c0 + c) * n) : NULL,
+                                                           (float)(1.0 / (double)n), c0 + c == 0, (float2 *)x_dev);
+            LM_GLAUNCH(who, "coil combination");
+        }
+        if (lm_gctl_report(ctl, (double)(c0 + ng) / (double)nc)) {
+            rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+            goto done;
+        }
+    }
+    LM_GCHECK(cudaStreamSynchronize(st), who, "E^H d");
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_nufft_forward(lm_gpu_nufft *p, const lm_cfloat *x_dev, const lm_cfloat *s_dev,
+                                        long long ncoils, lm_cfloat *d_host, lm_error *err)
+{
+    const char *who = "E x (gpu-nufft)";
+    lm_code rc = LM_OK;
+    int device = 0;
+    const cudaStream_t st = cudaStreamPerThread;
+    const long long m = p->m, nc = s_dev ? ncoils : 1;
+    if (nc < 1 || nc > p->ncap)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld channels, the plan holds %lld", who, nc, p->ncap);
+    LM_GTRY(lm_gdevice_begin(who, &device, err));
+    if (device != p->device)
+        return lm_fail(err, LM_ERR_INVALID, "%s: the plan is on device %d, the thread on %d", who, p->device, device);
+    LM_GTRY(lm_gnufft_exec2(p->plan, who, (const float2 *)x_dev, (const float2 *)s_dev, nc, p->dbuf, st, err));
+    k_enc_scale_phi<<<enc_blocks(m * nc), ENC_T, 0, st>>>(m, nc, p->s.wr, (float)(1.0 / (double)p->pf.n), p->dbuf);
+    LM_GLAUNCH(who, "phi");
+    LM_GCHECK(cudaMemcpyAsync(d_host, p->dbuf, (size_t)(m * nc) * sizeof(float2), cudaMemcpyDeviceToHost, st), who,
+              "download");
+    LM_GCHECK(cudaStreamSynchronize(st), who, "E x");
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_nufft_type1(lm_gpu_nufft *p, const lm_cfloat *w_dev, lm_cfloat *out_dev, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const lm_gnufft_wts w = {NULL, NULL, (const float2 *)w_dev, NULL};
+    LM_GTRY(lm_gnufft_exec1(p->plan, "type-1 NUFFT (gpu)", &w, 1, NULL, NULL, (float2 *)out_dev, cudaStreamPerThread,
+                            NULL, err));
+done:
+    return rc;
+}
+
+extern "C" lm_code lm_gpu_nufft_type2(lm_gpu_nufft *p, const lm_cfloat *x_dev, lm_cfloat *d_dev, lm_error *err)
+{
+    return lm_gnufft_exec2(p->plan, "type-2 NUFFT (gpu)", (const float2 *)x_dev, NULL, 1, (float2 *)d_dev,
+                           cudaStreamPerThread, err);
+}
+
+extern "C" lm_code lm_gpu_nufft_wait(lm_gpu_nufft *p, lm_error *err)
+{
+    (void)p;
+    const cudaError_t e = cudaStreamSynchronize(cudaStreamPerThread);
+    return e == cudaSuccess ? LM_OK : lm_gcuda_fail(err, e, "gpu-nufft", "wait");
+}
+
+extern "C" void lm_gpu_nufft_timing(lm_gpu_nufft *p, int on)
+{
+    lm_gnufft_plan_timing(p->plan, on);
+}
+
+extern "C" int lm_gpu_nufft_stages(lm_gpu_nufft *p, const char **names, double *secs, int max)
+{
+    return lm_gnufft_plan_stages(p->plan, names, secs, max);
+}
+
+extern "C" double lm_gpu_nufft_plan_s(const lm_gpu_nufft *p)
+{
+    return lm_gnufft_plan_make_s(p->plan);
+}

@@ -128,6 +128,38 @@ lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pt
  * powers of two from 16 to 512 only (LM_ERR_UNSUPPORTED otherwise). */
 lm_code lm_gnufft_type2(const char *who, const lm_gsamples *s, const lm_points *pts, const float2 *x,
                         const float2 *sc, long long nsets, float2 *out, cudaStream_t st, lm_error *err);
+/* A persistent type-1/type-2 NUFFT plan of one trajectory on one grid
+ * (lm_gpu_nufft.cu): made once from the samples' coordinates (device; the
+ * weights are not read) and grid points pts: samples binned and sorted,
+ * the shared-memory subproblems listed and counted (the plan's only host
+ * sync), deapodisation factors, fine grids for max_sets (1..4) weight sets
+ * spread together, the pruned transform's twiddles (or a cuFFT plan). The
+ * execs only launch kernels on st: no allocation, no sync. */
+struct lm_gnufft_plan;
+/* Weights of a type-1 exec: set c of sample i is wc[c m + i] (interleaved)
+ * or wr/wi[c m + i] (split; wi NULL: real), times scale[i] when not NULL. */
+struct lm_gnufft_wts {
+    const float *wr, *wi;
+    const float2 *wc;
+    const float *scale;
+};
+lm_code lm_gnufft_plan_new(const char *who, const lm_gsamples *s, const lm_points *pts, int max_sets, cudaStream_t st,
+                           lm_gnufft_plan **out, lm_error *err);
+void lm_gnufft_plan_free(lm_gnufft_plan *p);
+/* type 1: d_re/d_im (nsets x pts->n) = sum_m w_m exp(+i 2 pi k_m (i - c)/s)
+ * per set (lm_gnufft_run's sum), or interleaved into d_c when it is not
+ * NULL; ctl (may be NULL) between groups. */
+lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts *w, long long nsets, float *d_re,
+                        float *d_im, float2 *d_c, cudaStream_t st, const lm_ctl *ctl, lm_error *err);
+/* type 2: lm_gnufft_type2's sum (powers-of-two fine grids only). */
+lm_code lm_gnufft_exec2(lm_gnufft_plan *p, const char *who, const float2 *x, const float2 *sc, long long nsets,
+                        float2 *out, cudaStream_t st, lm_error *err);
+/* Stage timing with events (off by default): after an exec,
+ * lm_gnufft_plan_stages waits for it and gives "total" then its stages
+ * (at most max); 0 when timing is off. */
+void lm_gnufft_plan_timing(lm_gnufft_plan *p, int on);
+int lm_gnufft_plan_stages(lm_gnufft_plan *p, const char **names, double *secs, int max);
+double lm_gnufft_plan_make_s(const lm_gnufft_plan *p);
 /* The direct sum for s->nsets channels with one sin/cos per pair shared by
  * all of them (lm_gpu_sets.cu); outputs nsets x pts->n each. */
 lm_code lm_gsets_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,

@@ -32,8 +32,12 @@
 #define LM_NU_W 6
 #define LM_NU_TOL 1e-5
 #define LM_NU_BETA (2.30 * LM_NU_W)
+/* Defaults of a plan's subproblem limits (LARMOR_GPU_NUFFT_MAXSUB and
+ * LARMOR_GPU_NUFFT_SMMIN override them when a plan is made: the bench's
+ * sweep): at most MAXSUB samples per shared-memory block, bins of at
+ * least SM_MIN samples take the shared-memory path. */
 #define LM_NU_MAXSUB 1024
-#define LM_NU_SM_MIN 24 /* samples in a bin for the shared-memory path */
+#define LM_NU_SM_MIN 24
 /* Weight sets (channels) spread together: the kernel values and target
  * indices of a sample are worked out once for all of them. */
 #define LM_NU_NCH 4
@@ -223,19 +227,32 @@ __global__ void k_nu_scatter(int m, const unsigned *__restrict__ key, const int 
     sidx[p] = i;
 }
 
-/* The next weight set in the sorted order: the samples stay where the
- * first set's sort put them; only their weights (times the same centring
- * phase) change. */
-__global__ void k_nu_reweight(int m, const int *__restrict__ sidx, const float *__restrict__ wr,
-                              const float *__restrict__ wi, const float2 *__restrict__ eph, float2 *__restrict__ scw)
+/* A call's weights: set c of sample i is wc[c m + i] (interleaved) or
+ * wr/wi[c m + i] (split; wi NULL: real), times scale[i] when given. */
+struct nu_wts {
+    const float *wr, *wi;
+    const float2 *wc;
+    const float *scale;
+};
+
+/* nc weight sets into the sorted order (the plan's positions stay where
+ * its sort put them; only the weights, times the centring phase, change). */
+__global__ void k_nu_weights(int m, int nc, const int *__restrict__ sidx, nu_wts w, const float2 *__restrict__ eph,
+                             float2 *__restrict__ scw)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
     if (p >= m)
         return;
     const int i = sidx[p];
-    const float a_r = wr[i], a_i = wi ? wi[i] : 0.0f;
     const float2 e = eph[i];
-    scw[p] = make_float2(a_r * e.x - a_i * e.y, a_r * e.y + a_i * e.x);
+    const float f = w.scale ? w.scale[i] : 1.0f;
+    for (int c = 0; c < nc; c++) {
+        const size_t q = (size_t)c * m + i;
+        float2 a = w.wc ? w.wc[q] : make_float2(w.wr[q], w.wi ? w.wi[q] : 0.0f);
+        a.x *= f;
+        a.y *= f;
+        scw[(size_t)c * m + p] = make_float2(a.x * e.x - a.y * e.y, a.x * e.y + a.y * e.x);
+    }
 }
 
 /* Exclusive scan, 1024 values per block; block totals to sums. */
@@ -279,17 +296,17 @@ __global__ void k_scan_add(int *__restrict__ out, int n, const int *__restrict__
         out[i] += offs[blockIdx.x];
 }
 
-__global__ void k_nu_nsub(int nbins, const int *__restrict__ count, int *__restrict__ nsub)
+__global__ void k_nu_nsub(int nbins, int smmin, int maxsub, const int *__restrict__ count, int *__restrict__ nsub)
 {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
     if (b >= nbins)
         return;
     const int c = count[b];
-    nsub[b] = c >= LM_NU_SM_MIN ? (c + LM_NU_MAXSUB - 1) / LM_NU_MAXSUB : 0;
+    nsub[b] = c >= smmin ? (c + maxsub - 1) / maxsub : 0;
 }
 
 /* subproblem list: (bin, first sample, count) */
-__global__ void k_nu_subs(int nbins, const int *__restrict__ bstart, const int *__restrict__ count,
+__global__ void k_nu_subs(int nbins, int maxsub, const int *__restrict__ bstart, const int *__restrict__ count,
                           const int *__restrict__ nsub, const int *__restrict__ suboff, int3 *__restrict__ subs)
 {
     const int b = blockIdx.x * blockDim.x + threadIdx.x;
@@ -297,8 +314,8 @@ __global__ void k_nu_subs(int nbins, const int *__restrict__ bstart, const int *
         return;
     const int ns = nsub[b];
     for (int q = 0; q < ns; q++) {
-        const int p0 = bstart[b] + q * LM_NU_MAXSUB;
-        const int p1 = min(p0 + LM_NU_MAXSUB, bstart[b] + count[b]);
+        const int p0 = bstart[b] + q * maxsub;
+        const int p1 = min(p0 + maxsub, bstart[b] + count[b]);
         subs[suboff[b] + q] = make_int3(b, p0, p1 - p0);
     }
 }
@@ -449,7 +466,7 @@ static __device__ __forceinline__ bool nu_lane_target(const nu_geo &geo, float k
 
 /* Samples of sparse bins: straight into global memory, a warp per sample. */
 template <bool D3>
-__global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__restrict__ skey,
+__global__ void __launch_bounds__(256) k_nu_spread_gm(int m, int smmin, const unsigned *__restrict__ skey,
                                                       const int *__restrict__ count,
                                                       const float4 *__restrict__ srel, const float2 *__restrict__ scw,
                                                       int nc, nu_geo geo, float2 *__restrict__ fine, long long nfine)
@@ -459,7 +476,7 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__r
     if (p >= m)
         return; /* whole warps */
     const unsigned b = skey[p];
-    if (count[b] >= LM_NU_SM_MIN)
+    if (count[b] >= smmin)
         return;
     const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
     const float4 r = srel[p];
@@ -487,7 +504,7 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, const unsigned *__r
 /* Centred modes out of the fine grid, divided by the kernel's transform. */
 __global__ void k_nu_deconv(long long n, nu_geo geo, const float2 *__restrict__ fine, const float *__restrict__ dx,
                             const float *__restrict__ dy, const float *__restrict__ dz, float *__restrict__ ore,
-                            float *__restrict__ oim)
+                            float *__restrict__ oim, float2 *__restrict__ oc)
 {
     const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (q >= n)
@@ -501,6 +518,10 @@ __global__ void k_nu_deconv(long long n, nu_geo geo, const float2 *__restrict__ 
     l2 += l2 < 0 ? geo.nf[2] : 0;
     const float2 v = fine[((size_t)l2 * geo.nf[1] + l1) * geo.nf[0] + l0];
     const float f = dx[i0] * dy[i1] * dz[i2];
+    if (oc) {
+        oc[q] = make_float2(v.x * f, v.y * f);
+        return;
+    }
     ore[q] = v.x * f;
     oim[q] = v.y * f;
 }
@@ -548,7 +569,7 @@ __global__ void __launch_bounds__(32 * P2) k_nu_prune_rows(long long rows, int g
                                                            const float2 *__restrict__ buf, const float *__restrict__ dx,
                                                            const float *__restrict__ dy, const float *__restrict__ dz,
                                                            float *__restrict__ ore, float *__restrict__ oim,
-                                                           const float2 *__restrict__ tw)
+                                                           float2 *__restrict__ oc, const float2 *__restrict__ tw)
 {
     constexpr int P = P1 * P2, NT = 32 * P2;
     extern __shared__ float2 ex[];
@@ -569,6 +590,10 @@ __global__ void __launch_bounds__(32 * P2) k_nu_prune_rows(long long rows, int g
         const float2 w = ex[((i0 - g0 / 2) & (P - 1)) * FS + l];
         const float f = dx[i0] * dy[r % g1] * dz[r / g1];
         const size_t q = (size_t)i0 + (size_t)g0 * (size_t)r;
+        if (oc) {
+            oc[q] = make_float2(w.x * f, w.y * f);
+            continue;
+        }
         ore[q] = w.x * f;
         oim[q] = w.y * f;
     }
@@ -711,7 +736,8 @@ struct nu_pass {
     long long rows, nf1;  /* rows */
     int g0, g1;
     const float *dx, *dy, *dz;
-    float *ore, *oim;     /* NU_PRUNE_ROWS: the image out */
+    float *ore, *oim;     /* NU_PRUNE_ROWS: the image out, split */
+    float2 *oc;           /* or interleaved (ore NULL) */
     const float2 *x, *sc; /* NU_EXPAND_ROWS: the image in (and a coil map, or NULL) */
     const float2 *tw;
 };
@@ -724,7 +750,7 @@ template <int P1, int P2> static void nu_pass_launch(const nu_pass &a, cudaStrea
     case NU_PRUNE_LINES: k_nu_prune_lines<P1, P2><<<a.grid, nt, sm, st>>>(a.p0, a.es, a.os, a.g, a.buf, a.tw); break;
     case NU_PRUNE_ROWS:
         k_nu_prune_rows<P1, P2><<<a.grid, nt, sm, st>>>(a.rows, a.g0, a.g1, a.nf1, a.buf, a.dx, a.dy, a.dz, a.ore,
-                                                        a.oim, a.tw);
+                                                        a.oim, a.oc, a.tw);
         break;
     case NU_EXPAND_LINES: k_nu_expand_lines<P1, P2><<<a.grid, nt, sm, st>>>(a.p0, a.es, a.os, a.g, a.buf, a.tw); break;
     default:
@@ -775,7 +801,7 @@ static int nu_prunable(const nu_geo &geo)
 /* The inverse transform of one fine grid and the deapodisation into
  * ore/oim, pruned (the grid is overwritten). */
 static lm_code nu_prune_apply(const nu_geo &geo, float2 *fc, float2 *const tw[3], const float *dec, float *ore,
-                              float *oim, cudaStream_t st, const char *who, lm_error *err)
+                              float *oim, float2 *oc, cudaStream_t st, const char *who, lm_error *err)
 {
     lm_code rc = LM_OK;
     const long long nf0 = geo.nf[0], nf1 = geo.nf[1], nf2 = geo.nf[2];
@@ -795,7 +821,7 @@ static lm_code nu_prune_apply(const nu_geo &geo, float2 *fc, float2 *const tw[3]
     LM_GLAUNCH(who, "fft y");
     a.kind = NU_PRUNE_ROWS, a.rows = (long long)geo.g[1] * geo.g[2], a.g0 = geo.g[0], a.g1 = geo.g[1], a.nf1 = nf1;
     a.grid = dim3((unsigned)((a.rows + 31) / 32)), a.dx = dec, a.dy = dec + geo.g[0], a.dz = dec + geo.g[0] + geo.g[1];
-    a.ore = ore, a.oim = oim, a.tw = tw[0];
+    a.ore = ore, a.oim = oim, a.oc = oc, a.tw = tw[0];
     LM_GCHECK(nu_pass_len(nf0, &a, st), who, "fft x");
     LM_GLAUNCH(who, "fft x");
 done:
@@ -863,7 +889,7 @@ done:
     return rc;
 }
 
-/* ---- a call's geometry and sample bins (both types) ---- */
+/* ---- a plan's geometry and sample bins (both types) ---- */
 
 struct nu_bins {
     nu_geo geo;
@@ -919,12 +945,12 @@ static lm_code nu_geometry(const char *who, const lm_points *pts, nu_bins *b, lm
     return LM_OK;
 }
 
-/* The per-call scratch in one allocation: m samples, nch weight sets
- * spread together. */
-static lm_code nu_scratch(const char *who, int m, int nch, nu_bins *b, lm_error *err)
+/* A plan's device memory but the fine grids, in one allocation: m
+ * samples, nch weight sets spread together. */
+static lm_code nu_scratch(const char *who, int m, int nch, int maxsub, nu_bins *b, lm_error *err)
 {
     const size_t nbins = (size_t)b->nbins;
-    const size_t nsubmax = nbins + (size_t)m / LM_NU_MAXSUB + 1;
+    const size_t nsubmax = nbins + (size_t)m / maxsub + 1;
     const size_t sz[] = {(size_t)m * sizeof(unsigned), (size_t)m * sizeof(unsigned), (size_t)m * sizeof(float4),
                          (size_t)m * sizeof(float4),   (size_t)m * sizeof(float2),
                          (size_t)m * (size_t)nch * sizeof(float2),
@@ -1046,146 +1072,342 @@ done:
     return rc;
 }
 
-lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
-                      cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
+/* ---- the plan: everything that depends on the positions only, made once ---- */
+
+enum { NU_EV = 5 };
+
+struct lm_gnufft_plan {
+    nu_bins bn;               /* geometry, sorted samples, subproblems, deapodisation */
+    int m, nch, prune, nsubs, maxsub, smmin;
+    float2 *fine;             /* nch fine grids */
+    float2 *tw[3];            /* the pruned transform's twiddles */
+    cufftHandle fft;          /* own cuFFT plan (fine grids that are not powers of two) */
+    int have_fft;
+    cufftHandle *fftp;        /* the one used: &fft, or the device cache's */
+    int own;                  /* fine, tw and fft are the plan's (else the device cache's) */
+    int timing, last_type;
+    cudaEvent_t ev[NU_EV];
+    double make_s;
+};
+
+static int env_int(const char *name, int def, int lo, int hi)
+{
+    const char *e = getenv(name);
+    if (!e || !*e)
+        return def;
+    char *end = NULL;
+    const long v = strtol(e, &end, 10);
+    return end && *end == 0 && v >= lo && v <= hi ? (int)v : def;
+}
+
+void lm_gnufft_plan_free(lm_gnufft_plan *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < NU_EV; i++)
+        if (p->ev[i])
+            (void)cudaEventDestroy(p->ev[i]);
+    if (p->own) {
+        lm_gfree(p->fine);
+        for (int a = 0; a < 3; a++)
+            lm_gfree(p->tw[a]);
+        if (p->have_fft)
+            (void)cufftDestroy(p->fft);
+    }
+    lm_gfree(p->bn.scratch);
+    free(p);
+}
+
+/* The fine grids, twiddles (or cuFFT plan) of a plan of its own. */
+static lm_code plan_own_grids(const char *who, lm_gnufft_plan *p, lm_error *err)
 {
     lm_code rc = LM_OK;
-    const int m = (int)s->m;
-    const long long nsets = s->nsets > 1 ? s->nsets : 1;
-    const int nch = nsets < LM_NU_NCH ? (int)nsets : LM_NU_NCH; /* sets spread together */
-    nu_bins bn;
-    rc = nu_geometry(who, pts, &bn, err);
-    if (rc != LM_OK)
-        return rc;
-    const bool d3 = bn.d3;
-    const nu_geo geo = bn.geo;
-    const long long nfine = bn.nfine, nbins = bn.nbins;
-    const size_t tile_bytes = bn.tile_bytes;
-    const int prune = nu_prunable(geo);
-    int device = 0, locked = 0, nsubs = 0;
-    nu_cache *cache = NULL;
-    cudaEvent_t e0 = NULL, e1 = NULL, ev[5] = {NULL, NULL, NULL, NULL, NULL};
-
-    LM_GCHECK(cudaGetDevice(&device), who, "current device");
-    LM_GCHECK(cudaEventCreate(&e0), who, "events");
-    LM_GCHECK(cudaEventCreate(&e1), who, "events");
-    for (int i = 0; i < 5; i++)
-        LM_GCHECK(cudaEventCreate(&ev[i]), who, "events");
-    if (m == 0) {
-        LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)(pts->n * nsets) * sizeof(float), st), who, "clear");
-        LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)(pts->n * nsets) * sizeof(float), st), who, "clear");
-        LM_GCHECK(cudaStreamSynchronize(st), who, "clear");
-        if (kernel_s)
-            *kernel_s = 0;
-        goto done;
-    }
-    LM_GTRY(nu_scratch(who, m, nch, &bn, err));
-    lm_gdevice_lock(device);
-    locked = 1;
-    cache = &g_nu[device % 64];
-    LM_GTRY(nu_cache_ready(who, cache, &bn, nch, prune, st, err));
-    if (tile_bytes * nch > 48 * 1024) {
-        LM_GCHECK(cudaFuncSetAttribute(d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
-                                       cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(tile_bytes * nch)),
-                  who, "shared memory");
-    }
-
-    LM_GCHECK(cudaEventRecord(e0, st), who, "events");
-    LM_GTRY(nu_bin(who, s, pts, &bn, st, err));
-    k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, bn.count, bn.nsub);
-    LM_GLAUNCH(who, "subproblems");
-    LM_GTRY(gscan(bn.nsub, bn.suboff, (int)nbins, bn.stmp, st, who, err));
-    k_nu_subs<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, bn.bstart, bn.count, bn.nsub, bn.suboff, bn.subs);
-    LM_GLAUNCH(who, "subproblems");
-    k_nu_total<<<1, 1, 0, st>>>((int)nbins, bn.nsub, bn.suboff, bn.dtotal);
-    LM_GLAUNCH(who, "subproblems");
-    LM_GCHECK(cudaEventRecord(ev[0], st), who, "events");
-    for (long long set0 = 0; set0 < nsets; set0 += nch) {
-        const int nc = nsets - set0 < nch ? (int)(nsets - set0) : nch;
-        /* this group's weights in the sorted order (set 0's are already
-         * there from the sort when it goes alone) */
-        for (int c = 0; c < nc; c++)
-            if (set0 + c > 0 || nc > 1) {
-                k_nu_reweight<<<(m + 255) / 256, 256, 0, st>>>(m, bn.sidx, s->wr + (set0 + c) * m,
-                                                               s->wi ? s->wi + (set0 + c) * m : NULL, bn.eph,
-                                                               bn.scw + (size_t)c * m);
-                LM_GLAUNCH(who, "weights");
+    const nu_geo &geo = p->bn.geo;
+    LM_GTRY(lm_gmalloc((void **)&p->fine, (size_t)p->bn.nfine * p->nch * sizeof(float2), err, who, "the fine grids"));
+    if (p->prune) {
+        for (int a = 0; a < 3; a++)
+            if (geo.nf[a] > 1) {
+                LM_GTRY(upload_twiddles(geo.nf[a], geo.nf[a], &p->tw[a], who, err));
+                LM_GCHECK(nu_pass_len(geo.nf[a], NULL, 0), who, "shared memory");
             }
-        LM_GCHECK(cudaMemsetAsync(cache->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
-        LM_GCHECK(cudaEventRecord(ev[1], st), who, "events");
-        if (d3)
+    } else {
+        if (p->bn.d3)
+            LM_GFFT(cufftPlan3d(&p->fft, geo.nf[2], geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
+        else
+            LM_GFFT(cufftPlan2d(&p->fft, geo.nf[1], geo.nf[0], CUFFT_C2C), who, "FFT plan");
+        p->have_fft = 1;
+    }
+    p->fftp = &p->fft;
+done:
+    return rc;
+}
+
+/* The plan of the samples s (coordinates on the device; weights unused) on
+ * the grid pts for up to max_sets weight sets per group (1..4). cache: the
+ * device cache's fine grids and transforms are borrowed (one-shot calls,
+ * under the device lock); NULL: the plan has its own. Reads the subproblem
+ * count back once (the only host sync). */
+static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points *pts, int max_sets, nu_cache *cache,
+                         cudaStream_t st, lm_gnufft_plan **out, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const double t0 = lm_gnow();
+    *out = NULL;
+    lm_gnufft_plan *p = (lm_gnufft_plan *)calloc(1, sizeof *p);
+    if (!p)
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the NUFFT plan", who);
+    LM_GTRY(nu_geometry(who, pts, &p->bn, err));
+    {
+        nu_bins &bn = p->bn;
+        const nu_geo &geo = bn.geo;
+        const int m = (int)s->m;
+        const long long nbins = bn.nbins;
+        if (s->m > (1LL << 30))
+            LM_GTRY(lm_fail(err, LM_ERR_UNSUPPORTED, "%s: %lld samples are too many", who, (long long)s->m));
+        p->m = m;
+        p->nch = max_sets < 1 ? 1 : max_sets > LM_NU_NCH ? LM_NU_NCH : max_sets;
+        p->prune = nu_prunable(geo);
+        p->maxsub = env_int("LARMOR_GPU_NUFFT_MAXSUB", LM_NU_MAXSUB, 32, 1 << 20);
+        p->smmin = env_int("LARMOR_GPU_NUFFT_SMMIN", LM_NU_SM_MIN, 1, 1 << 20);
+        p->own = cache == NULL;
+        for (int i = 0; i < NU_EV; i++)
+            LM_GCHECK(cudaEventCreate(&p->ev[i]), who, "events");
+        if (m == 0)
+            goto made;
+        LM_GTRY(nu_scratch(who, m, p->nch, p->maxsub, &bn, err));
+        if (cache) {
+            LM_GTRY(nu_cache_ready(who, cache, &bn, p->nch, p->prune, st, err));
+            p->fine = cache->fine;
+            for (int a = 0; a < 3; a++)
+                p->tw[a] = cache->tw[a];
+            p->fftp = &cache->plan;
+        } else {
+            LM_GTRY(plan_own_grids(who, p, err));
+        }
+        /* the largest tile any plan launches (never lowered: plans share the kernels) */
+        if (bn.tile_bytes * LM_NU_NCH > 48 * 1024)
+            LM_GCHECK(cudaFuncSetAttribute(bn.d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(bn.tile_bytes * LM_NU_NCH)),
+                      who, "shared memory");
+        lm_gsamples unit = *s;
+        unit.wr = unit.wi = NULL; /* positions and centring phases only */
+        LM_GTRY(nu_bin(who, &unit, pts, &bn, st, err));
+        k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, p->smmin, p->maxsub, bn.count, bn.nsub);
+        LM_GLAUNCH(who, "subproblems");
+        LM_GTRY(gscan(bn.nsub, bn.suboff, (int)nbins, bn.stmp, st, who, err));
+        k_nu_subs<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, p->maxsub, bn.bstart, bn.count, bn.nsub,
+                                                                   bn.suboff, bn.subs);
+        LM_GLAUNCH(who, "subproblems");
+        k_nu_total<<<1, 1, 0, st>>>((int)nbins, bn.nsub, bn.suboff, bn.dtotal);
+        LM_GLAUNCH(who, "subproblems");
+        LM_GCHECK(cudaMemcpyAsync(&p->nsubs, bn.dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who,
+                  "subproblem count");
+        LM_GCHECK(cudaStreamSynchronize(st), who, "NUFFT plan");
+    }
+made:
+    p->make_s = lm_gnow() - t0;
+    *out = p;
+    return LM_OK;
+done:
+    (void)cudaStreamSynchronize(st);
+    lm_gnufft_plan_free(p);
+    return rc;
+}
+
+lm_code lm_gnufft_plan_new(const char *who, const lm_gsamples *s, const lm_points *pts, int max_sets, cudaStream_t st,
+                           lm_gnufft_plan **out, lm_error *err)
+{
+    return plan_make(who, s, pts, max_sets, NULL, st, out, err);
+}
+
+void lm_gnufft_plan_timing(lm_gnufft_plan *p, int on)
+{
+    p->timing = on;
+}
+
+double lm_gnufft_plan_make_s(const lm_gnufft_plan *p)
+{
+    return p->make_s;
+}
+
+static void plan_mark(lm_gnufft_plan *p, int i, cudaStream_t st)
+{
+    if (p->timing)
+        (void)cudaEventRecord(p->ev[i], st);
+}
+
+int lm_gnufft_plan_stages(lm_gnufft_plan *p, const char **names, double *secs, int max)
+{
+    static const char *n1[] = {"weights+clear", "spread gm", "spread sm", "fft+deapod"};
+    static const char *n2[] = {"apod+fft", "interp", "rest"};
+    if (!p->timing || !p->last_type || cudaEventSynchronize(p->ev[NU_EV - 1]) != cudaSuccess)
+        return 0;
+    const int ns = p->last_type == 1 ? 4 : 3;
+    int k = 0;
+    for (int i = 0; i <= ns && k < max; i++) {
+        float ms = 0;
+        /* entry 0: the whole call; then stage i between events i-1 and i (the last ends at the final event) */
+        const cudaEvent_t a = i == 0 ? p->ev[0] : p->ev[i - 1], b = i == 0 || i == ns ? p->ev[NU_EV - 1] : p->ev[i];
+        if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
+            ms = -1;
+        names[k] = i == 0 ? "total" : p->last_type == 1 ? n1[i - 1] : n2[i - 1];
+        secs[k++] = ms * 1e-3;
+    }
+    (void)cudaGetLastError();
+    return k;
+}
+
+lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts *wt, long long nsets, float *d_re,
+                        float *d_im, float2 *d_c, cudaStream_t st, const lm_ctl *ctl, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const nu_bins &bn = p->bn;
+    const nu_geo &geo = bn.geo;
+    const int m = p->m;
+    const long long n = (long long)geo.g[0] * geo.g[1] * geo.g[2], nfine = bn.nfine;
+    nsets = nsets > 1 ? nsets : 1;
+    p->last_type = 1;
+    plan_mark(p, 0, st);
+    if (m == 0) {
+        if (d_c)
+            LM_GCHECK(cudaMemsetAsync(d_c, 0, (size_t)(n * nsets) * sizeof(float2), st), who, "clear");
+        else {
+            LM_GCHECK(cudaMemsetAsync(d_re, 0, (size_t)(n * nsets) * sizeof(float), st), who, "clear");
+            LM_GCHECK(cudaMemsetAsync(d_im, 0, (size_t)(n * nsets) * sizeof(float), st), who, "clear");
+        }
+        for (int i = 1; i < NU_EV; i++)
+            plan_mark(p, i, st);
+        return LM_OK;
+    }
+    if (!p->prune)
+        LM_GFFT(cufftSetStream(*p->fftp, st), who, "FFT stream");
+    for (long long set0 = 0; set0 < nsets; set0 += p->nch) {
+        const int nc = nsets - set0 < p->nch ? (int)(nsets - set0) : p->nch;
+        nu_wts w;
+        w.wr = wt->wr ? wt->wr + set0 * m : NULL;
+        w.wi = wt->wi ? wt->wi + set0 * m : NULL;
+        w.wc = wt->wc ? wt->wc + set0 * m : NULL;
+        w.scale = wt->scale;
+        k_nu_weights<<<(m + 255) / 256, 256, 0, st>>>(m, nc, bn.sidx, w, bn.eph, bn.scw);
+        LM_GLAUNCH(who, "weights");
+        LM_GCHECK(cudaMemsetAsync(p->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
+        if (set0 == 0)
+            plan_mark(p, 1, st);
+        if (bn.d3)
             k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, cache->fine, nfine);
+                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine);
         else
             k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, cache->fine, nfine);
+                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine);
         LM_GLAUNCH(who, "spread");
-        LM_GCHECK(cudaEventRecord(ev[2], st), who, "events");
-        if (set0 == 0) { /* the subproblems depend on the positions only */
-            LM_GCHECK(cudaMemcpyAsync(&nsubs, bn.dtotal, sizeof(int), cudaMemcpyDeviceToHost, st), who,
-                      "subproblem count");
-            LM_GCHECK(cudaStreamSynchronize(st), who, "spread");
-        }
-        if (nsubs > 0) {
-            if (d3)
-                k_nu_spread_sm<true><<<nsubs, 256, tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo, cache->fine,
-                                                                         nfine);
+        if (set0 == 0)
+            plan_mark(p, 2, st);
+        if (p->nsubs > 0) {
+            if (bn.d3)
+                k_nu_spread_sm<true><<<p->nsubs, 256, bn.tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
+                                                                                p->fine, nfine);
             else
-                k_nu_spread_sm<false><<<nsubs, 256, tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo, cache->fine,
-                                                                          nfine);
+                k_nu_spread_sm<false><<<p->nsubs, 256, bn.tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
+                                                                                 p->fine, nfine);
             LM_GLAUNCH(who, "spread");
         }
-        LM_GCHECK(cudaEventRecord(ev[3], st), who, "events");
-        if (lm_gctl_report(ctl, ((double)set0 + 0.4 * nc) / (double)nsets)) {
+        if (set0 == 0)
+            plan_mark(p, 3, st);
+        if (ctl && lm_gctl_report(ctl, ((double)set0 + 0.4 * nc) / (double)nsets)) {
             rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
             goto done;
         }
         for (int c = 0; c < nc; c++) {
-            float2 *fc = cache->fine + (size_t)c * nfine;
-            if (prune) {
-                LM_GTRY(nu_prune_apply(geo, fc, cache->tw, bn.dec, d_re + (set0 + c) * pts->n,
-                                       d_im + (set0 + c) * pts->n, st, who, err));
+            float2 *fc = p->fine + (size_t)c * nfine;
+            float *ore = d_c ? NULL : d_re + (set0 + c) * n, *oim = d_c ? NULL : d_im + (set0 + c) * n;
+            float2 *oc = d_c ? d_c + (set0 + c) * n : NULL;
+            if (p->prune) {
+                LM_GTRY(nu_prune_apply(geo, fc, p->tw, bn.dec, ore, oim, oc, st, who, err));
                 continue;
             }
-            LM_GFFT(cufftExecC2C(cache->plan, (cufftComplex *)fc, (cufftComplex *)fc, CUFFT_INVERSE), who, "FFT");
-            k_nu_deconv<<<(unsigned)((pts->n + 255) / 256), 256, 0, st>>>(
-                pts->n, geo, fc, bn.dec, bn.dec + geo.g[0], bn.dec + geo.g[0] + geo.g[1], d_re + (set0 + c) * pts->n,
-                d_im + (set0 + c) * pts->n);
+            LM_GFFT(cufftExecC2C(*p->fftp, (cufftComplex *)fc, (cufftComplex *)fc, CUFFT_INVERSE), who, "FFT");
+            k_nu_deconv<<<(unsigned)((n + 255) / 256), 256, 0, st>>>(n, geo, fc, bn.dec, bn.dec + geo.g[0],
+                                                                    bn.dec + geo.g[0] + geo.g[1], ore, oim, oc);
             LM_GLAUNCH(who, "deapodise");
         }
     }
-    LM_GCHECK(cudaEventRecord(ev[4], st), who, "events");
-    LM_GCHECK(cudaEventRecord(e1, st), who, "events");
-    LM_GCHECK(cudaEventSynchronize(e1), who, "kernel");
-    if (kernel_s) {
-        float ms = 0;
-        LM_GCHECK(cudaEventElapsedTime(&ms, e0, e1), who, "events");
-        *kernel_s = ms * 1e-3;
+    plan_mark(p, NU_EV - 1, st);
+done:
+    return rc;
+}
+
+lm_code lm_gnufft_exec2(lm_gnufft_plan *p, const char *who, const float2 *x, const float2 *sc, long long nsets,
+                        float2 *out, cudaStream_t st, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const nu_bins &bn = p->bn;
+    const int m = p->m;
+    const long long n = (long long)bn.geo.g[0] * bn.geo.g[1] * bn.geo.g[2];
+    if (!p->prune)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: the forward NUFFT needs fine grids of powers of two from 16 to "
+                       "512, got %dx%dx%d", who, bn.geo.nf[0], bn.geo.nf[1], bn.geo.nf[2]);
+    nsets = sc ? (nsets > 1 ? nsets : 1) : 1;
+    p->last_type = 2;
+    plan_mark(p, 0, st);
+    if (m == 0) {
+        for (int i = 1; i < NU_EV; i++)
+            plan_mark(p, i, st);
+        return LM_OK;
     }
+    for (long long c = 0; c < nsets; c++) {
+        LM_GTRY(nu_expand_apply(bn.geo, x, sc ? sc + c * n : NULL, p->fine, p->tw, bn.dec, st, who, err));
+        if (c == 0)
+            plan_mark(p, 1, st);
+        if (bn.d3)
+            k_nu_interp<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
+                m, bn.skey, bn.srel, bn.sidx, bn.eph, bn.geo, p->fine, out + c * m);
+        else
+            k_nu_interp<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
+                m, bn.skey, bn.srel, bn.sidx, bn.eph, bn.geo, p->fine, out + c * m);
+        LM_GLAUNCH(who, "interpolate");
+        if (c == 0)
+            plan_mark(p, 2, st);
+    }
+    plan_mark(p, NU_EV - 1, st);
+done:
+    return rc;
+}
+
+/* ---- one-shot calls: a plan on the device cache's grids, one exec, freed ---- */
+
+lm_code lm_gnufft_run(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
+                      cudaStream_t st, const lm_ctl *ctl, double *kernel_s, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const long long nsets = s->nsets > 1 ? s->nsets : 1;
+    int device = 0, locked = 0;
+    lm_gnufft_plan *p = NULL;
+    lm_gnufft_wts w = {s->wr, s->wi, NULL, NULL};
+    LM_GCHECK(cudaGetDevice(&device), who, "current device");
+    lm_gdevice_lock(device);
+    locked = 1;
+    LM_GTRY(plan_make(who, s, pts, nsets < LM_NU_NCH ? (int)nsets : LM_NU_NCH, &g_nu[device % 64], st, &p, err));
+    p->timing = 1;
+    LM_GTRY(lm_gnufft_exec1(p, who, &w, nsets, d_re, d_im, NULL, st, ctl, err));
+    LM_GCHECK(cudaEventSynchronize(p->ev[NU_EV - 1]), who, "kernel");
     {
-        /* stage times (the sync for the subproblem bn.count sits in "spread sm") */
-        static const char *names[5] = {"bin+sort", "clear", "spread gm", "spread sm", "fft+deapod"};
-        cudaEvent_t from[5] = {e0, ev[0], ev[1], ev[2], ev[3]}, to[5] = {ev[0], ev[1], ev[2], ev[3], ev[4]};
-        for (int i = 0; i < 5; i++) {
-            float ms = 0;
-            if (cudaEventElapsedTime(&ms, from[i], to[i]) == cudaSuccess)
-                lm_gstats_stage(names[i], ms * 1e-3);
-        }
+        const char *names[8];
+        double secs[8];
+        const int k = lm_gnufft_plan_stages(p, names, secs, 8);
+        /* the plan's time (binning, sort, subproblems and their count read back) is a stage of the call */
+        lm_gstats_stage("plan", p->make_s);
+        for (int i = 1; i < k; i++)
+            lm_gstats_stage(names[i], secs[i]);
+        if (kernel_s)
+            *kernel_s = p->make_s + (k > 0 ? secs[0] : 0);
     }
     (void)lm_gctl_report(ctl, 1.0);
 done:
     if (rc != LM_OK)
         (void)cudaStreamSynchronize(st);
+    lm_gnufft_plan_free(p);
     if (locked)
         lm_gdevice_unlock(device);
-    if (e0)
-        (void)cudaEventDestroy(e0);
-    if (e1)
-        (void)cudaEventDestroy(e1);
-    for (int i = 0; i < 5; i++)
-        if (ev[i])
-            (void)cudaEventDestroy(ev[i]);
-    lm_gfree(bn.scratch);
     return rc;
 }
 
@@ -1193,44 +1415,26 @@ lm_code lm_gnufft_type2(const char *who, const lm_gsamples *s, const lm_points *
                         const float2 *sc, long long nsets, float2 *out, cudaStream_t st, lm_error *err)
 {
     lm_code rc = LM_OK;
-    const int m = (int)s->m;
+    int device = 0, locked = 0;
+    lm_gnufft_plan *p = NULL;
     nu_bins bn;
-    rc = nu_geometry(who, pts, &bn, err);
-    if (rc != LM_OK)
-        return rc;
-    if (!nu_prunable(bn.geo))
+    LM_GTRY(nu_geometry(who, pts, &bn, err));
+    if (!nu_prunable(bn.geo)) /* refused before the device cache grows a cuFFT plan */
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: the forward NUFFT needs fine grids of powers of two from 16 to "
                        "512, got %dx%dx%d", who, bn.geo.nf[0], bn.geo.nf[1], bn.geo.nf[2]);
-    int device = 0, locked = 0;
-    nu_cache *cache = NULL;
-    lm_gsamples unit = *s;
-    unit.wr = unit.wi = NULL; /* unit weights: only the positions and phases are needed */
-    nsets = sc ? nsets : 1;
-    if (m == 0)
+    if (s->m == 0)
         return LM_OK;
     LM_GCHECK(cudaGetDevice(&device), who, "current device");
-    LM_GTRY(nu_scratch(who, m, 1, &bn, err));
     lm_gdevice_lock(device);
     locked = 1;
-    cache = &g_nu[device % 64];
-    LM_GTRY(nu_cache_ready(who, cache, &bn, 1, 1, st, err));
-    LM_GTRY(nu_bin(who, &unit, pts, &bn, st, err));
-    for (long long c = 0; c < nsets; c++) {
-        LM_GTRY(nu_expand_apply(bn.geo, x, sc ? sc + c * pts->n : NULL, cache->fine, cache->tw, bn.dec, st, who, err));
-        if (bn.d3)
-            k_nu_interp<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, bn.skey, bn.srel, bn.sidx, bn.eph, bn.geo, cache->fine, out + c * m);
-        else
-            k_nu_interp<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, bn.skey, bn.srel, bn.sidx, bn.eph, bn.geo, cache->fine, out + c * m);
-        LM_GLAUNCH(who, "interpolate");
-    }
+    LM_GTRY(plan_make(who, s, pts, 1, &g_nu[device % 64], st, &p, err));
+    LM_GTRY(lm_gnufft_exec2(p, who, x, sc, nsets, out, st, err));
     LM_GCHECK(cudaStreamSynchronize(st), who, "forward NUFFT");
 done:
     if (rc != LM_OK)
         (void)cudaStreamSynchronize(st);
+    lm_gnufft_plan_free(p);
     if (locked)
         lm_gdevice_unlock(device);
-    lm_gfree(bn.scratch);
     return rc;
 }
