@@ -25,6 +25,8 @@
 #include <pthread.h>
 #include <string.h>
 
+#include <cub/cub.cuh>
+
 #include "lm_gpu_device.cuh"
 #include "lm_gpu_internal.h"
 #include "lm_gpu_f4.cuh"
@@ -255,6 +257,35 @@ __global__ void k_nu_weights(int m, int nc, const int *__restrict__ sidx, nu_wts
     }
 }
 
+/* The plan's sort by (bin, position): identical positions end up next to
+ * each other (the hash of a position's bits below the bin's). */
+__global__ void k_nu_key64(int m, const unsigned *__restrict__ key, const float4 *__restrict__ rel,
+                           unsigned long long *__restrict__ k64, int *__restrict__ idx)
+{
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= m)
+        return;
+    const float4 r = rel[i];
+    const unsigned h = (unsigned)__float_as_int(r.x) * 73856093u ^ (unsigned)__float_as_int(r.y) * 19349663u ^
+                       (unsigned)__float_as_int(r.z) * 83492791u;
+    k64[i] = ((unsigned long long)key[i] << 32) | h;
+    idx[i] = i;
+}
+
+__global__ void k_nu_gather(int m, const int *__restrict__ idx, const unsigned *__restrict__ key,
+                            const float4 *__restrict__ rel, const float2 *__restrict__ cw, unsigned *__restrict__ skey,
+                            float4 *__restrict__ srel, float2 *__restrict__ scw, int *__restrict__ sidx)
+{
+    const int p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m)
+        return;
+    const int i = idx[p];
+    skey[p] = key[i];
+    srel[p] = rel[i];
+    scw[p] = cw[i];
+    sidx[p] = i;
+}
+
 /* Exclusive scan, 1024 values per block; block totals to sums. */
 __global__ void __launch_bounds__(1024) k_scan_block(const int *__restrict__ in, int *__restrict__ out, int n,
                                                      int *__restrict__ sums)
@@ -384,7 +415,7 @@ static __device__ __forceinline__ void smem_add2(float2 *a, float vx, float vy)
 template <bool D3>
 __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ subs, const float4 *__restrict__ srel,
                                                       const float2 *__restrict__ scw, int m, int nc, nu_geo geo,
-                                                      float2 *__restrict__ fine, long long nfine)
+                                                      float2 *__restrict__ fine, long long nfine, int merge)
 {
     extern __shared__ float2 tile[];
     const int3 sp = subs[blockIdx.x];
@@ -398,12 +429,30 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
     for (int q = threadIdx.x; q < tsize * nc; q += blockDim.x)
         tile[q] = make_float2(0.0f, 0.0f);
     __syncthreads();
-    for (int p = sp.y + warp; p < sp.y + sp.z; p += nwarps) {
+    /* merge: each warp takes a contiguous run of the subproblem (the plan
+     * sorted a bin's samples by position) and spreads the summed weights of
+     * samples at one position once: a radial trajectory puts every spoke's
+     * first sample at k = 0, thousands at one point. Else warps stride. */
+    const int chunk = merge ? (sp.z + nwarps - 1) / nwarps : 1;
+    const int pa = sp.y + (merge ? warp * chunk : warp), pend = merge ? min(pa + chunk, sp.y + sp.z) : sp.y + sp.z;
+    float2 c[LM_NU_NCH];
+#pragma unroll
+    for (int ch = 0; ch < LM_NU_NCH; ch++)
+        c[ch] = make_float2(0.0f, 0.0f);
+    for (int p = pa; p < pend; p += merge ? 1 : nwarps) {
         const float4 r = srel[p];
-        float2 c[LM_NU_NCH];
 #pragma unroll
         for (int ch = 0; ch < LM_NU_NCH; ch++)
-            c[ch] = ch < nc ? scw[(size_t)ch * m + p] : make_float2(0.0f, 0.0f);
+            if (ch < nc) {
+                const float2 v = scw[(size_t)ch * m + p];
+                c[ch].x += v.x;
+                c[ch].y += v.y;
+            }
+        if (merge && p + 1 < pend) {
+            const float4 rn = srel[p + 1];
+            if (rn.x == r.x && rn.y == r.y && rn.z == r.z)
+                continue; /* the same position: its weight joins this one's */
+        }
         int l0x, l0y, l0z;
         const float kv = nu_lane_value(r, lane, D3, &l0x, &l0y, &l0z);
 #pragma unroll
@@ -422,6 +471,9 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
                         smem_add2(t + ch * tsize, c[ch].x * k, c[ch].y * k);
             }
         }
+#pragma unroll
+        for (int ch = 0; ch < LM_NU_NCH; ch++)
+            c[ch] = make_float2(0.0f, 0.0f);
     }
     __syncthreads();
     const int ox = bx * geo.bs[0] - half, oy = by * geo.bs[1] - half, oz = D3 ? bz * geo.bs[2] - half : 0;
@@ -1079,6 +1131,7 @@ enum { NU_EV = 5 };
 struct lm_gnufft_plan {
     nu_bins bn;               /* geometry, sorted samples, subproblems, deapodisation */
     int m, nch, prune, nsubs, maxsub, smmin;
+    int merge;                /* samples sorted by position in their bin; warps merge duplicates */
     float2 *fine;             /* nch fine grids */
     float2 *tw[3];            /* the pruned transform's twiddles */
     cufftHandle fft;          /* own cuFFT plan (fine grids that are not powers of two) */
@@ -1142,6 +1195,39 @@ done:
     return rc;
 }
 
+/* The sorted order by (bin, position): a radix sort of 64-bit keys in
+ * scratch of its own, freed before the plan is done. */
+static lm_code plan_sort_positions(const char *who, lm_gnufft_plan *p, cudaStream_t st, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    nu_bins &bn = p->bn;
+    const int m = p->m;
+    int bits = 32;
+    while (bits < 64 && (1ULL << (bits - 32)) < (unsigned long long)bn.nbins)
+        bits++;
+    void *buf = NULL, *tmp = NULL;
+    size_t tmp_bytes = 0;
+    unsigned long long *k64 = NULL, *k64s = NULL;
+    int *idx = NULL, *idxs = NULL;
+    LM_GCHECK(cub::DeviceRadixSort::SortPairs(NULL, tmp_bytes, k64, k64s, idx, idxs, m, 0, bits, st), who, "sort");
+    LM_GTRY(lm_gmalloc(&buf, (size_t)m * 24 + 256, err, who, "the sort"));
+    LM_GTRY(lm_gmalloc(&tmp, tmp_bytes > 0 ? tmp_bytes : 1, err, who, "the sort"));
+    k64 = (unsigned long long *)buf;
+    k64s = k64 + m;
+    idx = (int *)(k64s + m);
+    idxs = idx + m;
+    k_nu_key64<<<(m + 255) / 256, 256, 0, st>>>(m, bn.key, bn.rel, k64, idx);
+    LM_GLAUNCH(who, "sort keys");
+    LM_GCHECK(cub::DeviceRadixSort::SortPairs(tmp, tmp_bytes, k64, k64s, idx, idxs, m, 0, bits, st), who, "sort");
+    k_nu_gather<<<(m + 255) / 256, 256, 0, st>>>(m, idxs, bn.key, bn.rel, bn.cw, bn.skey, bn.srel, bn.scw, bn.sidx);
+    LM_GLAUNCH(who, "sort");
+    LM_GCHECK(cudaStreamSynchronize(st), who, "sort"); /* before the sort's memory goes */
+done:
+    lm_gfree(tmp);
+    lm_gfree(buf);
+    return rc;
+}
+
 /* The plan of the samples s (coordinates on the device; weights unused) on
  * the grid pts for up to max_sets weight sets per group (1..4). cache: the
  * device cache's fine grids and transforms are borrowed (one-shot calls,
@@ -1169,6 +1255,7 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         p->prune = nu_prunable(geo);
         p->maxsub = env_int("LARMOR_GPU_NUFFT_MAXSUB", LM_NU_MAXSUB, 32, 1 << 20);
         p->smmin = env_int("LARMOR_GPU_NUFFT_SMMIN", LM_NU_SM_MIN, 1, 1 << 20);
+        p->merge = env_int("LARMOR_GPU_NUFFT_MERGE", 1, 0, 1);
         p->own = cache == NULL;
         for (int i = 0; i < NU_EV; i++)
             LM_GCHECK(cudaEventCreate(&p->ev[i]), who, "events");
@@ -1192,6 +1279,8 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         lm_gsamples unit = *s;
         unit.wr = unit.wi = NULL; /* positions and centring phases only */
         LM_GTRY(nu_bin(who, &unit, pts, &bn, st, err));
+        if (p->merge)
+            LM_GTRY(plan_sort_positions(who, p, st, err));
         k_nu_nsub<<<(unsigned)((nbins + 255) / 256), 256, 0, st>>>((int)nbins, p->smmin, p->maxsub, bn.count, bn.nsub);
         LM_GLAUNCH(who, "subproblems");
         LM_GTRY(gscan(bn.nsub, bn.suboff, (int)nbins, bn.stmp, st, who, err));
@@ -1305,10 +1394,10 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
         if (p->nsubs > 0) {
             if (bn.d3)
                 k_nu_spread_sm<true><<<p->nsubs, 256, bn.tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
-                                                                                p->fine, nfine);
+                                                                                p->fine, nfine, p->merge);
             else
                 k_nu_spread_sm<false><<<p->nsubs, 256, bn.tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
-                                                                                 p->fine, nfine);
+                                                                                 p->fine, nfine, p->merge);
             LM_GLAUNCH(who, "spread");
         }
         if (set0 == 0)
