@@ -38,8 +38,8 @@
  * LARMOR_GPU_NUFFT_SMMIN override them when a plan is made: the bench's
  * sweep): at most MAXSUB samples per shared-memory block, bins of at
  * least SM_MIN samples take the shared-memory path. */
-#define LM_NU_MAXSUB 1024
-#define LM_NU_SM_MIN 24
+#define LM_NU_MAXSUB 128
+#define LM_NU_SM_MIN 48
 /* Weight sets (channels) spread together: the kernel values and target
  * indices of a sample are worked out once for all of them. */
 #define LM_NU_NCH 4
@@ -516,12 +516,64 @@ static __device__ __forceinline__ bool nu_lane_target(const nu_geo &geo, float k
     return true;
 }
 
+/* (a, b) and (c, d) added to dst[0] and dst[1] (16-byte aligned): one
+ * 128-bit atomic on sm_90 (global memory), else four float atomics. */
+static __device__ __forceinline__ void atomic_add4(float2 *dst, float a, float b, float c, float d)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    atomicAdd((float4 *)dst, make_float4(a, b, c, d));
+#else
+    atomicAdd(&dst[0].x, a);
+    atomicAdd(&dst[0].y, b);
+    atomicAdd(&dst[1].x, c);
+    atomicAdd(&dst[1].y, d);
+#endif
+}
+
+/* A sample's W^3 (2D: W^2) neighbours as aligned pairs of x points (even
+ * x, x + 1): per row of W x points 4 slots, slot s the pair at x0 = l0x -
+ * (l0x & 1) + 2 s, a point outside the kernel's W weighing 0. Against one
+ * 64-bit atomic per point: 3 or 4 atomics per row instead of 6 (nf even:
+ * a pair never straddles the wrap). Every lane must call it (shuffles). */
+template <bool D3>
+static __device__ __forceinline__ void nu_spread_pairs(const nu_geo &geo, float kv, int lane, int l0x, int l0y,
+                                                       int l0z, const float2 *c, int nc, float2 *__restrict__ fine,
+                                                       long long nfine)
+{
+    constexpr int NT = (D3 ? LM_NU_W * LM_NU_W : LM_NU_W) * 4;
+    const int par = l0x & 1;
+#pragma unroll
+    for (int it = 0; it < (NT + 31) / 32; it++) {
+        const int t = lane + 32 * it;
+        const int sl = t & 3, row = t >> 2;
+        const int dy = row % LM_NU_W, dz = row / LM_NU_W;
+        const int dx0 = 2 * sl - par, dx1 = dx0 + 1;
+        const float a0 = __shfl_sync(0xffffffffu, kv, dx0 < 0 ? 0 : dx0 > LM_NU_W - 1 ? LM_NU_W - 1 : dx0);
+        const float a1 = __shfl_sync(0xffffffffu, kv, dx1 > LM_NU_W - 1 ? LM_NU_W - 1 : dx1);
+        const float vy = __shfl_sync(0xffffffffu, kv, LM_NU_W + dy);
+        const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
+        if (t >= NT || dx0 > LM_NU_W - 1)
+            continue;
+        const float w = vy * vz, k0 = dx0 >= 0 ? a0 * w : 0.0f, k1 = dx1 <= LM_NU_W - 1 ? a1 * w : 0.0f;
+        int ix = l0x - par + 2 * sl, iy = l0y + dy, iz = D3 ? l0z + dz : 0;
+        ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
+        iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
+        iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
+        const size_t at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
+#pragma unroll
+        for (int ch = 0; ch < LM_NU_NCH; ch++)
+            if (ch < nc)
+                atomic_add4(fine + (size_t)ch * nfine + at, c[ch].x * k0, c[ch].y * k0, c[ch].x * k1, c[ch].y * k1);
+    }
+}
+
 /* Samples of sparse bins: straight into global memory, a warp per sample. */
 template <bool D3>
 __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, int smmin, const unsigned *__restrict__ skey,
                                                       const int *__restrict__ count,
                                                       const float4 *__restrict__ srel, const float2 *__restrict__ scw,
-                                                      int nc, nu_geo geo, float2 *__restrict__ fine, long long nfine)
+                                                      int nc, nu_geo geo, float2 *__restrict__ fine, long long nfine,
+                                                      int v4)
 {
     const int p = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     const int lane = threadIdx.x & 31;
@@ -541,6 +593,10 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, int smmin, const un
     l0x += bx * geo.bs[0];
     l0y += by * geo.bs[1];
     l0z += D3 ? bz * geo.bs[2] : 0;
+    if (v4) { /* pairs of x neighbours, one 128-bit atomic each */
+        nu_spread_pairs<D3>(geo, kv, lane, l0x, l0y, l0z, c, nc, fine, nfine);
+        return;
+    }
 #pragma unroll
     for (int it = 0; it < LM_NU_ITER; it++) {
         float k;
@@ -1132,6 +1188,7 @@ struct lm_gnufft_plan {
     nu_bins bn;               /* geometry, sorted samples, subproblems, deapodisation */
     int m, nch, prune, nsubs, maxsub, smmin;
     int merge;                /* samples sorted by position in their bin; warps merge duplicates */
+    int v4;                   /* sparse bins' samples spread by pairs of x points (128-bit atomics) */
     float2 *fine;             /* nch fine grids */
     float2 *tw[3];            /* the pruned transform's twiddles */
     cufftHandle fft;          /* own cuFFT plan (fine grids that are not powers of two) */
@@ -1256,6 +1313,7 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         p->maxsub = env_int("LARMOR_GPU_NUFFT_MAXSUB", LM_NU_MAXSUB, 32, 1 << 20);
         p->smmin = env_int("LARMOR_GPU_NUFFT_SMMIN", LM_NU_SM_MIN, 1, 1 << 20);
         p->merge = env_int("LARMOR_GPU_NUFFT_MERGE", 1, 0, 1);
+        p->v4 = env_int("LARMOR_GPU_NUFFT_V4", 1, 0, 1);
         p->own = cache == NULL;
         for (int i = 0; i < NU_EV; i++)
             LM_GCHECK(cudaEventCreate(&p->ev[i]), who, "events");
@@ -1384,10 +1442,10 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
             plan_mark(p, 1, st);
         if (bn.d3)
             k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine);
+                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine, p->v4);
         else
             k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine);
+                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine, p->v4);
         LM_GLAUNCH(who, "spread");
         if (set0 == 0)
             plan_mark(p, 2, st);

@@ -1,6 +1,6 @@
 /* gpu-nufft's persistent plan on a benchmark problem (issue 14):
  *
- *   bench_nufft [--problem B128] [--reps 30] [--out DIR] [--sweep MAXSUB:SMMIN,...] [--no-files]
+ *   bench_nufft [--problem B128] [--reps 30] [--out DIR] [--sweep MAXSUB:SMMIN[:MERGE[:V4]],...] [--no-files]
  *
  * Prints the plan's time, then per transform (type 1: weights -> modes,
  * type 2: modes -> samples) the median over --reps warm calls (after 5
@@ -10,7 +10,9 @@
  * (upload of the k-space included) through the plan against the one-shot
  * lm_gpu_adjoint; a spot check of type 1 against a double direct sum at
  * 16 voxels. --sweep remakes the plan with other subproblem limits
- * (LARMOR_GPU_NUFFT_MAXSUB, LARMOR_GPU_NUFFT_SMMIN) and times type 1 again.
+ * (LARMOR_GPU_NUFFT_MAXSUB, LARMOR_GPU_NUFFT_SMMIN), merging of identical
+ * positions (LARMOR_GPU_NUFFT_MERGE) and pairs of x points in the sparse
+ * bins (LARMOR_GPU_NUFFT_V4) and times type 1 again.
  *
  * Files for another NUFFT on identical inputs (BART cfl, float32 complex):
  *   DIR/b128_traj.cfl          3 x M: (kx, ky, kz) of sample m as the real
@@ -262,15 +264,24 @@ int main(int argc, char **argv)
 
     /* subproblem limits: a new plan each, type 1 timed again */
     for (const char *s = sweep; s && *s;) {
-        int maxsub = 0, smmin = 0, used = 0;
-        if (sscanf(s, "%d:%d%n", &maxsub, &smmin, &used) != 2)
+        int v[4] = {0, 0, 1, 1}, used = 0, k = 0;
+        while (k < 4 && sscanf(s, "%d%n", &v[k], &used) == 1) {
+            s += used;
+            k++;
+            if (*s != ':')
+                break;
+            s++;
+        }
+        if (k < 2)
             break;
-        s += used + (s[used] == ',');
-        char a[32], b[32];
-        snprintf(a, sizeof a, "%d", maxsub);
-        snprintf(b, sizeof b, "%d", smmin);
-        setenv("LARMOR_GPU_NUFFT_MAXSUB", a, 1);
-        setenv("LARMOR_GPU_NUFFT_SMMIN", b, 1);
+        s += *s == ',';
+        const char *names[4] = {"LARMOR_GPU_NUFFT_MAXSUB", "LARMOR_GPU_NUFFT_SMMIN", "LARMOR_GPU_NUFFT_MERGE",
+                                "LARMOR_GPU_NUFFT_V4"};
+        for (int i = 0; i < 4; i++) {
+            char a[32];
+            snprintf(a, sizeof a, "%d", v[i]);
+            setenv(names[i], a, 1);
+        }
         lm_gpu_nufft *q = NULL;
         timing ts;
         if (lm_gpu_nufft_new(&g, t, 1, &q, &err) != LM_OK || time_kind(q, 1, reps, wd, yd, xd, dd, &ts)) {
@@ -279,12 +290,14 @@ int main(int argc, char **argv)
             break;
         }
         char what[48];
-        snprintf(what, sizeof what, "sweep %d:%d", maxsub, smmin);
+        snprintf(what, sizeof what, "sweep %d:%d:%d:%d", v[0], v[1], v[2], v[3]);
         print_timing(what, &ts);
         lm_gpu_nufft_free(q);
     }
     unsetenv("LARMOR_GPU_NUFFT_MAXSUB");
     unsetenv("LARMOR_GPU_NUFFT_SMMIN");
+    unsetenv("LARMOR_GPU_NUFFT_MERGE");
+    unsetenv("LARMOR_GPU_NUFFT_V4");
     rc = 0;
 out:
     lm_gpu_nufft_free(p);
