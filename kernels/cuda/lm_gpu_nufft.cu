@@ -421,8 +421,11 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
     const int3 sp = subs[blockIdx.x];
     const int b = sp.x;
     const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
-    const int TX = geo.tl[0], TY = geo.tl[1], TZ = geo.tl[2];
-    const int tsize = TX * TY * TZ;
+    /* the tile's extents are the geometry's (nu_geometry: bins of 8^3 in
+     * 3D, 32^2 in 2D, plus W): constants, so the index arithmetic below
+     * divides by constants */
+    constexpr int TX = D3 ? 8 + LM_NU_W : 32 + LM_NU_W, TY = TX, TZ = D3 ? TX : 1;
+    constexpr int tsize = TX * TY * TZ;
     const int half = LM_NU_W / 2;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
@@ -477,12 +480,19 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
     }
     __syncthreads();
     const int ox = bx * geo.bs[0] - half, oy = by * geo.bs[1] - half, oz = D3 ? bz * geo.bs[2] - half : 0;
+    /* a tile wider than a small fine grid wraps more than once: true modulo */
+    const bool narrow = geo.nf[0] < TX || geo.nf[1] < TY || (D3 && geo.nf[2] < TZ);
     for (int q = threadIdx.x; q < tsize; q += blockDim.x) {
         int ix = ox + q % TX, iy = oy + (q / TX) % TY, iz = oz + q / (TX * TY);
-        /* true modulo: a tile may be wider than a small fine grid */
-        ix = ((ix % geo.nf[0]) + geo.nf[0]) % geo.nf[0];
-        iy = ((iy % geo.nf[1]) + geo.nf[1]) % geo.nf[1];
-        iz = ((iz % geo.nf[2]) + geo.nf[2]) % geo.nf[2];
+        if (narrow) {
+            ix = ((ix % geo.nf[0]) + geo.nf[0]) % geo.nf[0];
+            iy = ((iy % geo.nf[1]) + geo.nf[1]) % geo.nf[1];
+            iz = ((iz % geo.nf[2]) + geo.nf[2]) % geo.nf[2];
+        } else {
+            ix = ix < 0 ? ix + geo.nf[0] : ix >= geo.nf[0] ? ix - geo.nf[0] : ix;
+            iy = iy < 0 ? iy + geo.nf[1] : iy >= geo.nf[1] ? iy - geo.nf[1] : iy;
+            iz = iz < 0 ? iz + geo.nf[2] : iz >= geo.nf[2] ? iz - geo.nf[2] : iz;
+        }
         const size_t at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
         for (int ch = 0; ch < nc; ch++) {
             const float2 v = tile[ch * tsize + q];
@@ -1189,6 +1199,9 @@ struct lm_gnufft_plan {
     int m, nch, prune, nsubs, maxsub, smmin;
     int merge;                /* samples sorted by position in their bin; warps merge duplicates */
     int v4;                   /* sparse bins' samples spread by pairs of x points (128-bit atomics) */
+    int overlap;              /* the shared-memory spread on a second stream, beside the global one */
+    cudaStream_t side;
+    cudaEvent_t fork, join;
     float2 *fine;             /* nch fine grids */
     float2 *tw[3];            /* the pruned transform's twiddles */
     cufftHandle fft;          /* own cuFFT plan (fine grids that are not powers of two) */
@@ -1217,6 +1230,12 @@ void lm_gnufft_plan_free(lm_gnufft_plan *p)
     for (int i = 0; i < NU_EV; i++)
         if (p->ev[i])
             (void)cudaEventDestroy(p->ev[i]);
+    if (p->fork)
+        (void)cudaEventDestroy(p->fork);
+    if (p->join)
+        (void)cudaEventDestroy(p->join);
+    if (p->side)
+        (void)cudaStreamDestroy(p->side);
     if (p->own) {
         lm_gfree(p->fine);
         for (int a = 0; a < 3; a++)
@@ -1314,6 +1333,12 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         p->smmin = env_int("LARMOR_GPU_NUFFT_SMMIN", LM_NU_SM_MIN, 1, 1 << 20);
         p->merge = env_int("LARMOR_GPU_NUFFT_MERGE", 1, 0, 1);
         p->v4 = env_int("LARMOR_GPU_NUFFT_V4", 1, 0, 1);
+        p->overlap = env_int("LARMOR_GPU_NUFFT_OVERLAP", 1, 0, 1);
+        if (p->overlap) {
+            LM_GCHECK(cudaStreamCreateWithFlags(&p->side, cudaStreamNonBlocking), who, "stream");
+            LM_GCHECK(cudaEventCreateWithFlags(&p->fork, cudaEventDisableTiming), who, "events");
+            LM_GCHECK(cudaEventCreateWithFlags(&p->join, cudaEventDisableTiming), who, "events");
+        }
         p->own = cache == NULL;
         for (int i = 0; i < NU_EV; i++)
             LM_GCHECK(cudaEventCreate(&p->ev[i]), who, "events");
@@ -1385,7 +1410,8 @@ static void plan_mark(lm_gnufft_plan *p, int i, cudaStream_t st)
 
 int lm_gnufft_plan_stages(lm_gnufft_plan *p, const char **names, double *secs, int max)
 {
-    static const char *n1[] = {"weights+clear", "spread gm", "spread sm", "fft+deapod"};
+    static const char *n1[] = {"weights+clear", "spread sm", "spread gm", "fft+deapod"};
+    static const char *n1o[] = {"weights+clear", "launch", "spread gm||sm", "fft+deapod"};
     static const char *n2[] = {"apod+fft", "interp", "rest"};
     if (!p->timing || !p->last_type || cudaEventSynchronize(p->ev[NU_EV - 1]) != cudaSuccess)
         return 0;
@@ -1397,7 +1423,7 @@ int lm_gnufft_plan_stages(lm_gnufft_plan *p, const char **names, double *secs, i
         const cudaEvent_t a = i == 0 ? p->ev[0] : p->ev[i - 1], b = i == 0 || i == ns ? p->ev[NU_EV - 1] : p->ev[i];
         if (cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
             ms = -1;
-        names[k] = i == 0 ? "total" : p->last_type == 1 ? n1[i - 1] : n2[i - 1];
+        names[k] = i == 0 ? "total" : p->last_type == 1 ? (p->overlap ? n1o : n1)[i - 1] : n2[i - 1];
         secs[k++] = ms * 1e-3;
     }
     (void)cudaGetLastError();
@@ -1440,6 +1466,25 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
         LM_GCHECK(cudaMemsetAsync(p->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
         if (set0 == 0)
             plan_mark(p, 1, st);
+        /* dense bins in shared memory (on the side stream when overlapping:
+         * both only add into the fine grid; the global path is bound by L2
+         * atomics, the shared one by the SMs) */
+        const cudaStream_t ss = p->overlap ? p->side : st;
+        if (p->overlap) {
+            LM_GCHECK(cudaEventRecord(p->fork, st), who, "fork");
+            LM_GCHECK(cudaStreamWaitEvent(ss, p->fork, 0), who, "fork");
+        }
+        if (p->nsubs > 0) {
+            if (bn.d3)
+                k_nu_spread_sm<true><<<p->nsubs, 256, bn.tile_bytes * nc, ss>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
+                                                                                p->fine, nfine, p->merge);
+            else
+                k_nu_spread_sm<false><<<p->nsubs, 256, bn.tile_bytes * nc, ss>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
+                                                                                 p->fine, nfine, p->merge);
+            LM_GLAUNCH(who, "spread");
+        }
+        if (set0 == 0)
+            plan_mark(p, 2, st); /* overlapping: only the launch */
         if (bn.d3)
             k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
                 m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine, p->v4);
@@ -1447,16 +1492,9 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
             k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
                 m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine, p->v4);
         LM_GLAUNCH(who, "spread");
-        if (set0 == 0)
-            plan_mark(p, 2, st);
-        if (p->nsubs > 0) {
-            if (bn.d3)
-                k_nu_spread_sm<true><<<p->nsubs, 256, bn.tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
-                                                                                p->fine, nfine, p->merge);
-            else
-                k_nu_spread_sm<false><<<p->nsubs, 256, bn.tile_bytes * nc, st>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
-                                                                                 p->fine, nfine, p->merge);
-            LM_GLAUNCH(who, "spread");
+        if (p->overlap) {
+            LM_GCHECK(cudaEventRecord(p->join, ss), who, "join");
+            LM_GCHECK(cudaStreamWaitEvent(st, p->join, 0), who, "join");
         }
         if (set0 == 0)
             plan_mark(p, 3, st);

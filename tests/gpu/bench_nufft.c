@@ -1,6 +1,6 @@
 /* gpu-nufft's persistent plan on a benchmark problem (issue 14):
  *
- *   bench_nufft [--problem B128] [--reps 30] [--out DIR] [--sweep MAXSUB:SMMIN[:MERGE[:V4]],...] [--no-files]
+ *   bench_nufft [--problem B128] [--reps 30] [--out DIR] [--sweep MAXSUB:SMMIN[:MERGE[:V4[:OVERLAP]]],...] [--no-files]
  *
  * Prints the plan's time, then per transform (type 1: weights -> modes,
  * type 2: modes -> samples) the median over --reps warm calls (after 5
@@ -11,8 +11,9 @@
  * lm_gpu_adjoint; a spot check of type 1 against a double direct sum at
  * 16 voxels. --sweep remakes the plan with other subproblem limits
  * (LARMOR_GPU_NUFFT_MAXSUB, LARMOR_GPU_NUFFT_SMMIN), merging of identical
- * positions (LARMOR_GPU_NUFFT_MERGE) and pairs of x points in the sparse
- * bins (LARMOR_GPU_NUFFT_V4) and times type 1 again.
+ * positions (LARMOR_GPU_NUFFT_MERGE), pairs of x points in the sparse
+ * bins (LARMOR_GPU_NUFFT_V4) and the two spreads on two streams
+ * (LARMOR_GPU_NUFFT_OVERLAP) and times type 1 again.
  *
  * Files for another NUFFT on identical inputs (BART cfl, float32 complex):
  *   DIR/b128_traj.cfl          3 x M: (kx, ky, kz) of sample m as the real
@@ -142,7 +143,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--no-files"))
             files = 0;
         else {
-            fprintf(stderr, "usage: bench_nufft [--problem B128] [--reps N] [--out DIR] [--sweep MAXSUB:SMMIN,...] "
+            fprintf(stderr, "usage: bench_nufft [--problem B128] [--reps N] [--out DIR] [--sweep MAXSUB:SMMIN[:MERGE[:V4[:OVERLAP]]],...] "
                             "[--no-files]\n");
             return 2;
         }
@@ -264,8 +265,8 @@ int main(int argc, char **argv)
 
     /* subproblem limits: a new plan each, type 1 timed again */
     for (const char *s = sweep; s && *s;) {
-        int v[4] = {0, 0, 1, 1}, used = 0, k = 0;
-        while (k < 4 && sscanf(s, "%d%n", &v[k], &used) == 1) {
+        int v[5] = {0, 0, 1, 1, 1}, used = 0, k = 0;
+        while (k < 5 && sscanf(s, "%d%n", &v[k], &used) == 1) {
             s += used;
             k++;
             if (*s != ':')
@@ -275,9 +276,9 @@ int main(int argc, char **argv)
         if (k < 2)
             break;
         s += *s == ',';
-        const char *names[4] = {"LARMOR_GPU_NUFFT_MAXSUB", "LARMOR_GPU_NUFFT_SMMIN", "LARMOR_GPU_NUFFT_MERGE",
-                                "LARMOR_GPU_NUFFT_V4"};
-        for (int i = 0; i < 4; i++) {
+        const char *names[5] = {"LARMOR_GPU_NUFFT_MAXSUB", "LARMOR_GPU_NUFFT_SMMIN", "LARMOR_GPU_NUFFT_MERGE",
+                                "LARMOR_GPU_NUFFT_V4", "LARMOR_GPU_NUFFT_OVERLAP"};
+        for (int i = 0; i < 5; i++) {
             char a[32];
             snprintf(a, sizeof a, "%d", v[i]);
             setenv(names[i], a, 1);
@@ -290,7 +291,7 @@ int main(int argc, char **argv)
             break;
         }
         char what[48];
-        snprintf(what, sizeof what, "sweep %d:%d:%d:%d", v[0], v[1], v[2], v[3]);
+        snprintf(what, sizeof what, "sweep %d:%d:%d:%d:%d", v[0], v[1], v[2], v[3], v[4]);
         print_timing(what, &ts);
         lm_gpu_nufft_free(q);
     }
@@ -298,6 +299,7 @@ int main(int argc, char **argv)
     unsetenv("LARMOR_GPU_NUFFT_SMMIN");
     unsetenv("LARMOR_GPU_NUFFT_MERGE");
     unsetenv("LARMOR_GPU_NUFFT_V4");
+    unsetenv("LARMOR_GPU_NUFFT_OVERLAP");
     rc = 0;
 out:
     lm_gpu_nufft_free(p);
