@@ -9,15 +9,27 @@
  * "exponential of semicircle" kernel exp(beta (sqrt(1 - z^2) - 1)), width
  * W = 6 and beta = 2.30 W (FINUFFT's choice for tolerance 1e-5 at
  * upsampling 2: the CPU plan's kernel, width and beta at that upsampling);
- * then an inverse (exp +i) cuFFT, and each output mode is divided by the
+ * then an inverse (exp +i) FFT (the pruned passes below; cuFFT for fine
+ * grids that are not powers of two), and each output mode is divided by the
  * kernel's Fourier transform (Gauss-Legendre quadrature, as on the CPU).
  *
- * Spreading: samples are binned (8^3 fine cells per bin in 3D, 32^2 in 2D),
- * counting-sorted by bin, and bins with many samples are spread in
- * shared memory one subproblem (<= 1024 samples) per block, then added to
- * the fine grid; sparse bins are spread straight into global memory with
- * atomics. Sample positions are kept relative to their bin (float error
- * ~1e-7 cells instead of ~3e-5 on a 512 grid).
+ * A plan (struct lm_gnufft_plan, made once per trajectory and grid: the
+ * encoding keeps one per gpu-nufft encoding through lm_gpu_nufft_*) holds
+ * everything that depends on the positions only: samples binned (8^3 fine
+ * cells per bin in 3D, 32^2 in 2D) and sorted by (bin, position), the
+ * shared-memory subproblems listed and counted (the one host sync), the
+ * deapodisation factors, the fine grids and the pruned transform's
+ * twiddles. Its execs only launch kernels: the weights go into the sorted
+ * order (times the centring phase), bins of at least SM_MIN samples are
+ * spread in shared memory one subproblem (<= MAXSUB samples) per block and
+ * added to the fine grid (warps merge runs of samples at one position: a
+ * radial trajectory puts every spoke's first sample at k = 0), while on a
+ * second stream the sparse bins' samples go straight into global memory,
+ * a warp per sample, by pairs of x points with 128-bit atomics. Sample
+ * positions are kept relative to their bin (float error ~1e-7 cells
+ * instead of ~3e-5 on a 512 grid). One-shot calls (lm_gnufft_run,
+ * lm_gnufft_type2) make a plan on the device cache's fine grids, exec it
+ * and free it.
  *
  * Float atomics make the summation order, and so the last bits, vary from
  * run to run; the error against the exact sum is about 1e-6. */
