@@ -63,6 +63,15 @@ void lm_gpu_info_string(const lm_gpu_info *info, char *buf, size_t len);
  * CG keep them between calls). Safe to call at any time between calls. */
 void lm_gpu_release(void);
 
+/* Start creating the CUDA context of the current device (and its memory
+ * pool) in a background thread, so that the ~0.1-0.2 s the driver takes
+ * overlaps the caller's reading of its inputs; the first GPU call waits
+ * for it inside the runtime. Once per process; a no-op without CUDA or
+ * when LARMOR_GPU_PREWARM=0. lm_gpu_prewarm_wait joins the thread (call it
+ * before the process ends; lm_gpu_release calls it too). */
+void lm_gpu_prewarm(void);
+void lm_gpu_prewarm_wait(void);
+
 /* ---- a GPU that fails (lm_gpu_fault.c) ------------------------------------
  *
  * After an unrecoverable driver error (illegal address, launch failure, a

@@ -51,6 +51,14 @@ void lm_gpu_release(void)
 {
 }
 
+void lm_gpu_prewarm(void)
+{
+}
+
+void lm_gpu_prewarm_wait(void)
+{
+}
+
 #define LM_NO_CUDA_KSUM(fn, name)                                                                  \
     lm_code fn(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,           \
                const lm_ctl *ctl, lm_error *err)                                                   \

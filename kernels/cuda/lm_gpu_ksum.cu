@@ -394,6 +394,7 @@ extern "C" void lm_gpu_info_string(const lm_gpu_info *i, char *buf, size_t len)
 
 extern "C" void lm_gpu_release(void)
 {
+    lm_gpu_prewarm_wait();
     lm_gnufft_release();
     for (int d = 0; d < g_dev_count; d++) {
         int prev = 0;
@@ -404,6 +405,45 @@ extern "C" void lm_gpu_release(void)
     }
     lm_gpool_trim();
     (void)cudaGetLastError();
+}
+
+/* ---- the context made while the caller reads its inputs ---- */
+
+static pthread_mutex_t g_warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t g_warm_thread;
+static int g_warm_state; /* 0 never started, 1 running (joinable), 2 joined */
+
+static void *prewarm_main(void *arg)
+{
+    (void)arg;
+    pthread_once(&g_avail_once, avail_init);
+    if (g_avail_code == LM_OK && !lm_gpu_lost() && g_usable[0]) {
+        if (cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess)
+            pool_setup(0);
+        (void)cudaGetLastError();
+    }
+    return NULL;
+}
+
+extern "C" void lm_gpu_prewarm(void)
+{
+    const char *env = getenv("LARMOR_GPU_PREWARM");
+    if (env && !strcmp(env, "0"))
+        return;
+    pthread_mutex_lock(&g_warm_lock);
+    if (g_warm_state == 0)
+        g_warm_state = pthread_create(&g_warm_thread, NULL, prewarm_main, NULL) == 0 ? 1 : 2;
+    pthread_mutex_unlock(&g_warm_lock);
+}
+
+extern "C" void lm_gpu_prewarm_wait(void)
+{
+    pthread_mutex_lock(&g_warm_lock);
+    if (g_warm_state == 1) {
+        (void)pthread_join(g_warm_thread, NULL);
+        g_warm_state = 2;
+    }
+    pthread_mutex_unlock(&g_warm_lock);
 }
 
 /* ======================================================================== */
