@@ -15,6 +15,7 @@
 #include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
+#include "lm_trace.h"
 
 /* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
  * options, stacked along z in the reader's order (position along the slice
@@ -384,6 +385,7 @@ int cmd_recon(int argc, char **argv)
     int fm_resampled = 0;
     lm_recon_result res = {0};
     int rc = 1;
+    lm_trace_set(getenv("LARMOR_TRACE") ? cli_trace : NULL);
     cli_trace("options parsed");
     /* A GPU run's CUDA context is made while the inputs are read. */
     if (o.method == LM_METHOD_CG) {

@@ -16,6 +16,7 @@
 #include "lm_gpu.h"
 #include "lm_grid.h"
 #include "lm_recon_impl.h"
+#include "lm_trace.h"
 
 const char *lm_method_name(lm_method m)
 {
@@ -413,6 +414,7 @@ static lm_code recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
         rc = lm_coil_prep_run(g, t, k, o, 0, &ctl, res, &prep, err);
     }
     res->time_prep_s = lm_run_now() - tp;
+    lm_trace("coils prepared");
     if (rc == LM_OK) {
         if (o->combine == LM_COMBINE_SENSE && prep.k->ncoils > 1 && !prep.sens)
             rc = lm_fail(err, LM_ERR_INVALID, "SENSE needs coil maps for the %lld channels", (long long)prep.k->ncoils);

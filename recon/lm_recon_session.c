@@ -14,6 +14,7 @@
 #include "lm_encoding.h"
 #include "lm_recon_impl.h"
 #include "lm_register.h"
+#include "lm_trace.h"
 
 #define SESSION_MAGIC 0x4c4d5353u /* "LMSS" */
 
@@ -469,6 +470,7 @@ static lm_code session_build(const lm_geom *g, const lm_traj *t, const lm_kdata 
     double t_prep = lm_run_now();
     rc = lm_encoding_new(&d, &s->e, err);
     res->time_prep_s += lm_run_now() - t_prep;
+    lm_trace("encoding made");
     if (rc != LM_OK) {
         session_destroy(s);
         return rc;
@@ -490,14 +492,17 @@ static lm_code session_build(const lm_geom *g, const lm_traj *t, const lm_kdata 
     if (rc == LM_OK)
         rc = lm_encoding_prepare_normal(s->e, ctl, &res->q_from_cache, err);
     res->time_q_s = lm_run_now() - ts;
+    lm_trace("Q ready");
     if (rc == LM_OK && lm_run_report(c, 1, 0, 0, 0))
         rc = lm_run_cancelled(err, c);
     if (rc == LM_OK)
         rc = lm_encoding_normal_op(s->e, &s->normal, err);
     if (rc == LM_OK)
         s->q_count++;
+    lm_trace("normal operator made");
     if (rc == LM_OK)
         rc = compute_fhd(s, k, c, ctl, res, err);
+    lm_trace("E^H d done");
     if (rc == LM_OK && weighted)
         rc = make_weights(s, c, res, err);
     if (rc != LM_OK) {
@@ -620,11 +625,13 @@ lm_code lm_session_recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *
     lm_code rc = session_build(g, t, k, sens, o, keep != NULL, weighted, c, ctl, res, &s, err);
     if (rc == LM_OK && solve)
         rc = run_solves(s, g, t, k, o, c, res, err);
+    lm_trace("solved");
     if (rc == LM_OK && keep) {
         *keep = s;
         return LM_OK;
     }
     session_destroy(s);
+    lm_trace("session freed");
     return rc;
 }
 

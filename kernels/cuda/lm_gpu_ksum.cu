@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "lm_gpu_device.cuh"
+#include "lm_trace.h"
 #include "lm_gpu_internal.h"
 
 extern "C" {
@@ -285,6 +286,7 @@ static void avail_init(void)
         return;
     }
     g_avail_code = LM_OK;
+    lm_trace("CUDA devices counted");
 }
 
 extern "C" lm_code lm_gpu_available(lm_error *why)
@@ -421,6 +423,7 @@ static void *prewarm_main(void *arg)
         if (cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess)
             pool_setup(0);
         (void)cudaGetLastError();
+        lm_trace("CUDA context made (in the background)");
     }
     return NULL;
 }
