@@ -4,6 +4,10 @@
 #
 #   scripts/bench-startup.sh [PROBLEM [VARIANT [REPS]]]     (default B128 gpu-nufft 5)
 #
+# PROBLEM: a benchmark problem (made by larmor-cli phantom) or a directory
+# that `recon --traj DIR` reads whole (IMPATIENT's, with its matrix); EXTRA
+# adds options (e.g. "--lambda 0 --iters 30 --no-cache").
+#
 # Runs the command REPS times per configuration with LARMOR_TRACE=1
 # (larmor-cli and the library print epoch times at their milestones; the
 # wrapper notes the process's start and end) and prints, per configuration,
@@ -21,8 +25,12 @@ R=${3:-5}
 W=${WORK:-/tmp/larmor-startup}
 CONFIGS=${CONFIGS:-default no-prewarm exit-fast exit-release}
 mkdir -p "$W"
-[ -f "$W/$P/traj.cfl" ] || "$CLI" phantom --problem "$P" --out "$W/$P" >/dev/null
-N=$(python3 -c "print({'B32':32,'B64':64,'B128':128}.get('$P', 128))")
+if [ -d "$P" ]; then
+    INPUTS="--traj $P"
+else
+    [ -f "$W/$P/traj.cfl" ] || "$CLI" phantom --problem "$P" --out "$W/$P" >/dev/null
+    INPUTS="--traj $W/$P/traj --kspace $W/$P/kspace --matrix $(python3 -c "print({'B32':32,'B64':64,'B128':128}.get('$P', 128))")"
+fi
 for cfg in $CONFIGS; do
     case $cfg in
     default) envs="" ;;
@@ -33,8 +41,8 @@ for cfg in $CONFIGS; do
     esac
     for i in $(seq "$R"); do
         t0=$(date +%s.%N)
-        env $envs LARMOR_TRACE=1 "$CLI" recon --traj "$W/$P/traj" --kspace "$W/$P/kspace" --matrix "$N" \
-            --variant "$V" --out "$W/out.nii" >/dev/null 2>"$W/run.err"
+        env $envs LARMOR_TRACE=1 "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii" \
+            >/dev/null 2>"$W/run.err"
         t1=$(date +%s.%N)
         echo "$cfg $t0 process-start"
         grep '^larmor-trace ' "$W/run.err" | sed "s/^larmor-trace /$cfg /"
@@ -50,7 +58,7 @@ for line in sys.stdin:
         runs.setdefault(cfg, []).append(sorted(cur)); cur = []
     else:
         cur.append((float(t), what))
-print('$P $V: median over $R commands of the time from each milestone to the next, ms')
+print('$(basename $P) $V ${EXTRA:-}: median over $R commands of the time from each milestone to the next, ms')
 for cfg, rs in runs.items():
     steps = {}
     for r in rs:
