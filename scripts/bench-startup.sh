@@ -16,6 +16,9 @@
 #   no-prewarm   LARMOR_GPU_PREWARM=0
 #   exit-fast    LARMOR_EXIT=fast (no exit handlers: the CUDA runtime's teardown skipped)
 #   exit-release LARMOR_EXIT=release (GPU pools trimmed before exit)
+#   cuda-floor   not Larmor: a minimal CUDA program (count devices, make the
+#                context, allocate and free 1 GiB, exit), built here with nvcc:
+#                what any CUDA program pays on this machine
 # Set CONFIGS to choose ("default no-prewarm").
 set -eu
 CLI=${LARMOR_CLI:-build/cli/larmor-cli}
@@ -27,12 +30,53 @@ CONFIGS=${CONFIGS:-default no-prewarm exit-fast exit-release}
 mkdir -p "$W"
 if [ -d "$P" ]; then
     INPUTS="--traj $P"
-else
+elif [ "$CONFIGS" != cuda-floor ]; then
     [ -f "$W/$P/traj.cfl" ] || "$CLI" phantom --problem "$P" --out "$W/$P" >/dev/null
     INPUTS="--traj $W/$P/traj --kspace $W/$P/kspace --matrix $(python3 -c "print({'B32':32,'B64':64,'B128':128}.get('$P', 128))")"
 fi
+if [[ " $CONFIGS " == *" cuda-floor "* ]]; then
+    cat >"$W/floor.cu" <<'CU'
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <time.h>
+static void mark(const char *w)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(stderr, "larmor-trace %.6f %s\n", ts.tv_sec + 1e-9 * ts.tv_nsec, w);
+}
+int main(void)
+{
+    int n = 0;
+    void *p = NULL;
+    mark("main");
+    cudaGetDeviceCount(&n);
+    mark("CUDA devices counted");
+    cudaFree(0);
+    mark("CUDA context made");
+    cudaMalloc(&p, 1 << 30);
+    cudaMemset(p, 0, 1 << 30);
+    cudaDeviceSynchronize();
+    cudaFree(p);
+    mark("1 GiB allocated, cleared, freed");
+    return 0;
+}
+CU
+    nvcc -O2 -o "$W/floor" "$W/floor.cu"
+fi
 for cfg in $CONFIGS; do
     case $cfg in
+    cuda-floor)
+        for i in $(seq "$R"); do
+            t0=$(date +%s.%N)
+            "$W/floor" 2>"$W/run.err"
+            t1=$(date +%s.%N)
+            echo "$cfg $t0 process-start"
+            grep '^larmor-trace ' "$W/run.err" | sed "s/^larmor-trace /$cfg /"
+            echo "$cfg $t1 process-end"
+            echo "$cfg - next"
+        done
+        continue ;;
     default) envs="" ;;
     no-prewarm) envs="LARMOR_GPU_PREWARM=0" ;;
     exit-fast) envs="LARMOR_EXIT=fast" ;;
