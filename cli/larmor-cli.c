@@ -2,9 +2,7 @@
  * lives in its own cmd_*.c file and only parses options, loads, calls the
  * library and writes. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli_util.h"
 #include "commands.h"
@@ -35,22 +33,6 @@ static void usage(FILE *f)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
 }
 
-/* How the process ends (measured by scripts/bench-startup.sh; experiment:
- * LARMOR_EXIT=fast skips the C library's exit handlers, where the CUDA
- * runtime destroys its context; release trims the GPU pools first). */
-static int finish(int rc)
-{
-    const char *how = getenv("LARMOR_EXIT");
-    if (how && !strcmp(how, "release")) {
-        lm_gpu_release();
-        cli_trace("gpu released");
-    } else if (how && !strcmp(how, "fast")) {
-        fflush(NULL);
-        _exit(rc);
-    }
-    return rc;
-}
-
 int main(int argc, char **argv)
 {
     cli_trace("main");
@@ -71,7 +53,7 @@ int main(int argc, char **argv)
             const int rc = commands[i].fn(argc - 1, argv + 1);
             lm_gpu_prewarm_wait(); /* a context still being made must not race the exit */
             cli_trace("command done");
-            return finish(rc);
+            return rc;
         }
     fprintf(stderr, "larmor-cli: unknown command '%s' (try larmor-cli --help)\n", argv[1]);
     return 2;
