@@ -493,6 +493,11 @@ static lm_code session_build(const lm_geom *g, const lm_traj *t, const lm_kdata 
         rc = lm_encoding_prepare_normal(s->e, ctl, &res->q_from_cache, err);
     res->time_q_s = lm_run_now() - ts;
     lm_trace("Q ready");
+    if (rc == LM_OK && lm_encoding_gpu_workers(s->e) > 1) {
+        const size_t len = strlen(res->note);
+        snprintf(res->note + len, sizeof res->note - len, "%sE^H E's coils split across %d GPU workers",
+                 len ? "; " : "", lm_encoding_gpu_workers(s->e));
+    }
     if (rc == LM_OK && lm_run_report(c, 1, 0, 0, 0))
         rc = lm_run_cancelled(err, c);
     if (rc == LM_OK)
