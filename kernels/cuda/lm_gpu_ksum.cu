@@ -1160,6 +1160,17 @@ done:
     return rc;
 }
 
+/* The paper's constant-memory tile (sections 5.4-5.5): 2048 samples, the
+ * G80's 64 KB of constant memory. LARMOR_GPU_CM_TILE (16 to 2048) sets
+ * another size, for measuring what a Hopper SM's few-KB constant cache
+ * wants (BENCHMARKS.md). */
+static int paper_cm_tile(void)
+{
+    const char *env = getenv("LARMOR_GPU_CM_TILE");
+    const long t = env ? strtol(env, NULL, 10) : 0;
+    return t >= 16 && t <= LM_CT_MAX ? (int)t : LM_CT_MAX;
+}
+
 static int64_t units_for(enum lm_gengine e, int64_t m, int tile)
 {
     if (e == LM_GE_BASE || e == LM_GE_REGALLOC || e == LM_GE_COALESCE)
@@ -1257,7 +1268,7 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     LM_GCHECK(cudaEventCreate(&ev0), who, "events");
     LM_GCHECK(cudaEventCreate(&ev1), who, "events");
-    LM_GTRY(pacer_init(&pace, units_for(e, m, e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : LM_CT_MAX), st,
+    LM_GTRY(pacer_init(&pace, units_for(e, m, e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : paper_cm_tile()), st,
                        ctl, cancel, done_units, who, err));
     LM_GCHECK(cudaEventRecord(ev0, st), who, "events");
     switch (e) {
@@ -1301,8 +1312,8 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     case LM_GE_CONSTMEM:
     case LM_GE_FASTTRIG:
-        LM_GTRY(constmem_tiles(who, s, kw, wt, n, LM_CT_MAX, 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f, d_re,
-                               d_im, st, &pace, err));
+        LM_GTRY(constmem_tiles(who, s, kw, wt, n, paper_cm_tile(), 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f,
+                               d_re, d_im, st, &pace, err));
         break;
     case LM_GE_TUNED:
     case LM_GE_MULTI:
