@@ -1160,15 +1160,20 @@ done:
     return rc;
 }
 
-/* The paper's constant-memory tile (sections 5.4-5.5): 2048 samples, the
- * G80's 64 KB of constant memory. LARMOR_GPU_CM_TILE (16 to 2048) sets
- * another size, for measuring what a Hopper SM's few-KB constant cache
- * wants (BENCHMARKS.md). */
+/* The constant-memory tile of gpu-constmem and gpu-fasttrig (the paper's
+ * sections 5.4-5.5). The paper filled the G80's 64 KB of constant memory
+ * (2048 samples); on Hopper the constant cache of an SM holds a few KB, and
+ * every warp walking a 2048-sample tile at its own pace misses it (ncu:
+ * most cycles stalled on constant-cache misses). 128 samples (2 KB of k and
+ * weights) keep the tile in that cache: B64 on an H100, fasttrig Q 0.25 ->
+ * 0.057 s, F^H d 0.058 -> 0.050 s (BENCHMARKS.md). LARMOR_GPU_CM_TILE (16 to
+ * 2048) sets another size. */
+#define LM_CT_DEFAULT 128
 static int paper_cm_tile(void)
 {
     const char *env = getenv("LARMOR_GPU_CM_TILE");
     const long t = env ? strtol(env, NULL, 10) : 0;
-    return t >= 16 && t <= LM_CT_MAX ? (int)t : LM_CT_MAX;
+    return t >= 16 && t <= LM_CT_MAX ? (int)t : LM_CT_DEFAULT;
 }
 
 static int64_t units_for(enum lm_gengine e, int64_t m, int tile)
