@@ -237,16 +237,6 @@ gboolean larmor_reg_is_available(lm_reg_kind r, const char **why)
     return probed;
 }
 
-gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why)
-{
-    gboolean ok = r != LM_REG_TV && r != LM_REG_WAVELET;
-    if (why)
-        *why = ok ? NULL
-                  : "The automatic λ is not available for the tv and wavelet priors yet (the library refuses "
-                    "it): set λ by hand (about 0.002–0.01) or run a λ sweep";
-    return ok;
-}
-
 void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def)
 {
     switch (r) {
@@ -395,8 +385,7 @@ static void on_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
 
 gboolean larmor_recon_panel_auto_lambda_available(LarmorReconPanel *self)
 {
-    return gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG &&
-           larmor_lambda_auto_available(selected_reg(self), NULL);
+    return gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG;
 }
 
 double larmor_recon_panel_get_lambda(LarmorReconPanel *self)
@@ -648,15 +637,12 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_visible(GTK_WIDGET(self->edge_spin), cg && anat);
     gtk_widget_set_sensitive(GTK_WIDGET(self->recompute_check), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->influence_check), cg);
-    const char *why = NULL;
-    gboolean auto_ok = cg && larmor_lambda_auto_available(reg, &why);
-    gtk_widget_set_sensitive(self->auto_button, auto_ok);
-    gtk_widget_set_sensitive(GTK_WIDGET(self->criterion_button), auto_ok);
+    gtk_widget_set_sensitive(self->auto_button, cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->criterion_button), cg);
     gtk_widget_set_tooltip_text(self->auto_button,
-                                auto_ok ? "Reconstruct with λ chosen from the data (docs/lambda.md) and set the "
-                                          "slider to it"
-                                : !cg   ? "The automatic λ needs the CG method"
-                                        : why);
+                                cg ? "Reconstruct with λ chosen from the data (docs/lambda.md) and set the slider "
+                                     "to it (tv and wavelet: the discrepancy principle)"
+                                   : "The automatic λ needs the CG method");
     update_fieldmap(self);
 }
 
