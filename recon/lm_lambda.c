@@ -431,7 +431,8 @@ static lm_code search_discrepancy(search *S, lm_error *err)
     }
     /* regula falsi with the Illinois halving */
     int side = 0;
-    for (int it = 0; it < 10 && fabs(g) > log(1.05) && tb - ta > log(1.1); it++) {
+    const double gtol = log(1 + (S->s->resid_tol > 0 ? S->s->resid_tol : 0.05));
+    for (int it = 0; it < 10 && fabs(g) > gtol && tb - ta > log(1.1); it++) {
         const double tc = ta - ga * (tb - ta) / (gb - ga);
         if ((rc = eval_at(S, exp(tc), 0, &t, err)) != LM_OK)
             return rc;
@@ -603,7 +604,7 @@ lm_code lm_lambda_auto(const lm_lambda_auto_desc *d, lm_lambda_auto_result *out,
     if (rc == LM_OK && d->solve) { /* the caller's trial solver */
         lm_lambda_search s = {.criterion = crit, .solve = d->solve, .user = d->solve_user, .m_total = mt,
                               .noise_power = noise_power, .lo = d->lo, .hi = d->hi, .start = d->start,
-                              .tau = d->tau};
+                              .tau = d->tau, .resid_tol = d->resid_tol};
         rc = lm_lambda_search_run(&s, &out->r, err);
         out->time_s = now_s() - t0;
         if (rc != LM_OK)

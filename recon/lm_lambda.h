@@ -79,6 +79,7 @@ typedef struct lm_lambda_search {
     double tau;                      /* 0: LM_LAMBDA_TAU */
     double lo, hi;                   /* 0: LM_LAMBDA_MIN, LM_LAMBDA_MAX */
     double start;                    /* discrepancy: the first trial (0: 10) */
+    double resid_tol;                /* discrepancy: stop within this relative residual (0: 0.05) */
 } lm_lambda_search;
 
 typedef struct lm_lambda_result {
@@ -164,6 +165,7 @@ typedef struct lm_lambda_auto_desc {
     void *solve_user;
     double lo, hi, start;
     double tau;                       /* the discrepancy's factor (0: LM_LAMBDA_TAU) */
+    double resid_tol;                 /* its stopping tolerance (0: 0.05) */
 } lm_lambda_auto_desc;
 
 typedef struct lm_lambda_auto_result {
