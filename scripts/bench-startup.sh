@@ -64,33 +64,30 @@ int main(void)
 CU
     nvcc -O2 -o "$W/floor" "$W/floor.cu"
 fi
-for cfg in $CONFIGS; do
-    case $cfg in
-    cuda-floor)
-        for i in $(seq "$R"); do
-            t0=$(date +%s.%N)
-            "$W/floor" 2>"$W/run.err"
-            t1=$(date +%s.%N)
-            echo "$cfg $t0 process-start"
-            grep '^larmor-trace ' "$W/run.err" | sed "s/^larmor-trace /$cfg /"
-            echo "$cfg $t1 process-end"
-            echo "$cfg - next"
-        done
-        continue ;;
-    default) envs="" ;;
-    no-prewarm) envs="LARMOR_GPU_PREWARM=0" ;;
-    *) echo "unknown configuration $cfg" >&2; exit 2 ;;
-    esac
+# One configuration's REPS runs of a command: its milestones, between the
+# wrapper's own start and end times, labelled with the configuration.
+timed_runs() {
+    local cfg=$1
+    shift
     for i in $(seq "$R"); do
+        local t0 t1
         t0=$(date +%s.%N)
-        env $envs LARMOR_TRACE=1 "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii" \
-            >/dev/null 2>"$W/run.err"
+        "$@" >/dev/null 2>"$W/run.err"
         t1=$(date +%s.%N)
         echo "$cfg $t0 process-start"
         grep '^larmor-trace ' "$W/run.err" | sed "s/^larmor-trace /$cfg /"
         echo "$cfg $t1 process-end"
         echo "$cfg - next"
     done
+}
+for cfg in $CONFIGS; do
+    case $cfg in
+    cuda-floor) timed_runs "$cfg" "$W/floor"; continue ;;
+    default) envs="" ;;
+    no-prewarm) envs="LARMOR_GPU_PREWARM=0" ;;
+    *) echo "unknown configuration $cfg" >&2; exit 2 ;;
+    esac
+    timed_runs "$cfg" env $envs LARMOR_TRACE=1 "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii"
 done | tee "$W/startup.log" | python3 -c "
 import sys, statistics as st
 runs, cur = {}, []

@@ -9,25 +9,11 @@
  * naming a device this machine lacks is refused with a one-line error. */
 #include <complex.h>
 
+#include "gpu_maps.h"
 #include "gpu_util.h"
 #include "lm_encoding.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
-
-static lm_sens *maps(const lm_geom *g, int nc)
-{
-    lm_sens *s = lm_sens_new(g->n, nc, NULL);
-    const int64_t nv = lm_geom_voxels(g);
-    for (int c = 0; c < nc; c++)
-        for (int64_t v = 0; v < nv; v++) {
-            const int64_t i = v % g->n[0], j = (v / g->n[0]) % g->n[1];
-            const double x = lm_voxel_pos(i, g->n[0]), y = lm_voxel_pos(j, g->n[1]);
-            const double a = 2 * M_PI * c / nc;
-            const double r2 = (x - 0.5 * cos(a)) * (x - 0.5 * cos(a)) + (y - 0.5 * sin(a)) * (y - 0.5 * sin(a));
-            s->s[c * nv + v] = (lm_cfloat)(exp(-r2 / 0.25) * cexp(I * (0.3 * c + x - y)));
-        }
-    return s;
-}
 
 static double rel_diff(const lm_cfloat *a, const lm_cfloat *b, int64_t n)
 {
@@ -81,7 +67,7 @@ int main(void)
         t->k[m + j] = (float)((gu_uniform() - 0.5) * 24);
         t->k[2 * m + j] = (float)((gu_uniform() - 0.5) * 16);
     }
-    lm_sens *s = maps(&g, nc);
+    lm_sens *s = gu_ring_maps(&g, nc);
     lm_cfloat *x = malloc((size_t)nv * sizeof *x), *y1 = malloc((size_t)nv * sizeof *y1);
     lm_cfloat *y2 = malloc((size_t)nv * sizeof *y2);
     for (int64_t j = 0; j < nv; j++)
