@@ -193,3 +193,15 @@ double cli_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
+
+void cli_trace(const char *what)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("LARMOR_TRACE") != NULL;
+    if (!on)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(stderr, "larmor-trace %.6f %s\n", (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec, what);
+}

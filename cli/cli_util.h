@@ -39,5 +39,9 @@ void cli_json_bool(FILE *f, const char *key, int v, int comma);
 /* mkdir -p */
 int cli_mkdirs(const char *dir, lm_error *err);
 double cli_now(void);
+/* With LARMOR_TRACE set: "larmor-trace <epoch seconds> <what>" on stderr,
+ * so a wrapper that notes its own start and end times sees where a
+ * command's wall time goes (process start, reading, GPU, writing). */
+void cli_trace(const char *what);
 
 #endif

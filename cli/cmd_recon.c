@@ -11,9 +11,11 @@
 #include "commands.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
+#include "lm_gpu.h"
 #include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
+#include "lm_trace.h"
 
 /* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
  * options, stacked along z in the reader's order (position along the slice
@@ -383,8 +385,17 @@ int cmd_recon(int argc, char **argv)
     int fm_resampled = 0;
     lm_recon_result res = {0};
     int rc = 1;
+    lm_trace_set(getenv("LARMOR_TRACE") ? cli_trace : NULL);
+    cli_trace("options parsed");
+    /* A GPU run's CUDA context is made while the inputs are read. */
+    if (o.method == LM_METHOD_CG) {
+        const lm_variant *pv = lm_variant_is_auto(o.variant) ? NULL : lm_variant_find(o.variant, NULL);
+        if (!pv || pv->device == LM_DEVICE_GPU)
+            lm_gpu_prewarm();
+    }
     if (cli_load_inputs_mrd(traj, kspace, repetition, contrast, &in, &err) != LM_OK)
         return cli_error(&err);
+    cli_trace("inputs read");
     if ((repetition >= 0 || contrast >= 0) && !in.is_mrd) {
         cli_inputs_clear(&in);
         return cli_errorf("recon: --repetition and --contrast apply to ISMRMRD (.h5) input only");
@@ -472,8 +483,10 @@ int cmd_recon(int argc, char **argv)
     cli_progress_init(&prog, 1);
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
+    cli_trace("reconstruction starts");
     lm_code code = lm_recon_run(&g, in.traj, in.kdata, &o, &res, &err);
     cli_progress_done(&prog);
+    cli_trace("reconstruction done");
     if (code != LM_OK)
         goto done;
     if (res.fell_back)
@@ -642,6 +655,7 @@ int cmd_recon(int argc, char **argv)
     }
     rc = 0;
 done:
+    cli_trace("outputs written");
     if (rc)
         cli_error(&err);
     lm_recon_result_clear(&res);

@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
+#include "lm_gpu.h"
 #include "lm_config.h"
 
 static const struct {
@@ -33,6 +35,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    cli_trace("main");
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -46,8 +49,12 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) {
+            const int rc = commands[i].fn(argc - 1, argv + 1);
+            lm_gpu_prewarm_wait(); /* a context still being made must not race the exit */
+            cli_trace("command done");
+            return rc;
+        }
     fprintf(stderr, "larmor-cli: unknown command '%s' (try larmor-cli --help)\n", argv[1]);
     return 2;
 }

@@ -132,7 +132,8 @@ gboolean larmor_variant_is_available(const char *name, const char **why)
     return a && a->available;
 }
 
-static void variant_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+/* A drop-down row (variants, regularisers): a name and a dimmed note. */
+static void name_note_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
 {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
     GtkWidget *name = gtk_label_new(NULL), *note = gtk_label_new(NULL);
@@ -236,16 +237,6 @@ gboolean larmor_reg_is_available(lm_reg_kind r, const char **why)
     return probed;
 }
 
-gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why)
-{
-    gboolean ok = r != LM_REG_TV && r != LM_REG_WAVELET;
-    if (why)
-        *why = ok ? NULL
-                  : "The automatic λ is not available for the tv and wavelet priors yet (the library refuses "
-                    "it): set λ by hand (about 0.002–0.01) or run a λ sweep";
-    return ok;
-}
-
 void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def)
 {
     switch (r) {
@@ -265,18 +256,6 @@ void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, 
         *lo_log10 = -6, *hi_log10 = 2, *def = 0.01;
         break;
     }
-}
-
-static void reg_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
-{
-    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
-    GtkWidget *name = gtk_label_new(NULL), *note = gtk_label_new(NULL);
-    gtk_label_set_xalign(GTK_LABEL(name), 0);
-    gtk_widget_add_css_class(note, "dim-label");
-    gtk_widget_add_css_class(note, "caption");
-    gtk_box_append(GTK_BOX(box), name);
-    gtk_box_append(GTK_BOX(box), note);
-    gtk_list_item_set_child(item, box);
 }
 
 static void reg_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
@@ -406,8 +385,7 @@ static void on_reg(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
 
 gboolean larmor_recon_panel_auto_lambda_available(LarmorReconPanel *self)
 {
-    return gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG &&
-           larmor_lambda_auto_available(selected_reg(self), NULL);
+    return gtk_drop_down_get_selected(self->method_dropdown) == LM_METHOD_CG;
 }
 
 double larmor_recon_panel_get_lambda(LarmorReconPanel *self)
@@ -659,15 +637,12 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_visible(GTK_WIDGET(self->edge_spin), cg && anat);
     gtk_widget_set_sensitive(GTK_WIDGET(self->recompute_check), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->influence_check), cg);
-    const char *why = NULL;
-    gboolean auto_ok = cg && larmor_lambda_auto_available(reg, &why);
-    gtk_widget_set_sensitive(self->auto_button, auto_ok);
-    gtk_widget_set_sensitive(GTK_WIDGET(self->criterion_button), auto_ok);
+    gtk_widget_set_sensitive(self->auto_button, cg);
+    gtk_widget_set_sensitive(GTK_WIDGET(self->criterion_button), cg);
     gtk_widget_set_tooltip_text(self->auto_button,
-                                auto_ok ? "Reconstruct with λ chosen from the data (docs/lambda.md) and set the "
-                                          "slider to it"
-                                : !cg   ? "The automatic λ needs the CG method"
-                                        : why);
+                                cg ? "Reconstruct with λ chosen from the data (docs/lambda.md) and set the slider "
+                                     "to it (tv and wavelet: the discrepancy principle)"
+                                   : "The automatic λ needs the CG method");
     update_fieldmap(self);
 }
 
@@ -909,7 +884,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     for (size_t i = 0; i < lm_variant_count(); i++)
         gtk_string_list_append(names, lm_variant_at(i)->name);
     GtkListItemFactory *f = gtk_signal_list_item_factory_new();
-    g_signal_connect(f, "setup", G_CALLBACK(variant_setup), self);
+    g_signal_connect(f, "setup", G_CALLBACK(name_note_setup), self);
     g_signal_connect(f, "bind", G_CALLBACK(variant_bind), self);
     gtk_drop_down_set_factory(self->variant_dropdown, f);
     gtk_drop_down_set_model(self->variant_dropdown, G_LIST_MODEL(names));
@@ -946,7 +921,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     for (guint i = 0; i < LARMOR_N_REGS; i++)
         gtk_string_list_append(regs, lm_reg_name(reg_order[i]));
     GtkListItemFactory *rf = gtk_signal_list_item_factory_new();
-    g_signal_connect(rf, "setup", G_CALLBACK(reg_setup), self);
+    g_signal_connect(rf, "setup", G_CALLBACK(name_note_setup), self);
     g_signal_connect(rf, "bind", G_CALLBACK(reg_bind), self);
     gtk_drop_down_set_factory(self->reg_dropdown, rf);
     gtk_drop_down_set_model(self->reg_dropdown, G_LIST_MODEL(regs));

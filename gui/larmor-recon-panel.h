@@ -65,8 +65,6 @@ lm_reg_kind larmor_reg_at(guint pos);
 guint larmor_reg_position(lm_reg_kind r);
 /* wavelet needs the library built with GSL (probed once); the others always. */
 gboolean larmor_reg_is_available(lm_reg_kind r, const char **why);
-/* The library refuses lambda_auto for tv and wavelet: FALSE with why. */
-gboolean larmor_lambda_auto_available(lm_reg_kind r, const char **why);
 /* The slider's range (decades) and the default lambda of a regulariser:
  * tv and wavelet weigh on another scale (docs/priors.md, BENCHMARKS.md). */
 void larmor_reg_lambda_range(lm_reg_kind r, double *lo_log10, double *hi_log10, double *def);

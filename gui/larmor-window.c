@@ -1419,9 +1419,8 @@ static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const
         g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s is unavailable: %s", lm_reg_name(p->reg), why);
         return FALSE;
     }
-    if (p->lambda_auto && (p->method != LM_METHOD_CG || !larmor_lambda_auto_available(p->reg, &why))) {
-        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "Automatic λ: %s",
-                    p->method != LM_METHOD_CG ? "needs the CG method" : why);
+    if (p->lambda_auto && p->method != LM_METHOD_CG) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "Automatic λ: needs the CG method");
         return FALSE;
     }
     if (larmor_dataset_get_coils(self->dataset) > 1 && p->coils == LARMOR_COILS_SENSE &&

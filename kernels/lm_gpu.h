@@ -63,6 +63,15 @@ void lm_gpu_info_string(const lm_gpu_info *info, char *buf, size_t len);
  * CG keep them between calls). Safe to call at any time between calls. */
 void lm_gpu_release(void);
 
+/* Start creating the CUDA context of the current device (and its memory
+ * pool) in a background thread, so that the ~0.1-0.2 s the driver takes
+ * overlaps the caller's reading of its inputs; the first GPU call waits
+ * for it inside the runtime. Once per process; a no-op without CUDA or
+ * when LARMOR_GPU_PREWARM=0. lm_gpu_prewarm_wait joins the thread (call it
+ * before the process ends; lm_gpu_release calls it too). */
+void lm_gpu_prewarm(void);
+void lm_gpu_prewarm_wait(void);
+
 /* ---- a GPU that fails (lm_gpu_fault.c) ------------------------------------
  *
  * After an unrecoverable driver error (illegal address, launch failure, a
@@ -223,6 +232,26 @@ lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const
                                    int accumulate, lm_error *err);
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
 void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
+
+/* SENSE's normal operator sum_c conj(s_c) F^H F (s_c x) with the coils
+ * split across devices (issue 14): devs[0] must be the current device,
+ * where x, y, Q (q_host, or q_dev interleaved) and the maps s (ncoils x N)
+ * live; each listed device gets a host thread, FFT(Q) and its share of the
+ * maps, and the partial sums are added on devs[0]. A device listed twice
+ * runs two workers on one GPU (how the split is tested without a
+ * multi-GPU host). x != y, device pointers. */
+typedef struct lm_gpu_sense_split lm_gpu_sense_split;
+lm_code lm_gpu_sense_split_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
+                               const lm_cfloat *s, int64_t ncoils, const int *devs, int ndev,
+                               lm_gpu_sense_split **out, lm_error *err);
+lm_code lm_gpu_sense_split_apply(lm_gpu_sense_split *m, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
+double lm_gpu_sense_split_diag(const lm_gpu_sense_split *m);
+int lm_gpu_sense_split_workers(const lm_gpu_sense_split *m);
+void lm_gpu_sense_split_free(lm_gpu_sense_split *m);
+/* The devices to split work over: LARMOR_GPU_DEVICES ("0,1"; "0,0" two
+ * workers on device 0) when set, else every usable device. Returns how
+ * many (<= max); 0 when the list names a device that does not exist. */
+int lm_gpu_device_list(int *devs, int max);
 
 /* The block Toeplitz operator of time segmentation on the device
  * (lm_toeplitz_block.h's twin): FFT of the L(L+1)/2 blocks Q_ll'

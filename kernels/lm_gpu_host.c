@@ -51,6 +51,52 @@ void lm_gpu_release(void)
 {
 }
 
+void lm_gpu_prewarm(void)
+{
+}
+
+lm_code lm_gpu_sense_split_new(const int64_t n[3], const lm_cfloat *q_host, const lm_cfloat *q_dev,
+                               const lm_cfloat *s, int64_t ncoils, const int *devs, int ndev,
+                               lm_gpu_sense_split **out, lm_error *err)
+{
+    (void)n, (void)q_host, (void)q_dev, (void)s, (void)ncoils, (void)devs, (void)ndev;
+    *out = NULL;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "sense split (gpu): " LM_NO_CUDA);
+}
+
+lm_code lm_gpu_sense_split_apply(lm_gpu_sense_split *m, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
+{
+    (void)m, (void)x, (void)y;
+    return lm_fail(err, LM_ERR_UNSUPPORTED, "sense split (gpu): " LM_NO_CUDA);
+}
+
+double lm_gpu_sense_split_diag(const lm_gpu_sense_split *m)
+{
+    (void)m;
+    return 0;
+}
+
+int lm_gpu_sense_split_workers(const lm_gpu_sense_split *m)
+{
+    (void)m;
+    return 0;
+}
+
+void lm_gpu_sense_split_free(lm_gpu_sense_split *m)
+{
+    (void)m;
+}
+
+int lm_gpu_device_list(int *devs, int max)
+{
+    (void)devs, (void)max;
+    return 0;
+}
+
+void lm_gpu_prewarm_wait(void)
+{
+}
+
 #define LM_NO_CUDA_KSUM(fn, name)                                                                  \
     lm_code fn(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im,           \
                const lm_ctl *ctl, lm_error *err)                                                   \

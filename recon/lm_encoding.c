@@ -40,6 +40,7 @@ struct lm_encoding {
     float *f_dev;            /* exact on a GPU: the field map on the device (E^H d there) */
     lm_toeplitz_block *tb;   /* CPU, segmented: the block Toeplitz product, all coils at once */
     lm_gpu_nufft *nu;        /* gpu-nufft: the NUFFT plan, trajectory and buffers on the device */
+    lm_gpu_sense_split *split; /* GPU, SENSE on several devices (or workers): coils split across them */
     double diag0;            /* sum_m phi(k_m)^2 / N^2: the diagonal of F_t^H F_t */
 };
 
@@ -66,6 +67,7 @@ void lm_encoding_free(lm_encoding *e)
     if (!e)
         return;
     lm_linop_free(e->normal);
+    lm_gpu_sense_split_free(e->split);
     lm_linop_free(e->fhf);
     lm_toeplitz_block_free(e->tb);
     if (e->be) {
@@ -212,6 +214,26 @@ fail:
     return rc;
 }
 
+int lm_encoding_gpu_workers(const lm_encoding *e)
+{
+    return e->split ? lm_gpu_sense_split_workers(e->split) : 1;
+}
+
+/* SENSE on a GPU with several devices listed (lm_gpu_device_list): the
+ * normal operator's coils split across them, from the same Q. */
+static lm_code make_split(lm_encoding *e, const lm_cfloat *q_host, const lm_cfloat *q_dev, lm_error *err)
+{
+    int devs[16];
+    const int nd = lm_gpu_device_list(devs, 16);
+    const char *env = getenv("LARMOR_GPU_DEVICES");
+    if (nd == 0 && env && *env)
+        return lm_fail(err, LM_ERR_INVALID, "LARMOR_GPU_DEVICES=%s: not a list of this machine's %d GPU(s) "
+                       "(e.g. 0,1)", env, lm_gpu_device_count());
+    if (!e->s || e->ncoils < 2 || nd < 2)
+        return LM_OK;
+    return lm_gpu_sense_split_new(e->g.n, q_host, q_dev, e->s, e->ncoils, devs, nd, &e->split, err);
+}
+
 lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_from_cache, lm_error *err)
 {
     int cached = 0;
@@ -248,6 +270,8 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
          * uploading it takes longer, 0.12 s on B128; so does storing it) */
         cached = 1;
         rc = lm_linop_toeplitz(e->be, e->g.n, q, 0, &e->fhf, err);
+        if (rc == LM_OK)
+            rc = make_split(e, q, NULL, err);
     } else {
         /* Summed on the device; it comes down only for the cache (best
          * effort, as on the CPU). */
@@ -258,6 +282,8 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
             rc = lm_gpu_q(&e->g, e->t, e->v->name, qd, ctl, err);
         if (rc == LM_OK)
             rc = lm_linop_toeplitz(e->be, e->g.n, qd, 1, &e->fhf, err);
+        if (rc == LM_OK)
+            rc = make_split(e, NULL, qd, err);
         if (rc == LM_OK && e->use_cache && !e->v->approximate && (q = malloc(bytes)) != NULL &&
             lm_gpu_mem_download(q, qd, bytes, NULL) == LM_OK)
             (void)lm_qcache_store(&e->g, e->t, lm_sums_q_class(e->v), q, NULL);
@@ -291,6 +317,8 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     }
     if (!e->s)
         return toeplitz(e, x, y, err);
+    if (e->split)
+        return lm_gpu_sense_split_apply(e->split, x, y, err);
     if (e->fhf->apply_coils) {
         rc = e->fhf->apply_coils(e->fhf, x, e->s, e->ncoils, y, err);
         return rc != LM_OK ? rc : be->check(be, err);

@@ -66,6 +66,9 @@ int64_t lm_encoding_coils(const lm_encoding *e);
  * otherwise, with the interpolator's worst relative error over the field
  * map's range in *interp_error (may be NULL). */
 int lm_encoding_segments(const lm_encoding *e, double *interp_error);
+/* GPU SENSE: how many device workers the normal operator's coils are split
+ * across (LARMOR_GPU_DEVICES or several GPUs); 1 otherwise. */
+int lm_encoding_gpu_workers(const lm_encoding *e);
 /* With a field map and segments 0: the direct variant that computes the
  * exact sums (the chosen one, or its device's best direct variant when the
  * chosen one is a NUFFT); NULL otherwise. */

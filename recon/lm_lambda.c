@@ -388,7 +388,7 @@ static lm_code search_discrepancy(search *S, lm_error *err)
         return lm_fail(err, LM_ERR_INVALID, "lambda search: the discrepancy principle needs the noise level "
                        "(noise scans, or noise in the outer k-space)");
     const trial *t;
-    double lam = fmin(fmax(10.0, S->lo), S->hi);
+    double lam = fmin(fmax(S->s->start > 0 ? S->s->start : 10.0, S->lo), S->hi);
     lm_code rc = eval_at(S, lam, 0, &t, err);
     if (rc != LM_OK)
         return rc;
@@ -431,7 +431,8 @@ static lm_code search_discrepancy(search *S, lm_error *err)
     }
     /* regula falsi with the Illinois halving */
     int side = 0;
-    for (int it = 0; it < 10 && fabs(g) > log(1.05) && tb - ta > log(1.1); it++) {
+    const double gtol = log(1 + (S->s->resid_tol > 0 ? S->s->resid_tol : 0.05));
+    for (int it = 0; it < 10 && fabs(g) > gtol && tb - ta > log(1.1); it++) {
         const double tc = ta - ga * (tb - ta) / (gb - ga);
         if ((rc = eval_at(S, exp(tc), 0, &t, err)) != LM_OK)
             return rc;
@@ -572,6 +573,9 @@ lm_code lm_lambda_auto(const lm_lambda_auto_desc *d, lm_lambda_auto_result *out,
     lm_lambda_criterion crit = d->criterion == LM_LAMBDA_DEFAULT ? lm_lambda_default_criterion(d->reg) : d->criterion;
     const double mt = (double)d->k->m * (double)d->k->ncoils;
     double noise_power = 0, sigma = 0;
+    if (d->solve && crit != LM_LAMBDA_DISCREPANCY)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "automatic lambda: %s needs a linear solver (the Tikhonov CG); "
+                       "a non-quadratic prior takes the discrepancy principle", lm_lambda_criterion_name(crit));
     char why[160] = "";
     lm_code rc = LM_OK;
     if (crit == LM_LAMBDA_DISCREPANCY) {
@@ -593,6 +597,22 @@ lm_code lm_lambda_auto(const lm_lambda_auto_desc *d, lm_lambda_auto_result *out,
                 rc = LM_OK;
             }
         }
+    }
+    if (rc == LM_OK && crit == LM_LAMBDA_GCV && d->solve)
+        rc = lm_fail(err, LM_ERR_UNSUPPORTED, "automatic lambda: no noise level for the discrepancy principle (%s), "
+                     "and a non-quadratic prior has no GCV", why);
+    if (rc == LM_OK && d->solve) { /* the caller's trial solver */
+        lm_lambda_search s = {.criterion = crit, .solve = d->solve, .user = d->solve_user, .m_total = mt,
+                              .noise_power = noise_power, .lo = d->lo, .hi = d->hi, .start = d->start,
+                              .tau = d->tau, .resid_tol = d->resid_tol};
+        rc = lm_lambda_search_run(&s, &out->r, err);
+        out->time_s = now_s() - t0;
+        if (rc != LM_OK)
+            return rc;
+        out->sigma = sigma;
+        snprintf(out->note, sizeof out->note, "discrepancy, sigma %.3g from %s%s", sigma, out->sigma_source,
+                 out->r.clamped ? "; not met in range, clamped" : "");
+        return LM_OK;
     }
     lm_linop *normal = NULL;
     lm_backend *be = lm_encoding_backend(d->enc);

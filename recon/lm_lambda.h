@@ -78,6 +78,8 @@ typedef struct lm_lambda_search {
     double noise_power;              /* sum over channels of M sigma_c^2 (discrepancy; <= 0: unknown) */
     double tau;                      /* 0: LM_LAMBDA_TAU */
     double lo, hi;                   /* 0: LM_LAMBDA_MIN, LM_LAMBDA_MAX */
+    double start;                    /* discrepancy: the first trial (0: 10) */
+    double resid_tol;                /* discrepancy: stop within this relative residual (0: 0.05) */
 } lm_lambda_search;
 
 typedef struct lm_lambda_result {
@@ -156,6 +158,14 @@ typedef struct lm_lambda_auto_desc {
     double tol;
     lm_cg_monitor_fn monitor;         /* as lm_lambda_tik_desc */
     void *monitor_user;
+    /* Another trial solver than the Tikhonov CG (the non-quadratic priors'
+     * ADMM, lm_recon_session.c): the discrepancy principle only; its search
+     * range and first trial (0: the defaults). */
+    lm_lambda_solve_fn solve;
+    void *solve_user;
+    double lo, hi, start;
+    double tau;                       /* the discrepancy's factor (0: LM_LAMBDA_TAU) */
+    double resid_tol;                 /* its stopping tolerance (0: 0.05) */
 } lm_lambda_auto_desc;
 
 typedef struct lm_lambda_auto_result {

@@ -16,6 +16,7 @@
 #include "lm_gpu.h"
 #include "lm_grid.h"
 #include "lm_recon_impl.h"
+#include "lm_trace.h"
 
 const char *lm_method_name(lm_method m)
 {
@@ -275,9 +276,10 @@ static lm_code validate(const lm_geom *g, const lm_traj *t, const lm_kdata *k, c
                            o->admm_cg_iters);
         if (!(o->admm_rho >= 0) || !isfinite(o->admm_rho))
             return lm_fail(err, LM_ERR_INVALID, "ADMM rho %g must be finite and >= 0", o->admm_rho);
-        if (o->lambda_auto && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET))
-            return lm_fail(err, LM_ERR_INVALID, "--lambda auto: not available for the %s prior yet; give lambda",
-                           o->reg == LM_REG_TV ? "tv" : "wavelet");
+        if (o->lambda_auto && (o->reg == LM_REG_TV || o->reg == LM_REG_WAVELET) &&
+            o->lambda_criterion == LM_LAMBDA_GCV)
+            return lm_fail(err, LM_ERR_INVALID, "--lambda auto: the %s prior takes the discrepancy principle (GCV "
+                           "needs a linear solver)", o->reg == LM_REG_TV ? "tv" : "wavelet");
         if (lm_reg_weighted(o->reg) && (o->lambda > 0 || o->lambda_auto) && (!o->ref || !o->ref->data))
             return lm_fail(err, LM_ERR_INVALID, "the anatomical regulariser needs a reference image");
         if (!(o->data_edge >= 0) || !isfinite(o->data_edge) || !(o->data_edge_sigma >= 0) ||
@@ -413,6 +415,7 @@ static lm_code recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
         rc = lm_coil_prep_run(g, t, k, o, 0, &ctl, res, &prep, err);
     }
     res->time_prep_s = lm_run_now() - tp;
+    lm_trace("coils prepared");
     if (rc == LM_OK) {
         if (o->combine == LM_COMBINE_SENSE && prep.k->ncoils > 1 && !prep.sens)
             rc = lm_fail(err, LM_ERR_INVALID, "SENSE needs coil maps for the %lld channels", (long long)prep.k->ncoils);

@@ -7,7 +7,10 @@
 # `larmor-cli phantom` writes. Usage:
 #   scripts/lambda-auto-check.sh VARIANT PROBLEM...   (e.g. cpu-nufft B64n B64c8n B128n)
 # LARMOR_CLI: the larmor-cli binary (default build/cli/larmor-cli);
-# CRITERION: --lambda-criterion for the auto runs (default: the regulariser's).
+# CRITERION: --lambda-criterion for the auto runs (default: the regulariser's);
+# REGS: the priors (default "identity gradient"; tv and wavelet take their own
+# grids, 0.0005 ... 0.01 and 0.003 ... 0.04, and 10 / 20 ADMM iterations, the
+# settings of BENCHMARKS.md "Non-quadratic priors").
 set -euo pipefail
 CLI=${LARMOR_CLI:-build/cli/larmor-cli}
 VARIANT=$1; shift
@@ -21,12 +24,15 @@ for P in "$@"; do
   common=(--traj $D/traj --kspace $D/kspace --matrix $N --truth $D/truth.nii.gz --out $W/out.nii --json
           --method cg --variant $VARIANT)
   [ -f $D/sens.cfl ] && common+=(--sens $D/sens)
-  for reg in identity gradient; do
-    for lam in 0.01 0.03 0.1 0.3 1 3 10 30 100 300; do
-      $CLI recon "${common[@]}" --reg $reg --lambda $lam | sed "s/^{/{\"problem\": \"$P\", /" >> $W/runs.jsonl
+  for reg in ${REGS:-identity gradient}; do
+    grid="0.01 0.03 0.1 0.3 1 3 10 30 100 300"; its=()
+    [ $reg = tv ] && grid="0.0005 0.001 0.0015 0.002 0.003 0.005 0.01" && its=(--iters 10)
+    [ $reg = wavelet ] && grid="0.003 0.005 0.01 0.02 0.04" && its=(--iters 20)
+    for lam in $grid; do
+      $CLI recon "${common[@]}" "${its[@]}" --reg $reg --lambda $lam | sed "s/^{/{\"problem\": \"$P\", /" >> $W/runs.jsonl
     done
-    $CLI recon "${common[@]}" --reg $reg --lambda auto ${CRITERION:+--lambda-criterion $CRITERION} 2>> $W/auto.log \
-      | sed "s/^{/{\"problem\": \"$P\", /" >> $W/runs.jsonl
+    $CLI recon "${common[@]}" "${its[@]}" --reg $reg --lambda auto ${CRITERION:+--lambda-criterion $CRITERION} \
+      2>> $W/auto.log | sed "s/^{/{\"problem\": \"$P\", /" >> $W/runs.jsonl
   done
 done
 python3 - $W/runs.jsonl <<'PY'
@@ -40,8 +46,10 @@ print("| problem | prior | best lambda (sweep) | error % | auto lambda | criteri
 print("|---|---|---|---|---|---|---|---|---|---|---|")
 ok = True
 for p in probs:
-    for reg in ("identity", "gradient"):
+    for reg in ("identity", "gradient", "tv", "wavelet"):
         rs = [r for r in runs if r["problem"] == p and r["reg"] == reg]
+        if not rs:
+            continue
         sweep = [r for r in rs if not r["lambda_auto"]]
         auto = [r for r in rs if r["lambda_auto"]][0]
         best = min(sweep, key=lambda x: x["percent_error"])

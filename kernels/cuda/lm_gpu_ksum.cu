@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "lm_gpu_device.cuh"
+#include "lm_trace.h"
 #include "lm_gpu_internal.h"
 
 extern "C" {
@@ -285,6 +286,7 @@ static void avail_init(void)
         return;
     }
     g_avail_code = LM_OK;
+    lm_trace("CUDA devices counted");
 }
 
 extern "C" lm_code lm_gpu_available(lm_error *why)
@@ -394,6 +396,7 @@ extern "C" void lm_gpu_info_string(const lm_gpu_info *i, char *buf, size_t len)
 
 extern "C" void lm_gpu_release(void)
 {
+    lm_gpu_prewarm_wait();
     lm_gnufft_release();
     for (int d = 0; d < g_dev_count; d++) {
         int prev = 0;
@@ -404,6 +407,46 @@ extern "C" void lm_gpu_release(void)
     }
     lm_gpool_trim();
     (void)cudaGetLastError();
+}
+
+/* ---- the context made while the caller reads its inputs ---- */
+
+static pthread_mutex_t g_warm_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t g_warm_thread;
+static int g_warm_state; /* 0 never started, 1 running (joinable), 2 joined */
+
+static void *prewarm_main(void *arg)
+{
+    (void)arg;
+    pthread_once(&g_avail_once, avail_init);
+    if (g_avail_code == LM_OK && !lm_gpu_lost() && g_usable[0]) {
+        if (cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess)
+            pool_setup(0);
+        (void)cudaGetLastError();
+        lm_trace("CUDA context made (in the background)");
+    }
+    return NULL;
+}
+
+extern "C" void lm_gpu_prewarm(void)
+{
+    const char *env = getenv("LARMOR_GPU_PREWARM");
+    if (env && !strcmp(env, "0"))
+        return;
+    pthread_mutex_lock(&g_warm_lock);
+    if (g_warm_state == 0)
+        g_warm_state = pthread_create(&g_warm_thread, NULL, prewarm_main, NULL) == 0 ? 1 : 2;
+    pthread_mutex_unlock(&g_warm_lock);
+}
+
+extern "C" void lm_gpu_prewarm_wait(void)
+{
+    pthread_mutex_lock(&g_warm_lock);
+    if (g_warm_state == 1) {
+        (void)pthread_join(g_warm_thread, NULL);
+        g_warm_state = 2;
+    }
+    pthread_mutex_unlock(&g_warm_lock);
 }
 
 /* ======================================================================== */
@@ -1117,6 +1160,22 @@ done:
     return rc;
 }
 
+/* The constant-memory tile of gpu-constmem and gpu-fasttrig (the paper's
+ * sections 5.4-5.5). The paper filled the G80's 64 KB of constant memory
+ * (2048 samples); on Hopper the constant cache of an SM holds a few KB, and
+ * every warp walking a 2048-sample tile at its own pace misses it (ncu:
+ * most cycles stalled on constant-cache misses). 128 samples (2 KB of k and
+ * weights) keep the tile in that cache: B64 on an H100, fasttrig Q 0.25 ->
+ * 0.057 s, F^H d 0.058 -> 0.050 s (BENCHMARKS.md). LARMOR_GPU_CM_TILE (16 to
+ * 2048) sets another size. */
+#define LM_CT_DEFAULT 128
+static int paper_cm_tile(void)
+{
+    const char *env = getenv("LARMOR_GPU_CM_TILE");
+    const long t = env ? strtol(env, NULL, 10) : 0;
+    return t >= 16 && t <= LM_CT_MAX ? (int)t : LM_CT_DEFAULT;
+}
+
 static int64_t units_for(enum lm_gengine e, int64_t m, int tile)
 {
     if (e == LM_GE_BASE || e == LM_GE_REGALLOC || e == LM_GE_COALESCE)
@@ -1214,7 +1273,7 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     LM_GCHECK(cudaEventCreate(&ev0), who, "events");
     LM_GCHECK(cudaEventCreate(&ev1), who, "events");
-    LM_GTRY(pacer_init(&pace, units_for(e, m, e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : LM_CT_MAX), st,
+    LM_GTRY(pacer_init(&pace, units_for(e, m, e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : paper_cm_tile()), st,
                        ctl, cancel, done_units, who, err));
     LM_GCHECK(cudaEventRecord(ev0, st), who, "events");
     switch (e) {
@@ -1258,8 +1317,8 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     case LM_GE_CONSTMEM:
     case LM_GE_FASTTRIG:
-        LM_GTRY(constmem_tiles(who, s, kw, wt, n, LM_CT_MAX, 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f, d_re,
-                               d_im, st, &pace, err));
+        LM_GTRY(constmem_tiles(who, s, kw, wt, n, paper_cm_tile(), 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f,
+                               d_re, d_im, st, &pace, err));
         break;
     case LM_GE_TUNED:
     case LM_GE_MULTI:

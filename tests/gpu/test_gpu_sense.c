@@ -6,25 +6,11 @@
  * 20 float CG iterations (measured values printed). */
 #include <complex.h>
 
+#include "gpu_maps.h"
 #include "gpu_util.h"
 #include "lm_encoding.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
-
-static lm_sens *maps(const lm_geom *g, int nc)
-{
-    lm_sens *s = lm_sens_new(g->n, nc, NULL);
-    const int64_t nv = lm_geom_voxels(g);
-    for (int c = 0; c < nc; c++)
-        for (int64_t v = 0; v < nv; v++) {
-            const int64_t i = v % g->n[0], j = (v / g->n[0]) % g->n[1];
-            const double x = lm_voxel_pos(i, g->n[0]), y = lm_voxel_pos(j, g->n[1]);
-            const double a = 2 * M_PI * c / nc;
-            const double r2 = (x - 0.5 * cos(a)) * (x - 0.5 * cos(a)) + (y - 0.5 * sin(a)) * (y - 0.5 * sin(a));
-            s->s[c * nv + v] = (lm_cfloat)(exp(-r2 / 0.25) * cexp(I * (0.3 * c + x - y)));
-        }
-    return s;
-}
 
 int main(void)
 {
@@ -42,7 +28,7 @@ int main(void)
     lm_kdata *k = lm_kdata_new(m, nc, NULL);
     for (int64_t j = 0; j < m * nc; j++)
         k->d[j] = (float)(gu_uniform() - 0.5) + I * (float)(gu_uniform() - 0.5);
-    lm_sens *s = maps(&g, nc);
+    lm_sens *s = gu_ring_maps(&g, nc);
 
     const char *gv[3] = {"gpu-nufft", "gpu-phasor", "gpu-tuned"}; /* tuned: one sin/cos per pair for all coils */
     lm_encoding *ec = NULL;

@@ -346,6 +346,45 @@ static void test_signal_in_outer(const problem *p, const lm_kdata *nz)
     CHECK(lam[0] > 2 * lam[1]); /* the overestimated sigma over-regularises */
 }
 
+/* tv and wavelet (ADMM): the discrepancy principle over ADMM trial solves
+ * (10 outer iterations, as the reconstruction) against a sweep over 1e-4
+ * .. 0.1 in half decades: the issue's 10 % bound; the image's residual at
+ * tau M sigma^2; GCV refused (no linear solver). */
+static void test_auto_admm(const problem *p, lm_reg_kind reg)
+{
+    lm_error err = {0};
+    lm_recon_opts o;
+    lm_recon_result res = {0};
+    opts_for(&o, reg);
+    o.iters = 10;
+    double best = INFINITY, best_lam = 0;
+    for (int i = -8; i <= -2; i++) {
+        o.lambda = pow(10.0, i / 2.0);
+        const double e = recon_error(p, &o, &res);
+        if (e < best)
+            best = e, best_lam = o.lambda;
+        lm_recon_result_clear(&res);
+    }
+    o.lambda_auto = 1;
+    const double ea = recon_error(p, &o, &res);
+    printf("%s: auto lambda %.4g (%s, %d solves, %d outer iterations): error %.2f %%; sweep best %.2f %% at %g\n",
+           lm_reg_name(reg), res.lambda_used, res.lambda_note, res.lambda_solves, res.lambda_iters, ea, best,
+           best_lam);
+    CHECK_MSG(ea <= 1.1 * best, "auto %.2f %% vs best %.2f %%", ea, best);
+    CHECK(!strcmp(res.lambda_criterion, "discrepancy"));
+    CHECK(res.lambda_solves >= 2 && res.lambda_solves <= 16 && res.lambda_used > 0);
+    if (res.image) {
+        const double r = residual(p, res.image->data);
+        const double target = 0.9 * (double)p->t->m * res.lambda_sigma * res.lambda_sigma; /* LAMBDA_ADMM_TAU */
+        printf("%s: residual %g, tau M sigma^2 %g\n", lm_reg_name(reg), r, target);
+        CHECK_MSG(fabs(r / target - 1) < 0.12, "residual %g vs tau M sigma^2 %g", r, target);
+    }
+    lm_recon_result_clear(&res);
+    o.lambda_criterion = LM_LAMBDA_GCV;
+    CHECK(lm_recon_run(&p->g, p->t, p->k, &o, &res, &err) == LM_ERR_INVALID && strstr(err.msg, "discrepancy"));
+    CHECK(res.image == NULL);
+}
+
 int main(void)
 {
     problem p, p2;
@@ -355,6 +394,8 @@ int main(void)
     test_noise_estimate(&p);
     test_auto_vs_sweep(&p, LM_REG_IDENTITY);
     test_auto_vs_sweep(&p, LM_REG_GRADIENT);
+    test_auto_admm(&p, LM_REG_TV);
+    test_auto_admm(&p, LM_REG_WAVELET);
     test_noise_scans(&p);
     lm_kdata *nz2 = noise_scan(&p2);
     test_signal_in_outer(&p2, nz2);
