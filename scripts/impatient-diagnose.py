@@ -19,7 +19,11 @@ difference after the best complex scale:
     Larmor's images at the same iteration counts.
 Arrays are in IMPATIENT's file order [y][x][z] (z fastest); Larmor's .cfl
 (x fastest) is transposed into it.
-  impatient-diagnose.py DATA_DIR RUNS_DIR
+  impatient-diagnose.py DATA_DIR RUNS_DIR [--write-q QDIR]
+--write-q writes the exact Q as QDIR/Q_stone.file (2 time segments, the
+second zero) for IMPATIENT's -toeplitzDirect -ntime_segs 1 -reuseQ QDIR:
+its own CG with exact operators. The exact b and Q are cached in
+RUNS_DIR/exact_b_q.npz.
 RUNS_DIR holds (any may be missing; its part is then skipped):
   direct_fhd.file direct_it1.file        -toeplitzDirect -cg_num 1
   g{TAG}_fhd.file g{TAG}_Q.file g{TAG}_it{N}.file   -toeplitzGridding, TAG def
@@ -190,7 +194,8 @@ def cg(A, b, iters):
 
 def impatient_params(n, os_req, q=False):
     """IMPATIENT's grid (computeFH/Q.cmem.cu): the oversampling rounded so that
-    the z grid is a multiple of 4, x/y grids even; beta by its formula."""
+    the z grid is a multiple of 4, x/y grids even; beta by its formula (F^H d
+    takes it from the requested oversampling, Q from the rounded one)."""
     nx, ny, nz = [2 * m for m in n] if q else n
     if nz == 1:
         os_ = 2.0 * np.ceil(os_req * nx / 2.0) / nx
@@ -201,22 +206,26 @@ def impatient_params(n, os_req, q=False):
     gy += gy % 2
     gz = int(np.ceil(os_ * nz)) if nz > 1 else 1
     W = 4.0
-    beta = np.pi * np.sqrt((os_ - 0.5) ** 2 * (W * W * 4.0) / (os_ * os_) - 0.8)
+    ob = os_ if q else os_req
+    beta = np.pi * np.sqrt((ob - 0.5) ** 2 * (W * W * 4.0) / (ob * ob) - 0.8)
     return os_, (gx, gy, gz), W, beta
 
 
-def emulate_fhd(pb, os_req, wrap=False, beta=None, data=None):
-    """IMPATIENT's gridded F^H d (toeplitz/GPU_kernels.cu gridding_GPU_3D,
-    gridding_utils.cu): Kaiser-Bessel of width 4 (k units), node X at
-    k = X/os - N/2, nodes outside [0, G) dropped (wrap=True: periodic),
-    inverse FFT, centre crop, divided by the kernel's transform and os^3."""
-    os_, G, W, beta_imp = impatient_params(pb.n, os_req)
-    beta = beta_imp if beta is None else beta
-    d = pb.d if data is None else data
+def beatty_beta(os_, W):
+    """Beatty et al.'s beta for a kernel of W * os grid nodes at oversampling os."""
+    return np.pi * np.sqrt((W * os_) ** 2 / os_ ** 2 * (os_ - 0.5) ** 2 - 0.8)
+
+
+def grid_image(k, data, n, os_, G, W, beta, wrap):
+    """IMPATIENT's gridding (toeplitz/GPU_kernels.cu gridding_GPU_3D,
+    gridding_utils.cu) of data (rows) at k onto matrix n: Kaiser-Bessel of
+    width W (k units), node X at k = X/os - n/2, nodes outside [0, G)
+    dropped (wrap=True: periodic, as a discrete Fourier sum needs), inverse
+    FFT, centre crop, divided by the kernel's transform and os^3. [y][x][z]."""
     half = W / 2
     idx_w = []
     for a in range(3):
-        u = os_ * (pb.k[:, a] + pb.n[a] / 2.0)
+        u = os_ * (k[:, a] + n[a] / 2.0)
         X = np.floor(u - half * os_)[:, None] + np.arange(int(np.ceil(2 * half * os_)) + 2)[None, :]
         dist = np.abs(u[:, None] - X) / os_
         arg = np.clip(1 - (2 * dist / W) ** 2, 0, None)
@@ -231,31 +240,53 @@ def emulate_fhd(pb, os_req, wrap=False, beta=None, data=None):
     gx, gy, gz = G
     flat = ((Xy[:, :, None, None] * gx + Xx[:, None, :, None]) * gz + Xz[:, None, None, :])  # [y][x][z]
     wt = wy[:, :, None, None] * wx[:, None, :, None] * wz[:, None, None, :]
-    flat = flat.reshape(len(pb.k), -1)
-    wt = wt.reshape(len(pb.k), -1)
+    flat = flat.reshape(len(k), -1)
+    wt = wt.reshape(len(k), -1)
     keep = wt != 0
-    out = np.zeros((d.shape[0],) + pb.shape, complex)
+    f = flat[keep]
+    shape = (n[1], n[0], n[2])
+    out = np.zeros((data.shape[0],) + shape, complex)
     sh = (gy, gx, gz)
-    for c in range(d.shape[0]):
-        v = (wt * d[c][:, None])[keep]
-        f = flat[keep]
+    for c in range(data.shape[0]):
+        v = (wt * data[c][:, None])[keep]
         grid = (np.bincount(f, v.real, gy * gx * gz) + 1j * np.bincount(f, v.imag, gy * gx * gz)).reshape(sh)
         img = np.fft.fftshift(ifftn(np.fft.ifftshift(grid), (0, 1, 2))) * grid.size
-        o = [g // 2 - m // 2 for g, m in zip(sh, pb.shape)]
-        out[c] = img[o[0]:o[0] + pb.shape[0], o[1]:o[1] + pb.shape[1], o[2]:o[2] + pb.shape[2]]
-    # deapodisation: the kernel's transform at x = (i - N/2)/N
+        o = [g // 2 - m // 2 for g, m in zip(sh, shape)]
+        out[c] = img[o[0]:o[0] + shape[0], o[1]:o[1] + shape[1], o[2]:o[2] + shape[2]]
     deap = 1.0
     for a, ax in ((1, 0), (0, 1), (2, 2)):  # x along axis 1, y axis 0, z axis 2
-        m = pb.n[a]
+        m = n[a]
         x = (np.arange(m) - m / 2.0) / m
-        e = np.pi ** 2 * W ** 2 * x ** 2 - beta ** 2
-        c_ = np.where(e >= 0, np.sin(np.sqrt(np.abs(e))) / np.sqrt(np.abs(e)),
-                      np.sinh(np.sqrt(np.abs(e))) / np.sqrt(np.abs(e)))
+        e = np.abs(np.pi ** 2 * W ** 2 * x ** 2 - beta ** 2)
+        c_ = np.where(np.pi ** 2 * W ** 2 * x ** 2 >= beta ** 2, np.sin(np.sqrt(e)), np.sinh(np.sqrt(e))) / np.sqrt(e)
         shp = [1, 1, 1]
         shp[ax] = m
         deap = deap * c_.reshape(shp)
-    out = out / deap / os_ ** 3
-    return (np.conj(pb.s) * out).sum(0)
+    return out / deap / os_ ** 3
+
+
+def emulate_fhd(pb, os_req, wrap=False, beta=None):
+    """IMPATIENT's gridded F^H d (-gridOS_FH os_req), coil maps conjugated."""
+    os_, G, W, beta_imp = impatient_params(pb.n, os_req)
+    img = grid_image(pb.k, pb.d, pb.n, os_, G, W, beta_imp if beta is None else beta, wrap)
+    return (np.conj(pb.s) * img).sum(0)
+
+
+def emulate_q(pb, os_req, wrap=False, beta=None):
+    """IMPATIENT's gridded Q (-gridOS_Q os_req): ones at 2k on the 2N matrix."""
+    os_, G, W, beta_imp = impatient_params(pb.n, os_req, q=True)
+    n2 = tuple(2 * m for m in pb.n)
+    ones = np.ones((1, pb.k.shape[0]), complex)
+    return grid_image(2 * pb.k, ones, n2, os_, G, W, beta_imp if beta is None else beta, wrap)[0]
+
+
+def write_q(path, q, segments=2):
+    """q as IMPATIENT's Q_stone.file (-reuseQ): segment 0 = q, the others 0."""
+    with open(path, 'wb') as f:
+        for l in range(segments):
+            v = q.ravel() if l == 0 else np.zeros(q.size, complex)
+            f.write(v.real.astype('<f4').tobytes())
+            f.write(v.imag.astype('<f4').tobytes())
 
 
 def load_raw(path, shape):
@@ -321,9 +352,14 @@ def where(a, ref, support, label):
 
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    qdir = None
+    if len(args) == 4 and args[2] == '--write-q':
+        qdir = args[3]
+        args = args[:2]
+    if len(args) != 2:
         sys.exit(__doc__)
-    data, runs = sys.argv[1:]
+    data, runs = args
     t0 = time.time()
     pb = Problem(data)
     R = lambda n: os.path.join(runs, n)
@@ -336,9 +372,22 @@ def main():
     kz = np.unique(np.round(pb.k[:, 2], 4))
     print('  kz values: %s; |kx|, |ky| max %.3f %.3f (grid edge N/2 = %s)' % (
         kz, np.abs(pb.k[:, 0]).max(), np.abs(pb.k[:, 1]).max(), [m / 2 for m in pb.n]))
-    b = pb.exact_b()
-    Q = pb.exact_q()
+    cache = R('exact_b_q.npz')
+    if os.path.exists(cache):
+        z = np.load(cache)
+        b, Q = z['b'], z['q']
+    else:
+        b = pb.exact_b()
+        Q = pb.exact_q()
+        try:
+            np.savez(cache, b=b, q=Q)
+        except OSError:
+            pass
     print('  exact b and Q: %.1f s' % (time.time() - t0))
+    if qdir:
+        os.makedirs(qdir, exist_ok=True)
+        write_q(os.path.join(qdir, 'Q_stone.file'), Q)
+        print('  wrote the exact Q as %s/Q_stone.file (-toeplitzDirect -ntime_segs 1 -reuseQ %s)' % (qdir, qdir))
     support = np.abs(b) > 0.1 * np.abs(b).max()
     print('  support (|b| > 10 %% of max): %d voxels' % support.sum())
     edge = np.isin(np.round(pb.k[:, 2]), [kz.min(), kz.min() + 1, kz.max() - 1, kz.max()])
@@ -376,28 +425,43 @@ def main():
         where(imgs['IMPATIENT gridded FhD (def)'], b, support, 'IMPATIENT gridded FhD (def) vs exact b')
 
     print('\n== 2. IMPATIENT\'s gridded F^H d, emulated (one approximation removed at a time) vs exact b')
+    fixed_b, fixed_q = {}, {}
     for tag, os_req in (('def', 1.5), ('os2', 2.0)):
         os_, G, W, beta = impatient_params(pb.n, os_req)
-        bopt = np.pi * np.sqrt((W * os_) ** 2 / os_ ** 2 * (os_ - 0.5) ** 2 - 0.8)  # Beatty, width W*os nodes
+        bopt = beatty_beta(os_, W)
         print('  -gridOS_FH %g: oversampling %g, grid %s, width %g (k units) = %g nodes, beta %.3f '
               '(Beatty for that width: %.3f)' % (os_req, os_, G, W, W * os_, beta, bopt))
         emu = emulate_fhd(pb, os_req)
-        print('    emulation as IMPATIENT does it      vs exact b: %s' % fmt(emu, b))
+        print('    emulation as IMPATIENT does it       vs exact b: %s' % fmt(emu, b))
         key = 'IMPATIENT gridded FhD (%s)' % tag
         if key in imgs:
             print('    emulation vs IMPATIENT\'s FhD.file (faithful if small): %s' % fmt(emu, imgs[key]))
         print('    periodic grid edge (wrap)            vs exact b: %s' % fmt(emulate_fhd(pb, os_req, wrap=True), b))
         print('    Beatty beta                          vs exact b: %s' % fmt(emulate_fhd(pb, os_req, beta=bopt), b))
-        print('    wrap and Beatty beta                 vs exact b: %s' % fmt(
-            emulate_fhd(pb, os_req, wrap=True, beta=bopt), b))
+        fixed_b[tag] = emulate_fhd(pb, os_req, wrap=True, beta=bopt)
+        print('    wrap and Beatty beta                 vs exact b: %s' % fmt(fixed_b[tag], b))
 
-    print('\n== 3. IMPATIENT\'s gridded Q vs exact Q (all 2N offsets; |m| < N/2 per axis)')
-    qs = {}
+    print('\n== 3. IMPATIENT\'s gridded Q vs exact Q: all 2N offsets; the offsets Toeplitz uses '
+          '(|m| < N); the inner ones (|m| < N/2)')
+    used = tuple(slice(1, 2 * m) for m in pb.shape)
     inner = tuple(slice(m // 2, m + m // 2) for m in pb.shape)
-    for tag in ('def', 'os2'):
+    qfmt = lambda a: '%s; used: %s; inner: %s' % (fmt(a, Q), fmt(a[used], Q[used]), fmt(a[inner], Q[inner]))
+    qs = {}
+    for tag, os_req in (('def', 1.125), ('os2', 2.0)):
+        os_, G, W, beta = impatient_params(pb.n, os_req, q=True)
+        bopt = beatty_beta(os_, W)
+        print('  -gridOS_Q %g: oversampling %g, grid %s, width %g (k units of the 2N grid) = %g nodes, beta %.3f '
+              '(Beatty: %.3f)' % (os_req, os_, G, W, W * os_, beta, bopt))
+        emu = emulate_q(pb, os_req)
         if have('g%s_Q.file' % tag):
             qs[tag] = load_raw(R('g%s_Q.file' % tag), tuple(2 * m for m in pb.shape))
-            print('  Q (%s): %s; inner: %s' % (tag, fmt(qs[tag], Q), fmt(qs[tag][inner], Q[inner])))
+            print('    IMPATIENT\'s Q_stone.file  vs exact Q: %s' % qfmt(qs[tag]))
+            print('    emulation vs IMPATIENT\'s Q (faithful if small): %s' % fmt(emu, qs[tag]))
+        print('    emulation as IMPATIENT     vs exact Q: %s' % qfmt(emu))
+        print('    periodic grid edge (wrap)  vs exact Q: %s' % qfmt(emulate_q(pb, os_req, wrap=True)))
+        print('    Beatty beta                vs exact Q: %s' % qfmt(emulate_q(pb, os_req, beta=bopt)))
+        fixed_q[tag] = emulate_q(pb, os_req, wrap=True, beta=bopt)
+        print('    wrap and Beatty beta       vs exact Q: %s' % qfmt(fixed_q[tag]))
 
     print('\n== 4. CG iterates (numpy, complex128) with exact / IMPATIENT Q and b')
     t1 = time.time()
@@ -415,6 +479,13 @@ def main():
             if ('gpu-nufft', it) in lar:
                 line += '; vs Larmor gpu-nufft: %s' % fmt(img, lar[('gpu-nufft', it)])
             print(line)
+        fx = cg(Toeplitz(pb, fixed_q[tag]), fixed_b[tag], ITERS)
+        for it in ITERS:
+            line = '  (%s) CG, IMPATIENT\'s gridding with wrap and Beatty beta, %2d it. vs exact CG: %s' % (
+                tag, it, fmt(fx[it][0], ref[it][0]))
+            if ('gpu-nufft', it) in lar:
+                line += '; vs Larmor gpu-nufft: %s' % fmt(fx[it][0], lar[('gpu-nufft', it)])
+            print(line)
         if key not in imgs or tag not in qs:
             continue
         bi, qi = imgs[key], qs[tag]
@@ -422,6 +493,8 @@ def main():
                   'Q_imp b_exact': cg(Toeplitz(pb, qi), b, ITERS),
                   'Q_exact b_imp': cg(Toeplitz(pb, Q), bi, ITERS)}
         for name, res in combos.items():
+            print('  (%s) CG %-14s residual |r|^2 at %s: %s' % (
+                tag, name, ITERS, ' '.join('%.4g' % res[i][1] for i in ITERS)))
             for it in ITERS:
                 line = '  (%s) CG %-14s %2d it. vs exact CG: %s' % (tag, name, it, fmt(res[it][0], ref[it][0]))
                 if it in runs_imp and name == 'Q_imp b_imp':
