@@ -8,6 +8,8 @@
 # compares them with the exact operators and its own CG. Back in $OUT (the
 # device returns at most 8 files): diagnose.txt, diagnose-run.log, runs.tar
 # (the images and F^H d) and the two Q files; build and run logs stay in /tmp.
+# Last, IMPATIENT's own CG with exact operators (-toeplitzDirect, its exact
+# F^H d, and -reuseQ with the exact Q the analysis writes) against Larmor.
 #   scripts/impatient-diagnose.sh [IMPSRC] [DATA]   (as bench-impatient-gpu.sh)
 # On the device: carry .impatient-src and .devdeps.
 set -u
@@ -41,7 +43,8 @@ imp() { # TAG ITERS OPTIONS...
     local tag=$1 it=$2
     shift 2
     rm -rf $W && cp -r "$DATA" $W
-    "$MRI" -idir $W -cg_num "$it" -ntime_segs 1 -fdp 0 -gpu_id 0 "$@" >"$LOGS/imp_${tag}_it$it.log" 2>&1
+    # its parser takes -ntime_segs only after -toeplitz*
+    "$MRI" -idir $W -cg_num "$it" "$@" -ntime_segs 1 -fdp 0 -gpu_id 0 >"$LOGS/imp_${tag}_it$it.log" 2>&1
     echo "impatient $* -cg_num $it: rc $?"
     cp $W/out.file "$RUNS/${tag}_it$it.file"
     cp $W/FhD.file "$RUNS/${tag}_fhd.file"
@@ -61,8 +64,17 @@ for v in gpu-nufft gpu-phasor; do
 done
 echo "runs done after $(( $(date +%s) - T0 )) s"
 python3 -c "import scipy; print('scipy', scipy.__version__)" 2>&1
-python3 scripts/impatient-diagnose.py "$DATA" "$RUNS" >"$OUT/diagnose.txt" 2>&1
+python3 scripts/impatient-diagnose.py "$DATA" "$RUNS" --write-q /tmp/qexact >"$OUT/diagnose.txt" 2>&1
 echo "analysis rc $? after $(( $(date +%s) - T0 )) s"
 cat "$OUT/diagnose.txt"
+# IMPATIENT's own CG with exact operators: its direct F^H d and the exact Q
+# (-reuseQ; its own direct Q is wrong with more than one segment)
+for it in $ITS 30; do
+    imp reuse "$it" -toeplitzDirect -reuseQ /tmp/qexact
+    [ -f "$RUNS/larmor_gpu-phasor_it$it.cfl" ] || $CLI recon --traj "$DATA" --method cg --variant gpu-phasor --lambda 0 \
+        --iters "$it" --no-cache --complex --out "$RUNS/larmor_gpu-phasor_it$it.cfl" >/dev/null 2>&1
+    echo "IMPATIENT -toeplitzDirect -reuseQ (exact Q), $it iterations vs larmor gpu-phasor $it: $(python3 \
+        scripts/impatient-compare.py "$DATA" "$RUNS/reuse_it$it.file" "$RUNS/larmor_gpu-phasor_it$it.cfl")"
+done
 mv "$RUNS"/*_Q.file "$OUT"/ 2>/dev/null
-tar -C "$RUNS" -cf "$OUT/runs.tar" .
+tar -C "$RUNS" --exclude=exact_b_q.npz -cf "$OUT/runs.tar" .
