@@ -102,7 +102,9 @@ done
 cp /tmp/larmor_gpu-nufft.cfl /tmp/larmor_gpu-nufft.hdr "$OUT"/ 2>/dev/null
 cp /tmp/imp_1.cfl /tmp/imp_1.hdr "$OUT"/ 2>/dev/null
 # 5. Where the difference comes from (DIAG=1): IMPATIENT at fewer iterations
-# and with finer gridding against Larmor at each iteration count.
+# and with finer gridding against Larmor at each iteration count. The parts
+# (exact E^H d and Q against IMPATIENT's gridded ones, its gridding emulated,
+# CG with mixed operators): scripts/impatient-diagnose.sh.
 if [ -n "${DIAG:-}" ] && [ $IMPRC -eq 0 ]; then
     ITS=${DIAG_ITS:-5 10 20 25 30 40}
     for it in $ITS; do
