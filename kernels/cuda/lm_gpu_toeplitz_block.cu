@@ -30,6 +30,7 @@ struct lm_gpu_toeplitz_block {
     int own;           /* the four-step path */
     float2 *twa[3];    /* its twiddles per padded axis */
     float2 *tmp, *acc; /* N each: s x, and the sum over segments of one coil */
+    int zfuse;         /* 3D four-step path: z transforms and the block product in one kernel */
     cufftHandle plan;  /* batched over L (cuFFT path) */
     int have_plan;
 };
@@ -193,6 +194,109 @@ static void tb_combine_group(long long P, int L, int nc, const float2 *qhat, flo
     }
 }
 
+/* The forward z transform, the block product and the inverse z transform
+ * in one kernel, so the L transformed segments of a column never travel to
+ * global memory at full size (3D, four-step path, L <= TB_ZF_MAXL). A block
+ * takes C = 32 / L adjacent x columns at one y of one coil (blockIdx.x =
+ * column set * nc + coil: the coils of a column set run side by side and
+ * share FFT(Q) through L2) and stages its 32 lines, line seg C + col, in
+ * shared memory: the n2 data values of each (zero padded to PZ),
+ * transformed, multiplied at every frequency by the L x L Hermitian block
+ * matrix (upper triangle read once), transformed back; the first n2 values
+ * go back. */
+#define TB_ZF_MAXL 10
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_tb_zfused(int L, int C, int nc, long long p0, long long plane, int n2,
+                                                       long long P, float2 *__restrict__ w,
+                                                       const float2 *__restrict__ qhat, const float2 *__restrict__ tw)
+{
+    constexpr int PZ = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const int j = (int)(blockIdx.x % (unsigned)nc);
+    const long long x0 = (long long)(blockIdx.x / (unsigned)nc) * C;
+    const size_t row = (size_t)blockIdx.y * (size_t)p0 + (size_t)x0;
+    float2 *wj = w + (size_t)j * (size_t)L * (size_t)P;
+    for (int idx = threadIdx.x; idx < 32 * PZ; idx += NT) {
+        const int l = idx & 31, i = idx >> 5, seg = l / C, col = l % C;
+        float2 v = make_float2(0.0f, 0.0f);
+        if (i < n2 && seg < L && x0 + col < p0)
+            v = wj[(size_t)seg * P + (size_t)i * plane + row + col];
+        ex[i * FS + l] = v;
+    }
+    f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
+    for (int it = threadIdx.x; it < PZ * C; it += NT) {
+        const int col = it % C, i = it / C;
+        if (x0 + col >= p0)
+            continue;
+        const size_t at = (size_t)i * plane + row + col;
+        float2 z[TB_ZF_MAXL], o[TB_ZF_MAXL];
+#pragma unroll
+        for (int s = 0; s < TB_ZF_MAXL; s++) {
+            z[s] = s < L ? ex[i * FS + s * C + col] : make_float2(0.0f, 0.0f);
+            o[s] = make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int l = 0; l < TB_ZF_MAXL; l++)
+#pragma unroll
+            for (int lp = l; lp < TB_ZF_MAXL; lp++)
+                if (lp < L) {
+                    const float2 q = __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + at);
+                    const float2 a = tb_mul(q, z[lp]);
+                    o[l].x += a.x;
+                    o[l].y += a.y;
+                    if (lp > l) {
+                        const float2 b = tb_mulc(q, z[l]);
+                        o[lp].x += b.x;
+                        o[lp].y += b.y;
+                    }
+                }
+#pragma unroll
+        for (int s = 0; s < TB_ZF_MAXL; s++)
+            if (s < L)
+                ex[i * FS + s * C + col] = o[s];
+    }
+    f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
+    for (int idx = threadIdx.x; idx < 32 * n2; idx += NT) {
+        const int l = idx & 31, i = idx >> 5, seg = l / C, col = l % C;
+        if (seg < L && x0 + col < p0)
+            wj[(size_t)seg * P + (size_t)i * plane + row + col] = ex[i * FS + l];
+    }
+}
+
+template <int P1, int P2> static cudaError_t tb_zfused_setup(void)
+{
+    const int sm = (int)f4_smem<P1, P2>();
+    return sm > 48 * 1024 ? cudaFuncSetAttribute((const void *)k_tb_zfused<P1, P2>,
+                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, sm)
+                          : cudaSuccess;
+}
+
+template <int P1, int P2>
+static void tb_zfused_launch(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st)
+{
+    const int C = 32 / t->L;
+    const unsigned sets = (unsigned)((t->p[0] + C - 1) / C);
+    k_tb_zfused<P1, P2><<<dim3(sets * (unsigned)nc, (unsigned)t->p[1]), 32 * P2, f4_smem<P1, P2>(), st>>>(
+        t->L, C, nc, t->p[0], t->p[0] * t->p[1], (int)t->n[2], t->P, t->work, t->qhat, t->twa[2]);
+}
+
+/* By the padded z length (the four-step lengths 16 .. 512). */
+static cudaError_t tb_zfused(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st, int setup)
+{
+    switch (t->p[2]) {
+#define TB_ZF(PZ, A, B)                                                                                              \
+    case PZ:                                                                                                         \
+        if (setup)                                                                                                   \
+            return tb_zfused_setup<A, B>();                                                                          \
+        tb_zfused_launch<A, B>(t, nc, st);                                                                           \
+        return cudaGetLastError();
+        TB_ZF(16, 4, 4) TB_ZF(32, 8, 4) TB_ZF(64, 8, 8) TB_ZF(128, 16, 8) TB_ZF(256, 16, 16) TB_ZF(512, 32, 16)
+#undef TB_ZF
+    default: return cudaErrorInvalidValue;
+    }
+}
+
 /* out = s . x */
 __global__ void k_tb_mul(long long N, const float2 *__restrict__ x, const float2 *__restrict__ s,
                          float2 *__restrict__ out)
@@ -320,6 +424,10 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
                 LM_GTRY(upload_twiddles(t->p[a], t->p[a], &t->twa[a], who, err));
                 LM_GCHECK(f4_setup_len(t->p[a]), who, "shared memory");
             }
+        const char *zf = getenv("LARMOR_GPU_BLOCK_ZFUSE");
+        t->zfuse = t->p[2] > 1 && L <= TB_ZF_MAXL && !(zf && !strcmp(zf, "0"));
+        if (t->zfuse)
+            LM_GCHECK(tb_zfused(t, 0, st, 1), who, "shared memory");
         LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "the coil product"));
         LM_GTRY(lm_gmalloc((void **)&t->acc, (size_t)t->N * sizeof(float2), err, who, "the segment sum"));
     }
@@ -392,24 +500,31 @@ static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const 
             f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)n[1],
                          (int)p[1], buf, NULL, t->twa[1], P);
             LM_GLAUNCH(who, "y axis");
-            f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0], (int)n[2],
-                         (int)p[2], buf, NULL, t->twa[2], P);
-            LM_GLAUNCH(who, "z axis");
+            if (!t->zfuse) {
+                f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
+                             (int)n[2], (int)p[2], buf, NULL, t->twa[2], P);
+                LM_GLAUNCH(who, "z axis");
+            }
         } else {
             f4_lines_len(p[1], F4_FWD, dim3(lx, 1, (unsigned)L), st, p[0], p[0], 0, (int)n[1], (int)p[1], buf, NULL,
                          t->twa[1], P);
             LM_GLAUNCH(who, "y axis");
         }
     }
-    tb_combine_group(P, L, nc, t->qhat, t->work, st);
+    if (t->zfuse)
+        LM_GCHECK(tb_zfused(t, nc, st, 0), who, "z axis and block product");
+    else
+        tb_combine_group(P, L, nc, t->qhat, t->work, st);
     LM_GLAUNCH(who, "block product");
     for (int j = 0; j < nc; j++) {
         const float2 *sc = s ? s + (c0 + j) * N : NULL;
         float2 *buf = t->work + (size_t)j * L * P;
         if (p[2] > 1) {
-            f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0], (int)p[2],
-                         (int)n[2], buf, NULL, t->twa[2], P);
-            LM_GLAUNCH(who, "z axis");
+            if (!t->zfuse) {
+                f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
+                             (int)p[2], (int)n[2], buf, NULL, t->twa[2], P);
+                LM_GLAUNCH(who, "z axis");
+            }
             f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)p[1],
                          (int)n[1], buf, NULL, t->twa[1], P);
             LM_GLAUNCH(who, "y axis");

@@ -134,7 +134,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_gpu_sense_split tests/gpu/test_gpu_forward tests/gpu/test_gpu_session tests/solver/bench_session tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox tests/gpu/test_gpu_fallback tests/solver/test_fallback tests/gpu/test_gpu_nufft_plan tests/gpu/bench_nufft"
+TARGETS="tests/gpu/test_gpu_timeseg3d tests/gpu/test_gpu_sense_split tests/gpu/test_gpu_forward tests/gpu/test_gpu_session tests/solver/bench_session tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox tests/gpu/test_gpu_fallback tests/solver/test_fallback tests/gpu/test_gpu_nufft_plan tests/gpu/bench_nufft"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
