@@ -205,10 +205,13 @@ static void tb_combine_group(long long P, int L, int nc, const float2 *qhat, flo
  * matrix (upper triangle read once), transformed back; the first n2 values
  * go back. */
 #define TB_ZF_MAXL 10
-template <int P1, int P2>
-__global__ void __launch_bounds__(32 * P2) k_tb_zfused(int L, int C, int nc, long long p0, long long plane, int n2,
-                                                       long long P, float2 *__restrict__ w,
-                                                       const float2 *__restrict__ qhat, const float2 *__restrict__ tw)
+/* LM: the register arrays' size, the smallest of 4, 8, 10 that holds L
+ * (fewer registers: two blocks per SM). */
+template <int P1, int P2, int LM>
+__global__ void __launch_bounds__(32 * P2, 2) k_tb_zfused(int L, int C, int nc, long long p0, long long plane, int n2,
+                                                          long long P, float2 *__restrict__ w,
+                                                          const float2 *__restrict__ qhat,
+                                                          const float2 *__restrict__ tw)
 {
     constexpr int PZ = P1 * P2, NT = 32 * P2;
     extern __shared__ float2 ex[];
@@ -230,16 +233,16 @@ __global__ void __launch_bounds__(32 * P2) k_tb_zfused(int L, int C, int nc, lon
         if (x0 + col >= p0)
             continue;
         const size_t at = (size_t)i * plane + row + col;
-        float2 z[TB_ZF_MAXL], o[TB_ZF_MAXL];
+        float2 z[LM], o[LM];
 #pragma unroll
-        for (int s = 0; s < TB_ZF_MAXL; s++) {
+        for (int s = 0; s < LM; s++) {
             z[s] = s < L ? ex[i * FS + s * C + col] : make_float2(0.0f, 0.0f);
             o[s] = make_float2(0.0f, 0.0f);
         }
 #pragma unroll
-        for (int l = 0; l < TB_ZF_MAXL; l++)
+        for (int l = 0; l < LM; l++)
 #pragma unroll
-            for (int lp = l; lp < TB_ZF_MAXL; lp++)
+            for (int lp = l; lp < LM; lp++)
                 if (lp < L) {
                     const float2 q = __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + at);
                     const float2 a = tb_mul(q, z[lp]);
@@ -252,7 +255,7 @@ __global__ void __launch_bounds__(32 * P2) k_tb_zfused(int L, int C, int nc, lon
                     }
                 }
 #pragma unroll
-        for (int s = 0; s < TB_ZF_MAXL; s++)
+        for (int s = 0; s < LM; s++)
             if (s < L)
                 ex[i * FS + s * C + col] = o[s];
     }
@@ -267,9 +270,12 @@ __global__ void __launch_bounds__(32 * P2) k_tb_zfused(int L, int C, int nc, lon
 template <int P1, int P2> static cudaError_t tb_zfused_setup(void)
 {
     const int sm = (int)f4_smem<P1, P2>();
-    return sm > 48 * 1024 ? cudaFuncSetAttribute((const void *)k_tb_zfused<P1, P2>,
-                                                 cudaFuncAttributeMaxDynamicSharedMemorySize, sm)
-                          : cudaSuccess;
+    const void *fns[3] = {(const void *)k_tb_zfused<P1, P2, 4>, (const void *)k_tb_zfused<P1, P2, 8>,
+                          (const void *)k_tb_zfused<P1, P2, 10>};
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < 3 && e == cudaSuccess && sm > 48 * 1024; i++)
+        e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
+    return e;
 }
 
 template <int P1, int P2>
@@ -277,8 +283,16 @@ static void tb_zfused_launch(const lm_gpu_toeplitz_block *t, int nc, cudaStream_
 {
     const int C = 32 / t->L;
     const unsigned sets = (unsigned)((t->p[0] + C - 1) / C);
-    k_tb_zfused<P1, P2><<<dim3(sets * (unsigned)nc, (unsigned)t->p[1]), 32 * P2, f4_smem<P1, P2>(), st>>>(
-        t->L, C, nc, t->p[0], t->p[0] * t->p[1], (int)t->n[2], t->P, t->work, t->qhat, t->twa[2]);
+    const dim3 grid(sets * (unsigned)nc, (unsigned)t->p[1]);
+    const size_t sm = f4_smem<P1, P2>();
+#define TB_ZF_ARGS t->L, C, nc, t->p[0], t->p[0] * t->p[1], (int)t->n[2], t->P, t->work, t->qhat, t->twa[2]
+    if (t->L <= 4)
+        k_tb_zfused<P1, P2, 4><<<grid, 32 * P2, sm, st>>>(TB_ZF_ARGS);
+    else if (t->L <= 8)
+        k_tb_zfused<P1, P2, 8><<<grid, 32 * P2, sm, st>>>(TB_ZF_ARGS);
+    else
+        k_tb_zfused<P1, P2, 10><<<grid, 32 * P2, sm, st>>>(TB_ZF_ARGS);
+#undef TB_ZF_ARGS
 }
 
 /* By the padded z length (the four-step lengths 16 .. 512). */
