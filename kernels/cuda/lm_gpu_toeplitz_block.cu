@@ -196,7 +196,12 @@ static void tb_combine_group(long long P, int L, int nc, const float2 *qhat, flo
 
 /* The forward z transform, the block product and the inverse z transform
  * in one kernel, so the L transformed segments of a column never travel to
- * global memory at full size (3D, four-step path, L <= TB_ZF_MAXL). A block
+ * global memory at full size (3D, four-step path, L <= TB_ZF_MAXL). Opt-in
+ * (LARMOR_GPU_BLOCK_ZFUSE=1): with 8 coils it is slower than the separate
+ * passes (B128c8f CG 2.09 s against 1.73 s on an H100), because every coil's
+ * block reads the column's FFT(Q) again (through L2: 8x the 4.6 GB per
+ * iteration that the separate product reads once per coil group from
+ * memory), which costs more than the segment traffic it saves. A block
  * takes C = 32 / L adjacent x columns at one y of one coil (blockIdx.x =
  * column set * nc + coil: the coils of a column set run side by side and
  * share FFT(Q) through L2) and stages its 32 lines, line seg C + col, in
@@ -439,7 +444,7 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
                 LM_GCHECK(f4_setup_len(t->p[a]), who, "shared memory");
             }
         const char *zf = getenv("LARMOR_GPU_BLOCK_ZFUSE");
-        t->zfuse = t->p[2] > 1 && L <= TB_ZF_MAXL && !(zf && !strcmp(zf, "0"));
+        t->zfuse = t->p[2] > 1 && L <= TB_ZF_MAXL && zf && !strcmp(zf, "1");
         if (t->zfuse)
             LM_GCHECK(tb_zfused(t, 0, st, 1), who, "shared memory");
         LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "the coil product"));
