@@ -21,7 +21,7 @@ nvcc -std=c++17 -O2 -arch=${ARCH:-sm_90} -I"$C/finufft/include" scripts/cufinuff
     -lcufft -lcudart -o "$W/cufinufft_bench"
 [ -f "$W/B128/traj.cfl" ] || "$B/cli/larmor-cli" phantom --problem B128 --out "$W/B128" > /dev/null
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-echo "FINUFFT $(tar xzf .benchdeps/finufft.tar.gz -O finufft/CMakeLists.txt 2>/dev/null | grep -m1 -o 'VERSION [0-9.]*' || true)"
+echo "FINUFFT commit $(cat .benchdeps/finufft.commit 2>/dev/null || echo unknown)"
 "$W/cufinufft_bench" "$W/B128/traj" 128 "$REPS"
 echo "Larmor gpu-nufft (tests/gpu/bench_nufft):"
 "$B/tests/gpu/bench_nufft" --reps "$REPS" --no-files | grep -E "^type|rel error|device"

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Build cuFINUFFT (a benchmark dependency only, never Larmor's) from the
 # source tarballs in .benchdeps/ (FINUFFT and its header-only POET, made by
-# `git archive` of github.com/flatironinstitute/finufft and .../poet; the
+# `git archive --prefix=finufft/` of github.com/flatironinstitute/finufft
+# and `--prefix=poet/` of .../poet, their commits in finufft.commit and
+# poet.commit; the
 # device machines have no network, so no CMake/CPM downloads): nvcc on its
 # CUDA sources, in parallel, into DIR/libcufinufft.a.
 #   scripts/build-cufinufft.sh [DIR]   (default /tmp/cufinufft)
