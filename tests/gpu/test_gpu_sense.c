@@ -6,7 +6,7 @@
  * 20 float CG iterations (measured values printed). */
 #include <complex.h>
 
-#include "gpu_maps.h"
+#include "gpu_enc_util.h"
 #include "gpu_util.h"
 #include "lm_encoding.h"
 #include "lm_metrics.h"

@@ -9,43 +9,23 @@
  * naming a device this machine lacks is refused with a one-line error. */
 #include <complex.h>
 
-#include "gpu_maps.h"
+#include "gpu_enc_util.h"
 #include "gpu_util.h"
 #include "lm_encoding.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
-
-static double rel_diff(const lm_cfloat *a, const lm_cfloat *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t j = 0; j < n; j++) {
-        num += (double)cabsf(a[j] - b[j]) * cabsf(a[j] - b[j]);
-        den += (double)cabsf(b[j]) * cabsf(b[j]);
-    }
-    return sqrt(num / (den > 0 ? den : 1));
-}
 
 /* E^H E x on the device with the devices the environment lists now. */
 static void normal_on_gpu(const lm_geom *g, const lm_traj *t, const lm_sens *s, const lm_cfloat *x, lm_cfloat *y,
                           int *workers)
 {
     lm_error err = {0};
-    const int64_t nv = lm_geom_voxels(g);
     lm_encoding *e = NULL;
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = s, .variant = "gpu-nufft", .use_cache = 0};
     CHECK_OK(lm_encoding_new(&d, &e, &err), &err);
     CHECK_OK(lm_encoding_prepare_normal(e, NULL, NULL, &err), &err);
     *workers = lm_encoding_gpu_workers(e);
-    lm_backend *be = lm_encoding_backend(e);
-    lm_cfloat *xd = be->alloc(be, nv, "x"), *yd = be->alloc(be, nv, "y");
-    CHECK_OK(be->check(be, &err), &err);
-    be->upload(be, xd, x, (size_t)nv * sizeof *x);
-    CHECK_OK(lm_encoding_normal(e, xd, yd, &err), &err);
-    CHECK_OK(lm_encoding_normal(e, xd, yd, &err), &err); /* twice: the workers wake again */
-    be->download(be, y, yd, (size_t)nv * sizeof *y);
-    CHECK_OK(be->check(be, &err), &err);
-    be->release(be, xd);
-    be->release(be, yd);
+    gu_normal_host(e, x, y, 2); /* twice: the workers wake again */
     lm_encoding_free(e);
 }
 
@@ -95,7 +75,7 @@ int main(void)
         int listed = 1;
         for (const char *p = lists[i]; *p; p++)
             listed += *p == ',';
-        const double r = rel_diff(y2, y1, nv);
+        const double r = gu_rel_diff(y2, y1, nv);
         printf("E^H E x, 7 coils, LARMOR_GPU_DEVICES=%s: %d workers, against one: %.2e\n", lists[i], w2, r);
         CHECK(w2 == listed);
         CHECK(r < 1e-6);
@@ -117,7 +97,7 @@ int main(void)
     CHECK_OK(lm_recon_run(&g, t, k, &o, &r1, &err), &err);
     setenv("LARMOR_GPU_DEVICES", "0,0", 1);
     CHECK_OK(lm_recon_run(&g, t, k, &o, &r2, &err), &err);
-    const double ri = rel_diff(r2.image->data, r1.image->data, nv);
+    const double ri = gu_rel_diff(r2.image->data, r1.image->data, nv);
     printf("SENSE CG, 20 iterations, split over 2 workers against one: %.2e\n", ri);
     CHECK(ri < 1e-5);
     lm_recon_result_clear(&r1);

@@ -8,26 +8,15 @@
  * segments per block, 2 idle lines), 6 (5 x 6) and 8 (4 x 8: all 32). */
 #include <complex.h>
 
-#include "gpu_maps.h"
+#include "gpu_enc_util.h"
 #include "gpu_util.h"
 #include "lm_encoding.h"
-
-static double rel_diff(const lm_cfloat *a, const lm_cfloat *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t j = 0; j < n; j++) {
-        num += (double)cabsf(a[j] - b[j]) * cabsf(a[j] - b[j]);
-        den += (double)cabsf(b[j]) * cabsf(b[j]);
-    }
-    return sqrt(num / (den > 0 ? den : 1));
-}
 
 /* E^H E x with variant v and L segments; y on the host. */
 static void normal(const lm_geom *g, const lm_traj *t, const lm_sens *s, const float *f, const char *v, int L,
                    const lm_cfloat *x, lm_cfloat *y)
 {
     lm_error err = {0};
-    const int64_t nv = lm_geom_voxels(g);
     lm_encoding *e = NULL;
     lm_encoding_desc d = {.geom = g, .traj = t, .sens = s, .variant = v, .fieldmap = f, .segments = L,
                           .use_cache = 0};
@@ -35,15 +24,7 @@ static void normal(const lm_geom *g, const lm_traj *t, const lm_sens *s, const f
     if (!e)
         return;
     CHECK(lm_encoding_segments(e, NULL) == L);
-    lm_backend *be = lm_encoding_backend(e);
-    lm_cfloat *xd = be->alloc(be, nv, "x"), *yd = be->alloc(be, nv, "y");
-    CHECK_OK(be->check(be, &err), &err);
-    be->upload(be, xd, x, (size_t)nv * sizeof *x);
-    CHECK_OK(lm_encoding_normal(e, xd, yd, &err), &err);
-    be->download(be, y, yd, (size_t)nv * sizeof *y);
-    CHECK_OK(be->check(be, &err), &err);
-    be->release(be, xd);
-    be->release(be, yd);
+    gu_normal_host(e, x, y, 1);
     lm_encoding_free(e);
 }
 
@@ -82,7 +63,7 @@ int main(void)
         unsetenv("LARMOR_GPU_BLOCK_ZFUSE");
         normal(&g, t, s, f, "gpu-nufft", L, x, yp);
         normal(&g, t, s, f, "cpu-nufft", L, x, yc);
-        const double rp = rel_diff(yf, yp, nv), rc = rel_diff(yf, yc, nv);
+        const double rp = gu_rel_diff(yf, yp, nv), rc = gu_rel_diff(yf, yc, nv);
         printf("L = %d, 3 coils, 16^3: fused against separate passes %.2e, against the CPU %.2e\n", L, rp, rc);
         CHECK_MSG(rp < 2e-6, "fused vs separate %.2e", rp);
         CHECK_MSG(rc < 1e-4, "gpu vs cpu %.2e", rc);
