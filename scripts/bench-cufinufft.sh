@@ -1,0 +1,117 @@
+#!/bin/bash
+# Issue 14's comparison: cuFINUFFT's type 1 on B128 (128^3 modes, 284,592
+# radial samples, tol 1e-5) beside Larmor's gpu-nufft plan, on the device.
+# cuFINUFFT is a benchmark dependency only, never a build dependency of
+# Larmor: its source travels as a tarball in .benchdeps/ (ignored by git).
+#
+#   OUT=dir scripts/bench-cufinufft.sh [--no-larmor]
+#
+# Needs: BENCHDEPS (default .benchdeps) holding finufft.tar.gz (git archive
+# of flatironinstitute/finufft, prefix finufft/) and poet.tar.gz (its
+# header-only dependency, flatironinstitute/poet at the tag FINUFFT's
+# CMakeLists names, prefix poet/), with finufft.commit and poet.commit;
+# nvcc and cuFFT (CUDA 12 or 13), g++, an sm_90 GPU (CUDA_ARCH to change).
+#
+# FINUFFT's CMake fetches CPM.cmake and POET from GitHub at configure time,
+# and the device machines have no network, so the library is compiled here
+# with nvcc and g++ directly, file for file as src/cuda/CMakeLists.txt and
+# src/common/CMakeLists.txt list them (Release: -O3 -DNDEBUG, C++17,
+# --extended-lambda --extra-device-vectorization, the per-method *_inst.cu
+# once per dimension with -DCUFINUFFT_DIM=1,2,3), into libcufinufft.a.
+#
+# Then, unless --no-larmor: Larmor's GPU targets (tests/gpu/run.sh build, in
+# the background while cuFINUFFT compiles) and tests/gpu/bench_nufft on B128,
+# which times Larmor's type 1 and writes its inputs and output as cfl files.
+# The harness (scripts/cufinufft_bench.c) runs first on B128 made by
+# Larmor's own generator (phantoms/lm_trajgen.c, lm_phantom.c compiled in),
+# then, when bench_nufft wrote them, on its cfl files, comparing with
+# Larmor's output. Logs and tables land in $OUT.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/gpu-out}
+DEPS=${BENCHDEPS:-$ROOT/.benchdeps}
+W=${CUFI_WORK:-/tmp/cufi}
+ARCH=${CUDA_ARCH:-90}
+JOBS=$(nproc)
+LARMOR=1
+[ "${1:-}" = --no-larmor ] && LARMOR=0
+mkdir -p "$OUT" "$W"
+export PATH=/usr/local/cuda/bin:$PATH
+T0=$(date +%s)
+echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC') $(uname -n), $JOBS cores"
+echo "nvcc: $(nvcc --version | tail -2 | head -1); g++: $(g++ --version | head -1); cmake: $(command -v cmake || echo none)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
+echo "FINUFFT commit $(cat "$DEPS/finufft.commit" 2>/dev/null), POET commit $(cat "$DEPS/poet.commit" 2>/dev/null)"
+
+if [ $LARMOR = 1 ]; then
+    # Larmor's GPU targets meanwhile (its own log; bench_nufft comes from here)
+    (bash tests/gpu/run.sh build >"$OUT/larmor-build.txt" 2>&1; echo $? >"$W/larmor-build.rc") &
+    LPID=$!
+fi
+
+# --- cuFINUFFT ------------------------------------------------------------
+rm -rf "$W/finufft" "$W/poet" "$W/obj"
+tar xzf "$DEPS/finufft.tar.gz" -C "$W" && tar xzf "$DEPS/poet.tar.gz" -C "$W" || { echo "no FINUFFT/POET tarballs in $DEPS"; exit 1; }
+PV=$(tr -d ' \n' <"$W/poet/VERSION")
+sed -e "s/@POET_VERSION_MAJOR@/${PV%%.*}/" -e "s/@POET_VERSION_MINOR@/$(echo $PV | cut -d. -f2)/" \
+    -e "s/@POET_VERSION_PATCH@/${PV##*.}/" -e "s/@POET_VERSION_STRING@/$PV/" -e "s/@POET_VERSION_FULL@/$PV/" \
+    "$W/poet/include/poet/version.hpp.in" >"$W/poet/include/poet/version.hpp"
+F=$W/finufft
+mkdir -p "$W/obj"
+INC="-I$F/include -I$F/contrib -I$F/src/cuda -I$W/poet/include"
+NVFLAGS="-std=c++17 -O3 -DNDEBUG -arch=sm_$ARCH --extended-lambda --extra-device-vectorization -Xcompiler=-fPIC -Wno-deprecated-declarations"
+CXXFLAGS="-std=c++17 -O3 -DNDEBUG -fPIC -I/usr/local/cuda/include -I/usr/local/cuda/include/cccl"
+{
+    for f in fft heuristics makeplan setpts execute spread_blockgather_inst; do
+        echo "nvcc $NVFLAGS $INC -c $F/src/cuda/$f.cu -o $W/obj/$f.o"
+    done
+    for m in spread_nupts_driven spread_subprob spread_output_driven interp_nupts_driven interp_subprob; do
+        for d in 1 2 3; do
+            echo "nvcc $NVFLAGS $INC -DCUFINUFFT_DIM=$d -c $F/src/cuda/${m}_inst.cu -o $W/obj/${m}_${d}d.o"
+        done
+    done
+    for f in c_interface spreadinterp; do echo "g++ $CXXFLAGS $INC -c $F/src/cuda/$f.cpp -o $W/obj/$f.o"; done
+    for f in kernel utils pswf; do echo "g++ $CXXFLAGS $INC -c $F/src/common/$f.cpp -o $W/obj/common_$f.o"; done
+} >"$W/compile.txt"
+# the slow 3D instantiations first
+grep -- "DIM=3" "$W/compile.txt" >"$W/order.txt"
+grep -v -- "DIM=3" "$W/compile.txt" >>"$W/order.txt"
+xargs -P "$JOBS" -I CMD sh -c 'CMD || echo "FAILED: CMD"' <"$W/order.txt" >"$OUT/cufinufft-build.txt" 2>&1
+if grep -q "^FAILED" "$OUT/cufinufft-build.txt"; then
+    grep -E "error|FAILED" "$OUT/cufinufft-build.txt" | head -30
+    echo "cuFINUFFT build failed"
+    exit 1
+fi
+ar rcs "$W/libcufinufft.a" "$W"/obj/*.o
+echo "cuFINUFFT built in $(( $(date +%s) - T0 )) s"
+
+# --- the harness, with Larmor's generator compiled in -----------------------
+HW=$W/harness
+mkdir -p "$HW"
+for f in phantoms/lm_trajgen.c phantoms/lm_phantom.c core/lm_types.c core/lm_error.c; do
+    gcc -std=c11 -O2 -D_GNU_SOURCE -fopenmp -Icore -Iphantoms -c $f -o "$HW/$(basename $f .c).o" || exit 1
+done
+gcc -std=c11 -O2 -Wall -fopenmp -Icore -Iphantoms -I$F/include -I/usr/local/cuda/include \
+    -c scripts/cufinufft_bench.c -o "$HW/cufinufft_bench.o" &&
+    g++ -fopenmp -o "$W/cufinufft_bench" "$HW"/*.o "$W/libcufinufft.a" -L/usr/local/cuda/lib64 \
+        -lcufft -lcudart -lm || { echo "harness build failed"; exit 1; }
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+echo "--- cuFINUFFT on B128 from Larmor's generator (Larmor's build may still be compiling beside it)"
+"$W/cufinufft_bench" --reps 30 --tsv "$OUT/cufinufft-gen.tsv" 2>&1 | tee "$OUT/cufinufft-gen.txt"
+
+[ $LARMOR = 1 ] || exit 0
+# --- Larmor's bench_nufft, then cuFINUFFT again on its files ----------------
+wait $LPID
+echo "Larmor build rc $(cat "$W/larmor-build.rc"), $(( $(date +%s) - T0 )) s"
+tail -3 "$OUT/larmor-build.txt"
+B=build-dev/tests/gpu/bench_nufft
+[ -x $B ] || { echo "no $B"; exit 1; }
+export LD_LIBRARY_PATH=/tmp/sysroot/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH XDG_CACHE_HOME=/tmp/cache
+mkdir -p "$OUT/larmor"
+echo "--- Larmor: $B --problem B128 --reps 30 --out $OUT/larmor"
+$B --problem B128 --reps 30 --out "$OUT/larmor" 2>&1 | tee "$OUT/larmor-bench.txt"
+echo "--- cuFINUFFT on bench_nufft's files (quiet machine)"
+"$W/cufinufft_bench" --cfl "$OUT/larmor" --reps 30 --tsv "$OUT/cufinufft-cfl.tsv" 2>&1 | tee "$OUT/cufinufft-cfl.txt"
+rm -f "$OUT"/larmor/*.cfl # 16 MB each; the tables are what matter
+echo "done after $(( $(date +%s) - T0 )) s"
