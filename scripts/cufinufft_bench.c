@@ -76,10 +76,12 @@ static float complex *cfl_read(const char *dir, const char *name, int64_t dims[4
         return NULL;
     for (int i = 0; i < 4; i++)
         dims[i] = 1;
-    int ok = 0;
+    int ok = 0, at = 0; /* the sizes follow the "# Dimensions" line */
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#')
+        if (!at) {
+            at = !strncmp(line, "# Dimensions", 12);
             continue;
+        }
         long long d[4] = {1, 1, 1, 1};
         ok = sscanf(line, "%lld %lld %lld %lld", &d[0], &d[1], &d[2], &d[3]) >= 1;
         for (int i = 0; i < 4; i++)
