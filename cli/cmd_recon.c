@@ -209,6 +209,7 @@ static void help(void)
          "  lambda is relative to the diagonal of F^H F (see README); variants: larmor-cli variants\n"
          "  --lambda auto: chosen from the data (docs/lambda.md): the discrepancy principle with the noise\n"
          "  of --noise scans or of the outer k-space; --lambda-criterion discrepancy|gcv picks the rule\n"
+         "  (gcv: linear priors only; tv and wavelet use the discrepancy over ADMM trial solves)\n"
          "  --variant auto (the default): the fastest accurate one here (gpu-nufft with a GPU, else cpu-nufft)\n"
          "  --fallback cpu: when a GPU variant (cg) runs out of GPU memory, hits a driver error or is not\n"
          "  available here, run again on its CPU twin (gpu-nufft -> cpu-nufft, the direct sums -> cpu-simd)\n"

@@ -10,14 +10,15 @@
 # of flatironinstitute/finufft, prefix finufft/) and poet.tar.gz (its
 # header-only dependency, flatironinstitute/poet at the tag FINUFFT's
 # CMakeLists names, prefix poet/), with finufft.commit and poet.commit;
-# nvcc and cuFFT (CUDA 12 or 13), g++, an sm_90 GPU (CUDA_ARCH to change).
+# nvcc and cuFFT (CUDA 12 or 13), g++, an sm_90 GPU (ARCH=sm_XX to change,
+# read by scripts/build-cufinufft.sh).
 #
 # FINUFFT's CMake fetches CPM.cmake and POET from GitHub at configure time,
-# and the device machines have no network, so the library is compiled here
-# with nvcc and g++ directly, file for file as src/cuda/CMakeLists.txt and
-# src/common/CMakeLists.txt list them (Release: -O3 -DNDEBUG, C++17,
-# --extended-lambda --extra-device-vectorization, the per-method *_inst.cu
-# once per dimension with -DCUFINUFFT_DIM=1,2,3), into libcufinufft.a.
+# and the device machines have no network, so scripts/build-cufinufft.sh
+# compiles the library with nvcc and g++ directly, file for file as
+# src/cuda/CMakeLists.txt and src/common/CMakeLists.txt list them (Release:
+# -O3 -DNDEBUG, C++17, --extended-lambda --extra-device-vectorization, the
+# per-method *_inst.cu once per dimension), into libcufinufft.a.
 #
 # Then, unless --no-larmor: Larmor's GPU targets (tests/gpu/run.sh build, in
 # the background while cuFINUFFT compiles) and tests/gpu/bench_nufft on B128,
@@ -32,7 +33,6 @@ cd "$ROOT"
 OUT=${OUT:-$ROOT/gpu-out}
 DEPS=${BENCHDEPS:-$ROOT/.benchdeps}
 W=${CUFI_WORK:-/tmp/cufi}
-ARCH=${CUDA_ARCH:-90}
 JOBS=$(nproc)
 LARMOR=1
 [ "${1:-}" = --no-larmor ] && LARMOR=0
@@ -40,7 +40,7 @@ mkdir -p "$OUT" "$W"
 export PATH=/usr/local/cuda/bin:$PATH
 T0=$(date +%s)
 echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC') $(uname -n), $JOBS cores"
-echo "nvcc: $(nvcc --version | tail -2 | head -1); g++: $(g++ --version | head -1); cmake: $(command -v cmake || echo none)"
+echo "nvcc: $(nvcc --version | tail -2 | head -1); g++: $(g++ --version | head -1); cmake: $(command -v cmake || echo none) (not used)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
 echo "FINUFFT commit $(cat "$DEPS/finufft.commit" 2>/dev/null), POET commit $(cat "$DEPS/poet.commit" 2>/dev/null)"
 
@@ -52,40 +52,17 @@ if [ $LARMOR = 1 ]; then
     LPID=$!
 fi
 
-# --- cuFINUFFT ------------------------------------------------------------
-rm -rf "$W/finufft" "$W/poet" "$W/obj"
-tar xzf "$DEPS/finufft.tar.gz" -C "$W" && tar xzf "$DEPS/poet.tar.gz" -C "$W" || { echo "no FINUFFT/POET tarballs in $DEPS"; exit 1; }
-PV=$(tr -d ' \n' <"$W/poet/VERSION")
-sed -e "s/@POET_VERSION_MAJOR@/${PV%%.*}/" -e "s/@POET_VERSION_MINOR@/$(echo $PV | cut -d. -f2)/" \
-    -e "s/@POET_VERSION_PATCH@/${PV##*.}/" -e "s/@POET_VERSION_STRING@/$PV/" -e "s/@POET_VERSION_FULL@/$PV/" \
-    "$W/poet/include/poet/version.hpp.in" >"$W/poet/include/poet/version.hpp"
-F=$W/finufft
-mkdir -p "$W/obj"
-INC="-I$F/include -I$F/contrib -I$F/src/cuda -I$W/poet/include"
-NVFLAGS="-std=c++17 -O3 -DNDEBUG -arch=sm_$ARCH --extended-lambda --extra-device-vectorization -Xcompiler=-fPIC -Wno-deprecated-declarations"
-CXXFLAGS="-std=c++17 -O3 -DNDEBUG -fPIC -I/usr/local/cuda/include -I/usr/local/cuda/include/cccl"
-{
-    for f in fft heuristics makeplan setpts execute spread_blockgather_inst; do
-        echo "nvcc $NVFLAGS $INC -c $F/src/cuda/$f.cu -o $W/obj/$f.o"
-    done
-    for m in spread_nupts_driven spread_subprob spread_output_driven interp_nupts_driven interp_subprob; do
-        for d in 1 2 3; do
-            echo "nvcc $NVFLAGS $INC -DCUFINUFFT_DIM=$d -c $F/src/cuda/${m}_inst.cu -o $W/obj/${m}_${d}d.o"
-        done
-    done
-    for f in c_interface spreadinterp; do echo "g++ $CXXFLAGS $INC -c $F/src/cuda/$f.cpp -o $W/obj/$f.o"; done
-    for f in kernel utils pswf; do echo "g++ $CXXFLAGS $INC -c $F/src/common/$f.cpp -o $W/obj/common_$f.o"; done
-} >"$W/compile.txt"
-# the slow 3D instantiations first
-grep -- "DIM=3" "$W/compile.txt" >"$W/order.txt"
-grep -v -- "DIM=3" "$W/compile.txt" >>"$W/order.txt"
-xargs -P "$JOBS" -I CMD sh -c 'CMD || echo "FAILED: CMD"' <"$W/order.txt" >"$OUT/cufinufft-build.txt" 2>&1
-if grep -q "^FAILED" "$OUT/cufinufft-build.txt"; then
+# --- cuFINUFFT: scripts/build-cufinufft.sh (reads .benchdeps/) -------------
+if [ "$(cd "$DEPS" && pwd)" != "$ROOT/.benchdeps" ]; then
+    mkdir -p .benchdeps && cp "$DEPS"/*.tar.gz "$DEPS"/*.commit .benchdeps/
+fi
+rm -rf "$W/cufinufft"
+bash scripts/build-cufinufft.sh "$W/cufinufft" >"$OUT/cufinufft-build.txt" 2>&1 || {
     grep -E "error|FAILED" "$OUT/cufinufft-build.txt" | head -30
     echo "cuFINUFFT build failed"
     exit 1
-fi
-ar rcs "$W/libcufinufft.a" "$W"/obj/*.o
+}
+F=$W/cufinufft/finufft
 echo "cuFINUFFT built in $(( $(date +%s) - T0 )) s"
 
 # --- the harness, with Larmor's generator compiled in -----------------------
@@ -96,7 +73,7 @@ for f in phantoms/lm_trajgen.c phantoms/lm_phantom.c core/lm_types.c core/lm_err
 done
 gcc -std=c11 -O2 -Wall -fopenmp -Icore -Iphantoms -I$F/include -I/usr/local/cuda/include \
     -c scripts/cufinufft_bench.c -o "$HW/cufinufft_bench.o" &&
-    g++ -fopenmp -o "$W/cufinufft_bench" "$HW"/*.o "$W/libcufinufft.a" -L/usr/local/cuda/lib64 \
+    g++ -fopenmp -o "$W/cufinufft_bench" "$HW"/*.o "$W/cufinufft/libcufinufft.a" -L/usr/local/cuda/lib64 \
         -lcufft -lcudart -lm || { echo "harness build failed"; exit 1; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "--- cuFINUFFT on B128 from Larmor's generator (Larmor's build may still be compiling beside it)"

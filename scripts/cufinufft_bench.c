@@ -181,8 +181,10 @@ int main(int argc, char **argv)
     /* coordinates x = 2 pi k / n (FINUFFT's periodic [-pi, pi) scale), split per axis */
     float *xh = malloc((size_t)(3 * m) * sizeof *xh);
     for (int64_t j = 0; j < m; j++)
-        for (int a = 0; a < 3; a++)
-            xh[a * m + j] = (float)(2.0 * M_PI * (double)kx[3 * j + a] / (double)n);
+        for (int a = 0; a < 3; a++) { /* wrapped into [-pi, pi): integer modes, the same sum */
+            const double u = 2.0 * M_PI * (double)kx[3 * j + a] / (double)n;
+            xh[a * m + j] = (float)(u - 2.0 * M_PI * floor((u + M_PI) / (2.0 * M_PI)));
+        }
     float *xd = NULL;
     cuFloatComplex *cd = NULL, *fd = NULL;
     CK(cudaMalloc((void **)&xd, (size_t)(3 * m) * sizeof *xd));

@@ -80,6 +80,7 @@ check "missing file" one_line_error "nothere" "$CLI" recon --traj "$T/nothere.cf
 check "unknown variant" one_line_error "cpu-nope" "$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 32 --method cg --variant cpu-nope --out "$T/x.nii"
 check "absurd matrix" one_line_error "matrix" "$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 100000 --method cg --out "$T/x.nii"
 check "negative lambda" one_line_error "lambda" "$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 32 --method cg --lambda -1 --out "$T/x.nii"
+check "gcv with tv: GCV needs a linear solver" one_line_error "GCV" "$CLI" recon --traj "$T/p/traj" --kspace "$T/p/kspace" --matrix 32 --method cg --reg tv --lambda auto --lambda-criterion gcv --out "$T/x.nii"
 if command -v bart >/dev/null; then
     check "bart reads Larmor's trajectory" bash -c "bart show -m '$T/p/traj' | grep -q 4447"
 fi
