@@ -54,7 +54,7 @@ fi
 
 # --- cuFINUFFT: scripts/build-cufinufft.sh (reads .benchdeps/) -------------
 if [ "$(cd "$DEPS" && pwd)" != "$ROOT/.benchdeps" ]; then
-    mkdir -p .benchdeps && cp "$DEPS"/*.tar.gz "$DEPS"/*.commit .benchdeps/
+    mkdir -p .benchdeps && cp "$DEPS"/finufft.* "$DEPS"/poet.* .benchdeps/
 fi
 rm -rf "$W/cufinufft"
 bash scripts/build-cufinufft.sh "$W/cufinufft" >"$OUT/cufinufft-build.txt" 2>&1 || {
@@ -76,7 +76,7 @@ gcc -std=c11 -O2 -Wall -fopenmp -Icore -Iphantoms -I$F/include -I/usr/local/cuda
     g++ -fopenmp -o "$W/cufinufft_bench" "$HW"/*.o "$W/cufinufft/libcufinufft.a" -L/usr/local/cuda/lib64 \
         -lcufft -lcudart -lm || { echo "harness build failed"; exit 1; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo "--- cuFINUFFT on B128 from Larmor's generator (Larmor's build may still be compiling beside it)"
+echo "--- cuFINUFFT on B128 from Larmor's generator$([ $LARMOR = 1 ] && echo " (Larmor's build compiling beside it)")"
 "$W/cufinufft_bench" --reps 30 --tsv "$OUT/cufinufft-gen.tsv" 2>&1 | tee "$OUT/cufinufft-gen.txt"
 
 [ $LARMOR = 1 ] || exit 0
