@@ -386,7 +386,6 @@ int cmd_recon(int argc, char **argv)
     int fm_resampled = 0;
     lm_recon_result res = {0};
     int rc = 1;
-    lm_trace_set(getenv("LARMOR_TRACE") ? cli_trace : NULL);
     cli_trace("options parsed");
     /* A GPU run's CUDA context is made while the inputs are read. */
     if (o.method == LM_METHOD_CG) {

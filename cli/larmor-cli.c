@@ -2,11 +2,13 @@
  * lives in its own cmd_*.c file and only parses options, loads, calls the
  * library and writes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_gpu.h"
+#include "lm_trace.h"
 #include "lm_config.h"
 
 static const struct {
@@ -36,6 +38,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     cli_trace("main");
+    lm_trace_set(getenv("LARMOR_TRACE") ? cli_trace : NULL); /* the library's milestones, every command */
     if (argc < 2) {
         usage(stderr);
         return 2;

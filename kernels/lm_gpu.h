@@ -253,6 +253,11 @@ void lm_gpu_sense_split_free(lm_gpu_sense_split *m);
  * many (<= max); 0 when the list names a device that does not exist. */
 int lm_gpu_device_list(int *devs, int max);
 
+/* How gpu-multi shares this sum over lm_gpu_device_list's devices: 0 the
+ * points (the paper's split), 1 the samples (a point share too small to
+ * fill the GPU; the host adds the partial sums); -1 no usable device. */
+int lm_gpu_multi_by_samples(const lm_ksum_in *in, const lm_points *pts);
+
 /* The block Toeplitz operator of time segmentation on the device
  * (lm_toeplitz_block.h's twin): FFT of the L(L+1)/2 blocks Q_ll'
  * (lm_block_pair order; q in host memory, or device memory when

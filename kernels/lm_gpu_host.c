@@ -93,6 +93,12 @@ int lm_gpu_device_list(int *devs, int max)
     return 0;
 }
 
+int lm_gpu_multi_by_samples(const lm_ksum_in *in, const lm_points *pts)
+{
+    (void)in, (void)pts;
+    return -1;
+}
+
 void lm_gpu_prewarm_wait(void)
 {
 }
@@ -272,7 +278,8 @@ static const lm_variant lm_gpu_rows[] = {
      LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_fasttrig, 0, 1},
     {"gpu-tuned", "fasttrig with swept threads/block, tile, unroll and points per thread (paper 5.6)",
      LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_tuned, 0, 1},
-    {"gpu-multi", "gpu-tuned with the points split over every visible GPU, one host thread each (paper 5.7)",
+    {"gpu-multi", "gpu-tuned over every visible GPU (LARMOR_GPU_DEVICES), one host thread each: the points split "
+                  "(paper 5.7), or the samples when a share of points is too small to fill a GPU",
      LM_DEVICE_GPU, 0, 0, lm_gpu_row_available, lm_ksum_gpu_multi, 0, 1},
     {"gpu-nufft", "non-uniform FFT on the GPU: binned shared-memory spreading, cuFFT, deapodisation",
      LM_DEVICE_GPU, 1, 1, lm_gpu_row_available, lm_ksum_gpu_nufft, 0, 0},

@@ -105,6 +105,32 @@ static void pool_setup(int dev)
     pthread_mutex_unlock(&g_pool_lock);
 }
 
+/* Stream-ordered allocations (cudaMallocAsync) are invisible to other
+ * devices even with peer access enabled, which covers only cudaMalloc
+ * memory; a copy between two devices' pool buffers then goes through the
+ * host. Grants each of a and b read/write access to the other's pool
+ * where the hardware allows (NVLink, PCIe peer-to-peer). */
+void lm_gpool_share(int a, int b)
+{
+    if (a == b)
+        return;
+    const int pair[2][2] = {{a, b}, {b, a}};
+    for (int k = 0; k < 2; k++) {
+        int can = 0;
+        cudaMemPool_t pool;
+        if (cudaDeviceCanAccessPeer(&can, pair[k][1], pair[k][0]) == cudaSuccess && can &&
+            cudaDeviceGetDefaultMemPool(&pool, pair[k][0]) == cudaSuccess) {
+            cudaMemAccessDesc d;
+            memset(&d, 0, sizeof d);
+            d.location.type = cudaMemLocationTypeDevice;
+            d.location.id = pair[k][1];
+            d.flags = cudaMemAccessFlagsProtReadWrite;
+            (void)cudaMemPoolSetAccess(pool, &d, 1);
+        }
+        (void)cudaGetLastError(); /* without peer hardware the copies still work, through the host */
+    }
+}
+
 void lm_gpool_trim(void)
 {
     int n = 0;
@@ -1425,12 +1451,21 @@ int lm_gengine_by_name(const char *name)
 /* gpu-multi: one host thread per device                                     */
 /* ======================================================================== */
 
+/* The paper splits the points over the GPUs. That keeps each launch's
+ * work per sample tile (one constant-memory tile per launch), so when a
+ * device's share of the points fills only a wave or two of the resident
+ * blocks, every launch ends part-empty (B128's F^H d on two GPUs: 1.78x).
+ * Then the samples are split instead: every device takes all points and
+ * its own tiles, and the host adds the partial sums (one extra pass over
+ * the output per device beyond the first). */
+#define MULTI_FILL_BLOCKS_PER_SM 8 /* a share below this many blocks per SM splits the samples */
+
 struct multi_job {
     int device;
-    const lm_ksum_in *in;
+    lm_ksum_in in;         /* its samples (all of them when the points are split) */
     const lm_points *pts;
-    int64_t j0, j1;
-    float *out_re, *out_im;
+    int64_t j0, j1;        /* its points */
+    float *dst_re, *dst_im; /* where point j0 goes */
     volatile int *cancel;
     volatile int64_t done;
     int64_t units;
@@ -1453,15 +1488,15 @@ static void *multi_worker(void *arg)
     memset(&s, 0, sizeof s);
     LM_GCHECK(cudaSetDevice(j->device), who, "select device");
     if (n > 0) {
-        LM_GTRY(lm_gsamples_upload(who, j->in, &s, st, err));
+        LM_GTRY(lm_gsamples_upload(who, &j->in, &s, st, err));
         LM_GTRY(lm_gfmap_upload(who, j->pts, &s, st, err)); /* every point's f: paper_run offsets by j0 */
         LM_GTRY(lm_gmalloc((void **)&d, (size_t)n * 2 * sizeof(float), err, who, "the output"));
         LM_GTRY(paper_run(LM_GE_MULTI, NULL, who, &s, j->pts, j->j0, j->j1, d, d + n, st, NULL, j->cancel,
                           &j->done, &j->kernel_s, err));
-        LM_GCHECK(cudaMemcpyAsync(j->out_re + j->j0, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st), who,
+        LM_GCHECK(cudaMemcpyAsync(j->dst_re, d, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st), who,
                   "download");
-        LM_GCHECK(cudaMemcpyAsync(j->out_im + j->j0, d + n, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st),
-                  who, "download");
+        LM_GCHECK(cudaMemcpyAsync(j->dst_im, d + n, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost, st), who,
+                  "download");
         LM_GCHECK(cudaStreamSynchronize(st), who, "download");
     }
 done:
@@ -1476,45 +1511,134 @@ done:
     return NULL;
 }
 
+/* Samples m0..m1 of in, as an input of their own. */
+static lm_ksum_in multi_sample_range(const lm_ksum_in *in, int64_t m0, int64_t m1)
+{
+    lm_ksum_in r = *in;
+    r.m = m1 - m0;
+    r.kx = in->kx + m0;
+    r.ky = in->ky + m0;
+    r.kz = in->kz + m0;
+    r.wr = in->wr + m0;
+    r.wi = in->wi ? in->wi + m0 : NULL;
+    r.t = in->t ? in->t + m0 : NULL;
+    r.nsets = 1; /* gpu-multi has no multi_set: lm_ksum_run hands it one set at a time */
+    return r;
+}
+
+/* Device i's share of total (weighted by multiprocessor count), ends at the
+ * returned index; aligned down to align except for the last device. */
+static int64_t multi_share_end(int64_t total, const int *devs, int nd, int i, int64_t align)
+{
+    if (i == nd - 1)
+        return total;
+    int64_t all = 0, upto = 0;
+    for (int k = 0; k < nd; k++) {
+        all += lm_gdevice_sm_count(devs[k]);
+        if (k <= i)
+            upto += lm_gdevice_sm_count(devs[k]);
+    }
+    int64_t e = (int64_t)((double)total * (double)upto / (double)(all > 0 ? all : 1));
+    if (align > 1)
+        e -= e % align;
+    return e;
+}
+
+/* Whether gpu-multi splits the samples (1) or the points (0) over devs. */
+static int multi_by_samples(const lm_ksum_in *in, const lm_points *pts, const int *devs, int nd,
+                            const lm_gpu_tune_params *par)
+{
+    int64_t min_sm = lm_gdevice_sm_count(devs[0]);
+    for (int i = 1; i < nd; i++)
+        if (lm_gdevice_sm_count(devs[i]) < min_sm)
+            min_sm = lm_gdevice_sm_count(devs[i]);
+    const int64_t share_blocks = pts->n / nd / ((int64_t)par->vpt * par->threads);
+    return nd > 1 && in->m >= (int64_t)nd * par->tile &&
+           share_blocks < MULTI_FILL_BLOCKS_PER_SM * (min_sm > 0 ? min_sm : 1);
+}
+
+static lm_code multi_devices(int *devs, int *nd, lm_gpu_tune_params *par, lm_error *err)
+{
+    *nd = lm_gpu_device_list(devs, LM_GMAX_DEV);
+    if (*nd == 0) {
+        const char *env = getenv("LARMOR_GPU_DEVICES");
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu-multi: no usable device%s%s",
+                       env && *env ? " in LARMOR_GPU_DEVICES=" : "", env && *env ? env : "");
+    }
+    return lm_gtune_params(devs[0], par, err);
+}
+
+extern "C" int lm_gpu_multi_by_samples(const lm_ksum_in *in, const lm_points *pts)
+{
+    int devs[LM_GMAX_DEV], nd = 0;
+    lm_gpu_tune_params par;
+    lm_error err;
+    lm_error_clear(&err);
+    if (multi_devices(devs, &nd, &par, &err) != LM_OK)
+        return -1;
+    return multi_by_samples(in, pts, devs, nd, &par);
+}
+
 static lm_code multi_run(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im, const lm_ctl *ctl,
                          double *kernel_s, lm_error *err)
 {
     const char *who = "gpu-multi";
     int devs[LM_GMAX_DEV], nd = 0;
-    for (int d = 0; d < g_dev_count; d++)
-        if (g_usable[d])
-            devs[nd++] = d;
-    if (nd == 0)
-        return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: no usable device", who);
+    lm_gpu_tune_params par;
+    const lm_code prc = multi_devices(devs, &nd, &par, err);
+    if (prc != LM_OK)
+        return prc;
+    const int by_samples = multi_by_samples(in, pts, devs, nd, &par);
+
     multi_job jobs[LM_GMAX_DEV];
     pthread_t th[LM_GMAX_DEV];
     int started[LM_GMAX_DEV];
+    float *partial[LM_GMAX_DEV]; /* sample split: devices 1.. download here */
     volatile int cancel = 0;
+    lm_code rc = LM_OK;
+    memset(partial, 0, sizeof partial);
+    memset(started, 0, sizeof started);
     if (lm_gctl_report(ctl, 0.0))
         return lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
-    /* Equal shares, weighted by multiprocessor count (alike on one host). */
-    int64_t total_sm = 0;
-    for (int i = 0; i < nd; i++)
-        total_sm += lm_gdevice_sm_count(devs[i]);
-    int64_t j0 = 0;
+    for (int i = 1; by_samples && i < nd; i++) {
+        partial[i] = (float *)lm_alloc((size_t)pts->n * 2, sizeof(float), err, "gpu-multi partial sums");
+        if (!partial[i]) {
+            for (int k = 1; k < i; k++)
+                free(partial[k]);
+            return LM_ERR_NOMEM;
+        }
+    }
+    int64_t start = 0;
     for (int i = 0; i < nd; i++) {
         multi_job *j = &jobs[i];
         memset(j, 0, sizeof *j);
         lm_error_clear(&j->err);
         j->device = devs[i];
-        j->in = in;
         j->pts = pts;
-        j->j0 = j0;
-        j->j1 = i == nd - 1 ? pts->n
-                            : j0 + (int64_t)((double)pts->n * lm_gdevice_sm_count(devs[i]) / (double)total_sm);
-        j0 = j->j1;
-        j->out_re = out_re;
-        j->out_im = out_im;
         j->cancel = &cancel;
-        j->units = j->j1 > j->j0 ? (in->m + 2047) / 2048 + 1 : 0;
-        started[i] = pthread_create(&th[i], NULL, multi_worker, j) == 0;
+        if (by_samples) {
+            const int64_t end = multi_share_end(in->m, devs, nd, i, par.tile);
+            j->in = multi_sample_range(in, start, end);
+            start = end;
+            j->j0 = 0;
+            j->j1 = pts->n;
+            j->dst_re = i == 0 ? out_re : partial[i];
+            j->dst_im = i == 0 ? out_im : partial[i] + pts->n;
+        } else {
+            const int64_t end = multi_share_end(pts->n, devs, nd, i, 1);
+            j->in = *in;
+            j->j0 = start;
+            j->j1 = end;
+            start = end;
+            j->dst_re = out_re + j->j0;
+            j->dst_im = out_im + j->j0;
+        }
+        j->units = j->j1 > j->j0 ? (j->in.m + 2047) / 2048 + 1 : 0;
+    }
+    for (int i = 0; i < nd; i++) {
+        started[i] = pthread_create(&th[i], NULL, multi_worker, &jobs[i]) == 0;
         if (!started[i])
-            multi_worker(j); /* no thread: run it here */
+            multi_worker(&jobs[i]); /* no thread: run it here */
     }
     /* The calling thread reports progress and forwards a cancel. */
     for (;;) {
@@ -1532,7 +1656,6 @@ static lm_code multi_run(const lm_ksum_in *in, const lm_points *pts, float *out_
         struct timespec ts = {0, 5000000};
         nanosleep(&ts, NULL);
     }
-    lm_code rc = LM_OK;
     double ks = 0;
     for (int i = 0; i < nd; i++) {
         if (started[i])
@@ -1548,6 +1671,15 @@ static lm_code multi_run(const lm_ksum_in *in, const lm_points *pts, float *out_
     for (int i = 0; i < nd && rc == LM_OK; i++)
         if (jobs[i].rc != LM_OK)
             rc = lm_fail(err, jobs[i].rc, "%s", jobs[i].err.msg);
+    for (int i = 1; rc == LM_OK && by_samples && i < nd; i++) {
+        const float *pr = partial[i], *pi = partial[i] + pts->n;
+        for (int64_t k = 0; k < pts->n; k++) {
+            out_re[k] += pr[k];
+            out_im[k] += pi[k];
+        }
+    }
+    for (int i = 1; i < nd; i++)
+        free(partial[i]);
     if (rc == LM_OK)
         (void)lm_gctl_report(ctl, 1.0);
     if (kernel_s)

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lm_gpu_internal.h"
+#include "lm_trace.h"
 
 #define SPLIT_MAX 16
 
@@ -31,6 +32,7 @@ struct split_worker {
     pthread_t th;
     int started;
     unsigned seen;
+    double t_copy, t_coils;  /* wall seconds summed over the applications (LARMOR_TRACE) */
     lm_code rc;
     lm_error err;
 };
@@ -49,6 +51,8 @@ struct lm_gpu_sense_split {
     pthread_cond_t go, done;
     unsigned gen;
     int pending, quit;
+    int timed;               /* LARMOR_TRACE: time the phases (one extra sync per worker) */
+    double t_wait, t_sum;
 };
 
 __global__ void k_split_add(long long n, float2 *__restrict__ y, const float2 *__restrict__ a)
@@ -75,6 +79,12 @@ static lm_code worker_init(split_worker *w)
     const int64_t nc = w->c1 - w->c0;
     float2 *q = NULL;
     const int local = w->dev == m->dev0;
+    if (!local) { /* this device reads x from dev0: without peer access the copy is staged through the host */
+        int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, w->dev, m->dev0) == cudaSuccess && can)
+            (void)cudaDeviceEnablePeerAccess(m->dev0, 0);
+        (void)cudaGetLastError(); /* "already enabled" is not an error here */
+    }
     if (m->q_dev && !local) { /* Q (interleaved, q count) copied over for the transform */
         const size_t qb = (size_t)lm_q_count(m->n) * sizeof(float2);
         LM_GTRY(lm_gmalloc((void **)&q, qb, err, who, "Q"));
@@ -108,10 +118,17 @@ static lm_code worker_apply(split_worker *w)
     const cudaStream_t st = cudaStreamPerThread;
     const float2 *x = m->x;
     float2 *y = w->index == 0 ? m->y : w->y;
+    double t0 = m->timed ? lm_gnow() : 0;
     if (w->dev != m->dev0) {
         LM_GCHECK(cudaMemcpyPeerAsync(w->x, w->dev, m->x, m->dev0, (size_t)m->N * sizeof(float2), st), who,
                   "x to the device");
         x = w->x;
+        if (m->timed) {
+            LM_GCHECK(cudaStreamSynchronize(st), who, "x to the device");
+            const double t1 = lm_gnow();
+            w->t_copy += t1 - t0;
+            t0 = t1;
+        }
     }
     for (int64_t c = w->c0; c < w->c1; c++)
         LM_GTRY(lm_gpu_toeplitz_apply_coil(w->t, (const lm_cfloat *)x, (const lm_cfloat *)(w->s + (c - w->c0) * m->N),
@@ -119,6 +136,8 @@ static lm_code worker_apply(split_worker *w)
     if (w->c1 == w->c0)
         LM_GCHECK(cudaMemsetAsync(y, 0, (size_t)m->N * sizeof(float2), st), who, "clear");
     LM_GCHECK(cudaStreamSynchronize(st), who, "coils");
+    if (m->timed)
+        w->t_coils += lm_gnow() - t0;
 done:
     if (rc != LM_OK)
         (void)cudaStreamSynchronize(st);
@@ -187,6 +206,18 @@ extern "C" void lm_gpu_sense_split_free(lm_gpu_sense_split *m)
 {
     if (!m)
         return;
+    if (m->timed) {
+        char line[256];
+        snprintf(line, sizeof line, "sense split: %u applications, caller waits %.3f s, sums %.3f s", m->gen,
+                 m->t_wait, m->t_sum);
+        lm_trace(line);
+        for (int i = 0; i < m->nw; i++) {
+            snprintf(line, sizeof line, "sense split: worker %d (device %d, coils %lld-%lld): x copy %.3f s, coils %.3f s",
+                     i, m->w[i].dev, (long long)m->w[i].c0, (long long)m->w[i].c1 - 1, m->w[i].t_copy,
+                     m->w[i].t_coils);
+            lm_trace(line);
+        }
+    }
     pthread_mutex_lock(&m->mu);
     m->quit = 1;
     pthread_cond_broadcast(&m->go);
@@ -236,11 +267,13 @@ extern "C" lm_code lm_gpu_sense_split_new(const int64_t n[3], const lm_cfloat *q
     m->nw = ndev < ncoils ? ndev : (int)ncoils; /* no idle worker */
     m->q_host = q_host, m->q_dev = q_dev;
     m->s_in = (const float2 *)s;
+    m->timed = getenv("LARMOR_TRACE") != NULL;
     for (int i = 0; i < m->nw; i++) { /* peer access where the hardware has it (copies work without) */
         int can = 0;
         if (devs[i] != cur && cudaDeviceCanAccessPeer(&can, cur, devs[i]) == cudaSuccess && can)
             (void)cudaDeviceEnablePeerAccess(devs[i], 0);
         (void)cudaGetLastError(); /* "already enabled" is not an error here */
+        lm_gpool_share(cur, devs[i]); /* x, y and the partial sums are pool allocations */
     }
     if (m->nw > 1)
         LM_GTRY(lm_gmalloc((void **)&m->tmp, (size_t)m->N * sizeof(float2), err, who, "partial sum"));
@@ -281,7 +314,9 @@ extern "C" lm_code lm_gpu_sense_split_apply(lm_gpu_sense_split *m, const lm_cflo
     const cudaStream_t st = cudaStreamPerThread;
     if (x == y)
         return lm_fail(err, LM_ERR_INVALID, "%s: x and y must differ", who);
+    double t0 = 0;
     LM_GCHECK(cudaStreamSynchronize(st), who, "x"); /* the workers read x on their own streams */
+    t0 = m->timed ? lm_gnow() : 0;
     pthread_mutex_lock(&m->mu);
     m->x = (const float2 *)x;
     m->y = (float2 *)y;
@@ -291,11 +326,20 @@ extern "C" lm_code lm_gpu_sense_split_apply(lm_gpu_sense_split *m, const lm_cflo
     pthread_mutex_unlock(&m->mu);
     wait_workers(m);
     LM_GTRY(first_failure(m, err));
+    if (m->timed) {
+        const double t1 = lm_gnow();
+        m->t_wait += t1 - t0;
+        t0 = t1;
+    }
     for (int i = 1; i < m->nw; i++) {
         LM_GCHECK(cudaMemcpyPeerAsync(m->tmp, m->dev0, m->w[i].y, m->w[i].dev, (size_t)m->N * sizeof(float2), st),
                   who, "partial sum back");
         k_split_add<<<split_blocks(m->N), 256, 0, st>>>(m->N, (float2 *)y, m->tmp);
         LM_GLAUNCH(who, "sum");
+    }
+    if (m->timed) {
+        LM_GCHECK(cudaStreamSynchronize(st), who, "sum");
+        m->t_sum += lm_gnow() - t0;
     }
 done:
     return rc;

@@ -1,6 +1,14 @@
-/* gpu-multi against gpu-tuned: the same kernel and parameters with the
- * points split over the visible GPUs, so the results are identical (checked
- * bitwise; on one GPU the split is trivial). Also the tuner: lm_gpu_tune
+/* gpu-multi against gpu-tuned. gpu-multi shares the sum over the devices
+ * of LARMOR_GPU_DEVICES (default: every GPU) in one of two ways:
+ *   - the points (the paper's split) when each device's share fills the
+ *     GPU: the same kernel and parameters per point, so the result is
+ *     bitwise identical to gpu-tuned;
+ *   - the samples when a share of points is too small: every device sums
+ *     its own tiles over all points and the host adds the partial sums;
+ *     only the order of the float sum differs: within 1e-5 relative of
+ *     gpu-tuned (normwise) and 1e-4 of the double reference.
+ * Both ways run here with two workers on device 0 (LARMOR_GPU_DEVICES=0,0)
+ * and, where the machine has them, over every GPU. Also the tuner: lm_gpu_tune
  * sweeps, stores tune-<model>.txt under $XDG_CACHE_HOME/larmor (meson sets
  * it to the build folder) and gpu-tuned then reads its parameters from
  * there; results stay correct with the tuned parameters. */
@@ -10,6 +18,40 @@ static int stop_now(void *user, double f)
 {
     (void)user, (void)f;
     return 1;
+}
+
+/* gpu-multi against gpu-tuned on pts; returns how it split (0 points, 1 samples). */
+static int compare_with_tuned(const lm_ksum_in *in, const lm_points *p, const char *label)
+{
+    const int64_t n = p->n;
+    const int by_samples = lm_gpu_multi_by_samples(in, p);
+    CHECK_MSG(by_samples == 0 || by_samples == 1, "%s: lm_gpu_multi_by_samples gave %d", label, by_samples);
+    float *a = malloc((size_t)n * 2 * sizeof(float)), *b = malloc((size_t)n * 2 * sizeof(float));
+    double *ad = calloc((size_t)n * 2, sizeof(double));
+    gu_poison(a, 2 * n);
+    gu_poison(b, 2 * n);
+    lm_error err;
+    lm_error_clear(&err);
+    CHECK_OK(lm_ksum_gpu_tuned(in, p, a, a + n, NULL, &err), &err);
+    CHECK_OK(lm_ksum_gpu_multi(in, p, b, b + n, NULL, &err), &err);
+    CHECK(gu_count_unwritten(b, 2 * n) == 0);
+    int64_t differ = 0;
+    for (int64_t j = 0; j < 2 * n; j++) {
+        differ += a[j] != b[j];
+        ad[j] = a[j];
+    }
+    const double rel = gu_rel_error(b, b + n, ad, ad + n, n);
+    fprintf(stderr, "%s: %lld points split by %s, %lld values differ from gpu-tuned, rel %.2e\n", label,
+            (long long)n, by_samples ? "samples" : "points", (long long)differ, rel);
+    if (by_samples)
+        CHECK_MSG(rel <= 1e-5, "%s: gpu-multi (samples split) %.2e from gpu-tuned", label, rel);
+    else
+        CHECK_MSG(differ == 0, "%s: gpu-multi (points split) differs from gpu-tuned in %lld values", label,
+                  (long long)differ);
+    free(a);
+    free(b);
+    free(ad);
+    return by_samples;
 }
 
 int main(void)
@@ -23,26 +65,40 @@ int main(void)
     lm_points gp, ep;
     gu_grid(&gp, 24, 20, 18, 12, 10, 9, 24, 20, 18);
     float *pb = gu_points(&ep, 33333, 0);
-    const lm_points *sets[2] = {&gp, &ep};
-    for (int s = 0; s < 2; s++) {
-        const lm_points *p = sets[s];
-        const int64_t n = p->n;
-        float *a = malloc((size_t)n * 2 * sizeof(float)), *b = malloc((size_t)n * 2 * sizeof(float));
-        gu_poison(a, 2 * n);
-        gu_poison(b, 2 * n);
+    /* every GPU (one: the split is trivial) */
+    unsetenv("LARMOR_GPU_DEVICES");
+    compare_with_tuned(&smp.in, &gp, "grid, every GPU");
+    compare_with_tuned(&smp.in, &ep, "explicit, every GPU");
+    /* two workers on device 0: small shares split the samples ... */
+    setenv("LARMOR_GPU_DEVICES", "0,0", 1);
+    CHECK_MSG(compare_with_tuned(&smp.in, &gp, "grid, 0,0") == 1, "a small grid should split the samples");
+    compare_with_tuned(&smp.in, &ep, "explicit, 0,0");
+    {   /* ... with the double reference too (the partial sums added on the host) */
+        const int64_t n = gp.n;
+        double *rr = malloc((size_t)n * 2 * sizeof(double));
+        float *o = malloc((size_t)n * 2 * sizeof(float));
+        gu_reference(&smp.in, &gp, rr, rr + n);
         lm_error err;
         lm_error_clear(&err);
-        CHECK_OK(lm_ksum_gpu_tuned(&smp.in, p, a, a + n, NULL, &err), &err);
-        CHECK_OK(lm_ksum_gpu_multi(&smp.in, p, b, b + n, NULL, &err), &err);
-        CHECK(gu_count_unwritten(b, 2 * n) == 0);
-        int64_t differ = 0;
-        for (int64_t j = 0; j < 2 * n; j++)
-            differ += a[j] != b[j];
-        CHECK_MSG(differ == 0, "%s points: gpu-multi differs from gpu-tuned in %lld values",
-                  s ? "explicit" : "grid", (long long)differ);
-        free(a);
-        free(b);
+        CHECK_OK(lm_ksum_gpu_multi(&smp.in, &gp, o, o + n, NULL, &err), &err);
+        const double e = gu_rel_error(o, o + n, rr, rr + n, n);
+        fprintf(stderr, "gpu-multi, samples split over 0,0: rel error %.2e against the double reference\n", e);
+        CHECK(e <= 1e-4);
+        free(o);
+        free(rr);
     }
+    {   /* ... and a grid large enough for every share to fill the GPU splits the points */
+        int64_t nz = 16;
+        lm_points big;
+        gu_grid(&big, 128, 128, nz, 64, 64, nz / 2, 128, 128, nz);
+        while (lm_gpu_multi_by_samples(&smp.in, &big) == 1 && nz < 2048) {
+            nz *= 2;
+            gu_grid(&big, 128, 128, nz, 64, 64, nz / 2, 128, 128, nz);
+        }
+        CHECK_MSG(compare_with_tuned(&smp.in, &big, "large grid, 0,0") == 0,
+                  "a 128x128x%lld grid still splits the samples", (long long)nz);
+    }
+    unsetenv("LARMOR_GPU_DEVICES");
     /* cancel forwarded to the workers */
     {
         float *o = malloc((size_t)gp.n * 2 * sizeof(float));
