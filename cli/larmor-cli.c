@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_serve.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_gpu.h"
@@ -26,7 +27,16 @@ static const struct {
     {"convert", cmd_convert, "write any input (IMPATIENT dir, .h5, .cfl) as BART cfl files"},
     {"tune", cmd_tune, "tune gpu-tuned for this GPU and store the result"},
     {"demo", cmd_demo, "headless demo: B32 with CG and gridding, NIfTI + PNG + metrics"},
+    {"serve", cmd_serve, "run the commands of LARMOR_SERVER=SOCKET clients in one warm process"},
 };
+
+cli_command_fn cli_command_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(name, commands[i].name))
+            return commands[i].fn;
+    return NULL;
+}
 
 static void usage(FILE *f)
 {
@@ -50,6 +60,12 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--version")) {
         printf("larmor-cli %s\n", LM_VERSION);
         return 0;
+    }
+    const char *server = getenv("LARMOR_SERVER");
+    if (server && *server && strcmp(argv[1], "serve") != 0) {
+        const int rc = cli_serve_forward(server, argc - 1, argv + 1); /* no CUDA in this process */
+        cli_trace("command done");
+        return rc;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) {

@@ -14,6 +14,8 @@
 # the median time from each milestone to the next:
 #   default      the CUDA context made in the background while inputs are read
 #   no-prewarm   LARMOR_GPU_PREWARM=0
+#   served       through `larmor-cli serve` (LARMOR_SERVER): one warm server
+#                process, started before and warmed by one untimed command
 #   cuda-floor   not Larmor: a minimal CUDA program (count devices, make the
 #                context, allocate and free 1 GiB, exit), built here with nvcc:
 #                what any CUDA program pays on this machine
@@ -26,7 +28,7 @@ P=${1:-B128}
 V=${2:-gpu-nufft}
 R=${3:-5}
 W=${WORK:-/tmp/larmor-startup}
-CONFIGS=${CONFIGS:-default no-prewarm cuda-floor}
+CONFIGS=${CONFIGS:-default no-prewarm served cuda-floor}
 mkdir -p "$W"
 if [ -d "$P" ]; then
     INPUTS="--traj $P"
@@ -85,9 +87,16 @@ for cfg in $CONFIGS; do
     cuda-floor) timed_runs "$cfg" "$W/floor"; continue ;;
     default) envs="" ;;
     no-prewarm) envs="LARMOR_GPU_PREWARM=0" ;;
+    served)
+        rm -f "$W/serve.sock"
+        LARMOR_TRACE=1 "$CLI" serve --socket "$W/serve.sock" --idle-exit 300 2>"$W/serve.log" &
+        for _ in $(seq 100); do grep -q listening "$W/serve.log" 2>/dev/null && break; sleep 0.1; done
+        envs="LARMOR_SERVER=$W/serve.sock"
+        env $envs "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii" >/dev/null 2>&1 ;;
     *) echo "unknown configuration $cfg" >&2; exit 2 ;;
     esac
     timed_runs "$cfg" env $envs LARMOR_TRACE=1 "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii"
+    [ "$cfg" = served ] && kill %1 2>/dev/null && wait
 done | tee "$W/startup.log" | python3 -c "
 import sys, statistics as st
 runs, cur = {}, []

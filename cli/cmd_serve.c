@@ -1,0 +1,381 @@
+/* larmor-cli serve: one long-lived process that runs other larmor-cli
+ * commands, so that a script's many commands share one warm GPU context
+ * (the CUDA driver's start and teardown cost about 0.33 s per process on
+ * the H100 test machine, more than a B128 reconstruction) and the memory
+ * pools the library keeps.
+ *
+ *   larmor-cli serve [--socket PATH] [--idle-exit SECONDS]
+ *   LARMOR_SERVER=PATH larmor-cli recon ...      (any command but serve)
+ *
+ * The client connects to the UNIX socket and hands over its standard
+ * input, output and error (SCM_RIGHTS), its working folder and its
+ * arguments; the server runs the command with those descriptors in place
+ * and in that folder, then sends back the exit status. Commands run one at
+ * a time, in the server's environment (XDG_CACHE_HOME, LARMOR_* as it was
+ * started with). Only the server's own user may connect (SO_PEERCRED). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* SCM_RIGHTS, SO_PEERCRED, accept4 */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli_serve.h"
+#include "cli_util.h"
+#include "commands.h"
+#include "lm_gpu.h"
+
+#define SERVE_MAGIC 0x314d4c53u   /* "SLM1" */
+#define SERVE_MAX_REQUEST (1 << 20) /* a working folder and arguments, bytes */
+#define SERVE_MAX_ARGS 4096
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+/* The default socket: $XDG_RUNTIME_DIR/larmor.sock, else /tmp/larmor-UID.sock. */
+static void default_socket(char *buf, size_t len)
+{
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    if (rt && *rt)
+        snprintf(buf, len, "%s/larmor.sock", rt);
+    else
+        snprintf(buf, len, "/tmp/larmor-%u.sock", (unsigned)getuid());
+}
+
+static int socket_address(const char *path, struct sockaddr_un *a)
+{
+    memset(a, 0, sizeof *a);
+    a->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof a->sun_path)
+        return -1;
+    strcpy(a->sun_path, path);
+    return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n > 0) {
+        const ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, void *p, size_t n)
+{
+    char *c = p;
+    while (n > 0) {
+        const ssize_t r = read(fd, c, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        c += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* ---- the client --------------------------------------------------------- */
+
+int cli_serve_forward(const char *path, int argc, char **argv)
+{
+    struct sockaddr_un a;
+    if (socket_address(path, &a))
+        return cli_errorf("LARMOR_SERVER=%s: the path is too long for a socket", path);
+    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return cli_errorf("LARMOR_SERVER=%s: %s", path, strerror(errno));
+    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
+        const int e = errno;
+        close(fd);
+        return cli_errorf("LARMOR_SERVER=%s: cannot connect: %s (start one with: larmor-cli serve --socket %s)", path,
+                          strerror(e), path);
+    }
+    /* request: magic, length, then the working folder and the arguments,
+     * each NUL-terminated */
+    char *cwd = getcwd(NULL, 0);
+    size_t len = (cwd ? strlen(cwd) : 0) + 1;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    if (!cwd || len > SERVE_MAX_REQUEST) {
+        free(cwd);
+        close(fd);
+        return cli_errorf("LARMOR_SERVER=%s: %s", path, cwd ? "the arguments are too long" : "no working folder");
+    }
+    char *req = malloc(len), *p = req;
+    if (!req) {
+        free(cwd);
+        close(fd);
+        return cli_errorf("LARMOR_SERVER=%s: out of memory", path);
+    }
+    p = stpcpy(p, cwd) + 1;
+    for (int i = 0; i < argc; i++)
+        p = stpcpy(p, argv[i]) + 1;
+    free(cwd);
+    uint32_t head[2] = {SERVE_MAGIC, (uint32_t)len};
+    int fds[3] = {0, 1, 2};
+    char ctl[CMSG_SPACE(sizeof fds)];
+    memset(ctl, 0, sizeof ctl);
+    struct iovec iov = {head, sizeof head};
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof fds);
+    memcpy(CMSG_DATA(c), fds, sizeof fds);
+    fflush(stdout);
+    fflush(stderr);
+    int32_t rc = 1;
+    if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t)sizeof head || write_all(fd, req, len)) {
+        free(req);
+        close(fd);
+        return cli_errorf("LARMOR_SERVER=%s: the request could not be sent: %s", path, strerror(errno));
+    }
+    free(req);
+    if (read_all(fd, &rc, sizeof rc)) {
+        close(fd);
+        return cli_errorf("LARMOR_SERVER=%s: the server ended the command without an answer", path);
+    }
+    close(fd);
+    return rc;
+}
+
+/* ---- the server --------------------------------------------------------- */
+
+/* Receives the header and the three descriptors; -1 on a malformed request. */
+static int receive_request(int c, int fds[3], char **req, uint32_t *len)
+{
+    uint32_t head[2];
+    char ctl[CMSG_SPACE(3 * sizeof(int))];
+    struct iovec iov = {head, sizeof head};
+    struct msghdr m = {0};
+    m.msg_iov = &iov;
+    m.msg_iovlen = 1;
+    m.msg_control = ctl;
+    m.msg_controllen = sizeof ctl;
+    fds[0] = fds[1] = fds[2] = -1;
+    ssize_t r;
+    do
+        r = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
+        if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(3 * sizeof(int)))
+            memcpy(fds, CMSG_DATA(h), 3 * sizeof(int));
+    if (r != (ssize_t)sizeof head || head[0] != SERVE_MAGIC || head[1] < 2 || head[1] > SERVE_MAX_REQUEST ||
+        fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || (m.msg_flags & MSG_CTRUNC))
+        return -1;
+    *req = malloc(head[1]);
+    if (!*req || read_all(c, *req, head[1]) || (*req)[head[1] - 1] != '\0')
+        return -1;
+    *len = head[1];
+    return 0;
+}
+
+/* Splits the request into the working folder and argv (pointers into req). */
+static int parse_request(char *req, uint32_t len, const char **cwd, char **argv, int *argc)
+{
+    char *p = req, *end = req + len;
+    *cwd = p;
+    p += strlen(p) + 1;
+    *argc = 0;
+    while (p < end && *argc < SERVE_MAX_ARGS) {
+        argv[(*argc)++] = p;
+        p += strlen(p) + 1;
+    }
+    argv[*argc] = NULL;
+    return *argc > 0 && p == end ? 0 : -1;
+}
+
+/* Runs one command with the client's descriptors and folder in place. */
+static int run_command(int fds[3], const char *cwd, int argc, char **argv)
+{
+    int saved[3] = {dup(0), dup(1), dup(2)};
+    const int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = 1;
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 3; i++)
+        dup2(fds[i], i);
+    clearerr(stdin);
+    cli_command_fn fn = cli_command_find(argv[0]);
+    if (chdir(cwd))
+        rc = cli_errorf("serve: the client's folder %s: %s", cwd, strerror(errno));
+    else if (!fn)
+        rc = cli_errorf("serve: unknown command '%s' (try larmor-cli --help)", argv[0]);
+    else if (!strcmp(argv[0], "serve"))
+        rc = cli_errorf("serve: a server does not start another");
+    else
+        rc = fn(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    for (int i = 0; i < 3; i++)
+        if (saved[i] >= 0) {
+            dup2(saved[i], i);
+            close(saved[i]);
+        }
+    clearerr(stdin);
+    if (here >= 0) {
+        if (fchdir(here))
+            rc = rc ? rc : 1;
+        close(here);
+    }
+    return rc;
+}
+
+static void serve_one(int c)
+{
+    struct ucred cred;
+    socklen_t cl = sizeof cred;
+    int fds[3] = {-1, -1, -1};
+    char *req = NULL;
+    uint32_t len = 0;
+    char **argv = NULL;
+    if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.uid != geteuid()) {
+        fprintf(stderr, "larmor-cli serve: refused a connection from user %d\n", (int)cred.uid);
+        return;
+    }
+    if (receive_request(c, fds, &req, &len)) {
+        fprintf(stderr, "larmor-cli serve: a malformed request was ignored\n");
+        goto done;
+    }
+    argv = calloc(SERVE_MAX_ARGS + 1, sizeof *argv);
+    const char *cwd = NULL;
+    int argc = 0;
+    if (!argv || parse_request(req, len, &cwd, argv, &argc)) {
+        fprintf(stderr, "larmor-cli serve: a malformed request was ignored\n");
+        goto done;
+    }
+    const double t0 = cli_now();
+    const int32_t rc = run_command(fds, cwd, argc, argv);
+    fprintf(stderr, "larmor-cli serve: %s (%d arguments) exit %d in %.3f s\n", argv[0], argc - 1, (int)rc,
+            cli_now() - t0);
+    (void)write_all(c, &rc, sizeof rc);
+done:
+    for (int i = 0; i < 3; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(argv);
+    free(req);
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    static const struct option opts[] = {{"socket", required_argument, 0, 's'},
+                                         {"idle-exit", required_argument, 0, 'i'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
+    default_socket(path, sizeof path);
+    double idle = 0;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            snprintf(path, sizeof path, "%s", optarg);
+            break;
+        case 'i':
+            if (!cli_parse_double("--idle-exit", optarg, &idle) || idle < 0)
+                return cli_errorf("serve: --idle-exit wants seconds >= 0 (0: never)");
+            break;
+        case 'h':
+            puts("usage: larmor-cli serve [--socket PATH] [--idle-exit SECONDS]\n"
+                 "  Runs larmor-cli commands sent by clients (LARMOR_SERVER=PATH larmor-cli COMMAND ...) in one\n"
+                 "  process: the GPU context, plans and memory pools stay warm between commands. Commands run one\n"
+                 "  at a time in the server's environment. The default socket is $XDG_RUNTIME_DIR/larmor.sock\n"
+                 "  (else /tmp/larmor-UID.sock); --idle-exit ends the server after that long without a command.\n"
+                 "  SIGINT or SIGTERM end it after the command in progress.");
+            return 0;
+        default:
+            return 2;
+        }
+    }
+    if (optind < argc)
+        return cli_errorf("serve: unexpected argument '%s'", argv[optind]);
+    struct sockaddr_un a;
+    if (socket_address(path, &a))
+        return cli_errorf("serve: %s: the path is too long for a socket", path);
+    const int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (ls < 0)
+        return cli_errorf("serve: %s", strerror(errno));
+    /* a socket file left by a server that died is replaced; a live one is not */
+    if (connect(ls, (struct sockaddr *)&a, sizeof a) == 0) {
+        close(ls);
+        return cli_errorf("serve: %s: another server is listening there", path);
+    }
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            close(ls);
+            return cli_errorf("serve: %s: exists and is not a socket", path);
+        }
+        unlink(path);
+    }
+    const mode_t um = umask(077); /* the socket is its user's alone */
+    const int b = bind(ls, (struct sockaddr *)&a, sizeof a);
+    umask(um);
+    if (b || listen(ls, 16)) {
+        const int e = errno;
+        close(ls);
+        return cli_errorf("serve: %s: %s", path, strerror(e));
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: poll returns */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN); /* a client gone mid-command must not end the server */
+    lm_gpu_prewarm();         /* the GPU context made now, not in the first command */
+    fprintf(stderr, "larmor-cli serve: listening on %s (export LARMOR_SERVER=%s)\n", path, path);
+    double last = cli_now();
+    while (!g_stop) {
+        struct pollfd pf = {ls, POLLIN, 0};
+        const int timeout_ms = idle > 0 ? 500 : -1;
+        const int r = poll(&pf, 1, timeout_ms);
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r > 0 && (pf.revents & POLLIN)) {
+            const int cfd = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+            if (cfd >= 0) {
+                serve_one(cfd);
+                close(cfd);
+                last = cli_now();
+            }
+        }
+        if (idle > 0 && cli_now() - last > idle) {
+            fprintf(stderr, "larmor-cli serve: idle for %.0f s, ending\n", idle);
+            break;
+        }
+    }
+    close(ls);
+    unlink(path);
+    lm_gpu_prewarm_wait();
+    fprintf(stderr, "larmor-cli serve: stopped\n");
+    return 0;
+}

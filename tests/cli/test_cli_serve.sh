@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# larmor-cli serve: commands sent with LARMOR_SERVER run in the server with
+# the client's folder, descriptors and exit status; the image equals the
+# one the command makes on its own; bad input keeps its one-line error and
+# the server goes on; a second server on the same socket is refused, a
+# stale socket file is replaced, an unreachable server is a one-line error;
+# SIGTERM ends the server and removes the socket.
+#   test_cli_serve.sh LARMOR_CLI
+set -u
+CLI=$(realpath "$1")
+T=$(mktemp -d)
+export XDG_CACHE_HOME=$T/cache
+SERVER_PID=
+cleanup() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; rm -rf "$T"; }
+trap cleanup EXIT
+fails=0
+check() { # description, then a command that must succeed
+    local what=$1; shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+start_server() { # socket, log
+    "$CLI" serve --socket "$1" --idle-exit 120 2>"$2" &
+    SERVER_PID=$!
+    for _ in $(seq 100); do grep -q listening "$2" 2>/dev/null && [ -S "$1" ] && return 0; sleep 0.1; done
+    return 1
+}
+
+S=$T/s
+check "the server starts and makes its socket" start_server "$S" "$T/serve.log"
+check "the socket is its user's alone (mode 600 or stricter)" \
+    bash -c "[ \$(( 0\$(stat -c %a '$S') & 077 )) -eq 0 ]"
+check "a second server on the same socket is refused in one line" \
+    bash -c "! '$CLI' serve --socket '$S' 2>'$T/second.err' && [ \$(wc -l <'$T/second.err') -eq 1 ] && grep -q 'another server' '$T/second.err'"
+
+mkdir -p "$T/work"
+cd "$T/work" || exit 1
+# relative paths resolve in the client's folder, not the server's
+LARMOR_SERVER=$S "$CLI" phantom --problem B32 --out p 2>/dev/null
+check "phantom through the server writes into the client's folder" [ -s p/kspace.cfl ]
+R=(recon --traj p/traj --kspace p/kspace --matrix 32 --method cg --iters 10 --variant cpu-nufft
+   --truth p/truth.nii.gz --no-cache)
+LARMOR_SERVER=$S "$CLI" "${R[@]}" --out served.nii --json >served.json 2>served.err
+check "recon through the server: exit 0, an image and its JSON on the client's stdout" \
+    bash -c "[ -s served.nii ] && python3 -c \"import json; json.load(open('served.json'))\""
+"$CLI" "${R[@]}" --out direct.nii >/dev/null 2>&1
+"$CLI" metrics --truth direct.nii --image served.nii --json >m.json
+check "the served image is the command's own (within 1e-4 %)" \
+    python3 -c "import json; e=json.load(open('m.json'))['percent_error']; print('difference %', e); assert e < 1e-4"
+
+LARMOR_SERVER=$S "$CLI" recon --traj missing --kspace missing --matrix 32 --out bad.nii 2>bad.err
+rc=$?
+check "bad input through the server: non-zero exit, one line naming the file, nothing written" \
+    bash -c "[ $rc -ne 0 ] && [ \$(wc -l <bad.err) -eq 1 ] && grep -q missing bad.err && [ ! -e bad.nii ]"
+LARMOR_SERVER=$S "$CLI" nosuchcommand 2>unk.err
+rc=$?
+check "an unknown command through the server: exit 1, one line" bash -c "[ $rc -eq 1 ] && [ \$(wc -l <unk.err) -eq 1 ]"
+LARMOR_SERVER=$S "$CLI" metrics --truth direct.nii --image served.nii >/dev/null 2>&1
+check "the server goes on after failures" [ $? -eq 0 ]
+check "the server logs each command and its exit status" \
+    bash -c "grep -c 'exit' '$T/serve.log' | awk '{exit !(\$1 >= 4)}'"
+
+LARMOR_SERVER=$T/none "$CLI" variants 2>none.err
+rc=$?
+check "no server at LARMOR_SERVER: exit 1, one line saying how to start one" \
+    bash -c "[ $rc -eq 1 ] && [ \$(wc -l <none.err) -eq 1 ] && grep -q 'larmor-cli serve --socket' none.err"
+
+kill -TERM "$SERVER_PID"
+wait "$SERVER_PID"
+check "SIGTERM ends the server with status 0" [ $? -eq 0 ]
+SERVER_PID=
+check "the socket is removed when the server ends" [ ! -e "$S" ]
+
+# a socket file left by a dead server is replaced
+python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.bind('$T/stale')"
+check "a stale socket file is replaced" start_server "$T/stale" "$T/serve2.log"
+LARMOR_SERVER=$T/stale "$CLI" variants >/dev/null 2>&1
+check "the new server answers" [ $? -eq 0 ]
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]
