@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <signal.h>
 #include <unistd.h>
 
 int cli_error(const lm_error *err)
@@ -92,9 +93,23 @@ void cli_progress_init(cli_progress *p, int allow)
     p->cancel = 0;
 }
 
+static volatile sig_atomic_t g_cancel;
+
+void cli_cancel_set(int on)
+{
+    g_cancel = on ? 1 : 0;
+}
+
+int cli_cancel_requested(void)
+{
+    return g_cancel != 0;
+}
+
 int cli_progress_cb(void *user, const lm_progress *pr)
 {
     cli_progress *p = user;
+    if (cli_cancel_requested())
+        return 1;
     if (!p || !p->enabled)
         return 0;
     char line[160];

@@ -30,6 +30,12 @@ void cli_progress_init(cli_progress *p, int allow);
 int cli_progress_cb(void *user, const lm_progress *pr);
 void cli_progress_done(cli_progress *p);
 
+/* A request to stop the command in progress (larmor-cli serve sets it when
+ * the client goes away or the server is told to stop): the progress
+ * callback then cancels the run, as the GUI's Cancel does. Signal-safe. */
+void cli_cancel_set(int on);
+int cli_cancel_requested(void);
+
 /* JSON writer helpers: numbers print as null when not finite. */
 void cli_json_num(FILE *f, const char *key, double v, int comma);
 void cli_json_str(FILE *f, const char *key, const char *v, int comma);

@@ -12,7 +12,9 @@
  * arguments; the server runs the command with those descriptors in place
  * and in that folder, then sends back the exit status. Commands run one at
  * a time, in the server's environment (XDG_CACHE_HOME, LARMOR_* as it was
- * started with). Only the server's own user may connect (SO_PEERCRED). */
+ * started with). Only the server's own user may connect (SO_PEERCRED). A
+ * client that goes away (Ctrl-C) cancels its command at the next progress
+ * report, as the GUI's Cancel does, so the server is free again. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* SCM_RIGHTS, SO_PEERCRED, accept4 */
 #endif
@@ -20,6 +22,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +48,7 @@ static void on_signal(int sig)
 {
     (void)sig;
     g_stop = 1;
+    cli_cancel_set(1); /* the command in progress stops too */
 }
 
 /* The default socket: $XDG_RUNTIME_DIR/larmor.sock, else /tmp/larmor-UID.sock. */
@@ -248,6 +252,32 @@ static int run_command(int fds[3], const char *cwd, int argc, char **argv)
     return rc;
 }
 
+/* While a command runs: a client that hangs up cancels it. */
+struct client_watch {
+    int fd;      /* the connection */
+    int done_fd; /* readable once the command has ended */
+};
+
+static void *watch_client(void *arg)
+{
+    const struct client_watch *w = arg;
+    struct pollfd pf[2] = {{w->fd, POLLIN, 0}, {w->done_fd, POLLIN, 0}};
+    for (;;) {
+        const int r = poll(pf, 2, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || pf[1].revents)
+            return NULL;
+        if (pf[0].revents) { /* the client sends nothing more: readable means gone */
+            char b;
+            const ssize_t n = recv(w->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+            if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR) || (pf[0].revents & (POLLHUP | POLLERR)))
+                cli_cancel_set(1);
+            return NULL;
+        }
+    }
+}
+
 static void serve_one(int c)
 {
     struct ucred cred;
@@ -272,9 +302,23 @@ static void serve_one(int c)
         goto done;
     }
     const double t0 = cli_now();
+    cli_cancel_set(g_stop);
+    int done[2] = {-1, -1};
+    pthread_t watcher;
+    struct client_watch w = {c, -1};
+    const int watching = pipe2(done, O_CLOEXEC) == 0 && (w.done_fd = done[0],
+                         pthread_create(&watcher, NULL, watch_client, &w) == 0);
     const int32_t rc = run_command(fds, cwd, argc, argv);
-    fprintf(stderr, "larmor-cli serve: %s (%d arguments) exit %d in %.3f s\n", argv[0], argc - 1, (int)rc,
-            cli_now() - t0);
+    if (watching) {
+        (void)write_all(done[1], "x", 1);
+        pthread_join(watcher, NULL);
+    }
+    for (int i = 0; i < 2; i++)
+        if (done[i] >= 0)
+            close(done[i]);
+    fprintf(stderr, "larmor-cli serve: %s (%d arguments) exit %d in %.3f s%s\n", argv[0], argc - 1, (int)rc,
+            cli_now() - t0, cli_cancel_requested() ? " (cancelled: the client went away or the server was stopped)" : "");
+    cli_cancel_set(0);
     (void)write_all(c, &rc, sizeof rc);
 done:
     for (int i = 0; i < 3; i++)
@@ -310,7 +354,8 @@ int cmd_serve(int argc, char **argv)
                  "  process: the GPU context, plans and memory pools stay warm between commands. Commands run one\n"
                  "  at a time in the server's environment. The default socket is $XDG_RUNTIME_DIR/larmor.sock\n"
                  "  (else /tmp/larmor-UID.sock); --idle-exit ends the server after that long without a command.\n"
-                 "  SIGINT or SIGTERM end it after the command in progress.");
+                 "  A client that goes away (Ctrl-C) cancels its command; SIGINT or SIGTERM cancel the command in\n"
+                 "  progress and end the server.");
             return 0;
         default:
             return 2;

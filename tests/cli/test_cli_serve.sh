@@ -4,7 +4,8 @@
 # one the command makes on its own; bad input keeps its one-line error and
 # the server goes on; a second server on the same socket is refused, a
 # stale socket file is replaced, an unreachable server is a one-line error;
-# SIGTERM ends the server and removes the socket.
+# SIGTERM ends the server and removes the socket; a client that goes away
+# cancels its command.
 #   test_cli_serve.sh LARMOR_CLI
 set -u
 CLI=$(realpath "$1")
@@ -56,6 +57,12 @@ rc=$?
 check "an unknown command through the server: exit 1, one line" bash -c "[ $rc -eq 1 ] && [ \$(wc -l <unk.err) -eq 1 ]"
 LARMOR_SERVER=$S "$CLI" metrics --truth direct.nii --image served.nii >/dev/null 2>&1
 check "the server goes on after failures" [ $? -eq 0 ]
+# a client that goes away (here after 2 s of a 100,000-iteration run) cancels its command
+timeout -s INT 2 env LARMOR_SERVER="$S" "$CLI" recon --traj p/traj --kspace p/kspace --matrix 32 --method cg \
+    --iters 100000 --variant cpu-nufft --out long.nii >/dev/null 2>&1
+LARMOR_SERVER=$S "$CLI" variants >/dev/null 2>&1 # answered once the long run has stopped
+check "a client that goes away cancels its command: logged as cancelled, non-zero, no image" \
+    bash -c "grep 'recon (' '$T/serve.log' | tail -1 | grep -q 'exit [1-9].*cancelled' && [ ! -e long.nii ]"
 check "the server logs each command and its exit status" \
     bash -c "grep -c 'exit' '$T/serve.log' | awk '{exit !(\$1 >= 4)}'"
 
