@@ -7,40 +7,12 @@ Pure Python (no numpy), so it runs anywhere.
   impatient-compare.py DATA_DIR OUT_FILE LARMOR.cfl [--write IMPATIENT.cfl]
 --write stores IMPATIENT's image in Larmor's order (a cfl/hdr pair)."""
 import math
+import os
 import struct
 import sys
 
-
-def read_dat(path):
-    """Floats of an IMPATIENT .dat file (text header 1.0 or binary 0.2)."""
-    raw = open(path, 'rb').read()
-    if raw[:4] == struct.pack('<f', 0.2):
-        total = struct.unpack('<i', raw[16:20])[0]
-        return list(struct.unpack('<%df' % total, raw[20:20 + 4 * total])), None
-    vals, dims, pos = [], [0, 0, 0], 0
-    while pos < len(raw):
-        end = raw.find(b'\n', pos)
-        end = len(raw) if end < 0 else end
-        line = raw[pos:end].decode('latin-1').strip()
-        pos = end + 1
-        if line.startswith('EOF'):
-            break
-        if '=' in line:
-            k, v = [s.strip() for s in line.split('=', 1)]
-            for a, key in enumerate(('xDimension', 'yDimension', 'zDimension')):
-                if k == key:
-                    dims[a] = int(v)
-            if k == 'Binary_Size':
-                n = int(v)
-                while True:  # comments may precede 'Binary:'
-                    end = raw.find(b'\n', pos)
-                    line = raw[pos:end].decode('latin-1').strip()
-                    pos = end + 1
-                    if line == 'Binary:':
-                        break
-                vals += struct.unpack('<%df' % n, raw[pos:pos + 4 * n])
-                pos += 4 * n
-    return vals, dims
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from impatient_dat import read_dat  # noqa: E402
 
 
 def read_cfl(base):
@@ -59,7 +31,7 @@ def main():
     if len(a) < 3:
         sys.exit(__doc__)
     d, oname, lname = a[0], a[1], a[2]
-    ix, dims = read_dat(d + '/ix.dat')
+    ix, _ = read_dat(d + '/ix.dat')
     iy, _ = read_dat(d + '/iy.dat')
     iz, _ = read_dat(d + '/iz.dat')
     N = len(ix)

@@ -37,6 +37,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import impatient_dat  # noqa: E402
+
 try:
     import scipy.fft as sfft
 
@@ -56,31 +59,9 @@ ITERS = (1, 5, 10, 20)
 
 
 def read_dat(path):
-    """Floats and (x, y, z, coils) of an IMPATIENT text-header (1.0) file."""
-    raw = open(path, 'rb').read()
-    pos, vals, hdr = 0, [], {}
-    while pos < len(raw):
-        end = raw.find(b'\n', pos)
-        end = len(raw) if end < 0 else end
-        line = raw[pos:end].decode('latin-1').strip()
-        pos = end + 1
-        if line.startswith('EOF'):
-            break
-        if '=' not in line:
-            continue
-        k, v = [s.strip() for s in line.split('=', 1)]
-        hdr[k] = v
-        if k == 'Binary_Size':
-            n = int(v)
-            while True:
-                end = raw.find(b'\n', pos)
-                line = raw[pos:end].decode('latin-1').strip()
-                pos = end + 1
-                if line == 'Binary:':
-                    break
-            vals.append(np.frombuffer(raw, '<f4', n, pos).astype(np.float64))
-            pos += 4 * n
-    return np.concatenate(vals), hdr
+    """Floats (float64) and the header of an IMPATIENT .dat file."""
+    vals, hdr = impatient_dat.read_dat(path)
+    return np.frombuffer(vals, dtype=np.float32).astype(np.float64), hdr
 
 
 def rel(a, ref):
