@@ -282,12 +282,13 @@ static void serve_one(int c)
 {
     struct ucred cred;
     socklen_t cl = sizeof cred;
+    memset(&cred, 0, sizeof cred);
     int fds[3] = {-1, -1, -1};
     char *req = NULL;
     uint32_t len = 0;
     char **argv = NULL;
     if (getsockopt(c, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.uid != geteuid()) {
-        fprintf(stderr, "larmor-cli serve: refused a connection from user %d\n", (int)cred.uid);
+        fprintf(stderr, "larmor-cli serve: refused a connection (user %d, not %d)\n", (int)cred.uid, (int)geteuid());
         return;
     }
     if (receive_request(c, fds, &req, &len)) {
