@@ -1188,18 +1188,26 @@ done:
 
 /* The constant-memory tile of gpu-constmem and gpu-fasttrig (the paper's
  * sections 5.4-5.5). The paper filled the G80's 64 KB of constant memory
- * (2048 samples); on Hopper the constant cache of an SM holds a few KB, and
- * every warp walking a 2048-sample tile at its own pace misses it (ncu:
- * most cycles stalled on constant-cache misses). 128 samples (2 KB of k and
- * weights) keep the tile in that cache: B64 on an H100, fasttrig Q 0.25 ->
- * 0.057 s, F^H d 0.058 -> 0.050 s (BENCHMARKS.md). LARMOR_GPU_CM_TILE (16 to
- * 2048) sets another size. */
-#define LM_CT_DEFAULT 128
-static int paper_cm_tile(void)
+ * (2048 samples); on Hopper the constant cache of an SM holds about 2 KB,
+ * and every warp walking a 2048-sample tile at its own pace misses it (ncu:
+ * most cycles stalled on constant-cache misses). 128 real-weighted samples
+ * (c_kw, 16 bytes each) fill exactly 2 KB: B64 on an H100, fasttrig Q 0.25
+ * -> 0.057 s (BENCHMARKS.md). A complex weight adds c_wi (4 bytes), the
+ * time term c_wt (8 bytes), so the same 128 samples overflow the cache:
+ * F^H d, with the same 2M points per launch as B64's Q, ran 8x slower per
+ * pair (160 against 1,258 Gpairs/s), which this would explain. The tile is
+ * therefore sized per layout to stay within 2 KB: 128, 96 (complex) or 80
+ * (with times). (2026-11-27: not yet measured on a device.)
+ * LARMOR_GPU_CM_TILE (16 to 2048) sets another size. */
+#define LM_CT_CACHE_BYTES 2048
+static int paper_cm_tile(bool cplx, bool time)
 {
     const char *env = getenv("LARMOR_GPU_CM_TILE");
     const long t = env ? strtol(env, NULL, 10) : 0;
-    return t >= 16 && t <= LM_CT_MAX ? (int)t : LM_CT_DEFAULT;
+    if (t >= 16 && t <= LM_CT_MAX)
+        return (int)t;
+    const int bytes = (int)sizeof(float4) + (time ? (int)sizeof(float2) : cplx ? (int)sizeof(float) : 0);
+    return LM_CT_CACHE_BYTES / bytes / 16 * 16;
 }
 
 static int64_t units_for(enum lm_gengine e, int64_t m, int tile)
@@ -1226,7 +1234,7 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     float4 *kw = NULL;
     float2 *wt = NULL;
     cudaEvent_t ev0 = NULL, ev1 = NULL;
-    int device = 0, locked = 0;
+    int device = 0, locked = 0, tile = 0;
     lm_gpacer pace;
     lm_gpu_tune_params par = {256, LM_CT_MAX, 1, 1};
     lm_tuned_kernel tk = NULL;
@@ -1299,8 +1307,8 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     LM_GCHECK(cudaEventCreate(&ev0), who, "events");
     LM_GCHECK(cudaEventCreate(&ev1), who, "events");
-    LM_GTRY(pacer_init(&pace, units_for(e, m, e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : paper_cm_tile()), st,
-                       ctl, cancel, done_units, who, err));
+    tile = e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : paper_cm_tile(cplx, time);
+    LM_GTRY(pacer_init(&pace, units_for(e, m, tile), st, ctl, cancel, done_units, who, err));
     LM_GCHECK(cudaEventRecord(ev0, st), who, "events");
     switch (e) {
     case LM_GE_BASE:
@@ -1343,7 +1351,7 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     case LM_GE_CONSTMEM:
     case LM_GE_FASTTRIG:
-        LM_GTRY(constmem_tiles(who, s, kw, wt, n, paper_cm_tile(), 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f,
+        LM_GTRY(constmem_tiles(who, s, kw, wt, n, tile, 256, 1, NULL, e == LM_GE_FASTTRIG, x, y, z, f,
                                d_re, d_im, st, &pace, err));
         break;
     case LM_GE_TUNED:
