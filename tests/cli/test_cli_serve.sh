@@ -48,6 +48,23 @@ check "recon through the server: exit 0, an image and its JSON on the client's s
 check "the served image is the command's own (within 1e-4 %)" \
     python3 -c "import json; e=json.load(open('m.json'))['percent_error']; print('difference %', e); assert e < 1e-4"
 
+# with a GPU: the same through the server's warm context (two runs: the
+# second reuses it), against the command on its own
+"$CLI" variants --json >variants.json 2>/dev/null
+if python3 -c "import json,sys; sys.exit(0 if any(v['variant']=='gpu-nufft' and v['available'] for v in json.load(open('variants.json'))) else 1)"; then
+    G=(recon --traj p/traj --kspace p/kspace --matrix 32 --method cg --iters 10 --variant gpu-nufft --no-cache)
+    LARMOR_SERVER=$S "$CLI" "${G[@]}" --out gpu-served1.nii >/dev/null 2>&1
+    LARMOR_SERVER=$S "$CLI" "${G[@]}" --out gpu-served2.nii >/dev/null 2>&1
+    "$CLI" "${G[@]}" --out gpu-direct.nii >/dev/null 2>&1
+    for i in 1 2; do
+        "$CLI" metrics --truth gpu-direct.nii --image gpu-served$i.nii --json >gm$i.json
+        check "gpu-nufft through the server, run $i: the command's own image (within 1e-3 %: atomics add in any order)" \
+            python3 -c "import json; e=json.load(open('gm$i.json'))['percent_error']; print('difference %', e); assert e < 1e-3"
+    done
+else
+    echo "note: no usable GPU: the served gpu-nufft case is not run"
+fi
+
 LARMOR_SERVER=$S "$CLI" recon --traj missing --kspace missing --matrix 32 --out bad.nii 2>bad.err
 rc=$?
 check "bad input through the server: non-zero exit, one line naming the file, nothing written" \
