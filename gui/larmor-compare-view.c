@@ -536,17 +536,22 @@ gboolean larmor_compare_view_write_profile_csv(LarmorCompareView *self, const ch
     return ok;
 }
 
-static void on_profile_export_response(GtkNativeDialog *dialog, int response, LarmorCompareView *self)
+/* A CSV export: the Save dialog, then the writer; the outcome in the status line. */
+typedef gboolean (*CsvWriter)(LarmorCompareView *self, const char *path, GError **error);
+
+static void on_csv_export_response(GtkNativeDialog *dialog, int response, LarmorCompareView *self)
 {
     if (response == GTK_RESPONSE_ACCEPT) {
+        CsvWriter write = (CsvWriter)g_object_get_data(G_OBJECT(dialog), "writer");
+        const char *what = g_object_get_data(G_OBJECT(dialog), "what");
         GFile *f = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
         char *path = f ? g_file_get_path(f) : NULL;
         GError *error = NULL;
-        if (path && !larmor_compare_view_write_profile_csv(self, path, &error)) {
+        if (path && !write(self, path, &error)) {
             larmor_label_set_text(self->status_label, error->message);
             g_error_free(error);
         } else if (path) {
-            char *t = g_strdup_printf("Line profile written to %s", path);
+            char *t = g_strdup_printf("%s written to %s", what, path);
             larmor_label_set_text(self->status_label, t);
             g_free(t);
         }
@@ -556,14 +561,22 @@ static void on_profile_export_response(GtkNativeDialog *dialog, int response, La
     g_object_unref(dialog);
 }
 
-static void on_profile_export(GtkButton *b, LarmorCompareView *self)
+static void export_csv(LarmorCompareView *self, const char *title, const char *file, const char *what,
+                       CsvWriter write)
 {
     GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
-    GtkFileChooserNative *d = gtk_file_chooser_native_new("Export line profile", GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(title, GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
                                                           GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
-    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), "profile.csv");
-    g_signal_connect(d, "response", G_CALLBACK(on_profile_export_response), self);
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), file);
+    g_object_set_data(G_OBJECT(d), "writer", (gpointer)write);
+    g_object_set_data(G_OBJECT(d), "what", (gpointer)what);
+    g_signal_connect(d, "response", G_CALLBACK(on_csv_export_response), self);
     gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+}
+
+static void on_profile_export(GtkButton *b, LarmorCompareView *self)
+{
+    export_csv(self, "Export line profile", "profile.csv", "Line profile", larmor_compare_view_write_profile_csv);
 }
 
 static void on_roi_tool(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
@@ -602,34 +615,9 @@ gboolean larmor_compare_view_get_roi_stats(LarmorCompareView *self, int row, Lar
     return TRUE;
 }
 
-static void on_roi_export_response(GtkNativeDialog *dialog, int response, LarmorCompareView *self)
-{
-    if (response == GTK_RESPONSE_ACCEPT) {
-        GFile *f = gtk_file_chooser_get_file(GTK_FILE_CHOOSER(dialog));
-        char *path = f ? g_file_get_path(f) : NULL;
-        GError *error = NULL;
-        if (path && !larmor_compare_view_write_roi_csv(self, path, &error)) {
-            larmor_label_set_text(self->status_label, error->message);
-            g_error_free(error);
-        } else if (path) {
-            char *t = g_strdup_printf("ROI statistics written to %s", path);
-            larmor_label_set_text(self->status_label, t);
-            g_free(t);
-        }
-        g_free(path);
-        g_clear_object(&f);
-    }
-    g_object_unref(dialog);
-}
-
 static void on_roi_export(GtkButton *b, LarmorCompareView *self)
 {
-    GtkRoot *root = gtk_widget_get_root(GTK_WIDGET(self));
-    GtkFileChooserNative *d = gtk_file_chooser_native_new("Export ROI statistics", GTK_IS_WINDOW(root) ? GTK_WINDOW(root) : NULL,
-                                                          GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
-    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(d), "roi.csv");
-    g_signal_connect(d, "response", G_CALLBACK(on_roi_export_response), self);
-    gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
+    export_csv(self, "Export ROI statistics", "roi.csv", "ROI statistics", larmor_compare_view_write_roi_csv);
 }
 
 static void apply_link(LarmorCompareView *self)
