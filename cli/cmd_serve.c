@@ -356,7 +356,7 @@ int cmd_serve(int argc, char **argv)
                  "  at a time in the server's environment. The default socket is $XDG_RUNTIME_DIR/larmor.sock\n"
                  "  (else /tmp/larmor-UID.sock); --idle-exit ends the server after that long without a command.\n"
                  "  A client that goes away (Ctrl-C) cancels its command; SIGINT or SIGTERM cancel the command in\n"
-                 "  progress and end the server.");
+                 "  progress and end the server. After a GPU driver error the server ends (exit status 3).");
             return 0;
         default:
             return 2;
@@ -400,6 +400,7 @@ int cmd_serve(int argc, char **argv)
     lm_gpu_prewarm();         /* the GPU context made now, not in the first command */
     fprintf(stderr, "larmor-cli serve: listening on %s (export LARMOR_SERVER=%s)\n", path, path);
     double last = cli_now();
+    int status = 0;
     while (!g_stop) {
         struct pollfd pf = {ls, POLLIN, 0};
         const int timeout_ms = idle > 0 ? 500 : -1;
@@ -413,6 +414,12 @@ int cmd_serve(int argc, char **argv)
                 close(cfd);
                 last = cli_now();
             }
+            if (lm_gpu_lost()) { /* the context is gone until the process ends: a new server gets a new one */
+                fprintf(stderr, "larmor-cli serve: the GPU failed (driver error); ending so that a new server "
+                                "starts with a working context\n");
+                status = 3;
+                break;
+            }
         }
         if (idle > 0 && cli_now() - last > idle) {
             fprintf(stderr, "larmor-cli serve: idle for %.0f s, ending\n", idle);
@@ -423,5 +430,5 @@ int cmd_serve(int argc, char **argv)
     unlink(path);
     lm_gpu_prewarm_wait();
     fprintf(stderr, "larmor-cli serve: stopped\n");
-    return 0;
+    return status;
 }

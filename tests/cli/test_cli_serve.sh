@@ -61,8 +61,18 @@ if python3 -c "import json,sys; sys.exit(0 if any(v['variant']=='gpu-nufft' and 
         check "gpu-nufft through the server, run $i: the command's own image (within 1e-3 %: atomics add in any order)" \
             python3 -c "import json; e=json.load(open('gm$i.json'))['percent_error']; print('difference %', e); assert e < 1e-3"
     done
+    # a GPU lost in a command ends the server (status 3) after that command
+    LARMOR_GPU_FAULT=lost:plan "$CLI" serve --socket "$T/lost" --idle-exit 60 2>"$T/lost.log" &
+    LOST_PID=$!
+    for _ in $(seq 300); do grep -q listening "$T/lost.log" 2>/dev/null && break; sleep 0.1; done
+    LARMOR_SERVER=$T/lost "$CLI" "${G[@]}" --out lost.nii >/dev/null 2>&1
+    rc=$?
+    wait "$LOST_PID"
+    lrc=$?
+    check "a GPU lost in a served command: the command fails, the server ends with status 3" \
+        bash -c "[ $rc -ne 0 ] && [ $lrc -eq 3 ] && grep -q 'GPU failed' '$T/lost.log' && [ ! -e '$T/lost' ]"
 else
-    echo "note: no usable GPU: the served gpu-nufft case is not run"
+    echo "note: no usable GPU: the served gpu-nufft cases are not run"
 fi
 
 LARMOR_SERVER=$S "$CLI" recon --traj missing --kspace missing --matrix 32 --out bad.nii 2>bad.err
