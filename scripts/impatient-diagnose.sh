@@ -11,6 +11,7 @@
 # Last, IMPATIENT's own CG with exact operators (-toeplitzDirect, its exact
 # F^H d, and -reuseQ with the exact Q the analysis writes) against Larmor.
 #   scripts/impatient-diagnose.sh [IMPSRC] [DATA]   (as bench-impatient-gpu.sh)
+#   REUSE_ONLY=1 LARMOR_CLI=... scripts/impatient-diagnose.sh   (the last stage alone; see below)
 # On the device: carry .impatient-src and .devdeps.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,19 +26,6 @@ exec > >(tee -a "$OUT/diagnose-run.log") 2>&1
 echo "== $(date -u '+%Y-%m-%d %H:%M:%S UTC') $(uname -n)"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
 T0=$(date +%s)
-bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1 &
-IMP_PID=$!
-eval "$(sed -n '/^SYS=\/tmp\/sysroot/,/^echo "meson:/p' tests/gpu/run.sh)"
-B=build-dev
-$MESON setup $B -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled -Dnifti_include=$SYS/usr/include/nifti \
-    >"$LOGS/setup.log" 2>&1 || { tail -20 "$LOGS/setup.log"; echo "meson setup failed"; exit 1; }
-ninja -C $B cli/larmor-cli >"$LOGS/build.log" 2>&1 || { grep -E "error" "$LOGS/build.log" | head -20; echo "larmor build failed"; exit 1; }
-wait $IMP_PID || { cat "$LOGS/impatient-build.out"; echo "IMPATIENT did not build"; exit 1; }
-MRI=$(tail -1 "$LOGS/impatient-build.out")
-echo "both built after $(( $(date +%s) - T0 )) s"
-CLI=./$B/cli/larmor-cli
-export XDG_CACHE_HOME=/tmp/larmor-cache
-ITS="1 5 10 20"
 W=/tmp/impatient-diag
 imp() { # TAG ITERS OPTIONS...
     local tag=$1 it=$2
@@ -51,6 +39,45 @@ imp() { # TAG ITERS OPTIONS...
     [ -f $W/Q_stone.file ] && cp $W/Q_stone.file "$RUNS/${tag}_Q.file"
     return 0
 }
+# IMPATIENT's own CG with exact operators: its direct F^H d and the exact Q
+# (-reuseQ QDIR; its own direct Q is wrong with more than one segment),
+# against Larmor's gpu-phasor at the same iteration counts.
+reuse_stage() { # QDIR
+    for it in $ITS 30; do
+        imp reuse "$it" -toeplitzDirect -reuseQ "$1"
+        [ -f "$RUNS/larmor_gpu-phasor_it$it.cfl" ] || $CLI recon --traj "$DATA" --method cg --variant gpu-phasor \
+            --lambda 0 --iters "$it" --no-cache --complex --out "$RUNS/larmor_gpu-phasor_it$it.cfl" >/dev/null 2>&1
+        echo "IMPATIENT -toeplitzDirect -reuseQ (exact Q), $it iterations vs larmor gpu-phasor $it: $(python3 \
+            scripts/impatient-compare.py "$DATA" "$RUNS/reuse_it$it.file" "$RUNS/larmor_gpu-phasor_it$it.cfl")"
+    done
+}
+ITS="1 5 10 20"
+if [ -n "${REUSE_ONLY:-}" ]; then
+    # Only the last stage: Larmor from scripts/device-bundle.sh (LARMOR_CLI),
+    # the exact Q written beforehand on any machine by
+    # `impatient-diagnose.py DATA RUNS --write-q QDIR` (QEXACT, default
+    # .impatient-src/q): no Larmor build, no numpy here.
+    bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1 ||
+        { cat "$LOGS/impatient-build.out"; echo "IMPATIENT did not build"; exit 1; }
+    MRI=$(tail -1 "$LOGS/impatient-build.out")
+    CLI=${LARMOR_CLI:?LARMOR_CLI names the larmor-cli to compare with}
+    export XDG_CACHE_HOME=/tmp/larmor-cache
+    reuse_stage "${QEXACT:-.impatient-src/q}"
+    echo "reuse stage done after $(( $(date +%s) - T0 )) s"
+    exit 0
+fi
+bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1 &
+IMP_PID=$!
+eval "$(sed -n '/^SYS=\/tmp\/sysroot/,/^echo "meson:/p' tests/gpu/run.sh)"
+B=build-dev
+$MESON setup $B -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled -Dnifti_include=$SYS/usr/include/nifti \
+    >"$LOGS/setup.log" 2>&1 || { tail -20 "$LOGS/setup.log"; echo "meson setup failed"; exit 1; }
+ninja -C $B cli/larmor-cli >"$LOGS/build.log" 2>&1 || { grep -E "error" "$LOGS/build.log" | head -20; echo "larmor build failed"; exit 1; }
+wait $IMP_PID || { cat "$LOGS/impatient-build.out"; echo "IMPATIENT did not build"; exit 1; }
+MRI=$(tail -1 "$LOGS/impatient-build.out")
+echo "both built after $(( $(date +%s) - T0 )) s"
+CLI=./$B/cli/larmor-cli
+export XDG_CACHE_HOME=/tmp/larmor-cache
 imp direct 1 -toeplitzDirect
 for it in $ITS; do
     imp gdef "$it" -toeplitzGridding -writeQ
@@ -67,14 +94,6 @@ python3 -c "import scipy; print('scipy', scipy.__version__)" 2>&1
 python3 scripts/impatient-diagnose.py "$DATA" "$RUNS" --write-q /tmp/qexact >"$OUT/diagnose.txt" 2>&1
 echo "analysis rc $? after $(( $(date +%s) - T0 )) s"
 cat "$OUT/diagnose.txt"
-# IMPATIENT's own CG with exact operators: its direct F^H d and the exact Q
-# (-reuseQ; its own direct Q is wrong with more than one segment)
-for it in $ITS 30; do
-    imp reuse "$it" -toeplitzDirect -reuseQ /tmp/qexact
-    [ -f "$RUNS/larmor_gpu-phasor_it$it.cfl" ] || $CLI recon --traj "$DATA" --method cg --variant gpu-phasor --lambda 0 \
-        --iters "$it" --no-cache --complex --out "$RUNS/larmor_gpu-phasor_it$it.cfl" >/dev/null 2>&1
-    echo "IMPATIENT -toeplitzDirect -reuseQ (exact Q), $it iterations vs larmor gpu-phasor $it: $(python3 \
-        scripts/impatient-compare.py "$DATA" "$RUNS/reuse_it$it.file" "$RUNS/larmor_gpu-phasor_it$it.cfl")"
-done
+reuse_stage /tmp/qexact
 mv "$RUNS"/*_Q.file "$OUT"/ 2>/dev/null
 tar -C "$RUNS" --exclude=exact_b_q.npz -cf "$OUT/runs.tar" .
