@@ -172,7 +172,8 @@ int cli_serve_forward(const char *path, int argc, char **argv)
 
 /* ---- the server --------------------------------------------------------- */
 
-/* Receives the header and the three descriptors; -1 on a malformed request. */
+/* Receives the header and the three descriptors; -1 on a malformed request,
+ * -2 when the peer closed without sending one (another server's probe). */
 static int receive_request(int c, int fds[3], char **req, uint32_t *len)
 {
     uint32_t head[2];
@@ -188,6 +189,8 @@ static int receive_request(int c, int fds[3], char **req, uint32_t *len)
     do
         r = recvmsg(c, &m, MSG_CMSG_CLOEXEC);
     while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return -2;
     for (struct cmsghdr *h = CMSG_FIRSTHDR(&m); h; h = CMSG_NXTHDR(&m, h))
         if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS && h->cmsg_len == CMSG_LEN(3 * sizeof(int)))
             memcpy(fds, CMSG_DATA(h), 3 * sizeof(int));
@@ -291,8 +294,10 @@ static void serve_one(int c)
         fprintf(stderr, "larmor-cli serve: refused a connection (user %d, not %d)\n", (int)cred.uid, (int)geteuid());
         return;
     }
-    if (receive_request(c, fds, &req, &len)) {
-        fprintf(stderr, "larmor-cli serve: a malformed request was ignored\n");
+    const int got = receive_request(c, fds, &req, &len);
+    if (got) {
+        if (got == -1)
+            fprintf(stderr, "larmor-cli serve: a malformed request was ignored\n");
         goto done;
     }
     argv = calloc(SERVE_MAX_ARGS + 1, sizeof *argv);

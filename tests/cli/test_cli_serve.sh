@@ -82,8 +82,13 @@ check "bad input through the server: non-zero exit, one line naming the file, no
 LARMOR_SERVER=$S "$CLI" nosuchcommand 2>unk.err
 rc=$?
 check "an unknown command through the server: exit 1, one line" bash -c "[ $rc -eq 1 ] && [ \$(wc -l <unk.err) -eq 1 ]"
+# a client that speaks garbage, or hangs up at once, is dropped (the second quietly)
+python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('$S'); s.sendall(b'not a request' * 100); s.close()"
+python3 -c "import socket; s=socket.socket(socket.AF_UNIX); s.connect('$S'); s.close()"
 LARMOR_SERVER=$S "$CLI" metrics --truth direct.nii --image served.nii >/dev/null 2>&1
-check "the server goes on after failures" [ $? -eq 0 ]
+check "the server goes on after failures and malformed requests" [ $? -eq 0 ]
+check "the malformed request is logged, a bare connect (another server's probe) is not" \
+    bash -c "[ \$(grep -c 'malformed request' '$T/serve.log') -eq 1 ]"
 # a client that goes away (here after 5 s of a 100,000-iteration run) cancels its command
 timeout -s INT 5 env LARMOR_SERVER="$S" "$CLI" recon --traj p/traj --kspace p/kspace --matrix 32 --method cg \
     --iters 100000 --variant cpu-nufft --out long.nii >/dev/null 2>&1
