@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The measurements issue 11 and 14 still owe, each as one device call on a
+# bundle made here (scripts/device-bundle.sh; carry .devdeps, build-bundle
+# and, for `one`, .impatient-src). docs/gpu-notes.md "Next lease" says why.
+#
+#   scripts/device-session.sh two    # a 2-GPU host: SENSE split traced, gpu-multi and split tests
+#   scripts/device-session.sh one    # one GPU (an H200 if possible): served commands, type-1 NUFFT,
+#                                    # fasttrig's tile, B128c8f, IMPATIENT with the exact Q
+# Logs go to $OUT (the device tool returns it); each step has a time limit
+# so that one stuck step cannot eat the lease.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/device-out}
+mkdir -p "$OUT"
+L=$OUT/session.log
+T0=$(date +%s)
+# shellcheck disable=SC1091
+source build-bundle/run-env.sh
+step() { echo "== $* ($(( $(date +%s) - T0 )) s)" | tee -a "$L"; }
+run() { # seconds, command...
+    local s=$1; shift
+    timeout "$s" "$@" >>"$L" 2>&1
+    echo "rc $?" >>"$L"
+}
+{ date -u; nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -4; } >>"$L" 2>&1
+case ${1:-} in
+two)
+    for D in 0 0,0 0,1 0,1,0,1; do
+        step "B128c32 LARMOR_GPU_DEVICES=$D"
+        LARMOR_TRACE=1 LARMOR_GPU_DEVICES=$D run 90 $B/larmor-cli bench --problem B128c32 --variants gpu-nufft
+    done
+    step "test_gpu_sense_split"; run 90 $B/test_gpu_sense_split
+    step "test_gpu_multi"; XDG_CACHE_HOME=/tmp/cache-test run 120 $B/test_gpu_multi
+    ;;
+one)
+    step "bench_nufft B128 (type 1 and 2)"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
+    step "gpu-fasttrig tile: per layout (default) and 128"
+    run 150 $B/gpu_bench --problems B128 --variants gpu-fasttrig --skip-recon --no-tune --budget 60
+    LARMOR_GPU_CM_TILE=128 run 150 $B/gpu_bench --problems B128 --variants gpu-fasttrig --skip-recon --no-tune --budget 60
+    step "served B128 commands"
+    LARMOR_CLI=$B/larmor-cli WORK=/tmp/startup run 200 bash scripts/bench-startup.sh B128 gpu-nufft 7
+    step "cli-serve test"; run 120 bash tests/cli/test_cli_serve.sh $B/larmor-cli
+    step "B128c8f"; run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    step "IMPATIENT with the exact Q"
+    [ -f .impatient-src/q/Q_stone.file ] && REUSE_ONLY=1 LARMOR_CLI=$B/larmor-cli OUT=$OUT run 200 bash scripts/impatient-diagnose.sh
+    ;;
+*)
+    echo "usage: scripts/device-session.sh one|two" >&2
+    exit 2
+    ;;
+esac
+step "end"
+cat "$L"
