@@ -4,10 +4,13 @@
  *   double (a float u near 512 would cost ~1e-5 of phase accuracy); samples
  *   counting-sorted by block of the two slowest axes, then by x bin.
  * spreading (type 1): blocks are at least w+2 fine points thick, so blocks of
- *   the same colour (parity of both block indices) never write the same
+ *   the same colour (parity of every block index) never write the same
  *   fine-grid point; the four colours run one after another, blocks of one
  *   colour in parallel. No atomics, no private grids, no reduction. Dense
- *   blocks accumulate in a small double buffer (see spread_all).
+ *   blocks accumulate in a small double buffer (see spread_all). A thin 3D
+ *   grid (64x64x16's fine grid has 2 blocks along z) would leave a colour
+ *   with fewer blocks than threads: then x is blocked too (eight colours)
+ *   and blocks thin down towards w+2 (choose_blocks).
  * interpolation (type 2): reads only, parallel over sorted samples.
  * FFT: pruned, one axis at a time (FFTW guru plans made once per NUFFT
  *   plan): type 1 transforms every x row, then only the y columns whose x is
@@ -58,7 +61,8 @@ struct lm_nufft_plan {
     int64_t *perm;         /* sorted position -> caller's index */
     float *ph;             /* pre/post phase (re, im) per sorted sample, or NULL */
     int nb1, nb2;          /* blocks along axes 2 and 1 (3D) or 1 and 0 (2D) */
-    int64_t *boff;         /* nb1*nb2 + 1 offsets into the sorted samples */
+    int nb0;               /* blocks along x in 3D (1: x not blocked) */
+    int64_t *boff;         /* nb1*nb2*nb0 + 1 offsets into the sorted samples */
     double s_k[3];         /* the grid mapping's s (k units per fine grid = s/nf) */
     float *kc;             /* kernel values per sorted sample, w[0] + w[1] + w[2] floats each,
                               or NULL (more than LM_NUFFT_KCACHE_BYTES) */
@@ -545,6 +549,18 @@ void lm_nufft_fine_grid(const lm_nufft_plan *p, int64_t nf[3])
         nf[a] = p->nf[a];
 }
 
+void lm_nufft_spread_blocks(const lm_nufft_plan *p, int nb[3])
+{
+    const int a1 = p->dim == 3 ? 2 : 1, a2 = p->dim == 3 ? 1 : 0;
+    nb[0] = nb[1] = nb[2] = 1;
+    if (!p->have_points)
+        return;
+    nb[a1] = p->nb1;
+    nb[a2] = p->nb2;
+    if (p->dim == 3)
+        nb[0] = p->nb0;
+}
+
 int lm_nufft_width(const lm_nufft_plan *p)
 {
     return p->width;
@@ -552,17 +568,53 @@ int lm_nufft_width(const lm_nufft_plan *p)
 
 /* ---------- points ---------- */
 
-static int blocks_along(int64_t nf, int w)
+static int blocks_along(int64_t nf, int w, int thick)
 {
     if (nf == 1)
         return 1;
     /* w + 2: the boxes (block plus halo w/2 + 1 each side) of blocks two
      * apart must not meet */
-    int bs = w + 2 > LM_NUFFT_BLOCK ? w + 2 : LM_NUFFT_BLOCK;
+    int bs = w + 2 > thick ? w + 2 : thick;
     int64_t nb = nf / bs;
     if (nb > 1 && (nb & 1))
         nb--; /* an odd count would put blocks 0 and nb-1 (wrap neighbours) in one colour */
     return nb < 1 ? 1 : (int)nb;
+}
+
+/* Blocks for spreading: LM_NUFFT_BLOCK thick on the slow axes while that
+ * gives every colour LM_NUFFT_BLOCKS_PER_THREAD blocks per thread (dynamic
+ * scheduling evens out their different sample counts); otherwise, in 3D, x
+ * is blocked too (eight colours), as few x blocks as that needs since each
+ * block costs its halo, and then the blocks thin down to w + 2. */
+#define LM_NUFFT_BLOCKS_PER_THREAD 4
+static void choose_blocks(lm_nufft_plan *p, int a1, int a2)
+{
+    /* LARMOR_NUFFT_BLOCKS_PER_THREAD (0: LM_NUFFT_BLOCK slabs always, the
+     * blocking before 2026-11-27) is for measuring the choice */
+    const char *env = getenv("LARMOR_NUFFT_BLOCKS_PER_THREAD");
+    const long bpt = env && *env ? strtol(env, NULL, 10) : LM_NUFFT_BLOCKS_PER_THREAD;
+    const int64_t per_colour = (int64_t)(bpt > 0 ? bpt : 0) * p->nthreads;
+    for (int thick = LM_NUFFT_BLOCK;; thick -= 2) {
+        p->nb1 = blocks_along(p->nf[a1], p->w[a1], thick);
+        p->nb2 = blocks_along(p->nf[a2], p->w[a2], thick);
+        p->nb0 = 1;
+        const int64_t slow = (int64_t)p->nb1 * p->nb2;
+        if (slow / 4 >= per_colour)
+            return;
+        if (p->dim == 3 && p->nf[0] > 1) {
+            const int most = blocks_along(p->nf[0], p->w[0], thick);
+            if (most >= 2) {
+                int nb0 = 2;
+                while (nb0 + 2 <= most && slow * nb0 / 8 < per_colour)
+                    nb0 += 2;
+                p->nb0 = nb0;
+                if (slow * nb0 / 8 >= per_colour)
+                    return;
+            }
+        }
+        if (thick <= p->width + 2)
+            return; /* as thin as the kernel allows */
+    }
 }
 
 lm_code lm_nufft_set_points(lm_nufft_plan *p, int64_t m, const float *kx, const float *ky,
@@ -583,10 +635,9 @@ lm_code lm_nufft_set_points(lm_nufft_plan *p, int64_t m, const float *kx, const 
             need_phase = 1;
     }
     int a1 = p->dim == 3 ? 2 : 1, a2 = p->dim == 3 ? 1 : 0;
-    p->nb1 = blocks_along(p->nf[a1], p->w[a1]);
-    p->nb2 = blocks_along(p->nf[a2], p->w[a2]);
+    choose_blocks(p, a1, a2);
     int64_t nbx = p->dim == 3 ? (p->nf[0] + LM_NUFFT_XBIN - 1) / LM_NUFFT_XBIN : 1;
-    int64_t nblocks = (int64_t)p->nb1 * p->nb2, nkeys = nblocks * nbx;
+    int64_t nblocks = (int64_t)p->nb1 * p->nb2 * p->nb0, nkeys = nblocks * nbx;
 
     double *u[3] = {0};
     int64_t *key = NULL, *cnt = NULL;
@@ -627,8 +678,9 @@ lm_code lm_nufft_set_points(lm_nufft_plan *p, int64_t m, const float *kx, const 
             b[a] = (int64_t)v;
         }
         int64_t bb1 = b[a1] * p->nb1 / p->nf[a1], bb2 = b[a2] * p->nb2 / p->nf[a2];
+        int64_t bb0 = p->nb0 > 1 ? b[0] * p->nb0 / p->nf[0] : 0;
         int64_t bx = p->dim == 3 ? b[0] / LM_NUFFT_XBIN : 0;
-        key[i] = (bb1 * p->nb2 + bb2) * nbx + bx;
+        key[i] = ((bb1 * p->nb2 + bb2) * p->nb0 + bb0) * nbx + bx;
     }
     if (bad) {
         rc = lm_fail(err, LM_ERR_INVALID, "nufft: a sample coordinate is not finite");
@@ -833,7 +885,7 @@ typedef struct spread_box {
     int boxed[3];
 } spread_box;
 
-static void block_box(const lm_nufft_plan *p, int b1, int b2, spread_box *bx)
+static void block_box(const lm_nufft_plan *p, int b1, int b2, int b0, spread_box *bx)
 {
     int a1 = p->dim == 3 ? 2 : 1, a2 = p->dim == 3 ? 1 : 0;
     for (int a = 0; a < 3; a++) {
@@ -841,10 +893,10 @@ static void block_box(const lm_nufft_plan *p, int b1, int b2, spread_box *bx)
         bx->len[a] = p->nf[a];
         bx->boxed[a] = 0;
     }
-    const int ax[2] = {a1, a2}, bi[2] = {b1, b2}, nb[2] = {p->nb1, p->nb2};
-    for (int q = 0; q < 2; q++) {
+    const int ax[3] = {a1, a2, 0}, bi[3] = {b1, b2, b0}, nb[3] = {p->nb1, p->nb2, p->nb0};
+    for (int q = 0; q < 3; q++) {
         int a = ax[q];
-        if (p->nf[a] == 1)
+        if (p->nf[a] == 1 || nb[q] < 1 || (q == 2 && p->nb0 == 1))
             continue;
         int64_t nf = p->nf[a], h = p->w[a] / 2 + 1;
         /* integer coordinates b with b * nb / nf == bi (see set_points) */
@@ -923,7 +975,7 @@ static void add_box(const lm_nufft_plan *p, float *fw, const double *loc, const 
 static void spread_all(lm_nufft_plan *p, lm_nufft_src src, int real)
 {
     float *fw = (float *)p->fw;
-    const int nb1 = p->nb1, nb2 = p->nb2, el = real ? 1 : 2;
+    const int nb1 = p->nb1, nb2 = p->nb2, nb0 = p->nb0, el = real ? 1 : 2, ncolours = nb0 > 1 ? 8 : 4;
     const int64_t rs = real ? 2 * (p->nf[0] / 2 + 1) : 2 * p->nf[0];
     double wd = 1.0;
     for (int a = 0; a < 3; a++)
@@ -932,15 +984,15 @@ static void spread_all(lm_nufft_plan *p, lm_nufft_src src, int real)
     {
         double *loc = NULL;
         size_t cap = 0;
-        for (int colour = 0; colour < 4; colour++) {
+        for (int colour = 0; colour < ncolours; colour++) {
 #pragma omp for schedule(dynamic, 1)
-            for (int b = 0; b < nb1 * nb2; b++) {
-                int b1 = b / nb2, b2 = b % nb2;
-                if ((((b1 & 1) << 1) | (b2 & 1)) != colour)
+            for (int b = 0; b < nb1 * nb2 * nb0; b++) {
+                int b0 = b % nb0, b12 = b / nb0, b1 = b12 / nb2, b2 = b12 % nb2;
+                if ((((b0 & 1) << 2) | ((b1 & 1) << 1) | (b2 & 1)) != colour)
                     continue;
                 int64_t j0 = p->boff[b], j1 = p->boff[b + 1];
                 spread_box bx;
-                block_box(p, b1, b2, &bx);
+                block_box(p, b1, b2, b0, &bx);
                 size_t vol = (size_t)(bx.len[0] * bx.len[1] * bx.len[2]) * (size_t)el;
                 /* worth a buffer when points get > 4 additions on average */
                 int dense = (double)(j1 - j0) * wd > 4.0 * (double)vol / el;

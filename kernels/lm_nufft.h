@@ -84,6 +84,9 @@ lm_code lm_nufft_density(lm_nufft_plan *p, int iterations, float *w, const lm_ct
 /* Facts about a plan (for benchmarks and tests). */
 void lm_nufft_fine_grid(const lm_nufft_plan *p, int64_t nf[3]);
 int lm_nufft_width(const lm_nufft_plan *p);
+/* How type 1 spreading is blocked after lm_nufft_set_points: blocks along
+ * x, y, z (1 where the axis is not blocked); for tests and benchmarks. */
+void lm_nufft_spread_blocks(const lm_nufft_plan *p, int nb[3]);
 void lm_nufft_destroy(lm_nufft_plan *p);
 
 /* lm_ksum_nufft.c keeps its last plan (fine grids up to 32 Mi points) for a

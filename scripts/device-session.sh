@@ -41,6 +41,12 @@ one)
     LARMOR_CLI=$B/larmor-cli WORK=/tmp/startup run 200 bash scripts/bench-startup.sh B128 gpu-nufft 7
     step "cli-serve test"; run 120 bash tests/cli/test_cli_serve.sh $B/larmor-cli
     step "B128c8f"; run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    step "CPU NUFFT blocking on 16 cores (IMPATIENT's thin grid): slabs only (0) against x blocks (4)"
+    for bpt in 0 4 0 4; do
+        LARMOR_TRACE=1 LARMOR_NUFFT_BLOCKS_PER_THREAD=$bpt OMP_WAIT_POLICY=passive run 60 $B/larmor-cli recon \
+            --traj .impatient-src/data/64x64x16-4coils --method cg --lambda 0 --iters 30 --no-cache \
+            --variant cpu-nufft --out /tmp/imp-cpu.nii
+    done
     step "IMPATIENT with the exact Q"
     [ -f .impatient-src/q/Q_stone.file ] && REUSE_ONLY=1 LARMOR_CLI=$B/larmor-cli OUT=$OUT run 200 bash scripts/impatient-diagnose.sh
     ;;

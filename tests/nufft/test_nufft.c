@@ -263,6 +263,52 @@ static void test_type1_blocks(void)
     free_samples(&s);
 }
 
+/* A thin 3D grid (IMPATIENT's 64x64x16: two blocks along z on the fine
+ * grid) with more threads than its z/y blocks can feed: x is blocked too
+ * (eight colours), complex and real weights (the r2c grid of Q), samples
+ * clustered like a stack of spirals. A colouring mistake between x blocks
+ * would lose updates. */
+static void test_type1_thin(void)
+{
+    int64_t g[3] = {64, 64, 16}, c[3] = {32, 32, 8}, sp[3] = {64, 64, 16};
+    double kmax[3] = {32, 32, 8};
+    for (int cw = 1; cw >= 0; cw--) {
+        samples s = make_samples(3000, kmax, cw);
+        for (int64_t i = 0; i < s.m; i++) {
+            double r = urand();
+            r = r * r;
+            s.kx[i] *= (float)r;
+            s.ky[i] *= (float)r;
+        }
+        double complex *ref = malloc(g[0] * g[1] * g[2] * sizeof *ref);
+        direct_type1(&s, g, c, sp, +1, 1, ref);
+        for (int threads = 1; threads <= 8; threads *= 8) {
+            lm_nufft_opts o;
+            lm_nufft_default_opts(&o);
+            o.threads = threads;
+            lm_error err = {0};
+            lm_nufft_plan *p = NULL;
+            CHECK_OK(lm_nufft_make_plan(1, 3, g, +1, LM_NUFFT_DEFAULT_TOL, &o, &p, &err), &err);
+            int nb[3] = {0, 0, 0};
+            if (p) {
+                CHECK_OK(lm_nufft_set_points(p, s.m, s.kx, s.ky, s.kz, c, sp, &err), &err);
+                lm_nufft_spread_blocks(p, nb);
+                lm_nufft_destroy(p);
+            }
+            double e = type1_error(&s, 3, g, c, sp, +1, LM_NUFFT_DEFAULT_TOL, &o, ref);
+            fprintf(stderr, "type 1 3D 64x64x16, %s weights, %d threads: blocks %dx%dx%d, error %.2e\n",
+                    cw ? "complex" : "real", threads, nb[0], nb[1], nb[2], e);
+            CHECK(e <= 1e-4);
+            if (threads == 8)
+                CHECK_MSG(nb[0] > 1, "8 threads on a thin grid: x should be blocked (got %d)", nb[0]);
+            else
+                CHECK_MSG(nb[0] == 1, "1 thread: x should not be blocked (got %d)", nb[0]);
+        }
+        free(ref);
+        free_samples(&s);
+    }
+}
+
 static void test_type1_2d(void)
 {
     lm_nufft_opts o;
@@ -509,6 +555,7 @@ int main(void)
 {
     test_type1_3d();
     test_type1_blocks();
+    test_type1_thin();
     test_type1_2d();
     test_type2();
     test_adjoint();
