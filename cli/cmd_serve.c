@@ -71,34 +71,45 @@ static int socket_address(const char *path, struct sockaddr_un *a)
     return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n)
+/* Moves all n bytes (retrying short transfers and EINTR); 0, or -1. */
+static int transfer_all(int fd, void *p, size_t n, int writing)
 {
-    const char *c = p;
+    char *c = p;
     while (n > 0) {
-        const ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR)
+        const ssize_t k = writing ? write(fd, c, n) : read(fd, c, n);
+        if (k < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (k <= 0)
             return -1;
-        c += w;
-        n -= (size_t)w;
+        c += k;
+        n -= (size_t)k;
     }
     return 0;
 }
 
+static int write_all(int fd, const void *p, size_t n)
+{
+    return transfer_all(fd, (void *)p, n, 1);
+}
+
 static int read_all(int fd, void *p, size_t n)
 {
-    char *c = p;
-    while (n > 0) {
-        const ssize_t r = read(fd, c, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        c += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    return transfer_all(fd, p, n, 0);
+}
+
+/* The request's first message: the 8-byte header, with room for the three
+ * descriptors (SCM_RIGHTS) in ctl; the same shape sent and received. */
+#define SERVE_CTL_BYTES CMSG_SPACE(3 * sizeof(int))
+static void header_message(struct msghdr *m, struct iovec *iov, uint32_t head[2], char *ctl)
+{
+    memset(m, 0, sizeof *m);
+    memset(ctl, 0, SERVE_CTL_BYTES);
+    iov->iov_base = head;
+    iov->iov_len = 2 * sizeof(uint32_t);
+    m->msg_iov = iov;
+    m->msg_iovlen = 1;
+    m->msg_control = ctl;
+    m->msg_controllen = SERVE_CTL_BYTES;
 }
 
 /* ---- the client --------------------------------------------------------- */
@@ -140,14 +151,10 @@ int cli_serve_forward(const char *path, int argc, char **argv)
     free(cwd);
     uint32_t head[2] = {SERVE_MAGIC, (uint32_t)len};
     int fds[3] = {0, 1, 2};
-    char ctl[CMSG_SPACE(sizeof fds)];
-    memset(ctl, 0, sizeof ctl);
-    struct iovec iov = {head, sizeof head};
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
+    char ctl[SERVE_CTL_BYTES];
+    struct iovec iov;
+    struct msghdr m;
+    header_message(&m, &iov, head, ctl);
     struct cmsghdr *c = CMSG_FIRSTHDR(&m);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -177,13 +184,10 @@ int cli_serve_forward(const char *path, int argc, char **argv)
 static int receive_request(int c, int fds[3], char **req, uint32_t *len)
 {
     uint32_t head[2];
-    char ctl[CMSG_SPACE(3 * sizeof(int))];
-    struct iovec iov = {head, sizeof head};
-    struct msghdr m = {0};
-    m.msg_iov = &iov;
-    m.msg_iovlen = 1;
-    m.msg_control = ctl;
-    m.msg_controllen = sizeof ctl;
+    char ctl[SERVE_CTL_BYTES];
+    struct iovec iov;
+    struct msghdr m;
+    header_message(&m, &iov, head, ctl);
     fds[0] = fds[1] = fds[2] = -1;
     ssize_t r;
     do
@@ -309,11 +313,13 @@ static void serve_one(int c)
     }
     const double t0 = cli_now();
     cli_cancel_set(g_stop);
-    int done[2] = {-1, -1};
+    int done[2] = {-1, -1}, watching = 0;
     pthread_t watcher;
     struct client_watch w = {c, -1};
-    const int watching = pipe2(done, O_CLOEXEC) == 0 && (w.done_fd = done[0],
-                         pthread_create(&watcher, NULL, watch_client, &w) == 0);
+    if (pipe2(done, O_CLOEXEC) == 0) {
+        w.done_fd = done[0];
+        watching = pthread_create(&watcher, NULL, watch_client, &w) == 0;
+    }
     const int32_t rc = run_command(fds, cwd, argc, argv);
     if (watching) {
         (void)write_all(done[1], "x", 1);

@@ -896,7 +896,7 @@ static void block_box(const lm_nufft_plan *p, int b1, int b2, int b0, spread_box
     const int ax[3] = {a1, a2, 0}, bi[3] = {b1, b2, b0}, nb[3] = {p->nb1, p->nb2, p->nb0};
     for (int q = 0; q < 3; q++) {
         int a = ax[q];
-        if (p->nf[a] == 1 || nb[q] < 1 || (q == 2 && p->nb0 == 1))
+        if (p->nf[a] == 1 || (q == 2 && nb[q] == 1)) /* x is boxed only when blocked */
             continue;
         int64_t nf = p->nf[a], h = p->w[a] / 2 + 1;
         /* integer coordinates b with b * nb / nf == bi (see set_points) */

@@ -52,13 +52,15 @@ reuse_stage() { # QDIR
     done
 }
 ITS="1 5 10 20"
+build_impatient() { # the binary's path goes on the log's last line
+    bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1
+}
 if [ -n "${REUSE_ONLY:-}" ]; then
     # Only the last stage: Larmor from scripts/device-bundle.sh (LARMOR_CLI),
     # the exact Q written beforehand on any machine by
     # `impatient-diagnose.py DATA RUNS --write-q QDIR` (QEXACT, default
     # .impatient-src/q): no Larmor build, no numpy here.
-    bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1 ||
-        { cat "$LOGS/impatient-build.out"; echo "IMPATIENT did not build"; exit 1; }
+    build_impatient || { cat "$LOGS/impatient-build.out"; echo "IMPATIENT did not build"; exit 1; }
     MRI=$(tail -1 "$LOGS/impatient-build.out")
     CLI=${LARMOR_CLI:?LARMOR_CLI names the larmor-cli to compare with}
     export XDG_CACHE_HOME=/tmp/larmor-cache
@@ -66,7 +68,7 @@ if [ -n "${REUSE_ONLY:-}" ]; then
     echo "reuse stage done after $(( $(date +%s) - T0 )) s"
     exit 0
 fi
-bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1 &
+build_impatient &
 IMP_PID=$!
 eval "$(sed -n '/^SYS=\/tmp\/sysroot/,/^echo "meson:/p' tests/gpu/run.sh)"
 B=build-dev

@@ -84,9 +84,9 @@ lm_code lm_gdevice_begin(const char *who, int *device, lm_error *err);
  * cached plans and buffers). */
 void lm_gdevice_lock(int device);
 void lm_gdevice_unlock(int device);
-/* Each of devices a and b may read and write the other's pool allocations
- * (peer copies stay on the device link). */
-void lm_gpool_share(int a, int b);
+/* Devices a and b may read and write each other's memory, pool
+ * allocations included (peer copies stay on the device link). */
+void lm_gpeer_open(int a, int b);
 int lm_gdevice_sm_count(int device);
 
 double lm_gnow(void);

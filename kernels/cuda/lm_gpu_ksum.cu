@@ -105,30 +105,41 @@ static void pool_setup(int dev)
     pthread_mutex_unlock(&g_pool_lock);
 }
 
-/* Stream-ordered allocations (cudaMallocAsync) are invisible to other
- * devices even with peer access enabled, which covers only cudaMalloc
- * memory; a copy between two devices' pool buffers then goes through the
- * host. Grants each of a and b read/write access to the other's pool
- * where the hardware allows (NVLink, PCIe peer-to-peer). */
-void lm_gpool_share(int a, int b)
+/* Opens devices a and b to each other, both ways, where the hardware
+ * allows (NVLink, PCIe peer-to-peer): peer access for cudaMalloc memory,
+ * and the default pools' access for stream-ordered allocations
+ * (cudaMallocAsync), which peer access does not cover. Without it a copy
+ * between the two devices goes through the host; with it, over the link.
+ * Leaves the calling thread's current device as it was. */
+void lm_gpeer_open(int a, int b)
 {
     if (a == b)
         return;
-    const int pair[2][2] = {{a, b}, {b, a}};
+    int prev = 0;
+    const int have_prev = cudaGetDevice(&prev) == cudaSuccess;
+    const int pair[2][2] = {{a, b}, {b, a}}; /* {owner, accessor} */
     for (int k = 0; k < 2; k++) {
+        const int owner = pair[k][0], user = pair[k][1];
         int can = 0;
+        if (cudaDeviceCanAccessPeer(&can, user, owner) != cudaSuccess || !can) {
+            (void)cudaGetLastError();
+            continue;
+        }
+        if (cudaSetDevice(user) == cudaSuccess)
+            (void)cudaDeviceEnablePeerAccess(owner, 0); /* "already enabled" is fine */
         cudaMemPool_t pool;
-        if (cudaDeviceCanAccessPeer(&can, pair[k][1], pair[k][0]) == cudaSuccess && can &&
-            cudaDeviceGetDefaultMemPool(&pool, pair[k][0]) == cudaSuccess) {
+        if (cudaDeviceGetDefaultMemPool(&pool, owner) == cudaSuccess) {
             cudaMemAccessDesc d;
             memset(&d, 0, sizeof d);
             d.location.type = cudaMemLocationTypeDevice;
-            d.location.id = pair[k][1];
+            d.location.id = user;
             d.flags = cudaMemAccessFlagsProtReadWrite;
             (void)cudaMemPoolSetAccess(pool, &d, 1);
         }
-        (void)cudaGetLastError(); /* without peer hardware the copies still work, through the host */
+        (void)cudaGetLastError();
     }
+    if (have_prev)
+        (void)cudaSetDevice(prev);
 }
 
 void lm_gpool_trim(void)

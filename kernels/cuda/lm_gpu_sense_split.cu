@@ -79,12 +79,6 @@ static lm_code worker_init(split_worker *w)
     const int64_t nc = w->c1 - w->c0;
     float2 *q = NULL;
     const int local = w->dev == m->dev0;
-    if (!local) { /* this device reads x from dev0: without peer access the copy is staged through the host */
-        int can = 0;
-        if (cudaDeviceCanAccessPeer(&can, w->dev, m->dev0) == cudaSuccess && can)
-            (void)cudaDeviceEnablePeerAccess(m->dev0, 0);
-        (void)cudaGetLastError(); /* "already enabled" is not an error here */
-    }
     if (m->q_dev && !local) { /* Q (interleaved, q count) copied over for the transform */
         const size_t qb = (size_t)lm_q_count(m->n) * sizeof(float2);
         LM_GTRY(lm_gmalloc((void **)&q, qb, err, who, "Q"));
@@ -268,13 +262,8 @@ extern "C" lm_code lm_gpu_sense_split_new(const int64_t n[3], const lm_cfloat *q
     m->q_host = q_host, m->q_dev = q_dev;
     m->s_in = (const float2 *)s;
     m->timed = getenv("LARMOR_TRACE") != NULL;
-    for (int i = 0; i < m->nw; i++) { /* peer access where the hardware has it (copies work without) */
-        int can = 0;
-        if (devs[i] != cur && cudaDeviceCanAccessPeer(&can, cur, devs[i]) == cudaSuccess && can)
-            (void)cudaDeviceEnablePeerAccess(devs[i], 0);
-        (void)cudaGetLastError(); /* "already enabled" is not an error here */
-        lm_gpool_share(cur, devs[i]); /* x, y and the partial sums are pool allocations */
-    }
+    for (int i = 0; i < m->nw; i++) /* x and the partial sums cross over the link (copies work without) */
+        lm_gpeer_open(cur, devs[i]);
     if (m->nw > 1)
         LM_GTRY(lm_gmalloc((void **)&m->tmp, (size_t)m->N * sizeof(float2), err, who, "partial sum"));
     m->pending = m->nw;

@@ -9,7 +9,6 @@
 #                                    # time: gpu_time test, F^H d with/without field map on B64 and B128
 #                                    # fallback: issue 14's GPU-failure tests (+ compute-sanitizer)
 #                                    # build: build only (the caller runs what it wants from build-dev)
-#                                    # served: B128 recon commands alone and through larmor-cli serve
 #
 # The device machines have no Debian packages: FFTW and libniftiio come from
 # .devdeps/*.deb (made here by tests/gpu/fetch-devdeps.sh, unpacked into /tmp/sysroot); meson may be a pip module; a
@@ -163,13 +162,6 @@ if [ "$MODE" = quality ]; then
     cp /tmp/sweep/runs.jsonl "$OUT/quality-runs.jsonl"
     [ -n "${QUALITY_ONLY:-}" ] || $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
     echo "quality mode done after $(( $(date +%s) - T0 )) s"
-    exit 0
-elif [ "$MODE" = served ]; then
-    # Issue 14's 0.25 s per command: B128 recon commands on their own and
-    # through a warm `larmor-cli serve`, against the CUDA floor.
-    LARMOR_CLI=./$B/cli/larmor-cli WORK=/tmp/startup bash scripts/bench-startup.sh B128 gpu-nufft 7 | tee "$OUT/served.txt"
-    cp /tmp/startup/serve.log "$OUT/" 2>/dev/null
-    echo "served mode done after $(( $(date +%s) - T0 )) s"
     exit 0
 elif [ "$MODE" = fallback ]; then
     # Issue 14: injected out-of-memory and a lost device fall back to the
