@@ -29,6 +29,7 @@ RUNS_DIR holds (any may be missing; its part is then skipped):
   g{TAG}_fhd.file g{TAG}_Q.file g{TAG}_it{N}.file   -toeplitzGridding, TAG def
         (default -gridOS_Q 1.125 -gridOS_FH 1.5) or os2 (2 and 2)
   larmor_{VARIANT}_it{N}.cfl/.hdr        larmor-cli recon --iters N --complex
+  reuse_it{N}.file       -toeplitzDirect -reuseQ QDIR (the exact Q written here)
 """
 import itertools
 import os
@@ -55,7 +56,7 @@ except ImportError:  # numpy's pocketfft: slower, same numbers
     def ifftn(a, axes):
         return np.fft.ifftn(a, axes=axes)
 
-ITERS = (1, 5, 10, 20)
+ITERS = (1, 5, 10, 20, 30)
 
 
 def read_dat(path):
@@ -451,6 +452,13 @@ def main():
         time.time() - t1, ITERS, ' '.join('%.4g' % ref[i][1] for i in ITERS)))
     for (v, it), img in sorted(lar.items()):
         print('  Larmor %-10s %2d iterations vs exact CG: %s' % (v, it, fmt(img, ref[it][0])))
+    for it in ITERS:  # IMPATIENT's own float CG on the exact Q and its exact b (-toeplitzDirect -reuseQ)
+        if have('reuse_it%d.file' % it):
+            img = load_raw(R('reuse_it%d.file' % it), pb.shape)
+            line = '  IMPATIENT -reuseQ exact %2d iterations vs exact CG: %s' % (it, fmt(img, ref[it][0]))
+            if ('gpu-phasor', it) in lar:
+                line += '; vs Larmor gpu-phasor: %s' % fmt(img, lar[('gpu-phasor', it)])
+            print(line)
     for tag in ('def', 'os2'):
         key = 'IMPATIENT gridded FhD (%s)' % tag
         runs_imp = {it: load_raw(R('g%s_it%d.file' % (tag, it)), pb.shape) for it in ITERS

@@ -65,6 +65,8 @@ if [ -n "${REUSE_ONLY:-}" ]; then
     CLI=${LARMOR_CLI:?LARMOR_CLI names the larmor-cli to compare with}
     export XDG_CACHE_HOME=/tmp/larmor-cache
     reuse_stage "${QEXACT:-.impatient-src/q}"
+    # the images, for impatient-diagnose.py against the exact CG
+    mkdir -p "$OUT/imp-runs" && cp "$RUNS"/reuse_it*.file "$RUNS"/larmor_gpu-phasor_it* "$OUT/imp-runs/"
     echo "reuse stage done after $(( $(date +%s) - T0 )) s"
     exit 0
 fi

@@ -6,7 +6,9 @@
  * The per-coil arithmetic is identical; only the order of the final sum
  * differs: tolerance 1e-6 relative for the operator, 1e-5 for the image
  * after 20 float CG iterations (measured values printed). Also: a list
- * naming a device this machine lacks is refused with a one-line error. */
+ * naming a device this machine lacks is refused with a one-line error. On a
+ * multi-GPU host, also every device, and with no list two workers per GPU
+ * (4 coils per GPU). */
 #include <complex.h>
 
 #include "gpu_enc_util.h"
@@ -79,6 +81,20 @@ int main(void)
         printf("E^H E x, 7 coils, LARMOR_GPU_DEVICES=%s: %d workers, against one: %.2e\n", lists[i], w2, r);
         CHECK(w2 == listed);
         CHECK(r < 1e-6);
+    }
+
+    if (ngpu > 1 && ngpu <= 8) { /* no list: every GPU twice once there are coils for it */
+        lm_sens *s8 = gu_ring_maps(&g, 4 * ngpu);
+        setenv("LARMOR_GPU_DEVICES", "0", 1);
+        normal_on_gpu(&g, t, s8, x, y1, &w1);
+        unsetenv("LARMOR_GPU_DEVICES");
+        normal_on_gpu(&g, t, s8, x, y2, &w2);
+        const double r = gu_rel_diff(y2, y1, nv);
+        printf("E^H E x, %d coils, no LARMOR_GPU_DEVICES: %d workers on %d GPUs, against one: %.2e\n", 4 * ngpu, w2,
+               ngpu, r);
+        CHECK(w2 == 2 * ngpu);
+        CHECK(r < 1e-6);
+        lm_sens_free(s8);
     }
 
     /* the whole SENSE CG, split against unsplit */
