@@ -50,8 +50,62 @@ one)
     step "IMPATIENT with the exact Q"
     [ -f .impatient-src/q/Q_stone.file ] && REUSE_ONLY=1 LARMOR_CLI=$B/larmor-cli OUT=$OUT run 200 bash scripts/impatient-diagnose.sh
     ;;
+xfuse)
+    step "test_gpu_timeseg3d (x last, fused block product)"; run 120 $B/test_gpu_timeseg3d
+    step "B128c8f: x last and fused (default) against separate passes, traced"
+    LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    LARMOR_TRACE=1 LARMOR_GPU_BLOCK_XFUSE=0 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    step "ncu: gpu-fasttrig F^H d (complex weights) and Q (real) kernels on B128"
+    for w in 1 0; do
+        run 200 ncu --clock-control none --set full --kernel-name-base demangled --kernel-name "regex:constmem<.bool.$w" \
+            --launch-skip 40 --launch-count 1 -o "$OUT/fasttrig-$w" $B/gpu_bench --problems B128 \
+            --variants gpu-fasttrig --skip-recon --no-tune --budget 60
+        run 60 ncu --import "$OUT/fasttrig-$w.ncu-rep" --page details --print-units base
+    done
+    step "IMPATIENT with the exact Q"
+    [ -f .impatient-src/q/Q_stone.file ] && REUSE_ONLY=1 LARMOR_CLI=$B/larmor-cli OUT=$OUT run 200 bash scripts/impatient-diagnose.sh
+    ;;
+fig9)
+    step "paper kernels with complex weights and times: tests"
+    run 200 $B/test_gpu_ksum
+    run 200 $B/test_gpu_time
+    step "B128: gpu-constmem and gpu-fasttrig (one constant array per tile)"
+    run 200 $B/gpu_bench --problems B128 --variants gpu-constmem,gpu-fasttrig --skip-recon --no-tune --budget 60
+    step "B64: the paper's kernels, Figure 9"
+    run 300 $B/gpu_bench --problems B64 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned \
+        --skip-recon --no-tune --budget 60
+    step "ncu: the fused x kernel of time segmentation (B128c8f)"
+    run 200 ncu --clock-control none --set full --kernel-name-base demangled --kernel-name "regex:k_tb_xfused" \
+        --launch-skip 3 --launch-count 1 -o "$OUT/xfused" $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    run 60 ncu --import "$OUT/xfused.ncu-rep" --page details --print-units base
+    ;;
+f4)
+    step "every GPU test"
+    for t in $B/test_gpu_* $B/test_fieldmap_op; do
+        echo "-- $(basename $t)" >>"$L"
+        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
+    done
+    step "B128c8f traced"
+    LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
+    step "gpu-constmem: smaller tiles (sincosf's own constants share the cache?)"
+    for tile in 16 32; do
+        LARMOR_GPU_CM_TILE=$tile run 200 $B/gpu_bench --problems B64 --variants gpu-constmem --skip-recon --no-tune --budget 60
+    done
+    ;;
+last)
+    step "fallback and served-command tests"
+    XDG_CACHE_HOME=/tmp/cache-fb run 200 $B/test_gpu_fallback
+    run 120 bash tests/cli/test_cli_serve.sh $B/larmor-cli
+    step "Figure 9 on B64 (defaults) and constmem/fasttrig on B128"
+    run 300 $B/gpu_bench --problems B64 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned \
+        --skip-recon --no-tune --budget 60
+    run 200 $B/gpu_bench --problems B128 --variants gpu-constmem,gpu-fasttrig,gpu-tuned --skip-recon --no-tune --budget 60
+    step "served B128 commands"
+    CONFIGS="served" LARMOR_CLI=$B/larmor-cli WORK=/tmp/startup run 200 bash scripts/bench-startup.sh B128 gpu-nufft 7
+    ;;
 *)
-    echo "usage: scripts/device-session.sh one|two" >&2
+    echo "usage: scripts/device-session.sh one|two|xfuse|fig9|f4|last" >&2
     exit 2
     ;;
 esac

@@ -66,7 +66,7 @@ if [ -n "${REUSE_ONLY:-}" ]; then
     export XDG_CACHE_HOME=/tmp/larmor-cache
     reuse_stage "${QEXACT:-.impatient-src/q}"
     # the images, for impatient-diagnose.py against the exact CG
-    mkdir -p "$OUT/imp-runs" && cp "$RUNS"/reuse_it*.file "$RUNS"/larmor_gpu-phasor_it* "$OUT/imp-runs/"
+    (cd "$RUNS" && tar czf "$OUT/imp-runs.tar.gz" reuse_it*.file larmor_gpu-phasor_it*)
     echo "reuse stage done after $(( $(date +%s) - T0 )) s"
     exit 0
 fi

@@ -32,6 +32,7 @@ template <bool INV> static __device__ __forceinline__ float2 twid(float2 w, floa
 }
 
 #define FS 33 /* shared row stride: 32 lanes + 1 */
+#define LM_F4_RSQRT2 0.70710678118654752f
 #define F4_FWD 1
 #define F4_MUL 2
 #define F4_INV 4
@@ -69,10 +70,29 @@ template <int R, bool INV> static __device__ __forceinline__ void reg_dft(float2
         const int half = len / 2;
 #pragma unroll
         for (int j = 0; j < half; j++) {
-            const float2 w = __ldg(tw + j * (R / len) * tstride);
+            /* the twiddle is exp(-2 pi i j / len): 1, -i and (+-1 - i)/sqrt 2
+             * (j = 0, len/4, len/8, 3 len/8; known once unrolled) cost no
+             * load and fewer multiplies; the rest come from tw (about half
+             * of the butterflies of a 32-point line need no table) */
+            const int kind = j == 0 ? 0 : 4 * j == len ? 1 : 8 * j == len ? 2 : 8 * j == 3 * len ? 3 : 4;
+            const float2 w = kind == 4 ? __ldg(tw + j * (R / len) * tstride) : make_float2(1.0f, 0.0f);
 #pragma unroll
             for (int b = 0; b < R; b += len) {
-                const float2 a = v[b + j], c = twid<INV>(w, v[b + j + half]);
+                const float2 a = v[b + j], u = v[b + j + half];
+                float2 c;
+                if (kind == 0) {
+                    c = u;
+                } else if (kind == 1) { /* -i u, conj: +i u */
+                    c = INV ? make_float2(-u.y, u.x) : make_float2(u.y, -u.x);
+                } else if (kind == 2) { /* (1 - i)/sqrt2 u, conj (1 + i)/sqrt2 u */
+                    c = INV ? make_float2(LM_F4_RSQRT2 * (u.x - u.y), LM_F4_RSQRT2 * (u.x + u.y))
+                            : make_float2(LM_F4_RSQRT2 * (u.x + u.y), LM_F4_RSQRT2 * (u.y - u.x));
+                } else if (kind == 3) { /* (-1 - i)/sqrt2 u, conj (-1 + i)/sqrt2 u */
+                    c = INV ? make_float2(-LM_F4_RSQRT2 * (u.x + u.y), LM_F4_RSQRT2 * (u.x - u.y))
+                            : make_float2(LM_F4_RSQRT2 * (u.y - u.x), -LM_F4_RSQRT2 * (u.x + u.y));
+                } else {
+                    c = twid<INV>(w, u);
+                }
                 v[b + j] = make_float2(a.x + c.x, a.y + c.y);
                 v[b + j + half] = make_float2(a.x - c.x, a.y - c.y);
             }

@@ -775,6 +775,19 @@ __global__ void k_pack_kw(int64_t m, const float *kx, const float *ky, const flo
         kw[i] = make_float4(kx[i], ky[i], kz[i], wr[i]);
 }
 
+/* The paper kernels' layout with a complex weight or times: two float4 per
+ * sample, (kx, ky, kz, wr) then (wi, t, 0, 0), so a tile is one contiguous
+ * run of constant memory (paper_cm_tile says why). */
+__global__ void k_pack_kw2(int64_t m, const float *kx, const float *ky, const float *kz, const float *wr,
+                           const float *wi, const float *tm, float4 *kw)
+{
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) {
+        kw[2 * i] = make_float4(kx[i], ky[i], kz[i], wr[i]);
+        kw[2 * i + 1] = make_float4(wi ? wi[i] : 0.0f, tm ? tm[i] : 0.0f, 0.0f, 0.0f);
+    }
+}
+
 /* (wi, t) per sample, wi 0 for real weights: the off-resonance layout. */
 __global__ void k_pack_wt(int64_t m, const float *wi, const float *tm, float2 *wt)
 {
@@ -800,15 +813,19 @@ __global__ void k_constmem(int64_t n, int cnt, int first, const float *x, const 
     const float px = x[j], py = y[j], pz = z[j], pf = TIME ? f[j] : 0.0f;
     float ar = first ? 0.0f : ore[j], ai = first ? 0.0f : oim[j];
     for (int i = 0; i < cnt; i++) {
-        float4 k = c_kw[i];
-        float t = k.x * px + k.y * py + k.z * pz;
-        float b;
-        if (TIME) {
-            const float2 q = c_wt[i];
-            t = fmaf(pf, q.y, t);
-            b = CPLX ? q.x : 0.0f;
+        float4 k;
+        float t, b = 0.0f;
+        if (CPLX || TIME) { /* k_pack_kw2's pairs */
+            k = c_kw[2 * i];
+            const float4 e = c_kw[2 * i + 1];
+            t = k.x * px + k.y * py + k.z * pz;
+            if (TIME)
+                t = fmaf(pf, e.y, t);
+            if (CPLX)
+                b = e.x;
         } else {
-            b = CPLX ? c_wi[i] : 0.0f;
+            k = c_kw[i];
+            t = k.x * px + k.y * py + k.z * pz;
         }
         float s, c;
         if (FAST)
@@ -1152,16 +1169,20 @@ static lm_code constmem_tiles(const char *who, const lm_gsamples *s, const float
                               cudaStream_t st, lm_gpacer *pace, lm_error *err)
 {
     lm_code rc = LM_OK;
-    const bool cplx = s->wi != NULL, time = wt != NULL;
+    const bool cplx = s->wi != NULL, time = s->t != NULL;
+    const bool pairs = !tk && (cplx || time); /* k_pack_kw2's layout */
     const int64_t m = s->m;
     const int64_t per_block = (int64_t)threads * vpt;
     const int64_t blocks = (n + per_block - 1) / per_block;
     for (int64_t off = 0; off < m; off += tile) {
         const int cnt = (int)(m - off < tile ? m - off : tile);
-        LM_GCHECK(cudaMemcpyToSymbolAsync(c_kw, kw + off, (size_t)cnt * sizeof(float4), 0,
+        const int per = pairs ? 2 : 1;
+        LM_GCHECK(cudaMemcpyToSymbolAsync(c_kw, kw + per * off, (size_t)(per * cnt) * sizeof(float4), 0,
                                           cudaMemcpyDeviceToDevice, st),
                   who, "constant-memory tile");
-        if (time)
+        if (pairs)
+            ; /* one copy holds it all */
+        else if (time)
             LM_GCHECK(cudaMemcpyToSymbolAsync(c_wt, wt + off, (size_t)cnt * sizeof(float2), 0,
                                               cudaMemcpyDeviceToDevice, st),
                       who, "constant-memory tile");
@@ -1203,22 +1224,28 @@ done:
  * and every warp walking a 2048-sample tile at its own pace misses it (ncu:
  * most cycles stalled on constant-cache misses). 128 real-weighted samples
  * (c_kw, 16 bytes each) fill exactly 2 KB: B64 on an H100, fasttrig Q 0.25
- * -> 0.057 s (BENCHMARKS.md). A complex weight adds c_wi (4 bytes), the
- * time term c_wt (8 bytes), so the same 128 samples overflow the cache:
- * F^H d, with the same 2M points per launch as B64's Q, ran 8x slower per
- * pair (160 against 1,258 Gpairs/s), which this would explain. The tile is
- * therefore sized per layout to stay within 2 KB: 128, 96 (complex) or 80
- * (with times). (2026-11-27: not yet measured on a device.)
- * LARMOR_GPU_CM_TILE (16 to 2048) sets another size. */
+ * -> 0.057 s (BENCHMARKS.md). A complex weight or a time term used to sit in
+ * a second array (c_wi, c_wt) 32 KB further on, whose lines fall on the same
+ * sets of that cache as the start of the tile: the two evicted each other
+ * (B128 F^H d on an H200, ncu: 3.7 instructions issued per one executed,
+ * 82 % of stalls on constant-cache misses; 166 Gpairs/s against Q's 1,361,
+ * at 96 or 128 samples alike). They now sit beside the sample's k
+ * (k_pack_kw2: 32 bytes a sample, 64 samples in 2 KB): 3.60 -> 0.74 s.
+ * gpu-constmem (accurate sincosf) wants far smaller tiles: on B64 (H200)
+ * its F^H d took 0.074 s at 64 samples, 0.060 at 32, 0.026 at 16, and Q
+ * 0.186 / 0.128 / 0.134 s, as if sincosf's own code and constants took
+ * most of that cache; it gets 16.
+ * LARMOR_GPU_CM_TILE (16 to 2048, 1024 with pairs) sets another size. */
 #define LM_CT_CACHE_BYTES 2048
-static int paper_cm_tile(bool cplx, bool time)
+#define LM_CT_ACCURATE 16
+static int paper_cm_tile(enum lm_gengine e, bool cplx, bool time)
 {
+    const int bytes = (int)sizeof(float4) * (cplx || time ? 2 : 1);
     const char *env = getenv("LARMOR_GPU_CM_TILE");
     const long t = env ? strtol(env, NULL, 10) : 0;
-    if (t >= 16 && t <= LM_CT_MAX)
+    if (t >= 16 && t <= LM_CT_MAX * (int)sizeof(float4) / bytes)
         return (int)t;
-    const int bytes = (int)sizeof(float4) + (time ? (int)sizeof(float2) : cplx ? (int)sizeof(float) : 0);
-    return LM_CT_CACHE_BYTES / bytes / 16 * 16;
+    return e == LM_GE_CONSTMEM ? LM_CT_ACCURATE : LM_CT_CACHE_BYTES / bytes;
 }
 
 static int64_t units_for(enum lm_gengine e, int64_t m, int tile)
@@ -1301,8 +1328,12 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
             LM_GLAUNCH(who, "positions");
         }
     }
-    if (e == LM_GE_COALESCE || e == LM_GE_CONSTMEM || e == LM_GE_FASTTRIG || e == LM_GE_TUNED ||
-        e == LM_GE_MULTI) {
+    if ((e == LM_GE_CONSTMEM || e == LM_GE_FASTTRIG) && (cplx || time)) {
+        LM_GTRY(lm_gmalloc((void **)&kw, (size_t)m * 2 * sizeof(float4), err, who, "the packed samples"));
+        k_pack_kw2<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, s->wi, s->t, kw);
+        LM_GLAUNCH(who, "pack samples");
+    } else if (e == LM_GE_COALESCE || e == LM_GE_CONSTMEM || e == LM_GE_FASTTRIG || e == LM_GE_TUNED ||
+               e == LM_GE_MULTI) {
         LM_GTRY(lm_gmalloc((void **)&kw, (size_t)m * sizeof(float4), err, who, "the packed samples"));
         k_pack_kw<<<(unsigned)((m + 255) / 256), 256, 0, st>>>(m, s->kx, s->ky, s->kz, s->wr, kw);
         LM_GLAUNCH(who, "pack samples");
@@ -1318,7 +1349,7 @@ static lm_code paper_run(enum lm_gengine e, const lm_gpu_tune_params *tp, const 
     }
     LM_GCHECK(cudaEventCreate(&ev0), who, "events");
     LM_GCHECK(cudaEventCreate(&ev1), who, "events");
-    tile = e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : paper_cm_tile(cplx, time);
+    tile = e == LM_GE_TUNED || e == LM_GE_MULTI ? par.tile : paper_cm_tile(e, cplx, time);
     LM_GTRY(pacer_init(&pace, units_for(e, m, tile), st, ctl, cancel, done_units, who, err));
     LM_GCHECK(cudaEventRecord(ev0, st), who, "events");
     switch (e) {

@@ -2,20 +2,24 @@
  * (lm_gpu.h; the CPU twin and the mathematics in lm_toeplitz_block.h).
  *
  * Where every padded axis is a power of two from 16 to 512 (the four-step
- * lines of lm_gpu_f4.cuh): coils go in groups of G; per coil the L products
- * c_l' s x are padded and transformed along x, y (data planes only) and z
- * as one batch of L; one kernel then forms the L x L block product for all
- * the group's coils at each frequency (each FFT(Q_ll') read once per group,
- * the Hermitian block matrix from its upper triangle); the inverse mirrors
- * the forward, cropping as it goes, and the x pass accumulates conj(c_l)
- * times each segment. Otherwise per coil: one kernel writes the L padded
- * products, one batched cuFFT, the block product, the batched inverse, one
- * kernel crops and combines. */
+ * lines of lm_gpu_f4.cuh): coils go in groups of G. In 3D with L <= 16
+ * (TB_XF below) each coil's L products c_l' s x are transformed along z
+ * and y (data columns only), then one kernel transforms rows along x,
+ * forms the L x L block product (the Hermitian block matrix from its upper
+ * triangle) for several coils at once and transforms back, and the y and
+ * z passes mirror the forward, the z pass summing conj(c_l) times each
+ * segment. Otherwise (2D, more segments, LARMOR_GPU_BLOCK_XFUSE=0): x, y,
+ * z forward as one batch of L, one kernel for the block product of the
+ * group's coils (each FFT(Q_ll') read once per group), the inverse
+ * mirrored, the x pass accumulating. Where an axis is no such power: per
+ * coil one kernel writes the L padded products, one batched cuFFT, the
+ * block product, the batched inverse, one kernel crops and combines. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "lm_gpu_internal.h"
 #include "lm_gpu_f4.cuh"
+#include "lm_trace.h"
 
 #define TB_T 256
 #define TB_MAX_L 64 /* LM_BLOCK_MAX_L */
@@ -30,7 +34,10 @@ struct lm_gpu_toeplitz_block {
     int own;           /* the four-step path */
     float2 *twa[3];    /* its twiddles per padded axis */
     float2 *tmp, *acc; /* N each: s x, and the sum over segments of one coil */
-    int zfuse;         /* 3D four-step path: z transforms and the block product in one kernel */
+    int xfuse;         /* 3D four-step path with x last (TB_XF) */
+    int timed;         /* LARMOR_TRACE: time the phases (a sync after each) */
+    long long napply;
+    double t_phase[3]; /* forward passes, the block product pass, inverse passes */
     cufftHandle plan;  /* batched over L (cuFFT path) */
     int have_plan;
 };
@@ -194,126 +201,332 @@ static void tb_combine_group(long long P, int L, int nc, const float2 *qhat, flo
     }
 }
 
-/* The forward z transform, the block product and the inverse z transform
- * in one kernel, so the L transformed segments of a column never travel to
- * global memory at full size (3D, four-step path, L <= TB_ZF_MAXL). Opt-in
- * (LARMOR_GPU_BLOCK_ZFUSE=1): with 8 coils it is slower than the separate
- * passes (B128c8f CG 2.09 s against 1.73 s on an H100), because every coil's
- * block reads the column's FFT(Q) again (through L2: 8x the 4.6 GB per
- * iteration that the separate product reads once per coil group from
- * memory), which costs more than the segment traffic it saves. A block
- * takes C = 32 / L adjacent x columns at one y of one coil (blockIdx.x =
- * column set * nc + coil: the coils of a column set run side by side and
- * share FFT(Q) through L2) and stages its 32 lines, line seg C + col, in
- * shared memory: the n2 data values of each (zero padded to PZ),
- * transformed, multiplied at every frequency by the L x L Hermitian block
- * matrix (upper triangle read once), transformed back; the first n2 values
- * go back. */
-#define TB_ZF_MAXL 10
-/* LM: the register arrays' size, the smallest of 4, 8, 10 that holds L
- * (fewer registers: two blocks per SM). */
-template <int P1, int P2, int LM>
-__global__ void __launch_bounds__(32 * P2, 2) k_tb_zfused(int L, int C, int nc, long long p0, long long plane, int n2,
-                                                          long long P, float2 *__restrict__ w,
-                                                          const float2 *__restrict__ qhat,
-                                                          const float2 *__restrict__ tw)
+/* The 3D four-step path with x last (TB_XF): z, then y, then x forward; the
+ * x transform, the block product and the inverse x transform in one kernel;
+ * then y and z back. Rows along x are contiguous, so a block can hold the
+ * same row of every segment of several coils in shared memory: each
+ * (coil, segment) grid is then read and written once by that kernel
+ * instead of three times by separate x passes and the product, and the
+ * row's FFT(Q) values serve all of the block's coils. The z passes also
+ * carry the ends: the forward one reads the image times the coil map and
+ * c_l, the inverse one sums conj(c_l) times each segment over l and adds
+ * conj(s) times that into y. Per coil and segment about 3 grids move
+ * instead of 7.25. (Session 5's z-fused kernel, which held z lines of one
+ * coil, re-read FFT(Q) per coil and lost.) */
+#define TB_XF_MAXL 16
+
+/* Forward z of segment l = blockIdx.z: lines (x, y) of the image x times
+ * the coil map s (NULL: 1) and c_l, zero padded from n2 to PZ, transformed
+ * into buf + l P at x + p0 (y + p1 k). 32 x per block, blockIdx.y = y. */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_tb_zin(long long n0, long long n1, int n2, long long p0, long long p1,
+                                                    long long N, long long P, const float2 *__restrict__ x,
+                                                    const float2 *__restrict__ s, const float2 *__restrict__ c,
+                                                    float2 *__restrict__ buf, const float2 *__restrict__ tw)
 {
-    constexpr int PZ = P1 * P2, NT = 32 * P2;
     extern __shared__ float2 ex[];
     const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
-    const int j = (int)(blockIdx.x % (unsigned)nc);
-    const long long x0 = (long long)(blockIdx.x / (unsigned)nc) * C;
-    const size_t row = (size_t)blockIdx.y * (size_t)p0 + (size_t)x0;
-    float2 *wj = w + (size_t)j * (size_t)L * (size_t)P;
-    for (int idx = threadIdx.x; idx < 32 * PZ; idx += NT) {
-        const int l = idx & 31, i = idx >> 5, seg = l / C, col = l % C;
-        float2 v = make_float2(0.0f, 0.0f);
-        if (i < n2 && seg < L && x0 + col < p0)
-            v = wj[(size_t)seg * P + (size_t)i * plane + row + col];
-        ex[i * FS + l] = v;
-    }
-    f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
-    for (int it = threadIdx.x; it < PZ * C; it += NT) {
-        const int col = it % C, i = it / C;
-        if (x0 + col >= p0)
-            continue;
-        const size_t at = (size_t)i * plane + row + col;
-        float2 z[LM], o[LM];
+    const long long xi = (long long)blockIdx.x * 32 + lane;
+    const bool in = xi < n0;
+    const size_t src = (size_t)xi + (size_t)n0 * blockIdx.y, plane = (size_t)n0 * (size_t)n1;
+    c += (size_t)N * blockIdx.z;
+    float2 v[P1];
 #pragma unroll
-        for (int s = 0; s < LM; s++) {
-            z[s] = s < L ? ex[i * FS + s * C + col] : make_float2(0.0f, 0.0f);
-            o[s] = make_float2(0.0f, 0.0f);
+    for (int a = 0; a < P1; a++) {
+        const int i = P2 * a + sub;
+        float2 u = make_float2(0.0f, 0.0f);
+        if (in && i < n2) {
+            const size_t j = src + plane * (size_t)i;
+            u = x[j];
+            if (s)
+                u = cmul(u, s[j]);
+            u = cmul(u, c[j]);
         }
-#pragma unroll
-        for (int l = 0; l < LM; l++)
-#pragma unroll
-            for (int lp = l; lp < LM; lp++)
-                if (lp < L) {
-                    const float2 q = __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + at);
-                    const float2 a = tb_mul(q, z[lp]);
-                    o[l].x += a.x;
-                    o[l].y += a.y;
-                    if (lp > l) {
-                        const float2 b = tb_mulc(q, z[l]);
-                        o[lp].x += b.x;
-                        o[lp].y += b.y;
-                    }
-                }
-#pragma unroll
-        for (int s = 0; s < LM; s++)
-            if (s < L)
-                ex[i * FS + s * C + col] = o[s];
+        v[a] = u;
     }
-    f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
-    for (int idx = threadIdx.x; idx < 32 * n2; idx += NT) {
-        const int l = idx & 31, i = idx >> 5, seg = l / C, col = l % C;
-        if (seg < L && x0 + col < p0)
-            wj[(size_t)seg * P + (size_t)i * plane + row + col] = ex[i * FS + l];
+    f4_phase_a<P1, P2>(v, sub, tw);
+#pragma unroll
+    for (int k1 = 0; k1 < P1; k1++)
+        ex[(k1 + P1 * sub) * FS + lane] = v[k1];
+    __syncthreads();
+    float2 *g = buf + (size_t)P * blockIdx.z;
+    const size_t base = (size_t)xi + (size_t)p0 * blockIdx.y;
+    for (int k1 = sub; k1 < P1; k1 += P2)
+        f4_phase_b<P1, P2, F4_FWD>(ex, k1, lane, in, g, base, p0 * p1, NULL, tw);
+}
+
+/* Inverse z of lines (x, y) of the L segments in buf, cropped to n2, y[j]
+ * (+)= conj(s) sum_l conj(c_l) segment_l. */
+template <int P1, int P2>
+__global__ void __launch_bounds__(32 * P2) k_tb_zout(int L, long long n0, long long n1, int n2, long long p0,
+                                                     long long p1, long long N, long long P,
+                                                     const float2 *__restrict__ buf, const float2 *__restrict__ c,
+                                                     const float2 *__restrict__ s, float2 *__restrict__ y, int acc,
+                                                     const float2 *__restrict__ tw)
+{
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const long long xi = (long long)blockIdx.x * 32 + lane;
+    const bool in = xi < n0;
+    const size_t src = (size_t)xi + (size_t)n0 * blockIdx.y, plane = (size_t)n0 * (size_t)n1;
+    const size_t base = (size_t)xi + (size_t)p0 * blockIdx.y;
+    float2 sum[P1];
+#pragma unroll
+    for (int a = 0; a < P1; a++)
+        sum[a] = make_float2(0.0f, 0.0f);
+    for (int l = 0; l < L; l++) {
+        float2 *g = (float2 *)buf + (size_t)P * l;
+        for (int k1 = sub; k1 < P1; k1 += P2)
+            f4_phase_b<P1, P2, F4_INV>(ex, k1, lane, in, g, base, p0 * p1, NULL, tw);
+        __syncthreads();
+        float2 v[P1];
+        f4_phase_c<P1, P2>(v, ex, sub, lane, tw);
+        __syncthreads(); /* the next segment's phase B rewrites the exchange */
+#pragma unroll
+        for (int a = 0; a < P1; a++) {
+            const int i = P2 * a + sub;
+            if (in && i < n2) {
+                const float2 t = cmulc(c[(size_t)N * l + src + plane * (size_t)i], v[a]);
+                sum[a].x += t.x;
+                sum[a].y += t.y;
+            }
+        }
+    }
+    if (!in)
+        return;
+#pragma unroll
+    for (int a = 0; a < P1; a++) {
+        const int i = P2 * a + sub;
+        if (i < n2) {
+            const size_t j = src + plane * (size_t)i;
+            float2 u = s ? cmulc(s[j], sum[a]) : sum[a];
+            if (acc) {
+                const float2 o = y[j];
+                u = make_float2(u.x + o.x, u.y + o.y);
+            }
+            y[j] = u;
+        }
     }
 }
 
-template <int P1, int P2> static cudaError_t tb_zfused_setup(void)
+/* Forward x, the L x L block product and inverse x of one row (y, z) of
+ * the grids of C = 32 / L coils (fewer in the last chunk), the lines
+ * coil * L + segment staged in shared memory; the first n0 values of each
+ * row are data (the y pass wrote them), the rest zero; the first n0 go
+ * back. blockIdx.x = chunk + chunks * row, so a row's chunks run side by
+ * side and share its FFT(Q) through L2. LM: the register arrays' size (a
+ * compile-time bound on L). For LM <= 8 a thread takes a frequency for all
+ * the block's coils with its L(L+1)/2 FFT(Q) values loaded into registers
+ * at once (issued together: the first try, which loaded them one pair at a
+ * time per coil, waited on memory most of the time: 16 ms per B128c8f
+ * iteration against 4 for the transforms around it). */
+template <int P1, int P2, int LM>
+__global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
+    k_tb_xfused(int L, int C, int nc, int chunks, long long n0, long long P, float2 *__restrict__ w,
+                const float2 *__restrict__ qhat, const float2 *__restrict__ tw)
+{
+    constexpr int PX = P1 * P2, NT = 32 * P2;
+    extern __shared__ float2 ex[];
+    const int lane = threadIdx.x & 31, sub = threadIdx.x >> 5;
+    const int chunk = (int)(blockIdx.x % (unsigned)chunks);
+    const size_t row = (size_t)(blockIdx.x / (unsigned)chunks) * PX;
+    const int j0 = chunk * C, cn = nc - j0 < C ? nc - j0 : C, lines = cn * L;
+    float2 *wj = w + (size_t)j0 * (size_t)L * (size_t)P + row; /* line l at wj + l P */
+    for (int idx = threadIdx.x; idx < 32 * PX; idx += NT) {
+        const int l = idx / PX, i = idx % PX;
+        ex[i * FS + l] = l < lines && i < n0 ? wj[(size_t)l * P + i] : make_float2(0.0f, 0.0f);
+    }
+    f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
+    if (LM <= 8) {
+        constexpr int NQ = LM * (LM + 1) / 2;
+        for (int i = threadIdx.x; i < PX; i += NT) {
+            float2 q[NQ];
+#pragma unroll
+            for (int l = 0, k = 0; l < LM; l++)
+#pragma unroll
+                for (int lp = l; lp < LM; lp++, k++)
+                    q[k] = lp < L ? __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + row + i)
+                                  : make_float2(0.0f, 0.0f);
+            for (int cl = 0; cl < lines; cl += L) {
+                float2 z[LM], o[LM];
+#pragma unroll
+                for (int sg = 0; sg < LM; sg++) {
+                    z[sg] = sg < L ? ex[i * FS + cl + sg] : make_float2(0.0f, 0.0f);
+                    o[sg] = make_float2(0.0f, 0.0f);
+                }
+#pragma unroll
+                for (int l = 0, k = 0; l < LM; l++)
+#pragma unroll
+                    for (int lp = l; lp < LM; lp++, k++) {
+                        const float2 a = tb_mul(q[k], z[lp]);
+                        o[l].x += a.x;
+                        o[l].y += a.y;
+                        if (lp > l) {
+                            const float2 b = tb_mulc(q[k], z[l]);
+                            o[lp].x += b.x;
+                            o[lp].y += b.y;
+                        }
+                    }
+#pragma unroll
+                for (int sg = 0; sg < LM; sg++)
+                    if (sg < L)
+                        ex[i * FS + cl + sg] = o[sg];
+            }
+        }
+    } else {
+        for (int it = threadIdx.x; it < PX * cn; it += NT) {
+            const int i = it % PX, cl = (it / PX) * L;
+            float2 z[LM], o[LM];
+#pragma unroll
+            for (int sg = 0; sg < LM; sg++) {
+                z[sg] = sg < L ? ex[i * FS + cl + sg] : make_float2(0.0f, 0.0f);
+                o[sg] = make_float2(0.0f, 0.0f);
+            }
+#pragma unroll
+            for (int l = 0; l < LM; l++)
+#pragma unroll
+                for (int lp = l; lp < LM; lp++)
+                    if (lp < L) {
+                        const float2 q = __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + row + i);
+                        const float2 a = tb_mul(q, z[lp]);
+                        o[l].x += a.x;
+                        o[l].y += a.y;
+                        if (lp > l) {
+                            const float2 b = tb_mulc(q, z[l]);
+                            o[lp].x += b.x;
+                            o[lp].y += b.y;
+                        }
+                    }
+#pragma unroll
+            for (int sg = 0; sg < LM; sg++)
+                if (sg < L)
+                    ex[i * FS + cl + sg] = o[sg];
+        }
+    }
+    f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
+    for (int idx = threadIdx.x; idx < 32 * PX; idx += NT) {
+        const int l = idx / PX, i = idx % PX;
+        if (l < lines && i < n0)
+            wj[(size_t)l * P + i] = ex[i * FS + l];
+    }
+}
+
+template <int P1, int P2> static cudaError_t tb_smem_attr(const void *fn)
 {
     const int sm = (int)f4_smem<P1, P2>();
-    const void *fns[3] = {(const void *)k_tb_zfused<P1, P2, 4>, (const void *)k_tb_zfused<P1, P2, 8>,
-                          (const void *)k_tb_zfused<P1, P2, 10>};
+    return sm > 48 * 1024 ? cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, sm) : cudaSuccess;
+}
+
+template <int P1, int P2> static cudaError_t tb_z_setup(void)
+{
+    cudaError_t e = tb_smem_attr<P1, P2>((const void *)k_tb_zin<P1, P2>);
+    return e == cudaSuccess ? tb_smem_attr<P1, P2>((const void *)k_tb_zout<P1, P2>) : e;
+}
+
+template <int P1, int P2> static cudaError_t tb_x_setup(void)
+{
+    const void *fns[3] = {(const void *)k_tb_xfused<P1, P2, 4>, (const void *)k_tb_xfused<P1, P2, 8>,
+                          (const void *)k_tb_xfused<P1, P2, 16>};
     cudaError_t e = cudaSuccess;
-    for (int i = 0; i < 3 && e == cudaSuccess && sm > 48 * 1024; i++)
-        e = cudaFuncSetAttribute(fns[i], cudaFuncAttributeMaxDynamicSharedMemorySize, sm);
+    for (int i = 0; i < 3 && e == cudaSuccess; i++)
+        e = tb_smem_attr<P1, P2>(fns[i]);
     return e;
 }
 
-template <int P1, int P2>
-static void tb_zfused_launch(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st)
+/* The launch shapes of the x-last path, by axis length (16 .. 512): the z
+ * passes as the four-step lines; the fused x kernel with fewer threads
+ * for 256 (32 x 8: 256 threads, two blocks per SM, registers for FFT(Q)). */
+#define TB_BY_LEN(P, CALL)                                                                                           \
+    switch (P) {                                                                                                     \
+    case 16: CALL(4, 4); break;                                                                                      \
+    case 32: CALL(8, 4); break;                                                                                      \
+    case 64: CALL(8, 8); break;                                                                                      \
+    case 128: CALL(16, 8); break;                                                                                    \
+    case 256: CALL(16, 16); break;                                                                                   \
+    default: CALL(32, 16); break;                                                                                    \
+    }
+#define TB_X_BY_LEN(P, CALL)                                                                                         \
+    switch (P) {                                                                                                     \
+    case 16: CALL(4, 4); break;                                                                                      \
+    case 32: CALL(8, 4); break;                                                                                      \
+    case 64: CALL(8, 8); break;                                                                                      \
+    case 128: CALL(16, 8); break;                                                                                    \
+    case 256: CALL(32, 8); break;                                                                                    \
+    default: CALL(32, 16); break;                                                                                    \
+    }
+
+/* The kernels' shared memory for axis a of length p. */
+static cudaError_t tb_xfused_setup_len(int a, long long p)
 {
-    const int C = 32 / t->L;
-    const unsigned sets = (unsigned)((t->p[0] + C - 1) / C);
-    const dim3 grid(sets * (unsigned)nc, (unsigned)t->p[1]);
-    const size_t sm = f4_smem<P1, P2>();
-#define TB_ZF_ARGS t->L, C, nc, t->p[0], t->p[0] * t->p[1], (int)t->n[2], t->P, t->work, t->qhat, t->twa[2]
-    if (t->L <= 4)
-        k_tb_zfused<P1, P2, 4><<<grid, 32 * P2, sm, st>>>(TB_ZF_ARGS);
-    else if (t->L <= 8)
-        k_tb_zfused<P1, P2, 8><<<grid, 32 * P2, sm, st>>>(TB_ZF_ARGS);
-    else
-        k_tb_zfused<P1, P2, 10><<<grid, 32 * P2, sm, st>>>(TB_ZF_ARGS);
-#undef TB_ZF_ARGS
+    cudaError_t e = cudaSuccess;
+#define TB_SETUP_Z(A, B) e = tb_z_setup<A, B>()
+#define TB_SETUP_X(A, B) e = tb_x_setup<A, B>()
+    if (a == 2) {
+        TB_BY_LEN(p, TB_SETUP_Z)
+    } else if (a == 0) {
+        TB_X_BY_LEN(p, TB_SETUP_X)
+    }
+#undef TB_SETUP_Z
+#undef TB_SETUP_X
+    return e;
 }
 
-/* By the padded z length (the four-step lengths 16 .. 512). */
-static cudaError_t tb_zfused(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st, int setup)
+/* Under LARMOR_TRACE: the time since *t0 added to phase k (the stream
+ * synchronised first), *t0 moved on. */
+static cudaError_t tb_phase(lm_gpu_toeplitz_block *t, int k, double *t0, cudaStream_t st)
 {
-    switch (t->p[2]) {
-#define TB_ZF(PZ, A, B)                                                                                              \
-    case PZ:                                                                                                         \
-        if (setup)                                                                                                   \
-            return tb_zfused_setup<A, B>();                                                                          \
-        tb_zfused_launch<A, B>(t, nc, st);                                                                           \
-        return cudaGetLastError();
-        TB_ZF(16, 4, 4) TB_ZF(32, 8, 4) TB_ZF(64, 8, 8) TB_ZF(128, 16, 8) TB_ZF(256, 16, 16) TB_ZF(512, 32, 16)
-#undef TB_ZF
-    default: return cudaErrorInvalidValue;
-    }
+    if (!t->timed)
+        return cudaSuccess;
+    const cudaError_t e = cudaStreamSynchronize(st);
+    const double now = lm_gnow();
+    t->t_phase[k] += now - *t0;
+    *t0 = now;
+    return e;
+}
+
+/* Forward z of coil j (s NULL: one coil) into buf, all L segments. */
+static void tb_zin(const lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, const float2 *c, float2 *buf,
+                   cudaStream_t st)
+{
+    const long long *n = t->n, *p = t->p;
+    const dim3 grid((unsigned)((n[0] + 31) / 32), (unsigned)n[1], (unsigned)t->L);
+#define TB_ZIN(A, B)                                                                                                 \
+    k_tb_zin<A, B><<<grid, 32 * B, f4_smem<A, B>(), st>>>(n[0], n[1], (int)n[2], p[0], p[1], t->N, t->P, x, s, c,    \
+                                                          buf, t->twa[2])
+    TB_BY_LEN(p[2], TB_ZIN)
+#undef TB_ZIN
+}
+
+static void tb_zout(const lm_gpu_toeplitz_block *t, const float2 *buf, const float2 *c, const float2 *s, float2 *y,
+                    int acc, cudaStream_t st)
+{
+    const long long *n = t->n, *p = t->p;
+    const dim3 grid((unsigned)((n[0] + 31) / 32), (unsigned)n[1]);
+#define TB_ZOUT(A, B)                                                                                                \
+    k_tb_zout<A, B><<<grid, 32 * B, f4_smem<A, B>(), st>>>(t->L, n[0], n[1], (int)n[2], p[0], p[1], t->N, t->P, buf, \
+                                                           c, s, y, acc, t->twa[2])
+    TB_BY_LEN(p[2], TB_ZOUT)
+#undef TB_ZOUT
+}
+
+/* The x transforms and the block product of nc coils (their grids from
+ * t->work). */
+static void tb_xfused(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st)
+{
+    const int L = t->L, C = 32 / L, chunks = (nc + C - 1) / C;
+    const unsigned blocks = (unsigned)(t->p[1] * t->p[2] * chunks);
+#define TB_XF(A, B)                                                                                                  \
+    if (L <= 4)                                                                                                      \
+        k_tb_xfused<A, B, 4><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,      \
+                                                                      t->qhat, t->twa[0]);                           \
+    else if (L <= 8)                                                                                                 \
+        k_tb_xfused<A, B, 8><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,      \
+                                                                      t->qhat, t->twa[0]);                           \
+    else                                                                                                             \
+        k_tb_xfused<A, B, 16><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,     \
+                                                                       t->qhat, t->twa[0])
+    TB_X_BY_LEN(t->p[0], TB_XF)
+#undef TB_XF
 }
 
 /* out = s . x */
@@ -376,6 +589,15 @@ extern "C" void lm_gpu_toeplitz_block_free(lm_gpu_toeplitz_block *t)
 {
     if (!t)
         return;
+    if (t->timed && t->napply) {
+        char line[256];
+        snprintf(line, sizeof line,
+                 "block toeplitz: %lld group applications (L %d, %d coils per group, %s): forward %.3f s, "
+                 "block product %.3f s, inverse %.3f s",
+                 t->napply, t->L, t->G, t->xfuse ? "x last, fused" : "separate passes", t->t_phase[0], t->t_phase[1],
+                 t->t_phase[2]);
+        lm_trace(line);
+    }
     if (t->have_plan)
         (void)cufftDestroy(t->plan);
     lm_gfree(t->qhat);
@@ -443,10 +665,11 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
                 LM_GTRY(upload_twiddles(t->p[a], t->p[a], &t->twa[a], who, err));
                 LM_GCHECK(f4_setup_len(t->p[a]), who, "shared memory");
             }
-        const char *zf = getenv("LARMOR_GPU_BLOCK_ZFUSE");
-        t->zfuse = t->p[2] > 1 && L <= TB_ZF_MAXL && zf && !strcmp(zf, "1");
-        if (t->zfuse)
-            LM_GCHECK(tb_zfused(t, 0, st, 1), who, "shared memory");
+        t->timed = getenv("LARMOR_TRACE") != NULL;
+        const char *xf = getenv("LARMOR_GPU_BLOCK_XFUSE"); /* "0": the separate passes (x first) */
+        t->xfuse = t->p[2] > 1 && L <= TB_XF_MAXL && !(xf && !strcmp(xf, "0"));
+        for (int a = 0; a < 3 && t->xfuse; a++)
+            LM_GCHECK(tb_xfused_setup_len(a, t->p[a]), who, "shared memory");
         LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "the coil product"));
         LM_GTRY(lm_gmalloc((void **)&t->acc, (size_t)t->N * sizeof(float2), err, who, "the segment sum"));
     }
@@ -494,8 +717,8 @@ done:
 /* The four-step path for coils c0 .. c0 + nc - 1 (s NULL: one coil, s = 1):
  * y = sum over them of conj(s) sum_l conj(c_l) T_ll' (c_l' s x), added to y
  * when acc. */
-static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
-                               const float2 *c, float2 *y, int acc, lm_error *err)
+static lm_code apply_group_passes(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
+                                  const float2 *c, float2 *y, int acc, lm_error *err)
 {
     const char *who = "block toeplitz (gpu)";
     lm_code rc = LM_OK;
@@ -504,6 +727,7 @@ static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const 
     const int L = t->L;
     const long long rows = n[1] * n[2];
     const unsigned xblocks = (unsigned)((rows + 31) / 32), lx = (unsigned)((p[0] + 31) / 32);
+    double t0 = t->timed ? lm_gnow() : 0;
     for (int j = 0; j < nc; j++) {
         const float2 *sc = s ? s + (c0 + j) * N : NULL, *xin = x;
         float2 *buf = t->work + (size_t)j * L * P;
@@ -519,31 +743,26 @@ static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const 
             f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)n[1],
                          (int)p[1], buf, NULL, t->twa[1], P);
             LM_GLAUNCH(who, "y axis");
-            if (!t->zfuse) {
-                f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
-                             (int)n[2], (int)p[2], buf, NULL, t->twa[2], P);
-                LM_GLAUNCH(who, "z axis");
-            }
+            f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
+                         (int)n[2], (int)p[2], buf, NULL, t->twa[2], P);
+            LM_GLAUNCH(who, "z axis");
         } else {
             f4_lines_len(p[1], F4_FWD, dim3(lx, 1, (unsigned)L), st, p[0], p[0], 0, (int)n[1], (int)p[1], buf, NULL,
                          t->twa[1], P);
             LM_GLAUNCH(who, "y axis");
         }
     }
-    if (t->zfuse)
-        LM_GCHECK(tb_zfused(t, nc, st, 0), who, "z axis and block product");
-    else
-        tb_combine_group(P, L, nc, t->qhat, t->work, st);
+    LM_GCHECK(tb_phase(t, 0, &t0, st), who, "forward");
+    tb_combine_group(P, L, nc, t->qhat, t->work, st);
     LM_GLAUNCH(who, "block product");
+    LM_GCHECK(tb_phase(t, 1, &t0, st), who, "block product");
     for (int j = 0; j < nc; j++) {
         const float2 *sc = s ? s + (c0 + j) * N : NULL;
         float2 *buf = t->work + (size_t)j * L * P;
         if (p[2] > 1) {
-            if (!t->zfuse) {
-                f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
-                             (int)p[2], (int)n[2], buf, NULL, t->twa[2], P);
-                LM_GLAUNCH(who, "z axis");
-            }
+            f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
+                         (int)p[2], (int)n[2], buf, NULL, t->twa[2], P);
+            LM_GLAUNCH(who, "z axis");
             f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)p[1],
                          (int)n[1], buf, NULL, t->twa[1], P);
             LM_GLAUNCH(who, "y axis");
@@ -560,8 +779,53 @@ static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const 
         k_tb_coil_acc<<<tb_blocks(N), TB_T, 0, st>>>(N, t->acc, sc, acc || j > 0, y);
         LM_GLAUNCH(who, "coil sum");
     }
+    LM_GCHECK(tb_phase(t, 2, &t0, st), who, "inverse");
 done:
     return rc;
+}
+
+/* The x-last path (TB_XF) for coils c0 .. c0 + nc - 1, as apply_group_passes. */
+static lm_code apply_group_xfused(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
+                                  const float2 *c, float2 *y, int acc, lm_error *err)
+{
+    const char *who = "block toeplitz (gpu)";
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    const long long *n = t->n, *p = t->p, N = t->N, P = t->P;
+    const int L = t->L;
+    const unsigned lx = (unsigned)((n[0] + 31) / 32);
+    double t0 = t->timed ? lm_gnow() : 0;
+    for (int j = 0; j < nc; j++) {
+        float2 *buf = t->work + (size_t)j * L * P;
+        tb_zin(t, x, s ? s + (c0 + j) * N : NULL, c, buf, st);
+        LM_GLAUNCH(who, "z axis");
+        f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)p[2], (unsigned)L), st, n[0], p[0], p[0] * p[1], (int)n[1],
+                     (int)p[1], buf, NULL, t->twa[1], P);
+        LM_GLAUNCH(who, "y axis");
+    }
+    LM_GCHECK(tb_phase(t, 0, &t0, st), who, "forward");
+    tb_xfused(t, nc, st);
+    LM_GLAUNCH(who, "x axis and block product");
+    LM_GCHECK(tb_phase(t, 1, &t0, st), who, "block product");
+    for (int j = 0; j < nc; j++) {
+        float2 *buf = t->work + (size_t)j * L * P;
+        f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)p[2], (unsigned)L), st, n[0], p[0], p[0] * p[1], (int)p[1],
+                     (int)n[1], buf, NULL, t->twa[1], P);
+        LM_GLAUNCH(who, "y axis");
+        tb_zout(t, buf, c, s ? s + (c0 + j) * N : NULL, y, acc || j > 0, st);
+        LM_GLAUNCH(who, "z axis");
+    }
+    LM_GCHECK(tb_phase(t, 2, &t0, st), who, "inverse");
+done:
+    return rc;
+}
+
+static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
+                               const float2 *c, float2 *y, int acc, lm_error *err)
+{
+    t->napply++;
+    return t->xfuse ? apply_group_xfused(t, x, s, c0, nc, c, y, acc, err)
+                    : apply_group_passes(t, x, s, c0, nc, c, y, acc, err);
 }
 
 /* The cuFFT path for one coil. */

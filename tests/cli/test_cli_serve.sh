@@ -58,11 +58,11 @@ if python3 -c "import json,sys; sys.exit(0 if any(v['variant']=='gpu-nufft' and 
     "$CLI" "${G[@]}" --out gpu-direct.nii >/dev/null 2>&1
     for i in 1 2; do
         "$CLI" metrics --truth gpu-direct.nii --image gpu-served$i.nii --json >gm$i.json
-        # float atomics add in any order and 10 CG iterations amplify that:
-        # 0.001-0.003 % between runs on an H200; a stale plan or the wrong
-        # inputs would differ by whole percents
-        check "gpu-nufft through the server, run $i: the command's own image (within 0.01 %)" \
-            python3 -c "import json; e=json.load(open('gm$i.json'))['percent_error']; print('difference %', e); assert e < 1e-2"
+        # float atomics add in any order and CG amplifies that: 0.001-0.014 %
+        # between runs on an H200 (gpu_fallback allows 0.1 % the same way);
+        # a stale plan or the wrong inputs would differ by whole percents
+        check "gpu-nufft through the server, run $i: the command's own image (within 0.1 %)" \
+            python3 -c "import json; e=json.load(open('gm$i.json'))['percent_error']; print('difference %', e); assert e < 0.1"
     done
     # a GPU lost in a command ends the server (status 3) after that command
     LARMOR_GPU_FAULT=lost:plan "$CLI" serve --socket "$T/lost" --idle-exit 60 2>"$T/lost.log" &

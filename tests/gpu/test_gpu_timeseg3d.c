@@ -1,11 +1,14 @@
 /* Time segmentation in 3D on the device (issues 11 and 14): the block
- * Toeplitz product of gpu-nufft, whose z transforms and block product run
- * in one kernel (k_tb_zfused, LARMOR_GPU_BLOCK_ZFUSE=1), against the same
- * product with separate passes (the default, the same FFT(Q) on the device:
- * tolerance 2e-6 relative) and against the CPU's block operator
- * (cpu-nufft: its own Q, tolerance 1e-4), on a 16 x 16 x 16 matrix with 3
- * coils, a 150 Hz field map and 12 ms readouts, for L = 3 (10 columns of 3
- * segments per block, 2 idle lines), 6 (5 x 6) and 8 (4 x 8: all 32). */
+ * Toeplitz product of gpu-nufft with x transformed last, in one kernel
+ * with the block product (k_tb_xfused, the default), against the same
+ * product with separate passes (LARMOR_GPU_BLOCK_XFUSE=0; the same FFT(Q)
+ * on the device: tolerance 2e-6 relative) and against the CPU's block
+ * operator (cpu-nufft: its own Q, tolerance 1e-4), with a 150 Hz field map
+ * and 12 ms readouts. Matrices 16 x 32 x 8 and 128 x 16 x 8 (every axis its
+ * own length; 128 gives x the 256-point rows of B128); L and coils chosen
+ * so a kernel block holds all coils (L 3, 3 coils), whole chunks and a
+ * partial one (L 8, 5 coils: 4 + 1), and two coils of up to 16 segments
+ * (L 12, 5 coils: 2 + 2 + 1). */
 #include <complex.h>
 
 #include "gpu_enc_util.h"
@@ -28,49 +31,56 @@ static void normal(const lm_geom *g, const lm_traj *t, const lm_sens *s, const f
     lm_encoding_free(e);
 }
 
+static void check_case(int n0, int n1, int n2, int L, int nc)
+{
+    lm_geom g;
+    lm_geom_init(&g, n0, n1, n2, 200);
+    const int64_t nv = lm_geom_voxels(&g), m = 8192, nr = 32;
+    gu_seed(5);
+    lm_error err = {0};
+    lm_traj *t = lm_traj_new(m, 3, NULL);
+    CHECK_OK(lm_traj_alloc_times(t, &err), &err);
+    const int n[3] = {n0, n1, n2};
+    for (int64_t j = 0; j < m; j++) {
+        for (int a = 0; a < 3; a++)
+            t->k[3 * j + a] = (float)((gu_uniform() - 0.5) * n[a]);
+        t->t[j] = (float)(0.012 * (double)(j % (m / nr)) / (double)(m / nr)); /* 32 readouts of 12 ms */
+    }
+    float *f = malloc((size_t)nv * sizeof *f);
+    for (int64_t v = 0; v < nv; v++) {
+        const double x = lm_voxel_pos(v % n0, n0), y = lm_voxel_pos((v / n0) % n1, n1),
+                     z = lm_voxel_pos(v / ((int64_t)n0 * n1), n2);
+        f[v] = (float)(150 * exp(-((x - 0.1) * (x - 0.1) + y * y + (z + 0.2) * (z + 0.2)) / 0.05) - 10);
+    }
+    lm_sens *s = gu_ring_maps(&g, nc);
+    lm_cfloat *x = malloc((size_t)nv * sizeof *x), *yf = malloc((size_t)nv * sizeof *yf);
+    lm_cfloat *yp = malloc((size_t)nv * sizeof *yp), *yc = malloc((size_t)nv * sizeof *yc);
+    for (int64_t j = 0; j < nv; j++)
+        x[j] = (float)(gu_uniform() - 0.5) + I * (float)(gu_uniform() - 0.5);
+    normal(&g, t, s, f, "gpu-nufft", L, x, yf);
+    setenv("LARMOR_GPU_BLOCK_XFUSE", "0", 1);
+    normal(&g, t, s, f, "gpu-nufft", L, x, yp);
+    unsetenv("LARMOR_GPU_BLOCK_XFUSE");
+    normal(&g, t, s, f, "cpu-nufft", L, x, yc);
+    const double rp = gu_rel_diff(yf, yp, nv), rc = gu_rel_diff(yf, yc, nv);
+    printf("%dx%dx%d, L = %d, %d coils: x last and fused against separate passes %.2e, against the CPU %.2e\n", n0,
+           n1, n2, L, nc, rp, rc);
+    CHECK_MSG(rp < 2e-6, "fused vs separate %.2e", rp);
+    CHECK_MSG(rc < 1e-4, "gpu vs cpu %.2e", rc);
+    free(x), free(yf), free(yp), free(yc), free(f);
+    lm_sens_free(s);
+    lm_traj_free(t);
+}
+
 int main(void)
 {
     lm_error err = {0};
     if (lm_gpu_available(&err) != LM_OK)
         LM_TEST_SKIP("%s", err.msg);
-    lm_geom g;
-    lm_geom_init(&g, 16, 16, 16, 200);
-    const int64_t nv = lm_geom_voxels(&g), m = 8192, nr = 32;
-    gu_seed(5);
-    lm_traj *t = lm_traj_new(m, 3, NULL);
-    CHECK_OK(lm_traj_alloc_times(t, &err), &err);
-    for (int64_t j = 0; j < m; j++) {
-        for (int a = 0; a < 3; a++)
-            t->k[3 * j + a] = (float)((gu_uniform() - 0.5) * 16);
-        t->t[j] = (float)(0.012 * (double)(j % (m / nr)) / (double)(m / nr)); /* 32 readouts of 12 ms */
-    }
-    float *f = malloc((size_t)nv * sizeof *f);
-    for (int64_t v = 0; v < nv; v++) {
-        const double x = lm_voxel_pos(v % 16, 16), y = lm_voxel_pos((v / 16) % 16, 16),
-                     z = lm_voxel_pos(v / 256, 16);
-        f[v] = (float)(150 * exp(-((x - 0.1) * (x - 0.1) + y * y + (z + 0.2) * (z + 0.2)) / 0.05) - 10);
-    }
-    lm_sens *s = gu_ring_maps(&g, 3);
-    lm_cfloat *x = malloc((size_t)nv * sizeof *x), *yf = malloc((size_t)nv * sizeof *yf);
-    lm_cfloat *yp = malloc((size_t)nv * sizeof *yp), *yc = malloc((size_t)nv * sizeof *yc);
-    for (int64_t j = 0; j < nv; j++)
-        x[j] = (float)(gu_uniform() - 0.5) + I * (float)(gu_uniform() - 0.5);
-    const int Ls[3] = {3, 6, 8};
-    for (int i = 0; i < 3; i++) {
-        const int L = Ls[i];
-        setenv("LARMOR_GPU_BLOCK_ZFUSE", "1", 1);
-        normal(&g, t, s, f, "gpu-nufft", L, x, yf);
-        unsetenv("LARMOR_GPU_BLOCK_ZFUSE");
-        normal(&g, t, s, f, "gpu-nufft", L, x, yp);
-        normal(&g, t, s, f, "cpu-nufft", L, x, yc);
-        const double rp = gu_rel_diff(yf, yp, nv), rc = gu_rel_diff(yf, yc, nv);
-        printf("L = %d, 3 coils, 16^3: fused against separate passes %.2e, against the CPU %.2e\n", L, rp, rc);
-        CHECK_MSG(rp < 2e-6, "fused vs separate %.2e", rp);
-        CHECK_MSG(rc < 1e-4, "gpu vs cpu %.2e", rc);
-    }
-    free(x), free(yf), free(yp), free(yc), free(f);
-    lm_sens_free(s);
-    lm_traj_free(t);
+    check_case(16, 32, 8, 3, 3);
+    check_case(16, 32, 8, 8, 5);
+    check_case(16, 32, 8, 12, 5);
+    check_case(128, 16, 8, 8, 5);
     lm_gpu_release();
     return lm_test_finish("gpu_timeseg3d");
 }
