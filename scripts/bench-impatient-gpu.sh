@@ -13,7 +13,8 @@
 #     IMPSRC: IMPATIENT's source (default .impatient-src/src), DATA: the
 #     64x64x16-4coils directory (default .impatient-src/data/64x64x16-4coils),
 #     both made by scripts/impatient-prepare.sh; RUNS timed runs (default 3)
-#   env: OUT (logs, default ./gpu-out), SEGS (IMPATIENT's -ntime_segs, default
+#   env: OUT (logs, default ./gpu-out), LARMOR_CLI (use this larmor-cli, no
+#     build), SERVED=1 (Larmor's commands through a warm larmor-cli serve), SEGS (IMPATIENT's -ntime_segs, default
 #     "1 8": the field map is zero; 8 is its demos' setting), VARIANTS (Larmor's,
 #     default "gpu-nufft gpu-phasor"), ARCH (default sm_90)
 # Larmor is built as tests/gpu/run.sh builds it (its sysroot and pkg-config
@@ -40,17 +41,22 @@ sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; } # no bc on t
 bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$OUT/impatient-build.out" 2>&1 &
 IMP_PID=$!
 
-# 2. larmor-cli with CUDA, as tests/gpu/run.sh builds it
-eval "$(sed -n '/^SYS=\/tmp\/sysroot/,/^echo "meson:/p' tests/gpu/run.sh)"
-B=build-dev
-$MESON setup $B -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled -Dnifti_include=$SYS/usr/include/nifti \
-    >"$OUT/setup.log" 2>&1 || { tail -20 "$OUT/setup.log"; echo "meson setup failed"; exit 1; }
-ninja -C $B cli/larmor-cli >"$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -20; echo "larmor build failed"; exit 1; }
-echo "larmor-cli built after $(( $(date +%s) - T0 )) s"
+# 2. larmor-cli with CUDA, as tests/gpu/run.sh builds it (or LARMOR_CLI,
+# e.g. from scripts/device-bundle.sh)
+if [ -n "${LARMOR_CLI:-}" ]; then
+    CLI=$LARMOR_CLI
+else
+    eval "$(sed -n '/^SYS=\/tmp\/sysroot/,/^echo "meson:/p' tests/gpu/run.sh)"
+    B=build-dev
+    $MESON setup $B -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled -Dnifti_include=$SYS/usr/include/nifti \
+        >"$OUT/setup.log" 2>&1 || { tail -20 "$OUT/setup.log"; echo "meson setup failed"; exit 1; }
+    ninja -C $B cli/larmor-cli >"$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -20; echo "larmor build failed"; exit 1; }
+    echo "larmor-cli built after $(( $(date +%s) - T0 )) s"
+    CLI=./$B/cli/larmor-cli
+fi
 wait $IMP_PID
 IMPRC=$?
 cat "$OUT/impatient-build.out"
-CLI=./$B/cli/larmor-cli
 export XDG_CACHE_HOME=/tmp/larmor-cache
 
 # IMPATIENT writes ixQ.dat, Q, FhD.file and out.file into its input folder
@@ -74,7 +80,17 @@ else
     echo "IMPATIENT did not build: no IMPATIENT runs"
 fi
 
-# 3. Larmor on the same directory and GPU
+# 3. Larmor on the same directory and GPU; SERVED=1: each command through a
+# warm `larmor-cli serve` (started and warmed by one untimed command first)
+if [ -n "${SERVED:-}" ]; then
+    "$CLI" serve --socket /tmp/larmor-bench.sock --idle-exit 600 2>"$OUT/serve.log" &
+    SERVE_PID=$!
+    export LARMOR_SERVER=/tmp/larmor-bench.sock
+    for _ in $(seq 50); do [ -S $LARMOR_SERVER ] && break; sleep 0.1; done
+    $CLI recon --traj "$DATA" --method cg --variant gpu-nufft --lambda 0 --iters 2 --no-cache --out /tmp/warm.nii \
+        >/dev/null 2>&1
+    echo "larmor-cli commands below go through a warm server"
+fi
 for v in $VARIANTS; do
     for _ in $(seq "$RUNS"); do
         t0=$(now)
@@ -85,6 +101,11 @@ for v in $VARIANTS; do
         echo "larmor-cli recon --variant $v --lambda 0 --iters $ITERS --no-cache: rc $rc, wall $(sub $t1 $t0) s, $(python3 -c "import json; j=json.load(open('/tmp/larmor_$v.json')); print('Q %.4f s, F^H d %.4f s, CG %.4f s, total %.4f s' % (j['time_q_s'], j['time_fhd_s'], j['time_cg_s'], j['time_total_s']))" 2>&1)"
     done
 done
+if [ -n "${SERVED:-}" ]; then
+    kill "$SERVE_PID" 2>/dev/null
+    wait "$SERVE_PID" 2>/dev/null
+    unset LARMOR_SERVER
+fi
 # the converged reference (300 iterations) for both
 $CLI recon --traj "$DATA" --method cg --lambda 1e-6 --iters 300 --no-cache --complex --out /tmp/larmor_ref.cfl >/dev/null 2>&1
 

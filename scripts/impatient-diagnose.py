@@ -452,13 +452,17 @@ def main():
         time.time() - t1, ITERS, ' '.join('%.4g' % ref[i][1] for i in ITERS)))
     for (v, it), img in sorted(lar.items()):
         print('  Larmor %-10s %2d iterations vs exact CG: %s' % (v, it, fmt(img, ref[it][0])))
-    for it in ITERS:  # IMPATIENT's own float CG on the exact Q and its exact b (-toeplitzDirect -reuseQ)
-        if have('reuse_it%d.file' % it):
-            img = load_raw(R('reuse_it%d.file' % it), pb.shape)
-            line = '  IMPATIENT -reuseQ exact %2d iterations vs exact CG: %s' % (it, fmt(img, ref[it][0]))
-            if ('gpu-phasor', it) in lar:
-                line += '; vs Larmor gpu-phasor: %s' % fmt(img, lar[('gpu-phasor', it)])
-            print(line)
+    reuse = {it: load_raw(R('reuse_it%d.file' % it), pb.shape) for it in ITERS if have('reuse_it%d.file' % it)}
+    if reuse:  # IMPATIENT's own float CG on the exact Q and its exact b (-toeplitzDirect -reuseQ)
+        every = tuple(range(1, max(ITERS) + 11))
+        ext = cg(Toeplitz(pb, Q), b, every)
+        print('  exact CG residual |r|^2 by iteration: %s' % ' '.join('%d:%.4g' % (i, ext[i][1]) for i in every))
+    for it, img in sorted(reuse.items()):
+        line = '  IMPATIENT -reuseQ exact %2d iterations vs exact CG: %s' % (it, fmt(img, ref[it][0]))
+        if ('gpu-phasor', it) in lar:
+            line += '; vs Larmor gpu-phasor: %s' % fmt(img, lar[('gpu-phasor', it)])
+        near = min(every, key=lambda i: rel(img, ext[i][0])[0])
+        print(line + '; closest exact iterate: %d (%s)' % (near, fmt(img, ext[near][0])))
     for tag in ('def', 'os2'):
         key = 'IMPATIENT gridded FhD (%s)' % tag
         runs_imp = {it: load_raw(R('g%s_it%d.file' % (tag, it)), pb.shape) for it in ITERS

@@ -332,6 +332,11 @@ __global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
     const size_t row = (size_t)(blockIdx.x / (unsigned)chunks) * PX;
     const int j0 = chunk * C, cn = nc - j0 < C ? nc - j0 : C, lines = cn * L;
     float2 *wj = w + (size_t)j0 * (size_t)L * (size_t)P + row; /* line l at wj + l P */
+    if (LM <= 8) /* the row's FFT(Q) on its way to L2 while the lines load and transform */
+        for (int i = threadIdx.x; i < PX; i += NT)
+            for (int k = 0; k < L * (L + 1) / 2; k++)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(qhat + (size_t)k * (size_t)P + row + i));
+#pragma unroll 8
     for (int idx = threadIdx.x; idx < 32 * PX; idx += NT) {
         const int l = idx / PX, i = idx % PX;
         ex[i * FS + l] = l < lines && i < n0 ? wj[(size_t)l * P + i] : make_float2(0.0f, 0.0f);
@@ -404,6 +409,7 @@ __global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
         }
     }
     f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
+#pragma unroll 8
     for (int idx = threadIdx.x; idx < 32 * PX; idx += NT) {
         const int l = idx / PX, i = idx % PX;
         if (l < lines && i < n0)
