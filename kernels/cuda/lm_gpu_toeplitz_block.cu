@@ -309,6 +309,39 @@ __global__ void __launch_bounds__(32 * P2) k_tb_zout(int L, long long n0, long l
     }
 }
 
+/* The L x L Hermitian block product at one frequency of one coil, in
+ * place on its L segments e[0 .. L): e_l = sum_l' Q_ll' e_l', the upper
+ * triangle's Q_ll' (l <= l', pair k in tb_pair order) from q(l, l', k). */
+template <int LM, typename QF>
+static __device__ __forceinline__ void tb_seg_product(float2 *e, int L, QF q)
+{
+    float2 z[LM], o[LM];
+#pragma unroll
+    for (int sg = 0; sg < LM; sg++) {
+        z[sg] = sg < L ? e[sg] : make_float2(0.0f, 0.0f);
+        o[sg] = make_float2(0.0f, 0.0f);
+    }
+#pragma unroll
+    for (int l = 0, k = 0; l < LM; l++)
+#pragma unroll
+        for (int lp = l; lp < LM; lp++, k++)
+            if (lp < L) {
+                const float2 qv = q(l, lp, k);
+                const float2 a = tb_mul(qv, z[lp]);
+                o[l].x += a.x;
+                o[l].y += a.y;
+                if (lp > l) {
+                    const float2 b = tb_mulc(qv, z[l]);
+                    o[lp].x += b.x;
+                    o[lp].y += b.y;
+                }
+            }
+#pragma unroll
+    for (int sg = 0; sg < LM; sg++)
+        if (sg < L)
+            e[sg] = o[sg];
+}
+
 /* Forward x, the L x L block product and inverse x of one row (y, z) of
  * the grids of C = 32 / L coils (fewer in the last chunk), the lines
  * coil * L + segment staged in shared memory; the first n0 values of each
@@ -352,60 +385,15 @@ __global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
                 for (int lp = l; lp < LM; lp++, k++)
                     q[k] = lp < L ? __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + row + i)
                                   : make_float2(0.0f, 0.0f);
-            for (int cl = 0; cl < lines; cl += L) {
-                float2 z[LM], o[LM];
-#pragma unroll
-                for (int sg = 0; sg < LM; sg++) {
-                    z[sg] = sg < L ? ex[i * FS + cl + sg] : make_float2(0.0f, 0.0f);
-                    o[sg] = make_float2(0.0f, 0.0f);
-                }
-#pragma unroll
-                for (int l = 0, k = 0; l < LM; l++)
-#pragma unroll
-                    for (int lp = l; lp < LM; lp++, k++) {
-                        const float2 a = tb_mul(q[k], z[lp]);
-                        o[l].x += a.x;
-                        o[l].y += a.y;
-                        if (lp > l) {
-                            const float2 b = tb_mulc(q[k], z[l]);
-                            o[lp].x += b.x;
-                            o[lp].y += b.y;
-                        }
-                    }
-#pragma unroll
-                for (int sg = 0; sg < LM; sg++)
-                    if (sg < L)
-                        ex[i * FS + cl + sg] = o[sg];
-            }
+            for (int cl = 0; cl < lines; cl += L)
+                tb_seg_product<LM>(ex + i * FS + cl, L, [&](int, int, int k) { return q[k]; });
         }
     } else {
         for (int it = threadIdx.x; it < PX * cn; it += NT) {
-            const int i = it % PX, cl = (it / PX) * L;
-            float2 z[LM], o[LM];
-#pragma unroll
-            for (int sg = 0; sg < LM; sg++) {
-                z[sg] = sg < L ? ex[i * FS + cl + sg] : make_float2(0.0f, 0.0f);
-                o[sg] = make_float2(0.0f, 0.0f);
-            }
-#pragma unroll
-            for (int l = 0; l < LM; l++)
-#pragma unroll
-                for (int lp = l; lp < LM; lp++)
-                    if (lp < L) {
-                        const float2 q = __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + row + i);
-                        const float2 a = tb_mul(q, z[lp]);
-                        o[l].x += a.x;
-                        o[l].y += a.y;
-                        if (lp > l) {
-                            const float2 b = tb_mulc(q, z[l]);
-                            o[lp].x += b.x;
-                            o[lp].y += b.y;
-                        }
-                    }
-#pragma unroll
-            for (int sg = 0; sg < LM; sg++)
-                if (sg < L)
-                    ex[i * FS + cl + sg] = o[sg];
+            const int i = it % PX;
+            tb_seg_product<LM>(ex + i * FS + (it / PX) * L, L, [&](int l, int lp, int) {
+                return __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + row + i);
+            });
         }
     }
     f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
@@ -439,25 +427,17 @@ template <int P1, int P2> static cudaError_t tb_x_setup(void)
     return e;
 }
 
-/* The launch shapes of the x-last path, by axis length (16 .. 512): the z
- * passes as the four-step lines; the fused x kernel with fewer threads
- * for 256 (32 x 8: 256 threads, two blocks per SM, registers for FFT(Q)). */
-#define TB_BY_LEN(P, CALL)                                                                                           \
+/* The launch shapes of the x-last path, by axis length (16 .. 512), as the
+ * four-step lines, except that 256 takes (A256, B256): the fused x kernel
+ * runs it as 32 x 8 (256 threads, two blocks per SM, registers for
+ * FFT(Q)), the z passes as 16 x 16. */
+#define TB_BY_LEN(P, CALL, A256, B256)                                                                               \
     switch (P) {                                                                                                     \
     case 16: CALL(4, 4); break;                                                                                      \
     case 32: CALL(8, 4); break;                                                                                      \
     case 64: CALL(8, 8); break;                                                                                      \
     case 128: CALL(16, 8); break;                                                                                    \
-    case 256: CALL(16, 16); break;                                                                                   \
-    default: CALL(32, 16); break;                                                                                    \
-    }
-#define TB_X_BY_LEN(P, CALL)                                                                                         \
-    switch (P) {                                                                                                     \
-    case 16: CALL(4, 4); break;                                                                                      \
-    case 32: CALL(8, 4); break;                                                                                      \
-    case 64: CALL(8, 8); break;                                                                                      \
-    case 128: CALL(16, 8); break;                                                                                    \
-    case 256: CALL(32, 8); break;                                                                                    \
+    case 256: CALL(A256, B256); break;                                                                               \
     default: CALL(32, 16); break;                                                                                    \
     }
 
@@ -468,9 +448,9 @@ static cudaError_t tb_xfused_setup_len(int a, long long p)
 #define TB_SETUP_Z(A, B) e = tb_z_setup<A, B>()
 #define TB_SETUP_X(A, B) e = tb_x_setup<A, B>()
     if (a == 2) {
-        TB_BY_LEN(p, TB_SETUP_Z)
+        TB_BY_LEN(p, TB_SETUP_Z, 16, 16)
     } else if (a == 0) {
-        TB_X_BY_LEN(p, TB_SETUP_X)
+        TB_BY_LEN(p, TB_SETUP_X, 32, 8)
     }
 #undef TB_SETUP_Z
 #undef TB_SETUP_X
@@ -499,7 +479,7 @@ static void tb_zin(const lm_gpu_toeplitz_block *t, const float2 *x, const float2
 #define TB_ZIN(A, B)                                                                                                 \
     k_tb_zin<A, B><<<grid, 32 * B, f4_smem<A, B>(), st>>>(n[0], n[1], (int)n[2], p[0], p[1], t->N, t->P, x, s, c,    \
                                                           buf, t->twa[2])
-    TB_BY_LEN(p[2], TB_ZIN)
+    TB_BY_LEN(p[2], TB_ZIN, 16, 16)
 #undef TB_ZIN
 }
 
@@ -511,7 +491,7 @@ static void tb_zout(const lm_gpu_toeplitz_block *t, const float2 *buf, const flo
 #define TB_ZOUT(A, B)                                                                                                \
     k_tb_zout<A, B><<<grid, 32 * B, f4_smem<A, B>(), st>>>(t->L, n[0], n[1], (int)n[2], p[0], p[1], t->N, t->P, buf, \
                                                            c, s, y, acc, t->twa[2])
-    TB_BY_LEN(p[2], TB_ZOUT)
+    TB_BY_LEN(p[2], TB_ZOUT, 16, 16)
 #undef TB_ZOUT
 }
 
@@ -531,7 +511,7 @@ static void tb_xfused(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st)
     else                                                                                                             \
         k_tb_xfused<A, B, 16><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,     \
                                                                        t->qhat, t->twa[0])
-    TB_X_BY_LEN(t->p[0], TB_XF)
+    TB_BY_LEN(t->p[0], TB_XF, 32, 8)
 #undef TB_XF
 }
 
@@ -720,118 +700,96 @@ done:
     return rc;
 }
 
+/* The four-step passes of one coil, by path. Forward: the L products
+ * c_l sc x (sc NULL: 1) padded and transformed into buf, all but the axis
+ * the block product's kernel transforms itself (x on the x-last path).
+ * Inverse: the rest back, y (+)= conj(sc) sum_l conj(c_l) . segment_l.
+ * The first launch error is returned. */
+static cudaError_t tb_forward_coil(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *sc, const float2 *c,
+                                   float2 *buf, cudaStream_t st)
+{
+    const long long *n = t->n, *p = t->p, N = t->N, P = t->P;
+    const unsigned L = (unsigned)t->L;
+    if (t->xfuse) {
+        tb_zin(t, x, sc, c, buf, st);
+        f4_lines_len(p[1], F4_FWD, dim3((unsigned)((n[0] + 31) / 32), (unsigned)p[2], L), st, n[0], p[0],
+                     p[0] * p[1], (int)n[1], (int)p[1], buf, NULL, t->twa[1], P);
+        return cudaGetLastError();
+    }
+    const long long rows = n[1] * n[2];
+    const unsigned lx = (unsigned)((p[0] + 31) / 32);
+    if (sc)
+        k_tb_mul<<<tb_blocks(N), TB_T, 0, st>>>(N, x, sc, t->tmp);
+    f4_rows_len(p[0], 0, dim3((unsigned)((rows + 31) / 32), 1, L), st, rows, n[0], n[1], p[1], sc ? t->tmp : x, c,
+                buf, NULL, 0, t->twa[0], N, P);
+    if (p[2] > 1) {
+        f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2], L), st, p[0], p[0], p[0] * p[1], (int)n[1], (int)p[1],
+                     buf, NULL, t->twa[1], P);
+        f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], L), st, p[0], p[0] * p[1], p[0], (int)n[2], (int)p[2],
+                     buf, NULL, t->twa[2], P);
+    } else {
+        f4_lines_len(p[1], F4_FWD, dim3(lx, 1, L), st, p[0], p[0], 0, (int)n[1], (int)p[1], buf, NULL, t->twa[1], P);
+    }
+    return cudaGetLastError();
+}
+
+static cudaError_t tb_inverse_coil(lm_gpu_toeplitz_block *t, float2 *buf, const float2 *sc, const float2 *c,
+                                   float2 *y, int acc, cudaStream_t st)
+{
+    const long long *n = t->n, *p = t->p, N = t->N, P = t->P;
+    const unsigned L = (unsigned)t->L;
+    if (t->xfuse) {
+        f4_lines_len(p[1], F4_INV, dim3((unsigned)((n[0] + 31) / 32), (unsigned)p[2], L), st, n[0], p[0],
+                     p[0] * p[1], (int)p[1], (int)n[1], buf, NULL, t->twa[1], P);
+        tb_zout(t, buf, c, sc, y, acc, st);
+        return cudaGetLastError();
+    }
+    const long long rows = n[1] * n[2];
+    const unsigned lx = (unsigned)((p[0] + 31) / 32);
+    if (p[2] > 1) {
+        f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], L), st, p[0], p[0] * p[1], p[0], (int)p[2], (int)n[2],
+                     buf, NULL, t->twa[2], P);
+        f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2], L), st, p[0], p[0], p[0] * p[1], (int)p[1], (int)n[1],
+                     buf, NULL, t->twa[1], P);
+    } else {
+        f4_lines_len(p[1], F4_INV, dim3(lx, 1, L), st, p[0], p[0], 0, (int)p[1], (int)n[1], buf, NULL, t->twa[1], P);
+    }
+    for (unsigned l = 0; l < L; l++)
+        f4_rows_len(p[0], 1, dim3((unsigned)((rows + 31) / 32)), st, rows, n[0], n[1], p[1], NULL, c + (size_t)l * N,
+                    buf + (size_t)l * P, t->acc, l > 0, t->twa[0]);
+    k_tb_coil_acc<<<tb_blocks(N), TB_T, 0, st>>>(N, t->acc, sc, acc, y);
+    return cudaGetLastError();
+}
+
 /* The four-step path for coils c0 .. c0 + nc - 1 (s NULL: one coil, s = 1):
  * y = sum over them of conj(s) sum_l conj(c_l) T_ll' (c_l' s x), added to y
- * when acc. */
-static lm_code apply_group_passes(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
-                                  const float2 *c, float2 *y, int acc, lm_error *err)
-{
-    const char *who = "block toeplitz (gpu)";
-    lm_code rc = LM_OK;
-    const cudaStream_t st = cudaStreamPerThread;
-    const long long *n = t->n, *p = t->p, N = t->N, P = t->P;
-    const int L = t->L;
-    const long long rows = n[1] * n[2];
-    const unsigned xblocks = (unsigned)((rows + 31) / 32), lx = (unsigned)((p[0] + 31) / 32);
-    double t0 = t->timed ? lm_gnow() : 0;
-    for (int j = 0; j < nc; j++) {
-        const float2 *sc = s ? s + (c0 + j) * N : NULL, *xin = x;
-        float2 *buf = t->work + (size_t)j * L * P;
-        if (sc) {
-            k_tb_mul<<<tb_blocks(N), TB_T, 0, st>>>(N, x, sc, t->tmp);
-            LM_GLAUNCH(who, "coil product");
-            xin = t->tmp;
-        }
-        f4_rows_len(p[0], 0, dim3(xblocks, 1, (unsigned)L), st, rows, n[0], n[1], p[1], xin, c, buf, NULL, 0,
-                    t->twa[0], N, P);
-        LM_GLAUNCH(who, "x axis");
-        if (p[2] > 1) {
-            f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)n[1],
-                         (int)p[1], buf, NULL, t->twa[1], P);
-            LM_GLAUNCH(who, "y axis");
-            f4_lines_len(p[2], F4_FWD, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
-                         (int)n[2], (int)p[2], buf, NULL, t->twa[2], P);
-            LM_GLAUNCH(who, "z axis");
-        } else {
-            f4_lines_len(p[1], F4_FWD, dim3(lx, 1, (unsigned)L), st, p[0], p[0], 0, (int)n[1], (int)p[1], buf, NULL,
-                         t->twa[1], P);
-            LM_GLAUNCH(who, "y axis");
-        }
-    }
-    LM_GCHECK(tb_phase(t, 0, &t0, st), who, "forward");
-    tb_combine_group(P, L, nc, t->qhat, t->work, st);
-    LM_GLAUNCH(who, "block product");
-    LM_GCHECK(tb_phase(t, 1, &t0, st), who, "block product");
-    for (int j = 0; j < nc; j++) {
-        const float2 *sc = s ? s + (c0 + j) * N : NULL;
-        float2 *buf = t->work + (size_t)j * L * P;
-        if (p[2] > 1) {
-            f4_lines_len(p[2], F4_INV, dim3(lx, (unsigned)p[1], (unsigned)L), st, p[0], p[0] * p[1], p[0],
-                         (int)p[2], (int)n[2], buf, NULL, t->twa[2], P);
-            LM_GLAUNCH(who, "z axis");
-            f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2], (unsigned)L), st, p[0], p[0], p[0] * p[1], (int)p[1],
-                         (int)n[1], buf, NULL, t->twa[1], P);
-            LM_GLAUNCH(who, "y axis");
-        } else {
-            f4_lines_len(p[1], F4_INV, dim3(lx, 1, (unsigned)L), st, p[0], p[0], 0, (int)p[1], (int)n[1], buf, NULL,
-                         t->twa[1], P);
-            LM_GLAUNCH(who, "y axis");
-        }
-        for (int l = 0; l < L; l++) {
-            f4_rows_len(p[0], 1, dim3(xblocks), st, rows, n[0], n[1], p[1], NULL, c + (size_t)l * N,
-                        buf + (size_t)l * P, t->acc, l > 0, t->twa[0]);
-            LM_GLAUNCH(who, "x axis");
-        }
-        k_tb_coil_acc<<<tb_blocks(N), TB_T, 0, st>>>(N, t->acc, sc, acc || j > 0, y);
-        LM_GLAUNCH(who, "coil sum");
-    }
-    LM_GCHECK(tb_phase(t, 2, &t0, st), who, "inverse");
-done:
-    return rc;
-}
-
-/* The x-last path (TB_XF) for coils c0 .. c0 + nc - 1, as apply_group_passes. */
-static lm_code apply_group_xfused(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
-                                  const float2 *c, float2 *y, int acc, lm_error *err)
-{
-    const char *who = "block toeplitz (gpu)";
-    lm_code rc = LM_OK;
-    const cudaStream_t st = cudaStreamPerThread;
-    const long long *n = t->n, *p = t->p, N = t->N, P = t->P;
-    const int L = t->L;
-    const unsigned lx = (unsigned)((n[0] + 31) / 32);
-    double t0 = t->timed ? lm_gnow() : 0;
-    for (int j = 0; j < nc; j++) {
-        float2 *buf = t->work + (size_t)j * L * P;
-        tb_zin(t, x, s ? s + (c0 + j) * N : NULL, c, buf, st);
-        LM_GLAUNCH(who, "z axis");
-        f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)p[2], (unsigned)L), st, n[0], p[0], p[0] * p[1], (int)n[1],
-                     (int)p[1], buf, NULL, t->twa[1], P);
-        LM_GLAUNCH(who, "y axis");
-    }
-    LM_GCHECK(tb_phase(t, 0, &t0, st), who, "forward");
-    tb_xfused(t, nc, st);
-    LM_GLAUNCH(who, "x axis and block product");
-    LM_GCHECK(tb_phase(t, 1, &t0, st), who, "block product");
-    for (int j = 0; j < nc; j++) {
-        float2 *buf = t->work + (size_t)j * L * P;
-        f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)p[2], (unsigned)L), st, n[0], p[0], p[0] * p[1], (int)p[1],
-                     (int)n[1], buf, NULL, t->twa[1], P);
-        LM_GLAUNCH(who, "y axis");
-        tb_zout(t, buf, c, s ? s + (c0 + j) * N : NULL, y, acc || j > 0, st);
-        LM_GLAUNCH(who, "z axis");
-    }
-    LM_GCHECK(tb_phase(t, 2, &t0, st), who, "inverse");
-done:
-    return rc;
-}
-
+ * when acc. Each coil's forward passes, one block product for the group
+ * (k_tb_xfused with its x transforms, or k_tb_combine*), each coil's
+ * inverse passes. */
 static lm_code apply_group_own(lm_gpu_toeplitz_block *t, const float2 *x, const float2 *s, long long c0, int nc,
                                const float2 *c, float2 *y, int acc, lm_error *err)
 {
+    const char *who = "block toeplitz (gpu)";
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    const long long N = t->N, LP = (long long)t->L * t->P;
+    double t0 = t->timed ? lm_gnow() : 0;
     t->napply++;
-    return t->xfuse ? apply_group_xfused(t, x, s, c0, nc, c, y, acc, err)
-                    : apply_group_passes(t, x, s, c0, nc, c, y, acc, err);
+    for (int j = 0; j < nc; j++)
+        LM_GCHECK(tb_forward_coil(t, x, s ? s + (c0 + j) * N : NULL, c, t->work + j * LP, st), who, "forward");
+    LM_GCHECK(tb_phase(t, 0, &t0, st), who, "forward");
+    if (t->xfuse)
+        tb_xfused(t, nc, st);
+    else
+        tb_combine_group(t->P, t->L, nc, t->qhat, t->work, st);
+    LM_GLAUNCH(who, "block product");
+    LM_GCHECK(tb_phase(t, 1, &t0, st), who, "block product");
+    for (int j = 0; j < nc; j++)
+        LM_GCHECK(tb_inverse_coil(t, t->work + j * LP, s ? s + (c0 + j) * N : NULL, c, y, acc || j > 0, st), who,
+                  "inverse");
+    LM_GCHECK(tb_phase(t, 2, &t0, st), who, "inverse");
+done:
+    return rc;
 }
 
 /* The cuFFT path for one coil. */
