@@ -67,13 +67,13 @@ int main(int argc, char **argv)
         cli_trace("command done");
         return rc;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) {
-            const int rc = commands[i].fn(argc - 1, argv + 1);
-            lm_gpu_prewarm_wait(); /* a context still being made must not race the exit */
-            cli_trace("command done");
-            return rc;
-        }
-    fprintf(stderr, "larmor-cli: unknown command '%s' (try larmor-cli --help)\n", argv[1]);
-    return 2;
+    const cli_command_fn fn = cli_command_find(argv[1]);
+    if (!fn) {
+        fprintf(stderr, "larmor-cli: unknown command '%s' (try larmor-cli --help)\n", argv[1]);
+        return 2;
+    }
+    const int rc = fn(argc - 1, argv + 1);
+    lm_gpu_prewarm_wait(); /* a context still being made must not race the exit */
+    cli_trace("command done");
+    return rc;
 }

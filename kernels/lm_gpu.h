@@ -250,8 +250,16 @@ int lm_gpu_sense_split_workers(const lm_gpu_sense_split *m);
 void lm_gpu_sense_split_free(lm_gpu_sense_split *m);
 /* The devices to split work over: LARMOR_GPU_DEVICES ("0,1"; "0,0" two
  * workers on device 0) when set, else every usable device. Returns how
- * many (<= max); 0 when the list names a device that does not exist. */
-int lm_gpu_device_list(int *devs, int max);
+ * many (<= max; 0: no usable device), or -1 with a one-line error
+ * (LM_ERR_INVALID) when the list is malformed or names a device that this
+ * machine lacks. */
+int lm_gpu_device_list(int *devs, int max, lm_error *err);
+/* The workers of a SENSE split of ncoils coils (lm_gpu_sense_split_new's
+ * devs): an explicit LARMOR_GPU_DEVICES list as written; otherwise every
+ * usable GPU twice (0,1,0,1: two host threads fill each other's launch
+ * gaps) while each worker keeps two coils. Returns how many (< 2: no
+ * split), or -1 with lm_gpu_device_list's error. */
+int lm_gpu_sense_split_devices(int64_t ncoils, int *devs, int max, lm_error *err);
 
 /* How gpu-multi shares this sum over lm_gpu_device_list's devices: 0 the
  * points (the paper's split), 1 the samples (a point share too small to

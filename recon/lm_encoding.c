@@ -219,33 +219,16 @@ int lm_encoding_gpu_workers(const lm_encoding *e)
     return e->split ? lm_gpu_sense_split_workers(e->split) : 1;
 }
 
-/* Workers per GPU when the split chooses its devices: two host threads
- * keep a GPU busy through each other's launch gaps (B128c32 CG on two
- * H200s: 0.290 s with 0,1; 0.269 s with 0,1,0,1). */
-#define SPLIT_WORKERS_PER_GPU 2
-
-/* SENSE on a GPU with several devices listed (lm_gpu_device_list): the
- * normal operator's coils split across them, from the same Q. */
+/* SENSE on a GPU with several devices listed (lm_gpu_sense_split_devices):
+ * the normal operator's coils split across them, from the same Q. */
 static lm_code make_split(lm_encoding *e, const lm_cfloat *q_host, const lm_cfloat *q_dev, lm_error *err)
 {
     int devs[32];
-    int nd = lm_gpu_device_list(devs, 16);
-    const char *env = getenv("LARMOR_GPU_DEVICES");
-    const int listed = env && *env;
-    if (nd == 0 && listed)
-        return lm_fail(err, LM_ERR_INVALID, "LARMOR_GPU_DEVICES=%s: not a list of this machine's %d GPU(s) "
-                       "(e.g. 0,1)", env, lm_gpu_device_count());
+    const int nd = lm_gpu_sense_split_devices(e->s ? e->ncoils : 1, devs, 32, err);
+    if (nd < 0)
+        return LM_ERR_INVALID;
     if (!e->s || e->ncoils < 2 || nd < 2)
         return LM_OK;
-    /* an explicit list is taken as it is; otherwise every GPU twice
-     * (0,1,0,1) while each worker keeps at least two coils and the split
-     * takes that many (16 workers) */
-    if (!listed && e->ncoils >= 2 * SPLIT_WORKERS_PER_GPU * nd && SPLIT_WORKERS_PER_GPU * nd <= 16) {
-        for (int w = 1; w < SPLIT_WORKERS_PER_GPU; w++)
-            for (int i = 0; i < nd; i++)
-                devs[w * nd + i] = devs[i];
-        nd *= SPLIT_WORKERS_PER_GPU;
-    }
     return lm_gpu_sense_split_new(e->g.n, q_host, q_dev, e->s, e->ncoils, devs, nd, &e->split, err);
 }
 

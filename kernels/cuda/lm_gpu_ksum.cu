@@ -142,6 +142,30 @@ void lm_gpeer_open(int a, int b)
         (void)cudaSetDevice(prev);
 }
 
+extern "C" int lm_gpu_device_list(int *devs, int max, lm_error *err)
+{
+    const int count = lm_gpu_device_count();
+    const char *env = getenv("LARMOR_GPU_DEVICES");
+    int n = 0;
+    if (!env || !*env) {
+        for (int d = 0; d < count && n < max; d++)
+            devs[n++] = d;
+        return n;
+    }
+    for (const char *p = env; *p && n < max;) {
+        char *end = NULL;
+        const long d = strtol(p, &end, 10);
+        if (end == p || d < 0 || d >= count || (*end && *end != ',')) {
+            (void)lm_fail(err, LM_ERR_INVALID, "LARMOR_GPU_DEVICES=%s: not a list of this machine's %d GPU(s) "
+                          "(e.g. 0,1)", env, count);
+            return -1;
+        }
+        devs[n++] = (int)d;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
 void lm_gpool_trim(void)
 {
     int n = 0;
@@ -800,8 +824,8 @@ __global__ void k_pack_wt(int64_t m, const float *wi, const float *tm, float2 *w
  * warp reads the same sample: the constant cache broadcasts it). */
 #define LM_CT_MAX 2048
 __constant__ float4 c_kw[LM_CT_MAX];
-__constant__ float c_wi[LM_CT_MAX];
-__constant__ float2 c_wt[LM_CT_MAX]; /* with the off-resonance term: (wi, t) */
+__constant__ float c_wi[LM_CT_MAX];   /* gpu-tuned's imaginary weights (the paper kernels: k_pack_kw2) */
+__constant__ float2 c_wt[LM_CT_MAX]; /* gpu-tuned with the off-resonance term: (wi, t) */
 
 template <bool CPLX, bool FAST, bool TIME>
 __global__ void k_constmem(int64_t n, int cnt, int first, const float *x, const float *y, const float *z,
@@ -1171,22 +1195,20 @@ static lm_code constmem_tiles(const char *who, const lm_gsamples *s, const float
     lm_code rc = LM_OK;
     const bool cplx = s->wi != NULL, time = s->t != NULL;
     const bool pairs = !tk && (cplx || time); /* k_pack_kw2's layout */
+    const int per = pairs ? 2 : 1;             /* float4 per sample */
     const int64_t m = s->m;
     const int64_t per_block = (int64_t)threads * vpt;
     const int64_t blocks = (n + per_block - 1) / per_block;
     for (int64_t off = 0; off < m; off += tile) {
         const int cnt = (int)(m - off < tile ? m - off : tile);
-        const int per = pairs ? 2 : 1;
         LM_GCHECK(cudaMemcpyToSymbolAsync(c_kw, kw + per * off, (size_t)(per * cnt) * sizeof(float4), 0,
                                           cudaMemcpyDeviceToDevice, st),
                   who, "constant-memory tile");
-        if (pairs)
-            ; /* one copy holds it all */
-        else if (time)
+        if (!pairs && time) /* gpu-tuned's separate (wi, t) and wi arrays */
             LM_GCHECK(cudaMemcpyToSymbolAsync(c_wt, wt + off, (size_t)cnt * sizeof(float2), 0,
                                               cudaMemcpyDeviceToDevice, st),
                       who, "constant-memory tile");
-        else if (cplx)
+        else if (!pairs && cplx)
             LM_GCHECK(cudaMemcpyToSymbolAsync(c_wi, s->wi + off, (size_t)cnt * sizeof(float), 0,
                                               cudaMemcpyDeviceToDevice, st),
                       who, "constant-memory tile");
@@ -1609,12 +1631,11 @@ static int multi_by_samples(const lm_ksum_in *in, const lm_points *pts, const in
 
 static lm_code multi_devices(int *devs, int *nd, lm_gpu_tune_params *par, lm_error *err)
 {
-    *nd = lm_gpu_device_list(devs, LM_GMAX_DEV);
-    if (*nd == 0) {
-        const char *env = getenv("LARMOR_GPU_DEVICES");
-        return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu-multi: no usable device%s%s",
-                       env && *env ? " in LARMOR_GPU_DEVICES=" : "", env && *env ? env : "");
-    }
+    *nd = lm_gpu_device_list(devs, LM_GMAX_DEV, err);
+    if (*nd < 0)
+        return LM_ERR_INVALID;
+    if (*nd == 0)
+        return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu-multi: no usable device");
     return lm_gtune_params(devs[0], par, err);
 }
 

@@ -344,26 +344,22 @@ extern "C" int lm_gpu_sense_split_workers(const lm_gpu_sense_split *m)
     return m->nw;
 }
 
-extern "C" int lm_gpu_device_list(int *devs, int max)
+/* Two host threads per GPU keep it busy through each other's launch gaps
+ * (B128c32 CG on two H200s: 0.290 s with 0,1; 0.269 s with 0,1,0,1). */
+#define SPLIT_WORKERS_PER_GPU 2
+
+extern "C" int lm_gpu_sense_split_devices(int64_t ncoils, int *devs, int max, lm_error *err)
 {
-    const int count = lm_gpu_device_count();
-    int n = 0;
+    const int cap = max < SPLIT_MAX ? max : SPLIT_MAX, w = SPLIT_WORKERS_PER_GPU;
+    int nd = lm_gpu_device_list(devs, cap, err);
     const char *env = getenv("LARMOR_GPU_DEVICES");
-    if (env && *env) {
-        const char *p = env;
-        while (*p && n < max) {
-            char *end = NULL;
-            const long d = strtol(p, &end, 10);
-            if (end == p || d < 0 || d >= count)
-                return 0; /* a malformed list: no split (the caller says so) */
-            devs[n++] = (int)d;
-            p = *end == ',' ? end + 1 : end;
-            if (*end && *end != ',')
-                return 0;
-        }
-        return n;
+    if (nd < 2 || (env && *env))
+        return nd;
+    if (ncoils >= 2 * w * nd && w * nd <= cap) {
+        for (int k = 1; k < w; k++)
+            for (int i = 0; i < nd; i++)
+                devs[k * nd + i] = devs[i];
+        nd *= w;
     }
-    for (int d = 0; d < count && n < max; d++)
-        devs[n++] = d;
-    return n;
+    return nd;
 }

@@ -33,7 +33,7 @@ struct lm_gpu_toeplitz_block {
     int G;             /* coils per group (four-step path; 1 otherwise) */
     int own;           /* the four-step path */
     float2 *twa[3];    /* its twiddles per padded axis */
-    float2 *tmp, *acc; /* N each: s x, and the sum over segments of one coil */
+    float2 *tmp, *acc; /* N each: s x, and the sum over segments of one coil (separate passes) */
     int xfuse;         /* 3D four-step path with x last (TB_XF) */
     int timed;         /* LARMOR_TRACE: time the phases (a sync after each) */
     long long napply;
@@ -441,19 +441,18 @@ template <int P1, int P2> static cudaError_t tb_x_setup(void)
     default: CALL(32, 16); break;                                                                                    \
     }
 
-/* The kernels' shared memory for axis a of length p. */
-static cudaError_t tb_xfused_setup_len(int a, long long p)
+/* The kernels' shared memory: the fused x kernel for rows of px, the z
+ * passes for lines of pz. */
+static cudaError_t tb_xfused_setup(long long px, long long pz)
 {
     cudaError_t e = cudaSuccess;
-#define TB_SETUP_Z(A, B) e = tb_z_setup<A, B>()
 #define TB_SETUP_X(A, B) e = tb_x_setup<A, B>()
-    if (a == 2) {
-        TB_BY_LEN(p, TB_SETUP_Z, 16, 16)
-    } else if (a == 0) {
-        TB_BY_LEN(p, TB_SETUP_X, 32, 8)
-    }
-#undef TB_SETUP_Z
+#define TB_SETUP_Z(A, B) e = tb_z_setup<A, B>()
+    TB_BY_LEN(px, TB_SETUP_X, 32, 8)
+    if (e == cudaSuccess)
+        TB_BY_LEN(pz, TB_SETUP_Z, 16, 16)
 #undef TB_SETUP_X
+#undef TB_SETUP_Z
     return e;
 }
 
@@ -654,10 +653,12 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
         t->timed = getenv("LARMOR_TRACE") != NULL;
         const char *xf = getenv("LARMOR_GPU_BLOCK_XFUSE"); /* "0": the separate passes (x first) */
         t->xfuse = t->p[2] > 1 && L <= TB_XF_MAXL && !(xf && !strcmp(xf, "0"));
-        for (int a = 0; a < 3 && t->xfuse; a++)
-            LM_GCHECK(tb_xfused_setup_len(a, t->p[a]), who, "shared memory");
-        LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "the coil product"));
-        LM_GTRY(lm_gmalloc((void **)&t->acc, (size_t)t->N * sizeof(float2), err, who, "the segment sum"));
+        if (t->xfuse) {
+            LM_GCHECK(tb_xfused_setup(t->p[0], t->p[2]), who, "shared memory");
+        } else { /* the separate passes' coil product and segment sum */
+            LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "the coil product"));
+            LM_GTRY(lm_gmalloc((void **)&t->acc, (size_t)t->N * sizeof(float2), err, who, "the segment sum"));
+        }
     }
     LM_GTRY(lm_gmalloc((void **)&t->work, (size_t)(t->P * L) * t->G * sizeof(float2), err, who,
                        "the padded segments"));
