@@ -324,6 +324,18 @@ lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat
                              const lm_ctl *ctl, lm_error *err);
 lm_code lm_gpu_nufft_forward(lm_gpu_nufft *p, const lm_cfloat *x_dev, const lm_cfloat *s_dev, long long ncoils,
                              lm_cfloat *d_host, lm_error *err);
+/* Time-segmented E^H d (lm_timeseg.h) through the session, all on the
+ * device: x = (1/N) sum_l conj(c_l) sum_c conj(s_c) F^H (conj(b_l) d_c),
+ * the data uploaded once. b_dev: the L interpolators (L x m), c_dev: the
+ * segment phases exp(-i 2 pi f tau_l) (L x N), both device memory. */
+lm_code lm_gpu_nufft_adjoint_segmented(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, int L,
+                                       const lm_cfloat *b_dev, const lm_cfloat *c_dev, lm_cfloat *x_dev,
+                                       const lm_ctl *ctl, lm_error *err);
+/* c_dev (L x n, device) = exp(-i 2 pi f tau_l) from the field map f_host
+ * (n values, Hz, host) and the segment centres tau (L, seconds): the
+ * phases lm_timeseg_phases makes on the host, made where they are used. */
+lm_code lm_gpu_segment_phases(const float *f_host, int64_t n, const double *tau, int L, lm_cfloat *c_dev,
+                              lm_error *err);
 /* The raw transforms on device memory (tests, bench), queued on the
  * thread's default stream and not waited for (lm_gpu_nufft_wait):
  *   type 1: out[i] = sum_m w_m exp(+i 2 pi k_m . (i - n/2)/n)   (N values)

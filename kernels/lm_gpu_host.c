@@ -249,6 +249,12 @@ lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat
 lm_code lm_gpu_nufft_forward(lm_gpu_nufft *p, const lm_cfloat *x_dev, const lm_cfloat *s_dev, long long ncoils,
                              lm_cfloat *d_host, lm_error *err)
     LM_NO_CUDA_CALL((void)p, (void)x_dev, (void)s_dev, (void)ncoils, (void)d_host)
+lm_code lm_gpu_nufft_adjoint_segmented(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, int L,
+                                       const lm_cfloat *b_dev, const lm_cfloat *c_dev, lm_cfloat *x_dev,
+                                       const lm_ctl *ctl, lm_error *err)
+    LM_NO_CUDA_CALL((void)p, (void)k, (void)s_dev, (void)L, (void)b_dev, (void)c_dev, (void)x_dev, (void)ctl)
+lm_code lm_gpu_segment_phases(const float *f_host, int64_t n, const double *tau, int L, lm_cfloat *c_dev,
+                              lm_error *err) LM_NO_CUDA_CALL((void)f_host, (void)n, (void)tau, (void)L, (void)c_dev)
 lm_code lm_gpu_nufft_type1(lm_gpu_nufft *p, const lm_cfloat *w_dev, lm_cfloat *out_dev, lm_error *err)
     LM_NO_CUDA_CALL((void)p, (void)w_dev, (void)out_dev)
 lm_code lm_gpu_nufft_type2(lm_gpu_nufft *p, const lm_cfloat *x_dev, lm_cfloat *d_dev, lm_error *err)

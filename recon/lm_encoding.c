@@ -34,8 +34,9 @@ struct lm_encoding {
     const float *f;          /* field map, Hz (borrowed, as the trajectory) */
     const lm_variant *vx;    /* exact: the direct variant with the time term */
     lm_timeseg *ts;          /* segmented: centres and interpolators b_l(t_m) */
-    lm_cfloat *c_host;       /* segmented: L x N phases exp(-i 2 pi f tau_l) */
+    lm_cfloat *c_host;       /* segmented: L x N phases exp(-i 2 pi f tau_l) (on a GPU made when a host path needs them) */
     lm_cfloat *c;            /* the same on the back end (c_host on the CPU) */
+    lm_cfloat *b_dev;        /* gpu-nufft, segmented: the interpolators b_l(t_m) on the device (E^H d) */
     lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
     float *f_dev;            /* exact on a GPU: the field map on the device (E^H d there) */
     lm_toeplitz_block *tb;   /* CPU, segmented: the block Toeplitz product, all coils at once */
@@ -73,6 +74,7 @@ void lm_encoding_free(lm_encoding *e)
     if (e->be) {
         e->be->release(e->be, e->tmp);
         e->be->release(e->be, e->seg_tmp);
+        e->be->release(e->be, e->b_dev);
         if (e->c != e->c_host)
             e->be->release(e->be, e->c);
         if (e->s != e->s_host)
@@ -149,19 +151,29 @@ static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_erro
     if (rc != LM_OK)
         return rc;
     const int L = e->ts->L;
-    e->c_host = lm_alloc((size_t)nv * (size_t)L, sizeof *e->c_host, err, "segment phases");
-    if (!e->c_host)
-        return LM_ERR_NOMEM;
-    lm_timeseg_phases(e->ts, d->fieldmap, nv, e->c_host);
     if (e->be->device == LM_DEVICE_CPU) {
-        e->c = e->c_host;
-    } else {
-        e->c = e->be->alloc(e->be, nv * L, "segment phases");
-        if (e->c)
-            e->be->upload(e->be, e->c, e->c_host, (size_t)(nv * L) * sizeof *e->c);
-        e->seg_tmp = e->be->alloc(e->be, nv, "segment image");
+        e->c = e->c_host = lm_alloc((size_t)nv * (size_t)L, sizeof *e->c_host, err, "segment phases");
+        if (!e->c_host)
+            return LM_ERR_NOMEM;
+        lm_timeseg_phases(e->ts, d->fieldmap, nv, e->c_host);
+        return LM_OK;
     }
-    return e->be->check(e->be, err);
+    /* on the device from the field map: 8 MB go up instead of L x 16 MB,
+     * and no host exponentials */
+    e->c = e->be->alloc(e->be, nv * L, "segment phases");
+    e->seg_tmp = e->be->alloc(e->be, nv, "segment image");
+    rc = e->be->check(e->be, err);
+    return rc == LM_OK ? lm_gpu_segment_phases(d->fieldmap, nv, e->ts->tau, L, e->c, err) : rc;
+}
+
+/* The segment phases on the host, made there on first need when the back
+ * end made its own (a GPU's host paths: E x of the direct variants). */
+static const lm_cfloat *host_phases(lm_encoding *e, lm_error *err)
+{
+    if (!e->c_host && (e->c_host = lm_alloc((size_t)e->nvox * (size_t)e->ts->L, sizeof *e->c_host, err,
+                                            "segment phases")) != NULL)
+        lm_timeseg_phases(e->ts, e->f, e->nvox, e->c_host);
+    return e->c_host;
 }
 
 lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *err)
@@ -437,6 +449,16 @@ static lm_code adjoint_segmented_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloa
                                      lm_error *err)
 {
     const int64_t nv = e->nvox, m = d->m, nc = d->ncoils, L = e->ts->L;
+    if (gpu_nufft(e)) { /* all on the device: the data go up once */
+        lm_code rc = gpu_nufft_ready(e, err);
+        if (rc == LM_OK && !e->b_dev) {
+            e->b_dev = e->be->alloc(e->be, L * m, "segment interpolators");
+            if (e->b_dev)
+                e->be->upload(e->be, e->b_dev, e->ts->b, (size_t)(L * m) * sizeof *e->b_dev);
+            rc = e->be->check(e->be, err);
+        }
+        return rc == LM_OK ? lm_gpu_nufft_adjoint_segmented(e->nu, d, e->s, (int)L, e->b_dev, e->c, x, ctl, err) : rc;
+    }
     lm_cfloat *dl = lm_alloc((size_t)m, (size_t)nc * sizeof *dl, err, "segment k-space");
     if (!dl)
         return LM_ERR_NOMEM;
@@ -601,6 +623,9 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
     lm_cfloat *seg = k && e->ts ? lm_alloc((size_t)m, sizeof *seg, err, "forward segment") : NULL;
     lm_nufft_plan *plan = NULL;
     lm_code rc = k && (seg || !e->ts) ? LM_OK : LM_ERR_NOMEM;
+    const lm_cfloat *phases = NULL;
+    if (rc == LM_OK && e->ts && !(phases = host_phases(e, err)))
+        rc = LM_ERR_NOMEM;
     if (rc == LM_OK) {
         e->be->download(e->be, xh, x, (size_t)nv * sizeof *xh);
         rc = e->be->check(e->be, err);
@@ -627,7 +652,7 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
         lm_cfloat *dc = d->d + ch * m;
         /* segmented: d_c = sum_l b_l . F (c_l s_c x) */
         for (int64_t l = 0; l < L && rc == LM_OK; l++) {
-            const lm_cfloat *cl = e->ts ? e->c_host + l * nv : NULL;
+            const lm_cfloat *cl = e->ts ? phases + l * nv : NULL;
             for (int64_t j = 0; j < nv; j++) {
                 const lm_cfloat v = sc ? sc[j] * xh[j] : xh[j];
                 tmp[j] = cl ? cl[j] * v : v;

@@ -93,6 +93,26 @@ f4)
         LARMOR_GPU_CM_TILE=$tile run 200 $B/gpu_bench --problems B64 --variants gpu-constmem --skip-recon --no-tune --budget 60
     done
     ;;
+s8)
+    step "every GPU test"
+    for t in $B/test_gpu_* $B/test_fieldmap_op; do
+        echo "-- $(basename $t)" >>"$L"
+        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
+    done
+    step "B128c8f traced: default, three fused blocks per SM, default"
+    for v in "" 1 ""; do
+        LARMOR_TRACE=1 run 200 env ${v:+LARMOR_GPU_BLOCK_MINB3=1} $B/larmor-cli bench \
+            --problem B128c8f --variants gpu-nufft
+    done
+    step "ncu: k_tb_xfused, source counters (SASS)"
+    run 200 ncu --clock-control none --section SourceCounters --section WarpStateStats --section InstructionStats \
+        --section SchedulerStats --section Occupancy --section LaunchStats --section SpeedOfLight \
+        --kernel-name-base demangled --kernel-name "regex:k_tb_xfused" --launch-skip 3 --launch-count 1 \
+        -o "$OUT/xf" $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
+    run 60 ncu --import "$OUT/xf.ncu-rep" --page details --print-units base
+    ncu --import "$OUT/xf.ncu-rep" --page source --csv --print-source sass >"$OUT/xf-sass.csv" 2>>"$L"
+    xz -T4 "$OUT/xf-sass.csv"
+    ;;
 last)
     step "fallback and served-command tests"
     XDG_CACHE_HOME=/tmp/cache-fb run 200 $B/test_gpu_fallback
@@ -105,7 +125,7 @@ last)
     CONFIGS="served" LARMOR_CLI=$B/larmor-cli WORK=/tmp/startup run 200 bash scripts/bench-startup.sh B128 gpu-nufft 7
     ;;
 *)
-    echo "usage: scripts/device-session.sh one|two|xfuse|fig9|f4|last" >&2
+    echo "usage: scripts/device-session.sh one|two|xfuse|fig9|f4|s8|last" >&2
     exit 2
     ;;
 esac

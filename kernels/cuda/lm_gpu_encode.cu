@@ -20,9 +20,11 @@ __global__ void k_enc_interleave(long long n, const float *__restrict__ re, cons
         q[j] = make_float2(re[j], im[j]);
 }
 
-/* x (+)= conj(s) (re + i im) / N; s NULL: s = 1 */
+/* x (+)= conj(c) conj(s) (re + i im) / N; s NULL: s = 1; c NULL: c = 1
+ * (c: a time segment's phases exp(-i 2 pi f tau_l)) */
 __global__ void k_enc_combine(long long n, const float *__restrict__ re, const float *__restrict__ im,
-                              const float2 *__restrict__ s, float invn, int first, float2 *__restrict__ x)
+                              const float2 *__restrict__ s, const float2 *__restrict__ c, float invn, int first,
+                              float2 *__restrict__ x)
 {
     for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < n; j += (long long)gridDim.x * blockDim.x) {
         const float2 f = make_float2(re[j] * invn, im[j] * invn);
@@ -30,6 +32,10 @@ __global__ void k_enc_combine(long long n, const float *__restrict__ re, const f
         if (s) {
             const float2 a = s[j];
             v = make_float2(a.x * f.x + a.y * f.y, a.x * f.y - a.y * f.x);
+        }
+        if (c) {
+            const float2 a = c[j], u = v;
+            v = make_float2(a.x * u.x + a.y * u.y, a.x * u.y - a.y * u.x);
         }
         if (!first) {
             const float2 o = x[j];
@@ -305,7 +311,7 @@ extern "C" lm_code lm_gpu_adjoint(const lm_geom *g, const lm_traj *t, const lm_k
         LM_GTRY(lm_gengine_run((enum lm_gengine)e, variant, &gs, &pf, split, split + ng * pf.n, st, NULL, NULL, err));
         for (long long c = 0; c < ng; c++) {
             k_enc_combine<<<enc_blocks(pf.n), ENC_T, 0, st>>>(pf.n, split + c * pf.n, split + (ng + c) * pf.n,
-                                                              s_dev ? (const float2 *)(s_dev + (c0 + c) * pf.n) : NULL,
+                                                              s_dev ? (const float2 *)(s_dev + (c0 + c) * pf.n) : NULL, NULL,
                                                               (float)(1.0 / (double)pf.n), c0 + c == 0,
                                                               (float2 *)x_dev);
             LM_GLAUNCH(who, "coil combination");
@@ -381,7 +387,62 @@ struct lm_gpu_nufft {
     lm_gnufft_plan *plan;
     float2 *dbuf;           /* k-space of ncap channels */
     float *split;           /* F^H d of a group, split re/im */
+    float2 *dseg;           /* segmented E^H d: conj(b_l) d of a group (made on first use) */
 };
+
+/* out[c m + j] = conj(b[j]) d[c m + j], c < ng: a group's data for one
+ * time segment */
+__global__ void k_enc_seg_data(long long m, long long ng, const float2 *__restrict__ b, const float2 *__restrict__ d,
+                               float2 *__restrict__ out)
+{
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < m * ng;
+         q += (long long)gridDim.x * blockDim.x) {
+        const float2 a = b[q % m], v = d[q];
+        out[q] = make_float2(a.x * v.x + a.y * v.y, a.x * v.y - a.y * v.x);
+    }
+}
+
+/* c[l n + j] = exp(-i 2 pi f[j] tau[l]), the argument in double as the
+ * host's lm_timeseg_phases (|f tau| of a few cycles keeps float phases
+ * within an ulp of it) */
+__global__ void k_enc_seg_phases(long long n, int L, const float *__restrict__ f, const double *__restrict__ tau,
+                                 float2 *__restrict__ c)
+{
+    for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < n * L;
+         q += (long long)gridDim.x * blockDim.x) {
+        const long long l = q / n, j = q - l * n;
+        double sn, cs;
+        sincospi(2.0 * (double)f[j] * tau[l], &sn, &cs);
+        c[q] = make_float2((float)cs, (float)-sn);
+    }
+}
+
+extern "C" lm_code lm_gpu_segment_phases(const float *f_host, int64_t n, const double *tau, int L, lm_cfloat *c_dev,
+                                         lm_error *err)
+{
+    const char *who = "segment phases (gpu)";
+    lm_code rc = LM_OK;
+    int device = 0;
+    const cudaStream_t st = cudaStreamPerThread;
+    float *fd = NULL;
+    double *td = NULL;
+    if (n < 1 || L < 1)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld voxels, %d segments", who, (long long)n, L);
+    LM_GTRY(lm_gdevice_begin(who, &device, err));
+    LM_GTRY(lm_gmalloc((void **)&fd, (size_t)n * sizeof(float), err, who, "the field map"));
+    LM_GTRY(lm_gmalloc((void **)&td, (size_t)L * sizeof(double), err, who, "the segment centres"));
+    LM_GCHECK(cudaMemcpyAsync(fd, f_host, (size_t)n * sizeof(float), cudaMemcpyHostToDevice, st), who, "upload");
+    LM_GCHECK(cudaMemcpyAsync(td, tau, (size_t)L * sizeof(double), cudaMemcpyHostToDevice, st), who, "upload");
+    k_enc_seg_phases<<<enc_blocks(n * L), ENC_T, 0, st>>>(n, L, fd, td, (float2 *)c_dev);
+    LM_GLAUNCH(who, "phases");
+    LM_GCHECK(cudaStreamSynchronize(st), who, "phases");
+done:
+    if (rc != LM_OK)
+        (void)cudaStreamSynchronize(st);
+    lm_gfree(fd);
+    lm_gfree(td);
+    return rc;
+}
 
 extern "C" void lm_gpu_nufft_free(lm_gpu_nufft *p)
 {
@@ -395,6 +456,7 @@ extern "C" void lm_gpu_nufft_free(lm_gpu_nufft *p)
     lm_gsamples_free(&p->s);
     lm_gfree(p->dbuf);
     lm_gfree(p->split);
+    lm_gfree(p->dseg);
     if (have && prev != p->device)
         (void)cudaSetDevice(prev);
     (void)cudaGetLastError();
@@ -430,42 +492,72 @@ done:
     return rc;
 }
 
-extern "C" lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, lm_cfloat *x_dev,
-                                        const lm_ctl *ctl, lm_error *err)
+/* E^H d through the session; L > 0: time-segmented, with b_dev (L x m) and
+ * c_dev (L x N) on the device. */
+static lm_code nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, int L, const lm_cfloat *b_dev,
+                             const lm_cfloat *c_dev, lm_cfloat *x_dev, const lm_ctl *ctl, lm_error *err)
 {
     const char *who = "E^H d (gpu-nufft)";
     lm_code rc = LM_OK;
     int device = 0;
     const cudaStream_t st = cudaStreamPerThread;
-    const long long m = p->m, nc = k->ncoils, n = p->pf.n;
+    const long long m = p->m, nc = k->ncoils, n = p->pf.n, nl = L > 0 ? L : 1;
     if (k->m != m || nc < 1 || nc > p->ncap)
         return lm_fail(err, LM_ERR_INVALID, "%s: %lld samples x %lld channels, the plan holds %lld x %lld", who,
                        (long long)k->m, nc, m, p->ncap);
     LM_GTRY(lm_gdevice_begin(who, &device, err));
     if (device != p->device)
         return lm_fail(err, LM_ERR_INVALID, "%s: the plan is on device %d, the thread on %d", who, p->device, device);
+    if (L > 0 && !p->dseg)
+        LM_GTRY(lm_gmalloc((void **)&p->dseg, (size_t)(m * p->group) * sizeof(float2), err, who,
+                           "the segment's k-space"));
     LM_GCHECK(cudaMemcpyAsync(p->dbuf, k->d, (size_t)(m * nc) * sizeof(float2), cudaMemcpyHostToDevice, st), who,
               "upload k-space");
-    for (long long c0 = 0; c0 < nc; c0 += p->group) {
-        const long long ng = nc - c0 < p->group ? nc - c0 : p->group;
-        const lm_gnufft_wts w = {NULL, NULL, p->dbuf + c0 * m, p->s.wr}; /* conj(phi) d, phi real */
-        LM_GTRY(lm_gnufft_exec1(p->plan, who, &w, ng, p->split, p->split + ng * n, NULL, st, NULL, err));
-        for (long long c = 0; c < ng; c++) {
-            k_enc_combine<<<enc_blocks(n), ENC_T, 0, st>>>(n, p->split + c * n, p->split + (ng + c) * n,
-                                                           s_dev ? (const float2 *)(s_dev + (c0 + c) * n) : NULL,
-                                                           (float)(1.0 / (double)n), c0 + c == 0, (float2 *)x_dev);
-            LM_GLAUNCH(who, "coil combination");
+    for (long long l = 0; l < nl; l++)
+        for (long long c0 = 0; c0 < nc; c0 += p->group) {
+            const long long ng = nc - c0 < p->group ? nc - c0 : p->group;
+            const float2 *dg = p->dbuf + c0 * m;
+            if (L > 0) {
+                k_enc_seg_data<<<enc_blocks(m * ng), ENC_T, 0, st>>>(m, ng, (const float2 *)(b_dev + l * m), dg,
+                                                                      p->dseg);
+                LM_GLAUNCH(who, "segment data");
+                dg = p->dseg;
+            }
+            const lm_gnufft_wts w = {NULL, NULL, dg, p->s.wr}; /* conj(phi) d, phi real */
+            LM_GTRY(lm_gnufft_exec1(p->plan, who, &w, ng, p->split, p->split + ng * n, NULL, st, NULL, err));
+            for (long long c = 0; c < ng; c++) {
+                k_enc_combine<<<enc_blocks(n), ENC_T, 0, st>>>(
+                    n, p->split + c * n, p->split + (ng + c) * n,
+                    s_dev ? (const float2 *)(s_dev + (c0 + c) * n) : NULL,
+                    L > 0 ? (const float2 *)(c_dev + l * n) : NULL, (float)(1.0 / (double)n), l == 0 && c0 + c == 0,
+                    (float2 *)x_dev);
+                LM_GLAUNCH(who, "coil combination");
+            }
+            if (lm_gctl_report(ctl, (double)(l * nc + c0 + ng) / (double)(nl * nc))) {
+                rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
+                goto done;
+            }
         }
-        if (lm_gctl_report(ctl, (double)(c0 + ng) / (double)nc)) {
-            rc = lm_fail(err, LM_ERR_CANCELLED, "%s: cancelled", who);
-            goto done;
-        }
-    }
     LM_GCHECK(cudaStreamSynchronize(st), who, "E^H d");
 done:
     if (rc != LM_OK)
         (void)cudaStreamSynchronize(st);
     return rc;
+}
+
+extern "C" lm_code lm_gpu_nufft_adjoint(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, lm_cfloat *x_dev,
+                                        const lm_ctl *ctl, lm_error *err)
+{
+    return nufft_adjoint(p, k, s_dev, 0, NULL, NULL, x_dev, ctl, err);
+}
+
+extern "C" lm_code lm_gpu_nufft_adjoint_segmented(lm_gpu_nufft *p, const lm_kdata *k, const lm_cfloat *s_dev, int L,
+                                                  const lm_cfloat *b_dev, const lm_cfloat *c_dev, lm_cfloat *x_dev,
+                                                  const lm_ctl *ctl, lm_error *err)
+{
+    if (L < 1 || !b_dev || !c_dev)
+        return lm_fail(err, LM_ERR_INVALID, "E^H d (gpu-nufft): %d segments without interpolators or phases", L);
+    return nufft_adjoint(p, k, s_dev, L, b_dev, c_dev, x_dev, ctl, err);
 }
 
 extern "C" lm_code lm_gpu_nufft_forward(lm_gpu_nufft *p, const lm_cfloat *x_dev, const lm_cfloat *s_dev,
