@@ -99,19 +99,20 @@ s8)
         echo "-- $(basename $t)" >>"$L"
         XDG_CACHE_HOME=/tmp/cache-test run 200 $t
     done
-    step "B128c8f traced: default, three fused blocks per SM, default"
-    for v in "" 1 ""; do
-        LARMOR_TRACE=1 run 200 env ${v:+LARMOR_GPU_BLOCK_MINB3=1} $B/larmor-cli bench \
-            --problem B128c8f --variants gpu-nufft
-    done
+    step "B128c8f traced, twice"
+    for r in 1 2; do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
+    step "B128 and B128c32, gpu-nufft"
+    run 200 $B/larmor-cli bench --problem B128 --variants gpu-nufft
+    run 200 $B/larmor-cli bench --problem B128c32 --variants gpu-nufft
+    step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
     step "ncu: k_tb_xfused, source counters (SASS)"
     run 200 ncu --clock-control none --section SourceCounters --section WarpStateStats --section InstructionStats \
-        --section SchedulerStats --section Occupancy --section LaunchStats --section SpeedOfLight \
+        --section SchedulerStats --section Occupancy --section SpeedOfLight \
         --kernel-name-base demangled --kernel-name "regex:k_tb_xfused" --launch-skip 3 --launch-count 1 \
         -o "$OUT/xf" $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
     run 60 ncu --import "$OUT/xf.ncu-rep" --page details --print-units base
     ncu --import "$OUT/xf.ncu-rep" --page source --csv --print-source sass >"$OUT/xf-sass.csv" 2>>"$L"
-    xz -T4 "$OUT/xf-sass.csv"
+    xz -T4 "$OUT/xf-sass.csv"; rm -f "$OUT/xf.ncu-rep"
     ;;
 last)
     step "fallback and served-command tests"

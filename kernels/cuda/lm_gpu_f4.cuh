@@ -37,12 +37,16 @@ template <bool INV> static __device__ __forceinline__ float2 twid(float2 w, floa
 #define F4_MUL 2
 #define F4_INV 4
 
-static __host__ __device__ constexpr int brev_ct(int i, int bits)
+/* i's low bits (at most 9) reversed. No loop: with i an unrolled loop's
+ * counter it must fold to a constant so that reg_dft's swaps name fixed
+ * registers. (A loop here was left unrolled in the larger kernels: the
+ * reversal then ran at run time and each swap became a chain of selects,
+ * a fifth of k_tb_xfused's instructions.) */
+static __host__ __device__ __forceinline__ constexpr int brev_ct(int i, int bits)
 {
-    int r = 0;
-    for (int b = 0; b < bits; b++)
-        r |= ((i >> b) & 1) << (bits - 1 - b);
-    return r;
+    return (((i & 1) << 8) | ((i & 2) << 6) | ((i & 4) << 4) | ((i & 8) << 2) | (i & 16) | ((i & 32) >> 2) |
+            ((i & 64) >> 4) | ((i & 128) >> 6) | ((i & 256) >> 8)) >>
+           (9 - bits);
 }
 
 static __host__ __device__ constexpr int log2_ct(int r)

@@ -35,7 +35,6 @@ struct lm_gpu_toeplitz_block {
     float2 *twa[3];    /* its twiddles per padded axis */
     float2 *tmp, *acc; /* N each: s x, and the sum over segments of one coil (separate passes) */
     int xfuse;         /* 3D four-step path with x last (TB_XF) */
-    int minb3;         /* EXPERIMENT (LARMOR_GPU_BLOCK_MINB3): the fused kernel at three blocks per SM */
     int timed;         /* LARMOR_TRACE: time the phases (a sync after each) */
     long long napply;
     double t_phase[3]; /* forward passes, the block product pass, inverse passes */
@@ -354,8 +353,8 @@ static __device__ __forceinline__ void tb_seg_product(float2 *e, int L, QF q)
  * at once (issued together: the first try, which loaded them one pair at a
  * time per coil, waited on memory most of the time: 16 ms per B128c8f
  * iteration against 4 for the transforms around it). */
-template <int P1, int P2, int LM, int MINB = (P2 <= 8 ? 2 : 1)>
-__global__ void __launch_bounds__(32 * P2, MINB)
+template <int P1, int P2, int LM>
+__global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
     k_tb_xfused(int L, int C, int nc, int chunks, long long n0, long long P, float2 *__restrict__ w,
                 const float2 *__restrict__ qhat, const float2 *__restrict__ tw)
 {
@@ -420,13 +419,11 @@ template <int P1, int P2> static cudaError_t tb_z_setup(void)
 
 template <int P1, int P2> static cudaError_t tb_x_setup(void)
 {
-    const void *fns[4] = {(const void *)k_tb_xfused<P1, P2, 4>, (const void *)k_tb_xfused<P1, P2, 8>,
-                          (const void *)k_tb_xfused<P1, P2, 16>, (const void *)k_tb_xfused<P1, P2, 8, 3>};
+    const void *fns[3] = {(const void *)k_tb_xfused<P1, P2, 4>, (const void *)k_tb_xfused<P1, P2, 8>,
+                          (const void *)k_tb_xfused<P1, P2, 16>};
     cudaError_t e = cudaSuccess;
-    for (int i = 0; i < 4 && e == cudaSuccess; i++)
+    for (int i = 0; i < 3 && e == cudaSuccess; i++)
         e = tb_smem_attr<P1, P2>(fns[i]);
-    if (e == cudaSuccess) /* EXPERIMENT: three blocks per SM need the largest carve-out */
-        e = cudaFuncSetAttribute(fns[3], cudaFuncAttributePreferredSharedMemoryCarveout, 100);
     return e;
 }
 
@@ -507,9 +504,6 @@ static void tb_xfused(const lm_gpu_toeplitz_block *t, int nc, cudaStream_t st)
     if (L <= 4)                                                                                                      \
         k_tb_xfused<A, B, 4><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,      \
                                                                       t->qhat, t->twa[0]);                           \
-    else if (L <= 8 && t->minb3)                                                                                     \
-        k_tb_xfused<A, B, 8, 3><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,   \
-                                                                         t->qhat, t->twa[0]);                        \
     else if (L <= 8)                                                                                                 \
         k_tb_xfused<A, B, 8><<<blocks, 32 * B, f4_smem<A, B>(), st>>>(L, C, nc, chunks, t->n[0], t->P, t->work,      \
                                                                       t->qhat, t->twa[0]);                           \
@@ -659,7 +653,6 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
         t->timed = getenv("LARMOR_TRACE") != NULL;
         const char *xf = getenv("LARMOR_GPU_BLOCK_XFUSE"); /* "0": the separate passes (x first) */
         t->xfuse = t->p[2] > 1 && L <= TB_XF_MAXL && !(xf && !strcmp(xf, "0"));
-        t->minb3 = getenv("LARMOR_GPU_BLOCK_MINB3") != NULL;
         if (t->xfuse) {
             LM_GCHECK(tb_xfused_setup(t->p[0], t->p[2]), who, "shared memory");
         } else { /* the separate passes' coil product and segment sum */
