@@ -114,6 +114,32 @@ s8)
     ncu --import "$OUT/xf.ncu-rep" --page source --csv --print-source sass >"$OUT/xf-sass.csv" 2>>"$L"
     xz -T4 "$OUT/xf-sass.csv"; rm -f "$OUT/xf.ncu-rep"
     ;;
+final)
+    step "every GPU test"
+    for t in $B/test_gpu_* $B/test_fieldmap_op; do
+        echo "-- $(basename $t)" >>"$L"
+        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
+    done
+    step "compute-sanitizer memcheck and racecheck: test_gpu_timeseg3d (segmented E^H d, fused block product)"
+    for tool in memcheck racecheck; do
+        XDG_CACHE_HOME=/tmp/cache-san run 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/test_gpu_timeseg3d
+    done
+    step "B128c8f traced, three times"
+    for r in 1 2 3; do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
+    step "B128 and B128c32, gpu-nufft"
+    run 200 $B/larmor-cli bench --problem B128 --variants gpu-nufft
+    run 200 $B/larmor-cli bench --problem B128c32 --variants gpu-nufft
+    step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
+    ;;
+h100)
+    step "every GPU test"
+    for t in $B/test_gpu_* $B/test_fieldmap_op; do
+        echo "-- $(basename $t)" >>"$L"
+        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
+    done
+    step "B128c8f traced, three times"
+    for r in 1 2 3; do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
+    ;;
 last)
     step "fallback and served-command tests"
     XDG_CACHE_HOME=/tmp/cache-fb run 200 $B/test_gpu_fallback
@@ -126,7 +152,7 @@ last)
     CONFIGS="served" LARMOR_CLI=$B/larmor-cli WORK=/tmp/startup run 200 bash scripts/bench-startup.sh B128 gpu-nufft 7
     ;;
 *)
-    echo "usage: scripts/device-session.sh one|two|xfuse|fig9|f4|s8|last" >&2
+    echo "usage: scripts/device-session.sh one|two|xfuse|fig9|f4|s8|final|h100|last" >&2
     exit 2
     ;;
 esac

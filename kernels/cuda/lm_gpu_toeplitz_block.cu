@@ -58,6 +58,21 @@ static __device__ __forceinline__ float2 tb_mulc(float2 a, float2 b) /* conj(a) 
     return make_float2(a.x * b.x + a.y * b.y, a.x * b.y - a.y * b.x);
 }
 
+/* o += a b and o += conj(a) b as four FMAs each (o + (a b) written out
+ * costs a multiply, an FMA and an add per part: the block product's
+ * inner step) */
+static __device__ __forceinline__ void tb_fma(float2 &o, float2 a, float2 b)
+{
+    o.x = fmaf(a.x, b.x, fmaf(-a.y, b.y, o.x));
+    o.y = fmaf(a.x, b.y, fmaf(a.y, b.x, o.y));
+}
+
+static __device__ __forceinline__ void tb_fmac(float2 &o, float2 a, float2 b)
+{
+    o.x = fmaf(a.x, b.x, fmaf(a.y, b.y, o.x));
+    o.y = fmaf(a.x, b.y, fmaf(-a.y, b.x, o.y));
+}
+
 static __device__ __forceinline__ int tb_pair(int L, int l, int lp)
 {
     return l * L - l * (l - 1) / 2 + (lp - l);
@@ -327,14 +342,9 @@ static __device__ __forceinline__ void tb_seg_product(float2 *e, int L, QF q)
         for (int lp = l; lp < LM; lp++, k++)
             if (lp < L) {
                 const float2 qv = q(l, lp, k);
-                const float2 a = tb_mul(qv, z[lp]);
-                o[l].x += a.x;
-                o[l].y += a.y;
-                if (lp > l) {
-                    const float2 b = tb_mulc(qv, z[l]);
-                    o[lp].x += b.x;
-                    o[lp].y += b.y;
-                }
+                tb_fma(o[l], qv, z[lp]);
+                if (lp > l)
+                    tb_fmac(o[lp], qv, z[l]);
             }
 #pragma unroll
     for (int sg = 0; sg < LM; sg++)
@@ -379,12 +389,15 @@ __global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
         constexpr int NQ = LM * (LM + 1) / 2;
         for (int i = threadIdx.x; i < PX; i += NT) {
             float2 q[NQ];
+            const float2 *qp = qhat + row + i; /* the valid pairs come in tb_pair order: one block further each */
 #pragma unroll
             for (int l = 0, k = 0; l < LM; l++)
 #pragma unroll
-                for (int lp = l; lp < LM; lp++, k++)
-                    q[k] = lp < L ? __ldg(qhat + (size_t)tb_pair(L, l, lp) * (size_t)P + row + i)
-                                  : make_float2(0.0f, 0.0f);
+                for (int lp = l; lp < LM; lp++, k++) {
+                    q[k] = lp < L ? __ldg(qp) : make_float2(0.0f, 0.0f);
+                    if (lp < L)
+                        qp += P;
+                }
             for (int cl = 0; cl < lines; cl += L)
                 tb_seg_product<LM>(ex + i * FS + cl, L, [&](int, int, int k) { return q[k]; });
         }
