@@ -16,6 +16,7 @@
 #include "lm_sums.h"
 #include "lm_timeseg.h"
 #include "lm_toeplitz_block.h"
+#include "lm_trace.h"
 
 struct lm_encoding {
     lm_geom g;
@@ -131,11 +132,20 @@ static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_erro
         if (!isfinite(d->fieldmap[j]))
             return lm_fail(err, LM_ERR_INVALID, "field map: voxel %lld is not a finite number", (long long)j);
     e->f = d->fieldmap;
-    double p2 = 0;
+    /* phi^2 per sample in parallel (three sines each: 17 ms on B128 in
+     * one thread), summed in order (the same diagonal on any core count) */
+    double *phi2 = lm_alloc((size_t)m, sizeof *phi2, err, "diagonal");
+    if (!phi2)
+        return LM_ERR_NOMEM;
+#pragma omp parallel for schedule(static) if (m >= 32768)
     for (int64_t j = 0; j < m; j++) {
         const double ph = lm_geom_phi(&e->g, e->t->k[3 * j], e->t->k[3 * j + 1], e->t->k[3 * j + 2]);
-        p2 += ph * ph;
+        phi2[j] = ph * ph;
     }
+    double p2 = 0;
+    for (int64_t j = 0; j < m; j++)
+        p2 += phi2[j];
+    free(phi2);
     e->diag0 = p2 / ((double)nv * (double)nv);
     if (d->segments == 0) {
         e->vx = lm_sums_exact_variant(e->v, err);
@@ -150,6 +160,7 @@ static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_erro
                                  d->seg_minmax ? LM_TIMESEG_MINMAX : LM_TIMESEG_HIST, LM_SEGMENTS_TOL, &e->ts, err);
     if (rc != LM_OK)
         return rc;
+    lm_trace("time segments fitted");
     const int L = e->ts->L;
     if (e->be->device == LM_DEVICE_CPU) {
         e->c = e->c_host = lm_alloc((size_t)nv * (size_t)L, sizeof *e->c_host, err, "segment phases");
@@ -216,6 +227,7 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
         e->tmp = e->be->alloc(e->be, e->nvox, "coil work vector");
         if ((rc = e->be->check(e->be, err)) != LM_OK)
             goto fail;
+        lm_trace("coil maps on the back end");
     }
     if (d->fieldmap && (rc = setup_fieldmap(e, d, err)) != LM_OK)
         goto fail;
@@ -261,6 +273,7 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
         rc = lm_gpu_mem_alloc(&qd, bytes, "Q blocks", err);
         if (rc == LM_OK)
             rc = lm_compute_q_segments_gpu(&e->g, e->t, e->ts->L, e->ts->b, e->v->name, qd, ctl, err);
+        lm_trace("Q blocks summed");
         if (rc == LM_OK)
             rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, qd, 1, e->c, (int)e->ncoils, &e->fhf, err);
         lm_gpu_mem_free(qd);

@@ -10,6 +10,7 @@
 #include "lm_gpu.h"
 #include "lm_qcache.h"
 #include "lm_toeplitz_block.h"
+#include "lm_trace.h"
 
 /* Structure-of-arrays copy of the trajectory, as the kernels take it. */
 typedef struct ksoa {
@@ -277,6 +278,7 @@ lm_code lm_compute_q_segments_gpu(const lm_geom *g, const lm_traj *t, int L, con
     rc = segment_weights(g, t, L, b, 0, np, &s, err);
     if (rc != LM_OK)
         return rc;
+    lm_trace("Q block weights made");
     const lm_ksum_in in = {.m = t->m, .kx = s.kx, .ky = s.ky, .kz = s.kz, .wr = s.wr, .wi = s.wi, .nsets = np};
     rc = lm_gpu_q_sets(g, &in, variant, q_dev, ctl, err);
     ksoa_free(&s);

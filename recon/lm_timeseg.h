@@ -40,7 +40,8 @@ typedef struct lm_timeseg {
     double error;       /* worst interpolation error (see above) */
     double fmin, fmax;  /* the field map's range, Hz */
     int64_t times;      /* distinct sample times */
-    uint64_t hash;      /* of L, kind, tau and b bit for bit (the Q cache's key) */
+    uint64_t hash;      /* of L, kind, tau, and b bit for bit through the interpolators at the distinct
+                         * times and the sample times (the Q cache's key) */
 } lm_timeseg;
 
 /* t: m sample times (s); f: n field-map values (Hz). L >= 1, or

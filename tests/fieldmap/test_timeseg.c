@@ -51,6 +51,33 @@ int main(void)
         CHECK(memcmp(s->b, s->b + FM_READOUT, FM_READOUT * sizeof *s->b) == 0);
         printf("field %.1f .. %.1f Hz, %lld distinct times\n", s->fmin, s->fmax, (long long)s->times);
     }
+    /* the Q cache's key: the same for the same inputs, another when one
+     * sample's time moves (b changes there); the distinct times found in
+     * any order, -0 counted as 0 */
+    {
+        lm_timeseg *s2 = NULL, *s3 = NULL;
+        float *tt = malloc((size_t)t->m * sizeof *tt);
+        memcpy(tt, t->t, (size_t)t->m * sizeof *tt);
+        CHECK_OK(lm_timeseg_make(tt, t->m, f, nv, 4, LM_TIMESEG_HIST, LM_SEGMENTS_TOL, &s2, &err), &err);
+        tt[t->m / 2 + 1] += 1e-6f;
+        CHECK_OK(lm_timeseg_make(tt, t->m, f, nv, 4, LM_TIMESEG_HIST, LM_SEGMENTS_TOL, &s3, &err), &err);
+        if (s && s2 && s3) {
+            CHECK(s2->hash == s->hash);
+            CHECK(s3->hash != s->hash);
+            CHECK(s3->times == FM_READOUT + 1);
+        }
+        lm_timeseg_free(s2), lm_timeseg_free(s3);
+        s2 = NULL;
+        const float few[8] = {3e-3f, 0.0f, 1e-3f, -0.0f, 3e-3f, 2e-3f, 1e-3f, 0.0f};
+        CHECK_OK(lm_timeseg_make(few, 8, f, nv, 2, LM_TIMESEG_HIST, LM_SEGMENTS_TOL, &s2, &err), &err);
+        if (s2) {
+            CHECK(s2->times == 4);
+            CHECK(s2->tau[0] == 0.0 && fabs(s2->tau[1] - 3e-3) < 1e-9);
+            CHECK(memcmp(&s2->b[1], &s2->b[3], sizeof *s2->b) == 0 && memcmp(&s2->b[0], &s2->b[4], sizeof *s2->b) == 0);
+        }
+        lm_timeseg_free(s2);
+        free(tt);
+    }
     lm_timeseg_free(s);
 
     for (int kind = 0; kind < 2; kind++) {
