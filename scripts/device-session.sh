@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# The measurements issue 11 and 14 still owe, each as one device call on a
+# The measurements issues 11 and 14 asked for, each as one device call on a
 # bundle made here (scripts/device-bundle.sh; carry .devdeps, build-bundle
 # and, for `one`, .impatient-src). docs/gpu-notes.md "Next lease" says why.
 #
 #   scripts/device-session.sh two    # a 2-GPU host: SENSE split traced, gpu-multi and split tests
 #   scripts/device-session.sh one    # one GPU (an H200 if possible): served commands, type-1 NUFFT,
 #                                    # fasttrig's tile, B128c8f, IMPATIENT with the exact Q
+#   scripts/device-session.sh final  # every GPU test, sanitizers on the block product, B128c8f, NUFFT benches
+#   scripts/device-session.sh s8     # as final without sanitizers, plus ncu's SASS counts of k_tb_xfused
+#   scripts/device-session.sh h100   # every GPU test and B128c8f (the card the call got)
 # Logs go to $OUT (the device tool returns it); each step has a time limit
 # so that one stuck step cannot eat the lease.
 set -u
@@ -23,6 +26,23 @@ run() { # seconds, command...
     echo "rc $?" >>"$L"
 }
 { date -u; nvidia-smi -L; nvidia-smi topo -m 2>/dev/null | head -4; } >>"$L" 2>&1
+gpu_tests() { # every GPU test binary, each with its own log line
+    step "every GPU test"
+    for t in $B/test_gpu_* $B/test_fieldmap_op; do
+        echo "-- $(basename $t)" >>"$L"
+        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
+    done
+}
+nufft_benches() { # gpu-nufft's single-coil and 32-coil reconstructions, and its type 1 and 2 on B128
+    step "B128 and B128c32, gpu-nufft"
+    run 200 $B/larmor-cli bench --problem B128 --variants gpu-nufft
+    run 200 $B/larmor-cli bench --problem B128c32 --variants gpu-nufft
+    step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
+}
+c8f_traced() { # runs: B128c8f's time-segmented reconstruction with the operator's phases
+    step "B128c8f traced, $1 times"
+    for _ in $(seq "$1"); do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
+}
 case ${1:-} in
 two)
     for D in 0 0,0 0,1 0,1,0,1; do
@@ -80,11 +100,7 @@ fig9)
     run 60 ncu --import "$OUT/xfused.ncu-rep" --page details --print-units base
     ;;
 f4)
-    step "every GPU test"
-    for t in $B/test_gpu_* $B/test_fieldmap_op; do
-        echo "-- $(basename $t)" >>"$L"
-        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
-    done
+    gpu_tests
     step "B128c8f traced"
     LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft
     step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
@@ -94,17 +110,9 @@ f4)
     done
     ;;
 s8)
-    step "every GPU test"
-    for t in $B/test_gpu_* $B/test_fieldmap_op; do
-        echo "-- $(basename $t)" >>"$L"
-        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
-    done
-    step "B128c8f traced, twice"
-    for r in 1 2; do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
-    step "B128 and B128c32, gpu-nufft"
-    run 200 $B/larmor-cli bench --problem B128 --variants gpu-nufft
-    run 200 $B/larmor-cli bench --problem B128c32 --variants gpu-nufft
-    step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
+    gpu_tests
+    c8f_traced 2
+    nufft_benches
     step "ncu: k_tb_xfused, source counters (SASS)"
     run 200 ncu --clock-control none --section SourceCounters --section WarpStateStats --section InstructionStats \
         --section SchedulerStats --section Occupancy --section SpeedOfLight \
@@ -115,30 +123,17 @@ s8)
     xz -T4 "$OUT/xf-sass.csv"; rm -f "$OUT/xf.ncu-rep"
     ;;
 final)
-    step "every GPU test"
-    for t in $B/test_gpu_* $B/test_fieldmap_op; do
-        echo "-- $(basename $t)" >>"$L"
-        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
-    done
+    gpu_tests
     step "compute-sanitizer memcheck and racecheck: test_gpu_timeseg3d (segmented E^H d, fused block product)"
     for tool in memcheck racecheck; do
         XDG_CACHE_HOME=/tmp/cache-san run 300 compute-sanitizer --tool $tool --error-exitcode 9 $B/test_gpu_timeseg3d
     done
-    step "B128c8f traced, three times"
-    for r in 1 2 3; do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
-    step "B128 and B128c32, gpu-nufft"
-    run 200 $B/larmor-cli bench --problem B128 --variants gpu-nufft
-    run 200 $B/larmor-cli bench --problem B128c32 --variants gpu-nufft
-    step "bench_nufft B128"; run 120 $B/bench_nufft --problem B128 --reps 30 --no-files
+    c8f_traced 3
+    nufft_benches
     ;;
 h100)
-    step "every GPU test"
-    for t in $B/test_gpu_* $B/test_fieldmap_op; do
-        echo "-- $(basename $t)" >>"$L"
-        XDG_CACHE_HOME=/tmp/cache-test run 200 $t
-    done
-    step "B128c8f traced, three times"
-    for r in 1 2 3; do LARMOR_TRACE=1 run 200 $B/larmor-cli bench --problem B128c8f --variants gpu-nufft; done
+    gpu_tests
+    c8f_traced 3
     ;;
 last)
     step "fallback and served-command tests"
