@@ -376,13 +376,21 @@ __global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
     const int j0 = chunk * C, cn = nc - j0 < C ? nc - j0 : C, lines = cn * L;
     float2 *wj = w + (size_t)j0 * (size_t)L * (size_t)P + row; /* line l at wj + l P */
     if (LM <= 8) /* the row's FFT(Q) on its way to L2 while the lines load and transform */
-        for (int i = threadIdx.x; i < PX; i += NT)
-            for (int k = 0; k < L * (L + 1) / 2; k++)
-                asm volatile("prefetch.global.L2 [%0];" ::"l"(qhat + (size_t)k * (size_t)P + row + i));
+        for (int i = threadIdx.x; i < PX; i += NT) {
+            const float2 *qp = qhat + row + i;
+            for (int k = 0; k < L * (L + 1) / 2; k++, qp += P)
+                asm volatile("prefetch.global.L2 [%0];" ::"l"(qp));
+        }
+    /* the 32 lines in: a thread keeps its places i along the row and steps
+     * through the lines by pointer (index arithmetic per value was a fifth
+     * of the kernel's instructions) */
+    constexpr int IS = NT < PX ? NT : PX, LS = NT / IS; /* values per pass along a line; lines per pass */
+    const int i0 = threadIdx.x % IS, l0 = threadIdx.x / IS, nx = (int)n0;
+    for (int i = i0; i < PX; i += IS) {
+        const float2 *src = wj + (size_t)l0 * (size_t)P + i;
 #pragma unroll 8
-    for (int idx = threadIdx.x; idx < 32 * PX; idx += NT) {
-        const int l = idx / PX, i = idx % PX;
-        ex[i * FS + l] = l < lines && i < n0 ? wj[(size_t)l * P + i] : make_float2(0.0f, 0.0f);
+        for (int l = l0; l < 32; l += LS, src += (size_t)LS * (size_t)P)
+            ex[i * FS + l] = l < lines && i < nx ? *src : make_float2(0.0f, 0.0f);
     }
     f4_rows_forward_staged<P1, P2>(ex, lane, sub, tw);
     if (LM <= 8) {
@@ -410,11 +418,11 @@ __global__ void __launch_bounds__(32 * P2, P2 <= 8 ? 2 : 1)
         }
     }
     f4_rows_inverse_staged<P1, P2>(ex, lane, sub, tw);
+    for (int i = i0; i < nx; i += IS) { /* the first n0 of each line out, as they came in */
+        float2 *dst = wj + (size_t)l0 * (size_t)P + i;
 #pragma unroll 8
-    for (int idx = threadIdx.x; idx < 32 * PX; idx += NT) {
-        const int l = idx / PX, i = idx % PX;
-        if (l < lines && i < n0)
-            wj[(size_t)l * P + i] = ex[i * FS + l];
+        for (int l = l0; l < lines; l += LS, dst += (size_t)LS * (size_t)P)
+            *dst = ex[i * FS + l];
     }
 }
 
