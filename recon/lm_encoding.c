@@ -38,7 +38,7 @@ struct lm_encoding {
     lm_cfloat *c_host;       /* segmented: L x N phases exp(-i 2 pi f tau_l) (on a GPU made when a host path needs them) */
     lm_cfloat *c;            /* the same on the back end (c_host on the CPU) */
     lm_cfloat *b_dev;        /* gpu-nufft, segmented: the interpolators b_l(t_m) on the device (E^H d) */
-    lm_cfloat *seg_tmp;      /* GPU adjoint: one segment's image */
+    lm_cfloat *seg_tmp;      /* GPU adjoint of a direct variant: one segment's image (made on first use) */
     float *f_dev;            /* exact on a GPU: the field map on the device (E^H d there) */
     lm_toeplitz_block *tb;   /* CPU, segmented: the block Toeplitz product, all coils at once */
     lm_gpu_nufft *nu;        /* gpu-nufft: the NUFFT plan, trajectory and buffers on the device */
@@ -172,7 +172,6 @@ static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_erro
     /* on the device from the field map: 8 MB go up instead of L x 16 MB,
      * and no host exponentials */
     e->c = e->be->alloc(e->be, nv * L, "segment phases");
-    e->seg_tmp = e->be->alloc(e->be, nv, "segment image");
     rc = e->be->check(e->be, err);
     return rc == LM_OK ? lm_gpu_segment_phases(d->fieldmap, nv, e->ts->tau, L, e->c, err) : rc;
 }
@@ -273,9 +272,10 @@ lm_code lm_encoding_prepare_normal(lm_encoding *e, const lm_ctl *ctl, int *q_fro
         rc = lm_gpu_mem_alloc(&qd, bytes, "Q blocks", err);
         if (rc == LM_OK)
             rc = lm_compute_q_segments_gpu(&e->g, e->t, e->ts->L, e->ts->b, e->v->name, qd, ctl, err);
-        lm_trace("Q blocks summed");
-        if (rc == LM_OK)
+        if (rc == LM_OK) {
+            lm_trace("Q blocks summed");
             rc = lm_linop_toeplitz_block(e->be, e->g.n, e->ts->L, qd, 1, e->c, (int)e->ncoils, &e->fhf, err);
+        }
         lm_gpu_mem_free(qd);
     } else if (e->ts) {
         /* Q_ll' as weight sets of one kernel call */
@@ -476,6 +476,8 @@ static lm_code adjoint_segmented_gpu(lm_encoding *e, const lm_kdata *d, lm_cfloa
     if (!dl)
         return LM_ERR_NOMEM;
     lm_backend *be = e->be;
+    if (!e->seg_tmp)
+        e->seg_tmp = be->alloc(be, nv, "segment image");
     be->zero(be, nv, x);
     lm_code rc = be->check(be, err);
     for (int64_t l = 0; l < L && rc == LM_OK; l++) {
