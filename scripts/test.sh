@@ -22,12 +22,23 @@ fi
 python3 - "${logs[@]}" <<'PY'
 import json, sys
 p = f = s = 0
+failed = []
 for path in sys.argv[1:]:
     for line in open(path):
-        r = json.loads(line).get("result")
+        t = json.loads(line)
+        r = t.get("result")
         if r in ("OK", "EXPECTEDFAIL"): p += 1
         elif r == "SKIP": s += 1
-        else: f += 1
+        else:
+            f += 1
+            failed.append((path.split("/")[0], t))
+# CI keeps only the end of the output: each failure's name and last lines
+# come here, just above the count
+for build, t in failed:
+    print(f"FAILED in {build}: {t.get('name')} ({t.get('result')}, {t.get('duration', 0):.1f} s)")
+    text = (t.get("stdout") or "") + (t.get("stderr") or "")
+    for line in text.rstrip().splitlines()[-15:]:
+        print("    " + line[:300])
 print(f"{p} passed, {f} failed, {s} skipped")
 PY
 exit $status

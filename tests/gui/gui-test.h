@@ -46,6 +46,19 @@ static gboolean gui_test_false(gpointer data)
     return FALSE;
 }
 
+static gboolean gui_test_is_gone(gpointer data)
+{
+    return *(gpointer *)data == NULL;
+}
+
+/* Iterates until a weak pointer is cleared (a window closed once its worker
+ * has stopped); a minute, not a wall-time bound: a loaded machine may take
+ * seconds to stop a run. */
+static inline gboolean gui_test_wait_gone(gpointer *weak)
+{
+    return gui_test_wait(gui_test_is_gone, weak, 60);
+}
+
 /* Lets layout and drawing settle for a while. */
 static inline void gui_test_spin(double seconds)
 {

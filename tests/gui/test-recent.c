@@ -168,7 +168,7 @@ static void test_unsaved(void)
     g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
 
     gtk_window_close(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(dialog_shown, w, 10));
+    g_assert_true(gui_test_wait(dialog_shown, w, 60));
     g_assert_nonnull(w);
     GtkWindow *d = larmor_window_get_close_dialog(w);
     g_assert_true(gtk_window_get_modal(d));
@@ -195,13 +195,11 @@ static void test_unsaved(void)
 
     /* Quit: the window goes. */
     gtk_window_close(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(dialog_shown, w, 10));
+    g_assert_true(gui_test_wait(dialog_shown, w, 60));
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
     gtk_dialog_response(GTK_DIALOG(larmor_window_get_close_dialog(w)), LARMOR_CLOSE_QUIT);
     G_GNUC_END_IGNORE_DEPRECATIONS
-    for (int i = 0; i < 2000 && w; i++)
-        g_main_context_iteration(NULL, FALSE), g_usleep(1000);
-    g_assert_null(w);
+    g_assert_true(gui_test_wait_gone((gpointer *)&w));
 
     /* Exported (the runs' CSV): no question. */
     w = window_with_run();
@@ -213,9 +211,7 @@ static void test_unsaved(void)
     g_assert_no_error(error);
     g_assert_cmpint(larmor_window_count_unexported(w), ==, 0);
     gtk_window_close(GTK_WINDOW(w));
-    for (int i = 0; i < 2000 && w; i++)
-        g_main_context_iteration(NULL, FALSE), g_usleep(1000);
-    g_assert_null(w);
+    g_assert_true(gui_test_wait_gone((gpointer *)&w));
     g_remove(csv);
     g_rmdir(dir);
     g_free(csv);

@@ -208,9 +208,7 @@ static void test_cancel(void)
     g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
     larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test-recent.c */
     gtk_window_close(GTK_WINDOW(w));
-    for (int i = 0; i < 2000 && w; i++)
-        g_main_context_iteration(NULL, FALSE), g_usleep(1000);
-    g_assert_null(w);
+    g_assert_true(gui_test_wait_gone((gpointer *)&w));
 
     /* Destroyed outright while running: the late callbacks find it gone. */
     w = open_window();

@@ -36,9 +36,7 @@ static void close_window(LarmorWindow *w)
     larmor_window_set_confirm_close(w, FALSE);
     g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
     gtk_window_close(GTK_WINDOW(w));
-    for (int i = 0; i < 2000 && w; i++)
-        g_main_context_iteration(NULL, FALSE), g_usleep(1000);
-    g_assert_null(w);
+    g_assert_true(gui_test_wait_gone((gpointer *)&w));
 }
 
 static void test_display_actions(void)
