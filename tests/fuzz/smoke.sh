@@ -4,6 +4,9 @@
 # leak, timeout or out-of-memory.
 #   tests/fuzz/smoke.sh [SECONDS_PER_TARGET] [OUTDIR]
 # Defaults: $LM_FUZZ_SECONDS or 10 s, build-fuzz at the repository root.
+# The mutation seed is $LM_FUZZ_SEED or 1: a test run is repeatable (a slower
+# machine runs a prefix of the same inputs), so it fails only where the code
+# changed; LM_FUZZ_SEED=0 draws a random seed for exploring by hand.
 # New inputs go to OUTDIR/work/<target>/corpus (the seed corpus is read only);
 # a crashing input is saved as OUTDIR/work/<target>/crash-*.
 # Exits 77 (skip) when clang cannot build libFuzzer targets.
@@ -11,6 +14,7 @@ set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SECS=${1:-${LM_FUZZ_SECONDS:-10}}
 OUT=${2:-$SRC/build-fuzz}
+SEED=${LM_FUZZ_SEED:-1}
 
 "$SRC/tests/fuzz/build.sh" "$OUT"
 rc=$?
@@ -41,7 +45,7 @@ for t in $(cat "$OUT/targets"); do
     # replays fuzz_mrd's seed corpus; fuzz_mrd_struct fuzzes Larmor's own
     # checks on well-formed HDF5. Run fuzz_mrd by hand for exploration.
     leaks=1
-    extra="-max_total_time=$SECS"
+    extra="-max_total_time=$SECS -seed=$SEED"
     case $t in fuzz_mrd) leaks=0; extra="-runs=0" ;; esac
     ASAN_OPTIONS=detect_leaks=$leaks:abort_on_error=0 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
