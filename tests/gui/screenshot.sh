@@ -2,7 +2,7 @@
 # `larmor --screenshot FILE`: reconstructs B32 (gridding, then CG) in the
 # real application and writes the window as a PNG. Skips without a display.
 # Regenerate the README's picture with:
-#   xvfb-run -a -s "-screen 0 1600x1000x24" env GSK_RENDERER=cairo GDK_BACKEND=x11 \
+#   xvfb-run -a -s "-screen 0 1600x1000x24 -noreset" env GSK_RENDERER=cairo GDK_BACKEND=x11 \
 #       GTK_A11Y=none build/gui/larmor --screenshot docs/screenshot.png
 set -eu
 larmor=$1
