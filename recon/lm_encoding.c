@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lm_gpu.h"
+#include "lm_linop_fourier.h"
 #include "lm_nufft.h"
 #include "lm_progress.h"
 #include "lm_qcache.h"
@@ -31,6 +32,7 @@ struct lm_encoding {
     lm_linop *fhf;           /* F^H F through Q, on the back end */
     lm_cfloat *tmp;          /* back-end work vector of the coil loop */
     lm_linop *normal;
+    lm_linop *op;            /* E composed (lm_encoding_op), made on first request */
     /* off-resonance (NULL / 0 without a field map) */
     const float *f;          /* field map, Hz (borrowed, as the trajectory) */
     const lm_variant *vx;    /* exact: the direct variant with the time term */
@@ -68,6 +70,7 @@ void lm_encoding_free(lm_encoding *e)
 {
     if (!e)
         return;
+    lm_linop_free(e->op);
     lm_linop_free(e->normal);
     lm_gpu_sense_split_free(e->split);
     lm_linop_free(e->fhf);
@@ -704,12 +707,74 @@ lm_code lm_encoding_normal_op(lm_encoding *e, lm_linop **op, lm_error *err)
     if (rc != LM_OK)
         return rc;
     if (!e->normal) {
-        e->normal = lm_calloc(1, sizeof *e->normal, err, "normal operator");
+        e->normal = lm_linop_new(e->be, e->nvox, e->nvox, "E^H E", err);
         if (!e->normal)
             return LM_ERR_NOMEM;
-        *e->normal = (lm_linop){.n_in = e->nvox, .n_out = e->nvox, .be = e->be, .name = "E^H E",
-                                .apply = normal_apply, .state = e, .diag = lm_encoding_diag(e)};
+        e->normal->apply = normal_apply;
+        e->normal->state = e;
+        e->normal->diag = lm_encoding_diag(e);
+        if (e->op)
+            lm_linop_set_normal(e->op, e->normal);
     }
     *op = e->normal;
+    return LM_OK;
+}
+
+/* sum_l B_l F C_l: one coil's time-segmented F_t. */
+static lm_code segmented_f(lm_encoding *e, lm_linop *f, lm_linop **out, lm_error *err)
+{
+    const int L = e->ts->L;
+    const int64_t m = e->t->m, nv = e->nvox;
+    lm_linop *terms[LM_TIMESEG_MAX_L] = {0};
+    lm_code rc = LM_OK;
+    for (int l = 0; l < L && rc == LM_OK; l++) {
+        lm_linop *c = NULL, *b = NULL, *fc = NULL;
+        rc = lm_linop_cdiag(e->be, nv, e->c + (int64_t)l * nv, LM_CDIAG_BORROW, &c, err);
+        if (rc == LM_OK)
+            rc = lm_linop_cdiag(e->be, m, e->ts->b + (int64_t)l * m, 0, &b, err);
+        if (rc == LM_OK)
+            rc = lm_linop_chain(c, f, &fc, err);
+        if (rc == LM_OK)
+            rc = lm_linop_chain(fc, b, &terms[l], err);
+        lm_linop_free(fc), lm_linop_free(b), lm_linop_free(c);
+    }
+    if (rc == LM_OK)
+        rc = lm_linop_sum_n(L, terms, NULL, out, err);
+    for (int l = 0; l < L; l++)
+        lm_linop_free(terms[l]);
+    return rc;
+}
+
+lm_code lm_encoding_op(lm_encoding *e, lm_linop **op, lm_error *err)
+{
+    *op = NULL;
+    if (e->op) {
+        *op = e->op;
+        return LM_OK;
+    }
+    const int exact = e->f && !e->ts;
+    lm_linop *f = NULL, *ft = NULL, *s = NULL, *rep = NULL, *E = NULL;
+    lm_code rc = lm_linop_fourier(e->be, &e->g, e->t, exact ? e->vx : e->v, exact ? e->f : NULL, e->threads, &f,
+                                  err);
+    if (rc == LM_OK && e->ts)
+        rc = segmented_f(e, f, &ft, err);
+    else if (rc == LM_OK)
+        ft = lm_linop_ref(f);
+    if (rc == LM_OK && e->s) {
+        rc = lm_linop_maps(e->be, e->nvox, e->ncoils, e->s, &s, err);
+        if (rc == LM_OK)
+            rc = lm_linop_repeat(ft, e->ncoils, &rep, err);
+        if (rc == LM_OK)
+            rc = lm_linop_chain(s, rep, &E, err);
+    } else if (rc == LM_OK) {
+        E = lm_linop_ref(ft);
+    }
+    lm_linop_free(rep), lm_linop_free(s), lm_linop_free(ft), lm_linop_free(f);
+    if (rc != LM_OK)
+        return rc;
+    E->name = "E";
+    if (e->normal)
+        lm_linop_set_normal(E, e->normal);
+    *op = e->op = E;
     return LM_OK;
 }

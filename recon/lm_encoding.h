@@ -87,6 +87,19 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
 /* d = E x: x on the back end, d (host) m x coils, allocated by the caller. */
 lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_error *err);
 
+/* E as an operator on the back end (borrowed: freed with e), composed of
+ * the Fourier operator F (lm_linop_fourier.h), the coil maps S, and with
+ * time segmentation the phases C_l and interpolators B_l:
+ *
+ *   E = repeat_c(F) S                       (no field map, or exact: F with the time term)
+ *   E = repeat_c(sum_l B_l F C_l) S         (time-segmented)
+ *
+ * image (N values) -> k-space (m x coils values, coil-major as lm_kdata),
+ * both in the back end's memory. Its normal operator is the encoding's
+ * fused E^H E once that is made (lm_encoding_normal_op), so lm_linop_gram
+ * of it picks the Toeplitz product. */
+lm_code lm_encoding_op(lm_encoding *e, lm_linop **op, lm_error *err);
+
 /* E^H E as an operator (borrowed: freed with e). Prepares Q if needed. */
 lm_code lm_encoding_normal_op(lm_encoding *e, lm_linop **op, lm_error *err);
 /* The mean diagonal of E^H E: (Q(0)/N^2) times the mean of sum_c |s_c|^2

@@ -26,25 +26,46 @@ lm_code lm_linop_adjoint(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_erro
     return op->be->check(op->be, err);
 }
 
+/* refs 0: an operator embedded in a struct or on the stack, which its
+ * owner ends; references and frees leave it alone. */
 void lm_linop_free(lm_linop *op)
 {
-    if (!op)
+    if (!op || op->refs == 0 || --op->refs > 0)
         return;
     if (op->destroy)
         op->destroy(op);
+    for (int i = 0; i < op->nparts; i++)
+        lm_linop_free(op->parts[i]);
+    free(op->parts);
+    lm_linop_free(op->normal);
     free(op);
 }
 
-static lm_linop *linop_new(lm_backend *be, int64_t n_in, int64_t n_out, const char *name, lm_error *err)
+lm_linop *lm_linop_ref(lm_linop *op)
+{
+    if (op && op->refs > 0)
+        op->refs++;
+    return op;
+}
+
+lm_linop *lm_linop_new(lm_backend *be, int64_t n_in, int64_t n_out, const char *name, lm_error *err)
 {
     lm_linop *op = lm_calloc(1, sizeof *op, err, name);
     if (op) {
+        op->refs = 1;
         op->be = be;
         op->n_in = n_in;
         op->n_out = n_out;
         op->name = name;
     }
     return op;
+}
+
+void lm_linop_set_normal(lm_linop *a, lm_linop *n)
+{
+    lm_linop_ref(n);
+    lm_linop_free(a->normal);
+    a->normal = n;
 }
 
 /* ---- sums ---- */
@@ -72,6 +93,8 @@ static void sum_destroy(lm_linop *op)
     sum_state *s = op->state;
     if (s) {
         op->be->release(op->be, s->tmp);
+        lm_linop_free(s->a);
+        lm_linop_free(s->b);
         free(s);
     }
 }
@@ -81,13 +104,13 @@ lm_code lm_linop_sum(lm_linop *a, lm_linop *b, double c, lm_linop **out, lm_erro
     *out = NULL;
     if (!a || !b || a->be != b->be || a->n_in != a->n_out || b->n_in != a->n_in || b->n_out != a->n_out)
         return lm_fail(err, LM_ERR_INVALID, "operator sum: operators of different sizes or devices");
-    lm_linop *op = linop_new(a->be, a->n_in, a->n_out, "sum", err);
+    lm_linop *op = lm_linop_new(a->be, a->n_in, a->n_out, "sum", err);
     sum_state *s = op ? lm_calloc(1, sizeof *s, err, "operator sum") : NULL;
     if (!s) {
         free(op);
         return LM_ERR_NOMEM;
     }
-    *s = (sum_state){.a = a, .b = b, .c = (float)c};
+    *s = (sum_state){.a = lm_linop_ref(a), .b = lm_linop_ref(b), .c = (float)c};
     op->state = s;
     op->apply = sum_apply;
     op->destroy = sum_destroy;
@@ -148,7 +171,7 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
     if (lm_reg_weighted(kind))
         kind = LM_REG_ANATOMICAL;
     const int64_t count = n[0] * n[1] * n[2];
-    lm_linop *op = linop_new(be, count, count, "regulariser", err);
+    lm_linop *op = lm_linop_new(be, count, count, "regulariser", err);
     reg_state *s = op ? lm_calloc(1, sizeof *s, err, "regulariser") : NULL;
     if (!s) {
         free(op);
@@ -215,7 +238,7 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
 {
     *out = NULL;
     const int64_t count = n[0] * n[1] * n[2];
-    lm_linop *op = linop_new(be, count, count, "F^H F", err);
+    lm_linop *op = lm_linop_new(be, count, count, "F^H F", err);
     toep_state *s = op ? lm_calloc(1, sizeof *s, err, "Toeplitz operator") : NULL;
     if (!s) {
         free(op);
@@ -291,7 +314,7 @@ lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const
 {
     *out = NULL;
     const int64_t count = n[0] * n[1] * n[2];
-    lm_linop *op = linop_new(be, count, count, "F_t^H F_t", err);
+    lm_linop *op = lm_linop_new(be, count, count, "F_t^H F_t", err);
     tblock_state *s = op ? lm_calloc(1, sizeof *s, err, "block Toeplitz operator") : NULL;
     if (!s) {
         free(op);

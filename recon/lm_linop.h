@@ -2,7 +2,18 @@
  * iterative algorithms see of the encoding, the regularisers and their
  * sums. An operator maps n_in values to n_out values, both in its back
  * end's memory; apply may use x == y only where the operator says so
- * (none of the ones here do). */
+ * (none of the ones here do).
+ *
+ * Operators compose (lm_linop_algebra.c, after BART's linops/): chains,
+ * sums, stacks, point-wise (diagonal) multiplies, coil maps, a block
+ * repeat over coils, and the adjoint of any of them. An operator is
+ * reference counted: a composition takes a reference to its parts, and
+ * lm_linop_free drops one, so parts may be freed in any order.
+ *
+ * An operator may carry its normal operator A^H A (lm_linop_set_normal):
+ * the Fourier operator F carries F^H F through Q (Toeplitz), and
+ * lm_linop_gram builds the fastest A^H A it recognises from a
+ * composition (docs/ARCHITECTURE.md, "Operators"). */
 #ifndef LM_LINOP_H
 #define LM_LINOP_H
 
@@ -13,8 +24,27 @@
 
 typedef struct lm_linop lm_linop;
 
+/* What an operator is, for lm_linop_gram's recognition of compositions;
+ * LM_LINOP_OTHER for every leaf that needs no recognition. */
+typedef enum lm_linop_kind {
+    LM_LINOP_OTHER = 0,
+    LM_LINOP_CHAIN,   /* parts[1] after parts[0] */
+    LM_LINOP_SUM,
+    LM_LINOP_STACK,
+    LM_LINOP_CDIAG,
+    LM_LINOP_MAPS,    /* coil maps: N -> coils x N */
+    LM_LINOP_REPEAT,  /* parts[0] on each of count blocks */
+    LM_LINOP_ADJOINT, /* parts[0]^H */
+    LM_LINOP_FOURIER  /* F: image -> samples */
+} lm_linop_kind;
+
 struct lm_linop {
     int64_t n_in, n_out;
+    int refs;             /* references held (1 when made) */
+    lm_linop_kind kind;
+    int nparts;           /* the parts a composition holds references to */
+    lm_linop **parts;
+    lm_linop *normal;     /* A^H A when the operator knows a fast one (a reference), else NULL */
     lm_backend *be;
     const char *name;
     double diag;          /* mean of the diagonal when known, else 0 */
@@ -40,11 +70,53 @@ struct lm_linop {
 lm_code lm_linop_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
 /* A^H y; LM_ERR_UNSUPPORTED when the operator has no adjoint. */
 lm_code lm_linop_adjoint(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err);
+/* Drops one reference; frees the operator (and its references to its
+ * parts) at the last. */
 void lm_linop_free(lm_linop *op);
+/* Takes a reference: op, for chaining. */
+lm_linop *lm_linop_ref(lm_linop *op);
+/* A new operator of n_in -> n_out on be with one reference, for the
+ * constructors of leaves (state, apply, adjoint and destroy set by the
+ * caller). NULL and LM_ERR_NOMEM on failure. */
+lm_linop *lm_linop_new(lm_backend *be, int64_t n_in, int64_t n_out, const char *name, lm_error *err);
 
-/* y = A x + c B x for square A and B on one back end. The sum does not own
- * A or B (free them after it). */
+/* y = A x + c B x for square A and B on one back end (a reference to
+ * each). */
 lm_code lm_linop_sum(lm_linop *a, lm_linop *b, double c, lm_linop **out, lm_error *err);
+
+/* ---- composition (lm_linop_algebra.c); each takes references ---- */
+
+/* B A: y = B (A x); adjoint A^H (B^H y). */
+lm_code lm_linop_chain(lm_linop *a, lm_linop *b, lm_linop **out, lm_error *err);
+/* sum_i c_i A_i over n operators of one shape (any n_in, n_out). */
+lm_code lm_linop_sum_n(int n, lm_linop *const *ops, const double *c, lm_linop **out, lm_error *err);
+/* [A_1; A_2; ...]: one input, the outputs one after another; adjoint the
+ * sum of the parts' adjoints. */
+lm_code lm_linop_stack(int n, lm_linop *const *ops, lm_linop **out, lm_error *err);
+/* A^H as an operator (apply and adjoint swapped). */
+lm_code lm_linop_adjoint_op(lm_linop *a, lm_linop **out, lm_error *err);
+
+/* Point-wise multiply by d (n values): y = d . x, adjoint conj(d) . y.
+ * d in host memory is copied to the back end; with LM_CDIAG_BORROW it is
+ * already there and must outlive the operator. */
+#define LM_CDIAG_BORROW 1
+lm_code lm_linop_cdiag(lm_backend *be, int64_t n, const lm_cfloat *d, int flags, lm_linop **out,
+                       lm_error *err);
+/* Coil maps S: N -> ncoils x N, y_c = s_c . x; adjoint sum_c conj(s_c) y_c.
+ * s: ncoils x N values in the back end's memory, borrowed (must outlive
+ * the operator). */
+lm_code lm_linop_maps(lm_backend *be, int64_t nvox, int64_t ncoils, const lm_cfloat *s, lm_linop **out,
+                      lm_error *err);
+/* I_count (x) A: A on each of count consecutive blocks (coils). */
+lm_code lm_linop_repeat(lm_linop *a, int64_t count, lm_linop **out, lm_error *err);
+
+/* A's normal operator is n (a reference is taken; replaces any before). */
+void lm_linop_set_normal(lm_linop *a, lm_linop *n);
+/* A^H A: A's own normal operator when it carries one; for repeat(F) after
+ * maps S with F carrying F^H F, the coil sum sum_c S_c^H (F^H F) S_c fused
+ * as the Toeplitz products allow; else A^H (A x) by two applications.
+ * A new reference either way. */
+lm_code lm_linop_gram(lm_linop *a, lm_linop **out, lm_error *err);
 
 /* W^H W of a regulariser on a back end (lm_reg.h); weights (3N floats,
  * host memory) only for either anatomical kind (lm_reg_weighted), copied. For LM_REG_TV and

@@ -22,10 +22,7 @@ lm_prox lm_prox_l21(int groups)
 
 static lm_linop *op_new(lm_backend *be, int64_t n_in, int64_t n_out, const char *name, lm_error *err)
 {
-    lm_linop *op = lm_calloc(1, sizeof *op, err, name);
-    if (op)
-        *op = (lm_linop){.n_in = n_in, .n_out = n_out, .be = be, .name = name};
-    return op;
+    return lm_linop_new(be, n_in, n_out, name, err);
 }
 
 /* ---- gradient ---- */
