@@ -30,7 +30,6 @@ struct lm_encoding {
     double map_mean;         /* mean sum_c |s_c|^2 over covered voxels; 1 without maps */
     int use_cache, threads;
     lm_linop *fhf;           /* F^H F through Q, on the back end */
-    lm_cfloat *tmp;          /* back-end work vector of the coil loop */
     lm_linop *normal;
     lm_linop *op;            /* E composed (lm_encoding_op), made on first request */
     /* off-resonance (NULL / 0 without a field map) */
@@ -76,7 +75,6 @@ void lm_encoding_free(lm_encoding *e)
     lm_linop_free(e->fhf);
     lm_toeplitz_block_free(e->tb);
     if (e->be) {
-        e->be->release(e->be, e->tmp);
         e->be->release(e->be, e->seg_tmp);
         e->be->release(e->be, e->b_dev);
         if (e->c != e->c_host)
@@ -226,7 +224,6 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
         e->s = e->be->device == LM_DEVICE_CPU ? (lm_cfloat *)d->sens->s : e->be->alloc(e->be, (int64_t)count, "coil maps");
         if (e->s && e->s != e->s_host)
             e->be->upload(e->be, e->s, e->s_host, count * sizeof(lm_cfloat));
-        e->tmp = e->be->alloc(e->be, e->nvox, "coil work vector");
         if ((rc = e->be->check(e->be, err)) != LM_OK)
             goto fail;
         lm_trace("coil maps on the back end");
@@ -336,7 +333,6 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
     if (rc != LM_OK)
         return rc;
     lm_backend *be = e->be;
-    const int64_t nv = e->nvox;
     if (e->tb) { /* CPU, segmented: every coil in one pass over the frequencies */
         lm_toeplitz_block_apply_sense(e->tb, x, e->s, e->s ? e->ncoils : 1, e->c, y, 0);
         return LM_OK;
@@ -345,25 +341,8 @@ lm_code lm_encoding_normal(lm_encoding *e, const lm_cfloat *x, lm_cfloat *y, lm_
         return toeplitz(e, x, y, err);
     if (e->split)
         return lm_gpu_sense_split_apply(e->split, x, y, err);
-    if (e->fhf->apply_coils) {
-        rc = e->fhf->apply_coils(e->fhf, x, e->s, e->ncoils, y, err);
-        return rc != LM_OK ? rc : be->check(be, err);
-    }
-    if (e->fhf->apply_coil) {
-        for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++)
-            rc = e->fhf->apply_coil(e->fhf, x, e->s + c * nv, y, c > 0, err);
-        return rc != LM_OK ? rc : be->check(be, err);
-    }
-    be->zero(be, nv, y);
-    for (int64_t c = 0; c < e->ncoils && rc == LM_OK; c++) {
-        const lm_cfloat *sc = e->s + c * nv;
-        be->mul(be, nv, e->tmp, sc, x);
-        rc = toeplitz(e, e->tmp, e->tmp, err);
-        be->mulc_acc(be, nv, y, sc, e->tmp);
-    }
-    if (rc != LM_OK)
-        return rc;
-    return be->check(be, err);
+    rc = lm_linop_coil_normal(e->fhf, x, e->s, e->ncoils, y, NULL, NULL, err); /* Q's products fuse */
+    return rc != LM_OK ? rc : be->check(be, err);
 }
 
 /* F^H d of a group of channels holds 16 bytes per voxel and weight set (the

@@ -244,22 +244,19 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
         free(op);
         return LM_ERR_NOMEM;
     }
+    op->kind = LM_LINOP_TOEPLITZ;
     op->state = s;
     op->apply = toep_apply;
     op->destroy = toep_destroy;
     lm_code rc;
     if (be->device == LM_DEVICE_GPU) {
         rc = lm_gpu_toeplitz_new(n, q_on_backend ? NULL : q, q_on_backend ? q : NULL, &s->gpu, err);
-        if (rc == LM_OK) {
+        if (rc == LM_OK)
             op->diag = lm_gpu_toeplitz_diag(s->gpu);
-            op->apply_coil = toep_apply_coil;
-        }
     } else {
         rc = lm_toeplitz_new(n, q, be->threads, &s->cpu, err);
-        if (rc == LM_OK) {
+        if (rc == LM_OK)
             op->diag = lm_toeplitz_diag(s->cpu);
-            op->apply_coil = toep_apply_coil;
-        }
     }
     if (rc != LM_OK) {
         lm_linop_free(op);
@@ -287,12 +284,6 @@ static lm_code tblock_apply_coil(lm_linop *op, const lm_cfloat *x, const lm_cflo
     return LM_OK;
 }
 
-static lm_code tblock_apply_coils(lm_linop *op, const lm_cfloat *x, const lm_cfloat *sc, int64_t ncoils,
-                                  lm_cfloat *y, lm_error *err)
-{
-    tblock_state *s = op->state;
-    return lm_gpu_toeplitz_block_apply_coils(s->gpu, x, sc, (long long)ncoils, s->c, y, err);
-}
 
 static lm_code tblock_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
@@ -321,9 +312,9 @@ lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const
         return LM_ERR_NOMEM;
     }
     s->c = c;
+    op->kind = LM_LINOP_TOEPLITZ_BLOCK;
     op->state = s;
     op->apply = tblock_apply;
-    op->apply_coil = tblock_apply_coil;
     op->destroy = tblock_destroy;
     if (q_on_backend && be->device != LM_DEVICE_GPU) {
         lm_linop_free(op);
@@ -332,12 +323,44 @@ lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const
     lm_code rc = be->device == LM_DEVICE_GPU
                      ? lm_gpu_toeplitz_block_new(n, L, q, q_on_backend, ncoils > 1 ? ncoils : 1, &s->gpu, err)
                      : lm_toeplitz_block_new(n, L, q, be->threads, &s->cpu, err);
-    if (rc == LM_OK && s->gpu)
-        op->apply_coils = tblock_apply_coils;
     if (rc != LM_OK) {
         lm_linop_free(op);
         return rc;
     }
     *out = op;
     return LM_OK;
+}
+
+/* ---- the coil sum of a SENSE normal operator ---- */
+
+int lm_linop_coil_fused(const lm_linop *t)
+{
+    return t->kind == LM_LINOP_TOEPLITZ || t->kind == LM_LINOP_TOEPLITZ_BLOCK;
+}
+
+lm_code lm_linop_coil_normal(lm_linop *t, const lm_cfloat *x, const lm_cfloat *s, int64_t ncoils, lm_cfloat *y,
+                             lm_cfloat *tmp1, lm_cfloat *tmp2, lm_error *err)
+{
+    const int64_t nv = t->n_in;
+    lm_backend *be = t->be;
+    lm_code rc = LM_OK;
+    if (t->kind == LM_LINOP_TOEPLITZ_BLOCK && ((tblock_state *)t->state)->gpu) {
+        tblock_state *b = t->state;
+        return lm_gpu_toeplitz_block_apply_coils(b->gpu, x, s, (long long)ncoils, b->c, y, err);
+    }
+    if (lm_linop_coil_fused(t)) {
+        for (int64_t c = 0; c < ncoils && rc == LM_OK; c++)
+            rc = t->kind == LM_LINOP_TOEPLITZ ? toep_apply_coil(t, x, s + c * nv, y, c > 0, err)
+                                              : tblock_apply_coil(t, x, s + c * nv, y, c > 0, err);
+        return rc;
+    }
+    if (!tmp1 || !tmp2)
+        return lm_fail(err, LM_ERR_INVALID, "%s: the coil sum needs two work vectors", t->name);
+    be->zero(be, nv, y);
+    for (int64_t c = 0; c < ncoils && rc == LM_OK; c++) {
+        be->mul(be, nv, tmp1, s + c * nv, x);
+        rc = t->apply(t, tmp1, tmp2, err);
+        be->mulc_acc(be, nv, y, s + c * nv, tmp2);
+    }
+    return rc;
 }

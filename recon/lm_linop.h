@@ -35,7 +35,9 @@ typedef enum lm_linop_kind {
     LM_LINOP_MAPS,    /* coil maps: N -> coils x N */
     LM_LINOP_REPEAT,  /* parts[0] on each of count blocks */
     LM_LINOP_ADJOINT, /* parts[0]^H */
-    LM_LINOP_FOURIER  /* F: image -> samples */
+    LM_LINOP_FOURIER, /* F: image -> samples */
+    LM_LINOP_TOEPLITZ,       /* F^H F through Q */
+    LM_LINOP_TOEPLITZ_BLOCK  /* the time-segmented F_t^H F_t */
 } lm_linop_kind;
 
 struct lm_linop {
@@ -49,17 +51,6 @@ struct lm_linop {
     const char *name;
     double diag;          /* mean of the diagonal when known, else 0 */
     lm_code (*apply)(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err);
-    /* Optional, square operators: y = conj(s) . A (s . x), added to y when
-     * accumulate (x != y): one coil of a SENSE normal operator, fused where
-     * the back end can (the GPU Toeplitz product reads s in its first pass
-     * and accumulates in its last). NULL: the caller multiplies itself. */
-    lm_code (*apply_coil)(lm_linop *op, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y, int accumulate,
-                          lm_error *err);
-    /* Optional: y = sum_c conj(s_c) . A (s_c . x) over ncoils maps (s: ncoils
-     * x n_in), where the back end batches coils (the GPU block Toeplitz
-     * product reads each FFT(Q) block once per group of coils). */
-    lm_code (*apply_coils)(lm_linop *op, const lm_cfloat *x, const lm_cfloat *s, int64_t ncoils, lm_cfloat *y,
-                           lm_error *err);
     /* Optional: x = A^H y (n_out values in, n_in out; x != y). The
      * sparsifying transforms of the priors (lm_prior.h) have one. */
     lm_code (*adjoint)(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, lm_error *err);
@@ -110,6 +101,17 @@ lm_code lm_linop_maps(lm_backend *be, int64_t nvox, int64_t ncoils, const lm_cfl
 /* I_count (x) A: A on each of count consecutive blocks (coils). */
 lm_code lm_linop_repeat(lm_linop *a, int64_t count, lm_linop **out, lm_error *err);
 
+/* y = sum_c conj(s_c) . T (s_c . x) over ncoils maps (s: ncoils x N on
+ * T's back end; x != y): the coil sum of a SENSE normal operator. Fused
+ * for the Toeplitz operators (the map read in the product's first pass,
+ * the sum in its last; on a GPU the block product batches coils); for any
+ * other square T by multiplies around T, with tmp1 and tmp2 (N values
+ * each on the back end, unused by the fused forms, may then be NULL). */
+lm_code lm_linop_coil_normal(lm_linop *t, const lm_cfloat *x, const lm_cfloat *s, int64_t ncoils, lm_cfloat *y,
+                             lm_cfloat *tmp1, lm_cfloat *tmp2, lm_error *err);
+/* Whether lm_linop_coil_normal fuses for t (needs no work vectors). */
+int lm_linop_coil_fused(const lm_linop *t);
+
 /* A's normal operator is n (a reference is taken; replaces any before). */
 void lm_linop_set_normal(lm_linop *a, lm_linop *n);
 /* A^H A: A's own normal operator when it carries one; for repeat(F) after
@@ -134,8 +136,8 @@ lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q
  * CPU, lm_gpu_toeplitz_block on a GPU): L segments, q the L(L+1)/2 blocks
  * Q_ll' in host memory, or in the back end's memory when q_on_backend; c
  * the L x N phases c_l in the back end's memory (borrowed: must outlive
- * the operator). apply: sum_{l,l'} C_l^H T_ll' C_l' x; apply_coil with the
- * coil map around it; on a GPU apply_coils for up to ncoils maps at once.
+ * the operator). apply: sum_{l,l'} C_l^H T_ll' C_l' x; lm_linop_coil_normal
+ * with the coil maps around it (on a GPU up to ncoils maps at once).
  * diag is left 0 (the encoding knows it). */
 lm_code lm_linop_toeplitz_block(lm_backend *be, const int64_t n[3], int L, const lm_cfloat *q, int q_on_backend,
                                 const lm_cfloat *c, int ncoils, lm_linop **out, lm_error *err);

@@ -409,30 +409,12 @@ lm_code lm_linop_repeat(lm_linop *a, int64_t count, lm_linop **out, lm_error *er
 
 /* ---- normal operators ---- */
 
-/* sum_c S_c^H T S_c with T = F^H F carried by the repeated F: the coil
- * loop of the Toeplitz product, through its fused hooks where it has
- * them (all coils at once, or one coil with the map applied inside). */
+/* sum_c S_c^H T S_c with T = F^H F carried by the repeated F, fused where
+ * T is a Toeplitz product (lm_linop_coil_normal). */
 static lm_code sense_apply(lm_linop *op, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
     comp_state *s = op->state;
-    lm_linop *t = op->parts[1];
-    lm_backend *be = op->be;
-    const int64_t nv = op->n_in;
-    if (t->apply_coils)
-        return t->apply_coils(t, x, s->d, s->count, y, err);
-    lm_code rc = LM_OK;
-    if (t->apply_coil) {
-        for (int64_t c = 0; c < s->count && rc == LM_OK; c++)
-            rc = t->apply_coil(t, x, s->d + c * nv, y, c > 0, err);
-        return rc;
-    }
-    be->zero(be, nv, y);
-    for (int64_t c = 0; c < s->count && rc == LM_OK; c++) {
-        be->mul(be, nv, s->tmp_in, s->d + c * nv, x);
-        rc = t->apply(t, s->tmp_in, s->tmp_out, err);
-        be->mulc_acc(be, nv, y, s->d + c * nv, s->tmp_out);
-    }
-    return rc;
+    return lm_linop_coil_normal(op->parts[1], x, s->d, s->count, y, s->tmp_in, s->tmp_out, err);
 }
 
 /* A^H (A x) by two applications. */
@@ -455,7 +437,7 @@ static lm_code gram_sense(lm_linop *maps, lm_linop *t, lm_linop **out, lm_error 
     if (s) {
         s->d = ms->d;
         s->count = ms->count;
-        if (!t->apply_coils && !t->apply_coil) {
+        if (!lm_linop_coil_fused(t)) {
             s->tmp_in = op->be->alloc(op->be, op->n_in, "coil work vector");
             s->tmp_out = op->be->alloc(op->be, op->n_in, "coil work vector");
         }
