@@ -9,6 +9,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_gpu.h"
+#include "lm_tuning.h"
 #include "lm_trace.h"
 #include "lm_config.h"
 
@@ -49,6 +50,14 @@ int main(int argc, char **argv)
 {
     cli_trace("main");
     lm_trace_set(getenv("LARMOR_TRACE") ? cli_trace : NULL); /* the library's milestones, every command */
+    lm_error terr = {0};
+    if (lm_tuning_init_from_env(&terr) != LM_OK) { /* the LARMOR_* knobs (docs/tuning.md) */
+        fprintf(stderr, "larmor-cli: %s\n", terr.msg);
+        return 2;
+    }
+    const char *fault = getenv("LARMOR_GPU_FAULT"); /* test-only: a bad value injects nothing */
+    if (fault)
+        (void)lm_gpu_fault_set(fault, NULL);
     if (argc < 2) {
         usage(stderr);
         return 2;

@@ -1,6 +1,6 @@
 /* A GPU that fails (lm_gpu.h, "faults"): the lost state after an
  * unrecoverable driver error, and the test-only fault injection that lets
- * the tests and the CLI (LARMOR_GPU_FAULT) exercise out-of-memory and a
+ * the tests and the CLI (LARMOR_GPU_FAULT, read by the front end) exercise out-of-memory and a
  * lost device at plan time or in the middle of CG. Plain C in every build:
  * the CUDA code calls lm_gpu_fault_check at its sites; without CUDA nothing
  * calls it and only the parsing runs. */
@@ -17,8 +17,6 @@
 typedef enum { FAULT_NONE = 0, FAULT_NOMEM, FAULT_LOST } fault_kind;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
-static int g_set_by_call;      /* lm_gpu_fault_set was called: the environment is ignored */
 static fault_kind g_kind;      /* armed fault */
 static lm_gfault_site g_site;  /* where it fires (ALLOC: plan time, APPLY: CG) */
 static int g_applies;          /* E^H E applications seen while armed for APPLY */
@@ -57,17 +55,6 @@ static void arm(fault_kind kind, lm_gfault_site site, const char *spec)
     __atomic_store_n(&g_armed, kind != FAULT_NONE, __ATOMIC_RELEASE);
 }
 
-static void env_init(void)
-{
-    const char *spec = getenv("LARMOR_GPU_FAULT");
-    fault_kind kind;
-    lm_gfault_site site;
-    pthread_mutex_lock(&g_lock);
-    if (!g_set_by_call && parse(spec, &kind, &site, NULL) == LM_OK) /* a bad value injects nothing */
-        arm(kind, site, spec);
-    pthread_mutex_unlock(&g_lock);
-}
-
 lm_code lm_gpu_fault_set(const char *spec, lm_error *err)
 {
     fault_kind kind;
@@ -76,7 +63,6 @@ lm_code lm_gpu_fault_set(const char *spec, lm_error *err)
     if (rc != LM_OK)
         return rc;
     pthread_mutex_lock(&g_lock);
-    g_set_by_call = 1;
     arm(kind, site, spec);
     g_lost_msg[0] = '\0';
     __atomic_store_n(&g_lost, 0, __ATOMIC_RELEASE);
@@ -100,7 +86,6 @@ int lm_gpu_lost(void)
 
 lm_code lm_gpu_fault_check(lm_gfault_site site, const char *who, lm_error *err)
 {
-    pthread_once(&g_env_once, env_init);
     if (!__atomic_load_n(&g_armed, __ATOMIC_ACQUIRE) && !__atomic_load_n(&g_lost, __ATOMIC_ACQUIRE))
         return LM_OK;
     if (!who)

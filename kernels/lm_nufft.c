@@ -20,6 +20,7 @@
  *   uses r2c along x (made on first use): half the memory and ~0.9 passes. */
 #include "lm_nufft.h"
 #include "lm_fftw.h"
+#include "lm_tuning.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -586,13 +587,11 @@ static int blocks_along(int64_t nf, int w, int thick)
  * scheduling evens out their different sample counts); otherwise, in 3D, x
  * is blocked too (eight colours), as few x blocks as that needs since each
  * block costs its halo, and then the blocks thin down to w + 2. */
-#define LM_NUFFT_BLOCKS_PER_THREAD 4
 static void choose_blocks(lm_nufft_plan *p, int a1, int a2)
 {
-    /* LARMOR_NUFFT_BLOCKS_PER_THREAD (0: LM_NUFFT_BLOCK slabs always, the
-     * blocking before 2026-11-27) is for measuring the choice */
-    const char *env = getenv("LARMOR_NUFFT_BLOCKS_PER_THREAD");
-    const long bpt = env && *env ? strtol(env, NULL, 10) : LM_NUFFT_BLOCKS_PER_THREAD;
+    /* the tuning's nufft_blocks_per_thread (0: LM_NUFFT_BLOCK slabs
+     * always) is for measuring the choice */
+    const long bpt = lm_tuning_get()->nufft_blocks_per_thread;
     const int64_t per_colour = (int64_t)(bpt > 0 ? bpt : 0) * p->nthreads;
     for (int thick = LM_NUFFT_BLOCK;; thick -= 2) {
         p->nb1 = blocks_along(p->nf[a1], p->w[a1], thick);

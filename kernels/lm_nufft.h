@@ -31,6 +31,8 @@
  * allows and far inside the project's 1e-4 budget; 1e-5 (kernel width 6
  * instead of 7) spreads ~1.6x fewer points per sample at ~2e-5 error. */
 #define LM_NUFFT_DEFAULT_TOL 1e-6
+/* The spreader's blocks per thread and colour by default (lm_tuning.h). */
+#define LM_NUFFT_BLOCKS_PER_THREAD 4
 
 typedef enum lm_nufft_kernel {
     LM_NUFFT_KERNEL_ES = 0, /* exponential of semicircle (FINUFFT) */

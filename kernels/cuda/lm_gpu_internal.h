@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "lm_gpu.h"
+#include "lm_tuning.h"
 
 /* Samples resident on the device (structure of arrays). */
 struct lm_gsamples {

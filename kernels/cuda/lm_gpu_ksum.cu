@@ -145,7 +145,7 @@ void lm_gpeer_open(int a, int b)
 extern "C" int lm_gpu_device_list(int *devs, int max, lm_error *err)
 {
     const int count = lm_gpu_device_count();
-    const char *env = getenv("LARMOR_GPU_DEVICES");
+    const char *env = lm_tuning_get()->gpu_devices;
     int n = 0;
     if (!env || !*env) {
         for (int d = 0; d < count && n < max; d++)
@@ -491,8 +491,7 @@ static void *prewarm_main(void *arg)
 
 extern "C" void lm_gpu_prewarm(void)
 {
-    const char *env = getenv("LARMOR_GPU_PREWARM");
-    if (env && !strcmp(env, "0"))
+    if (!lm_tuning_get()->gpu_prewarm)
         return;
     pthread_mutex_lock(&g_warm_lock);
     if (g_warm_state == 0)
@@ -1257,14 +1256,13 @@ done:
  * its F^H d took 0.074 s at 64 samples, 0.060 at 32, 0.026 at 16, and Q
  * 0.186 / 0.128 / 0.134 s, as if sincosf's own code and constants took
  * most of that cache; it gets 16.
- * LARMOR_GPU_CM_TILE (16 to 2048, 1024 with pairs) sets another size. */
+ * The tuning's gpu_cm_tile (16 to 2048, 1024 with pairs) sets another size. */
 #define LM_CT_CACHE_BYTES 2048
 #define LM_CT_ACCURATE 16
 static int paper_cm_tile(enum lm_gengine e, bool cplx, bool time)
 {
     const int bytes = (int)sizeof(float4) * (cplx || time ? 2 : 1);
-    const char *env = getenv("LARMOR_GPU_CM_TILE");
-    const long t = env ? strtol(env, NULL, 10) : 0;
+    const long t = lm_tuning_get()->gpu_cm_tile;
     if (t >= 16 && t <= LM_CT_MAX * (int)sizeof(float4) / bytes)
         return (int)t;
     return e == LM_GE_CONSTMEM ? LM_CT_ACCURATE : LM_CT_CACHE_BYTES / bytes;

@@ -917,15 +917,10 @@ static int nu_pow2(long long p)
 }
 
 /* The pruned path applies: every transformed axis a power of two in 16..512
- * (flat z allowed), unless LARMOR_GPU_NUFFT_FFT=cufft asks for cuFFT. */
+ * (flat z allowed), unless the tuning asks for cuFFT (gpu_nufft_cufft). */
 static int nu_prunable(const nu_geo &geo)
 {
-    static int forced = -1;
-    if (forced < 0) {
-        const char *e = getenv("LARMOR_GPU_NUFFT_FFT");
-        forced = e && strcmp(e, "cufft") == 0;
-    }
-    return !forced && nu_pow2(geo.nf[0]) && nu_pow2(geo.nf[1]) && (geo.nf[2] == 1 || nu_pow2(geo.nf[2]));
+    return !lm_tuning_get()->gpu_nufft_cufft && nu_pow2(geo.nf[0]) && nu_pow2(geo.nf[1]) && (geo.nf[2] == 1 || nu_pow2(geo.nf[2]));
 }
 
 /* The inverse transform of one fine grid and the deapodisation into

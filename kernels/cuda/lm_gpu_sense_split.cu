@@ -261,7 +261,7 @@ extern "C" lm_code lm_gpu_sense_split_new(const int64_t n[3], const lm_cfloat *q
     m->nw = ndev < ncoils ? ndev : (int)ncoils; /* no idle worker */
     m->q_host = q_host, m->q_dev = q_dev;
     m->s_in = (const float2 *)s;
-    m->timed = getenv("LARMOR_TRACE") != NULL;
+    m->timed = lm_tuning_get()->trace;
     for (int i = 0; i < m->nw; i++) /* x and the partial sums cross over the link (copies work without) */
         lm_gpeer_open(cur, devs[i]);
     if (m->nw > 1)
@@ -352,8 +352,7 @@ extern "C" int lm_gpu_sense_split_devices(int64_t ncoils, int *devs, int max, lm
 {
     const int cap = max < SPLIT_MAX ? max : SPLIT_MAX, w = SPLIT_WORKERS_PER_GPU;
     int nd = lm_gpu_device_list(devs, cap, err);
-    const char *env = getenv("LARMOR_GPU_DEVICES");
-    if (nd < 2 || (env && *env))
+    if (nd < 2 || lm_tuning_get()->gpu_devices[0])
         return nd;
     if (ncoils >= 2 * w * nd && w * nd <= cap) {
         for (int k = 1; k < w; k++)

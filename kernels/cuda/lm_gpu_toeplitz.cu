@@ -103,10 +103,7 @@ static int fft_mode(void)
 {
     if (g_fft_mode >= 0)
         return g_fft_mode;
-    const char *e = getenv("LARMOR_GPU_CG_FFT");
-    if (e && e[0])
-        return atoi(e) <= 0 ? 0 : atoi(e) >= 3 ? 3 : atoi(e);
-    return 3;
+    return lm_tuning_get()->gpu_cg_fft;
 }
 
 static void plans_clear(cg_plans *c)

@@ -655,7 +655,7 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
         rc = lm_fail(err, LM_ERR_INVALID, "%s: %lld-point FFT grid is out of range", who, t->P);
         goto done;
     }
-    t->own = tb_pow2(t->p[0]) && tb_pow2(t->p[1]) && (t->p[2] == 1 || tb_pow2(t->p[2])) && !getenv("LARMOR_GPU_BLOCK_CUFFT");
+    t->own = tb_pow2(t->p[0]) && tb_pow2(t->p[1]) && (t->p[2] == 1 || tb_pow2(t->p[2])) && !lm_tuning_get()->gpu_block_cufft;
     t->G = 1;
     LM_GTRY(lm_gdevice_begin(who, &device, err));
     if (t->own) {
@@ -671,9 +671,9 @@ extern "C" lm_code lm_gpu_toeplitz_block_new(const int64_t n_[3], int L, const l
                 LM_GTRY(upload_twiddles(t->p[a], t->p[a], &t->twa[a], who, err));
                 LM_GCHECK(f4_setup_len(t->p[a]), who, "shared memory");
             }
-        t->timed = getenv("LARMOR_TRACE") != NULL;
-        const char *xf = getenv("LARMOR_GPU_BLOCK_XFUSE"); /* "0": the separate passes (x first) */
-        t->xfuse = t->p[2] > 1 && L <= TB_XF_MAXL && !(xf && !strcmp(xf, "0"));
+        t->timed = lm_tuning_get()->trace;
+        /* gpu_block_xfuse 0: the separate passes (x first) */
+        t->xfuse = t->p[2] > 1 && L <= TB_XF_MAXL && lm_tuning_get()->gpu_block_xfuse;
         if (t->xfuse) {
             LM_GCHECK(tb_xfused_setup(t->p[0], t->p[2]), who, "shared memory");
         } else { /* the separate passes' coil product and segment sum */

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "coils_synth.h"
 #include "lm_test.h"
 
@@ -15,6 +16,11 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     int64_t nn = argc > 1 ? atoll(argv[1]) : 64;
     int nc = argc > 2 ? atoi(argv[2]) : 8;
     lm_error err;

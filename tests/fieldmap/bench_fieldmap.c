@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "lm_toeplitz.h"
 #include "lm_toeplitz_block.h"
 #include "lm_types.h"
@@ -26,6 +27,11 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     int64_t nn = 64, coils = 1, group = 0;
     int ls[16], nl = 0, flat = 0, reps = 3;
     for (int i = 1; i < argc; i++) {

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "gpu_util.h"
 #include "lm_io.h"
 #include "lm_metrics.h"
@@ -129,6 +130,11 @@ static void print_timing(const char *what, const timing *t)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     const char *pname = "B128", *outdir = ".", *sweep = NULL;
     int reps = 30, files = 1;
     for (int i = 1; i < argc; i++) {

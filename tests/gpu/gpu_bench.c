@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "gpu_util.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
@@ -564,6 +565,11 @@ static void run_problem(const char *pname, const double *prev_fhd, const double 
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     const char *problems = "B64,B128", *outdir = ".", *only = NULL;
     int tune = 1, fieldmap = 0;
     for (int i = 1; i < argc; i++) {

@@ -14,6 +14,24 @@
 #include "lm_kernels.h"
 #include "lm_kernels_impl.h" /* lm_gpu_variants */
 #include "lm_test.h"
+#include "lm_tuning.h"
+
+/* The tuning's GPU list ("" or NULL: every visible GPU), as LARMOR_GPU_DEVICES
+ * sets it for the front ends. */
+static inline void gpu_tune_devices(const char *list)
+{
+    lm_tuning t = *lm_tuning_get();
+    snprintf(t.gpu_devices, sizeof t.gpu_devices, "%s", list ? list : "");
+    lm_tuning_set(&t);
+}
+
+/* The block Toeplitz product's x fusion on (1, the default) or off. */
+static inline void gpu_tune_xfuse(int on)
+{
+    lm_tuning t = *lm_tuning_get();
+    t.gpu_block_xfuse = on;
+    lm_tuning_set(&t);
+}
 
 /* Exits 77 with the reason when no GPU is usable here. */
 static inline void gpu_require(void)

@@ -66,7 +66,7 @@ int main(void)
     gu_grid(&gp, 24, 20, 18, 12, 10, 9, 24, 20, 18);
     float *pb = gu_points(&ep, 33333, 0);
     /* every GPU (one: the split is trivial) */
-    unsetenv("LARMOR_GPU_DEVICES");
+    gpu_tune_devices(NULL);
     compare_with_tuned(&smp.in, &gp, "grid, every GPU");
     compare_with_tuned(&smp.in, &ep, "explicit, every GPU");
     /* two workers on device 0: small shares split the samples ... */
@@ -98,7 +98,7 @@ int main(void)
         CHECK_MSG(compare_with_tuned(&smp.in, &big, "large grid, 0,0") == 0,
                   "a 128x128x%lld grid still splits the samples", (long long)nz);
     }
-    unsetenv("LARMOR_GPU_DEVICES");
+    gpu_tune_devices(NULL);
     /* cancel forwarded to the workers */
     {
         float *o = malloc((size_t)gp.n * 2 * sizeof(float));

@@ -36,7 +36,7 @@ int main(void)
     lm_error err = {0};
     if (lm_gpu_available(&err) != LM_OK)
         LM_TEST_SKIP("%s", err.msg);
-    unsetenv("LARMOR_GPU_DEVICES");
+    gpu_tune_devices(NULL);
     const int ngpu = lm_gpu_device_count();
     lm_geom g;
     lm_geom_init(&g, 32, 24, 16, 240); /* not cubic */
@@ -60,7 +60,7 @@ int main(void)
         normal_on_gpu(&g, t, s, x, y1, &w1);
         CHECK(w1 == 1);
     } else {
-        setenv("LARMOR_GPU_DEVICES", "0", 1);
+        gpu_tune_devices("0");
         normal_on_gpu(&g, t, s, x, y1, &w1);
         CHECK(w1 == 1);
     }
@@ -72,7 +72,7 @@ int main(void)
         lists[2] = all;
     }
     for (int i = 0; i < 3 && lists[i]; i++) {
-        setenv("LARMOR_GPU_DEVICES", lists[i], 1);
+        gpu_tune_devices(lists[i]);
         normal_on_gpu(&g, t, s, x, y2, &w2);
         int listed = 1;
         for (const char *p = lists[i]; *p; p++)
@@ -85,9 +85,9 @@ int main(void)
 
     if (ngpu > 1 && ngpu <= 8) { /* no list: every GPU twice once there are coils for it */
         lm_sens *s8 = gu_ring_maps(&g, 4 * ngpu);
-        setenv("LARMOR_GPU_DEVICES", "0", 1);
+        gpu_tune_devices("0");
         normal_on_gpu(&g, t, s8, x, y1, &w1);
-        unsetenv("LARMOR_GPU_DEVICES");
+        gpu_tune_devices(NULL);
         normal_on_gpu(&g, t, s8, x, y2, &w2);
         const double r = gu_rel_diff(y2, y1, nv);
         printf("E^H E x, %d coils, no LARMOR_GPU_DEVICES: %d workers on %d GPUs, against one: %.2e\n", 4 * ngpu, w2,
@@ -109,7 +109,7 @@ int main(void)
     o.sens = s;
     o.use_cache = 0;
     lm_recon_result r1 = {0}, r2 = {0};
-    setenv("LARMOR_GPU_DEVICES", "0", 1);
+    gpu_tune_devices("0");
     CHECK_OK(lm_recon_run(&g, t, k, &o, &r1, &err), &err);
     setenv("LARMOR_GPU_DEVICES", "0,0", 1);
     CHECK_OK(lm_recon_run(&g, t, k, &o, &r2, &err), &err);
@@ -122,7 +122,7 @@ int main(void)
     /* a device this machine lacks */
     char bad[32];
     snprintf(bad, sizeof bad, "0,%d", ngpu);
-    setenv("LARMOR_GPU_DEVICES", bad, 1);
+    gpu_tune_devices(bad);
     lm_encoding *e = NULL;
     lm_encoding_desc d = {.geom = &g, .traj = t, .sens = s, .variant = "gpu-nufft", .use_cache = 0};
     lm_code rc = lm_encoding_new(&d, &e, &err);
@@ -132,7 +132,7 @@ int main(void)
     CHECK(rc == LM_ERR_INVALID);
     CHECK(strstr(err.msg, "LARMOR_GPU_DEVICES") != NULL);
     lm_encoding_free(e);
-    unsetenv("LARMOR_GPU_DEVICES");
+    gpu_tune_devices(NULL);
 
     lm_kdata_free(k);
     free(x), free(y1), free(y2);

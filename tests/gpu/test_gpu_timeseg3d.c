@@ -78,9 +78,9 @@ static void check_case(int n0, int n1, int n2, int L, int nc)
         k->d[j] = (float)(gu_uniform() - 0.5) + I * (float)(gu_uniform() - 0.5);
     lm_cfloat *af = malloc((size_t)nv * sizeof *af), *ac = malloc((size_t)nv * sizeof *ac);
     normal(&g, t, s, f, "gpu-nufft", L, x, yf, k, af);
-    setenv("LARMOR_GPU_BLOCK_XFUSE", "0", 1);
+    gpu_tune_xfuse(0);
     normal(&g, t, s, f, "gpu-nufft", L, x, yp, NULL, NULL);
-    unsetenv("LARMOR_GPU_BLOCK_XFUSE");
+    gpu_tune_xfuse(1);
     normal(&g, t, s, f, "cpu-nufft", L, x, yc, k, ac);
     const double rp = gu_rel_diff(yf, yp, nv), rc = gu_rel_diff(yf, yc, nv), ra = gu_rel_diff(af, ac, nv);
     printf("%dx%dx%d, L = %d, %d coils: x last and fused against separate passes %.2e, against the CPU %.2e; "

@@ -24,6 +24,7 @@
 #include <complex.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "ksum_util.h"
 #include "lm_kernels_impl.h"
 #include "lm_trajgen.h"
@@ -58,6 +59,11 @@ static double timed_run(const lm_variant *v, const lm_ksum_in *in, const lm_poin
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     /* --time anywhere; the rest positional */
     int with_time = 0, na = 1;
     for (int i = 1; i < argc; i++) {

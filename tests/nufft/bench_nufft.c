@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "lm_kernels_impl.h"
 #include "lm_nufft.h"
 
@@ -88,6 +89,11 @@ static void run(const char *what, const lm_ksum_in *in, const lm_points *pts, do
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     int64_t n = argc > 1 ? atoll(argv[1]) : 128;
     const char *which = argc > 2 ? argv[2] : "all";
     int64_t per = n / 2, m = (int64_t)llround(284592.0 * (double)(n * n * n) / (128.0 * 128 * 128));

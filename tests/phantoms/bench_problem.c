@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "lm_test.h"
 #include "lm_coils_synth.h"
 #include "lm_trajgen.h"
@@ -18,6 +19,11 @@ static double now(void)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     lm_error err = {0};
     const lm_problem_def *def = lm_problem_find(argc > 1 ? argv[1] : "B128", &err);
     if (!def) {

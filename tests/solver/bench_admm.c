@@ -8,12 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lm_tuning.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
 #include "lm_trajgen.h"
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     if (argc < 4) {
         fprintf(stderr, "usage: bench_admm PROBLEM REG LAMBDAS [ITERS [CG_ITERS [RHO [VARIANT]]]]\n");
         return 2;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lm_tuning.h"
 #include "lm_encoding.h"
 #include "lm_lambda.h"
 #include "lm_metrics.h"
@@ -22,6 +23,11 @@ static lm_code adj(void *user, const lm_kdata *z, lm_cfloat *x, lm_error *err)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     const char *name = argc > 1 ? argv[1] : "B32";
     lm_reg_kind reg = argc > 2 && !strcmp(argv[2], "gradient") ? LM_REG_GRADIENT : LM_REG_IDENTITY;
     int probes = argc > 3 ? atoi(argv[3]) : 0;

@@ -5,12 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lm_tuning.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
 #include "lm_trajgen.h"
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     const char *name = argc > 1 ? argv[1] : "B32";
     char list[512];
     snprintf(list, sizeof list, "%s", argc > 2 ? argv[2] : "cpu-dp,cpu-simd");

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "lm_recon_session.h"
 #include "lm_trajgen.h"
 
@@ -33,6 +34,11 @@ static double median(double *v, int n)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     const char *name = argc > 1 ? argv[1] : "B32";
     const char *variant = argc > 2 ? argv[2] : "auto";
     const int preview = argc > 3 ? atoi(argv[3]) : 8;

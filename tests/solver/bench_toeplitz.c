@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_tuning.h"
 #include "lm_solver.h"
 
 static double now_s(void)
@@ -56,6 +57,11 @@ static double time_full(int64_t n, int threads, unsigned flags, int reps)
 
 int main(int argc, char **argv)
 {
+    lm_error tuning_err = {0};
+    if (lm_tuning_init_from_env(&tuning_err) != LM_OK) { /* the LARMOR_* knobs being measured */
+        fprintf(stderr, "%s\n", tuning_err.msg);
+        return 2;
+    }
     int threads = omp_get_max_threads();
     int64_t sizes[3] = {32, 64, 128};
     int nsizes = argc > 1 ? 1 : 3;

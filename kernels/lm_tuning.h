@@ -1,0 +1,55 @@
+/* The library's tuning knobs, as one options struct (FINUFFT's opts are
+ * the model): what benchmarks and tests vary, with the defaults every run
+ * uses otherwise. The library never reads the environment; front ends
+ * (larmor-cli, the workbench, the bench and test programs) fill the struct
+ * from LARMOR_* variables with lm_tuning_from_env and hand it over with
+ * lm_tuning_set before their first reconstruction (docs/tuning.md lists
+ * the variables). */
+#ifndef LM_TUNING_H
+#define LM_TUNING_H
+
+#include "lm_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct lm_tuning {
+    char gpu_devices[128];       /* LARMOR_GPU_DEVICES: "0,1" lists the GPUs (repeats give a GPU two
+                                    workers); "": every visible GPU */
+    int gpu_prewarm;             /* LARMOR_GPU_PREWARM: 1 (default) makes the CUDA context in the
+                                    background at start-up; 0 does not */
+    int gpu_cm_tile;             /* LARMOR_GPU_CM_TILE: constant-memory tile of the paper's
+                                    variants, 16..2048 samples; 0: the variant's own */
+    int gpu_cg_fft;              /* LARMOR_GPU_CG_FFT: the Toeplitz product's FFTs, 0 one 3D cuFFT,
+                                    1 pruned, 2 pruned with z fused, 3 (default) own four-step */
+    int gpu_nufft_cufft;         /* LARMOR_GPU_NUFFT_FFT=cufft: the GPU NUFFT's fine grid through
+                                    cuFFT instead of the pruned transform (0 default) */
+    int gpu_block_cufft;         /* LARMOR_GPU_BLOCK_CUFFT (any value): the block Toeplitz product
+                                    through cuFFT instead of its own transforms */
+    int gpu_block_xfuse;         /* LARMOR_GPU_BLOCK_XFUSE: 1 (default) fuses x with the block
+                                    product; 0 the separate passes */
+    int nufft_blocks_per_thread; /* LARMOR_NUFFT_BLOCKS_PER_THREAD: the CPU spreader's blocks per
+                                    thread and colour (default 4; 0: fixed slabs) */
+    int trace;                   /* LARMOR_TRACE (any value): the GPU products time their phases
+                                    for lm_trace */
+} lm_tuning;
+
+/* The defaults. */
+void lm_tuning_default(lm_tuning *t);
+/* The defaults overridden by the LARMOR_* variables that are set; a value
+ * that does not parse is refused with the variable's name. For front ends. */
+lm_code lm_tuning_from_env(lm_tuning *t, lm_error *err);
+/* The process's tuning from now on (copied). Call before the first
+ * reconstruction; later calls affect plans made afterwards. */
+void lm_tuning_set(const lm_tuning *t);
+/* The process's tuning (the defaults until lm_tuning_set). */
+const lm_tuning *lm_tuning_get(void);
+/* lm_tuning_from_env then lm_tuning_set: a front end's one call. */
+lm_code lm_tuning_init_from_env(lm_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
