@@ -20,6 +20,7 @@ void lm_tuning_default(lm_tuning *t)
     t->gpu_prewarm = 1;
     t->gpu_cg_fft = 3;
     t->gpu_block_xfuse = 1;
+    t->gpu_nufft_merge = t->gpu_nufft_v4 = t->gpu_nufft_overlap = 1;
     t->nufft_blocks_per_thread = LM_NUFFT_BLOCKS_PER_THREAD;
 }
 
@@ -60,6 +61,18 @@ lm_code lm_tuning_from_env(lm_tuning *t, lm_error *err)
         rc = env_int("LARMOR_GPU_BLOCK_XFUSE", 0, 1, &t->gpu_block_xfuse, err);
     if (rc == LM_OK)
         rc = env_int("LARMOR_NUFFT_BLOCKS_PER_THREAD", 0, 1 << 16, &t->nufft_blocks_per_thread, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_NUFFT_MAXSUB", 32, 1 << 20, &t->gpu_nufft_maxsub, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_NUFFT_SMMIN", 1, 1 << 20, &t->gpu_nufft_smmin, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_NUFFT_MERGE", 0, 1, &t->gpu_nufft_merge, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_NUFFT_V4", 0, 1, &t->gpu_nufft_v4, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_NUFFT_OVERLAP", 0, 1, &t->gpu_nufft_overlap, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_PHASOR_NOSYM", 0, 1 << 30, &t->gpu_phasor_nosym, err);
     return rc;
 }
 

@@ -29,6 +29,16 @@ typedef struct lm_tuning {
                                     through cuFFT instead of its own transforms */
     int gpu_block_xfuse;         /* LARMOR_GPU_BLOCK_XFUSE: 1 (default) fuses x with the block
                                     product; 0 the separate passes */
+    int gpu_nufft_maxsub;        /* LARMOR_GPU_NUFFT_MAXSUB: samples per shared-memory subproblem of
+                                    the GPU NUFFT's spreader, 32..2^20; 0: its default */
+    int gpu_nufft_smmin;         /* LARMOR_GPU_NUFFT_SMMIN: the fewest samples of a bin spread in
+                                    shared memory, 1..2^20; 0: its default */
+    int gpu_nufft_merge;         /* LARMOR_GPU_NUFFT_MERGE: 1 (default) merges runs of samples at one
+                                    position in a warp */
+    int gpu_nufft_v4;            /* LARMOR_GPU_NUFFT_V4: 1 (default) 128-bit atomics for sparse bins */
+    int gpu_nufft_overlap;       /* LARMOR_GPU_NUFFT_OVERLAP: 1 (default) sparse bins on a second stream */
+    int gpu_phasor_nosym;        /* LARMOR_GPU_PHASOR_NOSYM (non-zero): gpu-phasor without its
+                                    conjugate symmetry for real weights */
     int nufft_blocks_per_thread; /* LARMOR_NUFFT_BLOCKS_PER_THREAD: the CPU spreader's blocks per
                                     thread and colour (default 4; 0: fixed slabs) */
     int trace;                   /* LARMOR_TRACE (any value): the GPU products time their phases

@@ -46,8 +46,8 @@
 #define LM_NU_W 6
 #define LM_NU_TOL 1e-5
 #define LM_NU_BETA (2.30 * LM_NU_W)
-/* Defaults of a plan's subproblem limits (LARMOR_GPU_NUFFT_MAXSUB and
- * LARMOR_GPU_NUFFT_SMMIN override them when a plan is made: the bench's
+/* Defaults of a plan's subproblem limits (the tuning's gpu_nufft_maxsub and
+ * gpu_nufft_smmin override them when a plan is made: the bench's
  * sweep): at most MAXSUB samples per shared-memory block, bins of at
  * least SM_MIN samples take the shared-memory path. */
 #define LM_NU_MAXSUB 128
@@ -1220,15 +1220,6 @@ struct lm_gnufft_plan {
     double make_s;
 };
 
-static int env_int(const char *name, int def, int lo, int hi)
-{
-    const char *e = getenv(name);
-    if (!e || !*e)
-        return def;
-    char *end = NULL;
-    const long v = strtol(e, &end, 10);
-    return end && *end == 0 && v >= lo && v <= hi ? (int)v : def;
-}
 
 void lm_gnufft_plan_free(lm_gnufft_plan *p)
 {
@@ -1336,11 +1327,12 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         p->m = m;
         p->nch = max_sets < 1 ? 1 : max_sets > LM_NU_NCH ? LM_NU_NCH : max_sets;
         p->prune = nu_prunable(geo);
-        p->maxsub = env_int("LARMOR_GPU_NUFFT_MAXSUB", LM_NU_MAXSUB, 32, 1 << 20);
-        p->smmin = env_int("LARMOR_GPU_NUFFT_SMMIN", LM_NU_SM_MIN, 1, 1 << 20);
-        p->merge = env_int("LARMOR_GPU_NUFFT_MERGE", 1, 0, 1);
-        p->v4 = env_int("LARMOR_GPU_NUFFT_V4", 1, 0, 1);
-        p->overlap = env_int("LARMOR_GPU_NUFFT_OVERLAP", 1, 0, 1);
+        const lm_tuning *tu = lm_tuning_get();
+        p->maxsub = tu->gpu_nufft_maxsub ? tu->gpu_nufft_maxsub : LM_NU_MAXSUB;
+        p->smmin = tu->gpu_nufft_smmin ? tu->gpu_nufft_smmin : LM_NU_SM_MIN;
+        p->merge = tu->gpu_nufft_merge;
+        p->v4 = tu->gpu_nufft_v4;
+        p->overlap = tu->gpu_nufft_overlap;
         if (p->overlap) {
             LM_GCHECK(cudaStreamCreateWithFlags(&p->side, cudaStreamNonBlocking), who, "stream");
             LM_GCHECK(cudaEventCreateWithFlags(&p->fork, cudaEventDisableTiming), who, "events");

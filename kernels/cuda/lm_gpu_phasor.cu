@@ -448,12 +448,6 @@ done:
     return rc;
 }
 
-static int env_flag(const char *name)
-{
-    const char *v = getenv(name);
-    return v && v[0] && strcmp(v, "0") != 0;
-}
-
 static lm_code run_grid(const char *who, const lm_gsamples *s, const lm_points *pts, float *d_re, float *d_im,
                         cudaStream_t st, const lm_ctl *ctl, lm_error *err)
 {
@@ -463,7 +457,7 @@ static lm_code run_grid(const char *who, const lm_gsamples *s, const lm_points *
     size_t part_cap = 0;
     const int bits = lattice_bits(pts);
     int nbox = 0, lo[6][3], w[6][3];
-    int sym = s->wi == NULL && !env_flag("LARMOR_GPU_PHASOR_NOSYM");
+    int sym = s->wi == NULL && !lm_tuning_get()->gpu_phasor_nosym;
     int axis = -1;
     long long total = 0, acc = 0;
 

@@ -3,7 +3,7 @@
 # libraries, not a GPU) and packs them for the device, so that a device call
 # spends no time building: a few minutes of device time saved per session.
 #
-#   scripts/device-bundle.sh [TARGET ...]     (default: larmor-cli and every GPU test and bench)
+#   tests/gpu/bundle.sh [TARGET ...]     (default: larmor-cli and every GPU test and bench)
 #
 # Writes build-bundle/bins.tar.xz (stripped binaries, flat) and
 # build-bundle/run-env.sh. On the device, with carry [".devdeps",
@@ -13,7 +13,7 @@
 # -march is x86-64-v3 (the device's CPU is not this one); the carry limit is
 # 64 MiB in all (.devdeps is about 21 MiB).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 B=build-gpu
 [ -f $B/build.ninja ] || meson setup $B -Dcuda=enabled -Dgui=disabled -Dismrmrd=disabled -Dmarch=x86-64-v3 >/dev/null
 if [ $# -gt 0 ]; then
@@ -30,7 +30,7 @@ mkdir -p build-bundle
 # most of their bytes (the library's GPU code), stored once
 (cd "$S" && tar cf - .) | xz -T1 --lzma2=preset=6,dict=192MiB >build-bundle/bins.tar.xz
 cat >build-bundle/run-env.sh <<'ENV'
-# sourced on the device (see scripts/device-bundle.sh)
+# sourced on the device (see tests/gpu/bundle.sh)
 SYS=/tmp/sysroot
 mkdir -p $SYS /tmp/b /tmp/cache
 for f in .devdeps/*.deb; do dpkg -x "$f" $SYS; done
