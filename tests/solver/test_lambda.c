@@ -78,7 +78,7 @@ static void opts_for(lm_recon_opts *o, lm_reg_kind reg)
     o->reg = reg;
 }
 
-/* Percent error of a CG reconstruction (as is, GUIDE.md 3). */
+/* Percent error of a CG reconstruction (as is, docs/conventions.md section 3). */
 static double recon_error(const problem *p, const lm_recon_opts *o, lm_recon_result *res)
 {
     lm_error err = {0};
