@@ -12,7 +12,7 @@ apt-get download libfftw3-dev libfftw3-single3 libfftw3-double3 libfftw3-long3 l
     liblapacke liblapacke-dev liblapack3 liblapack-dev libblas3 libblas-dev libtmglib3 libtmglib-dev \
     libgfortran5 libquadmath0 libgsl-dev libgsl27 libgslcblas0 libnlopt-dev libnlopt0 libgomp1
 # larmor-cli built here links cairo (the demo's PNG): its run-time libraries,
-# for binaries carried to the device (scripts/device-bundle.sh)
+# for a larmor-cli built here and run on another machine
 apt-get download libcairo2 libpixman-1-0 libfontconfig1 fontconfig-config libfreetype6 libpng16-16 \
     libxcb-shm0 libxcb1 libxcb-render0 libxrender1 libx11-6 libxext6 libexpat1 libbrotli1 libxau6 libxdmcp6 \
     libbsd0 libmd0

@@ -129,7 +129,7 @@ static void test_auto_vs_sweep(const problem *p, lm_reg_kind reg)
     lm_recon_result res = {0};
     opts_for(&o, reg);
     double best = INFINITY, best_lam = 0;
-    for (int i = -4; i <= 6; i++) { /* 1e-2 .. 1e3 in half decades (scripts/quality-sweep.sh's range) */
+    for (int i = -4; i <= 6; i++) { /* 1e-2 .. 1e3 in half decades (bench/quality-sweep.sh's range) */
         o.lambda = pow(10.0, i / 2.0);
         const double e = recon_error(p, &o, &res);
         if (e < best)
