@@ -1,4 +1,4 @@
-/* larmor-cli metrics: PSNR and percent error (GUIDE.md section 3). */
+/* larmor-cli metrics: PSNR and percent error (docs/conventions.md section 3). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* larmor-cli: the command-line front end (GUIDE.md section 5). Each command
+/* larmor-cli: the command-line front end (docs/conventions.md section 5). Each command
  * lives in its own cmd_*.c file and only parses options, loads, calls the
  * library and writes. */
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* File I/O: BART cfl/hdr, NIfTI-1 (libniftiio), Parboil mri-q/mri-fhd, and
- * loaders that pick the format by extension (GUIDE.md section 6). Every
+ * loaders that pick the format by extension (docs/conventions.md section 6). Every
  * write is atomic (temporary file in the same folder, then rename). Every
  * error message names the file and the problem in one line. */
 #ifndef LM_IO_H

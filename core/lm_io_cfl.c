@@ -1,5 +1,5 @@
 /* BART cfl/hdr: name.hdr is text ("# Dimensions" then up to 16 sizes),
- * name.cfl raw complex64, first dimension fastest (GUIDE.md section 6).
+ * name.cfl raw complex64, first dimension fastest (docs/conventions.md section 6).
  * Files are native (little-endian) byte order, as BART writes them. */
 #include "lm_io.h"
 

@@ -1,4 +1,4 @@
-/* Loaders that pick the format from the file name (GUIDE.md section 5:
+/* Loaders that pick the format from the file name (docs/conventions.md section 5:
  * .cfl/.hdr BART, .nii/.nii.gz NIfTI, .h5 ISMRMRD, .bin Parboil), the
  * summary behind `larmor-cli info`, and the data checks every reader uses. */
 #include "lm_io.h"

@@ -1,4 +1,4 @@
-/* Parboil mri-q / mri-fhd inputs and outputs (GUIDE.md section 6). The two
+/* Parboil mri-q / mri-fhd inputs and outputs (docs/conventions.md section 6). The two
  * input layouts differ only by the dR, dI arrays at the end, so the file
  * size tells them apart. */
 #include "lm_io.h"

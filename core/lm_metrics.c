@@ -1,4 +1,4 @@
-/* Image quality metrics (GUIDE.md section 3). Everything accumulates in
+/* Image quality metrics (docs/conventions.md section 3). Everything accumulates in
  * double: a 128^3 sum of float squares loses digits otherwise. */
 #include "lm_metrics.h"
 

@@ -1,4 +1,4 @@
-/* Image quality metrics exactly as GUIDE.md section 3 defines them. */
+/* Image quality metrics exactly as docs/conventions.md section 3 defines them. */
 #ifndef LM_METRICS_H
 #define LM_METRICS_H
 

@@ -1,5 +1,5 @@
 /* Larmor's data model: complex volumes, trajectories, k-space data and the
- * reconstruction geometry. Units and layout follow GUIDE.md section 2:
+ * reconstruction geometry. Units and layout follow docs/conventions.md section 2:
  * k in cycles per FOV, positions in FOV fractions, x fastest. */
 #ifndef LM_TYPES_H
 #define LM_TYPES_H
@@ -35,7 +35,7 @@ typedef struct lm_traj {
     int64_t readout;    /* samples per readout/spoke, 0 if unknown (display, cfl shape) */
     float *t;           /* optional sample times in seconds, m entries, or NULL: the
                            time of each sample after the echo-time reference (t = 0),
-                           for off-resonance (GUIDE.md 4; docs/fieldmap.md) */
+                           for off-resonance (docs/conventions.md section 1; docs/fieldmap.md) */
 } lm_traj;
 
 lm_traj *lm_traj_new(int64_t m, int ndim, lm_error *err);
@@ -56,7 +56,7 @@ void lm_kdata_free(lm_kdata *k);
 
 /* Coil sensitivities s_c(x) on the image grid: ncoils complex volumes, x
  * fastest, coil slowest ([nx, ny, nz, coils], the layout of BART's ecalib
- * and of a 4D NIfTI). Voxel positions as the image grid (GUIDE.md 2). */
+ * and of a 4D NIfTI). Voxel positions as the image grid (docs/conventions.md section 2). */
 typedef struct lm_sens {
     int64_t n[3];
     int64_t ncoils;

@@ -84,7 +84,7 @@ static void on_problem(GtkDropDown *dd, GParamSpec *pspec, LarmorPhantomDialog *
     for (guint k = 0; k < G_N_ELEMENTS(fields); k++)
         gtk_widget_set_sensitive(fields[k], c);
     if (!c) {
-        /* Show what the benchmark is made of (GUIDE.md section 4). */
+        /* Show what the benchmark is made of (docs/conventions.md section 4). */
         const lm_problem_def *d = listed_problem(i - 1);
         gtk_drop_down_set_selected(self->phantom_dropdown, d->dim == 2);
         gtk_spin_button_set_value(self->matrix_spin, (double)d->n);

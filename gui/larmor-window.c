@@ -239,7 +239,7 @@ static gboolean run_is_current(LarmorWindow *self, LarmorRun *run)
  * recomputed when that truth is another one than they were computed
  * against (a truth on another grid is first resampled onto the run's,
  * through both affines: the truth sampled at the reconstruction grid, as
- * GUIDE.md 3 defines the metrics); marked stale when there is no truth (or
+ * docs/conventions.md section 3 defines the metrics); marked stale when there is no truth (or
  * no image) to recompute them with. TRUE when they were recomputed. */
 static gboolean refresh_metrics(LarmorWindow *self, LarmorRun *run)
 {

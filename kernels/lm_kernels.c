@@ -226,7 +226,7 @@ int lm_variant_is_auto(const char *name)
     return !name || !*name || strcmp(name, LM_VARIANT_AUTO) == 0;
 }
 
-/* Fastest first among those that meet the guide's accuracy; the last one
+/* Fastest first among those that meet the accuracy of docs/conventions.md section 7; the last one
  * runs everywhere. */
 static const char *const lm_auto_order[] = {"gpu-nufft", "cpu-nufft"};
 

@@ -1,11 +1,11 @@
-/* The one table of kernel variants (GUIDE.md section 1) behind a plain C
+/* The one table of kernel variants (docs/conventions.md section 7) behind a plain C
  * interface. Q and F^H d are the same sum with different weights:
  *
  *     out(x_j) = sum_m w_m exp(+i 2 pi (k_m . x_j + f_j t_m))
  *
  * where the off-resonance term f_j t_m (f in Hz at point j, t in seconds at
  * sample m) is present only when both lm_ksum_in.t and lm_points.f are
- * given (variants with time_term; GUIDE.md 4); otherwise it is 0.
+ * given (variants with time_term; docs/conventions.md section 1); otherwise it is 0.
  *
  *   F^H d:  w_m = conj(phi(k_m)) d_m, evaluated on the N image voxels;
  *   Q:      w_m = |phi(k_m)|^2 (real), evaluated on the 2x grid (8N points).
@@ -109,7 +109,7 @@ const lm_variant *lm_variant_get_available(const char *name, lm_error *err);
 /* The name that stands for "the fastest variant here". */
 #define LM_VARIANT_AUTO "auto"
 /* Resolves a variant name to an available variant: "auto", NULL and ""
- * mean the fastest one on this machine that meets GUIDE.md's accuracy
+ * mean the fastest one on this machine that meets the accuracy of docs/conventions.md section 7
  * (the NUFFT, 1e-6 relative): gpu-nufft when a GPU is usable, else
  * cpu-nufft. Any other name is looked up and checked for availability as
  * lm_variant_get_available does. NULL and the error when none fits. */

@@ -1,4 +1,4 @@
-/* The Toeplitz normal operator on the CPU (GUIDE.md section 1, lm_toeplitz.h).
+/* The Toeplitz normal operator on the CPU (docs/conventions.md section 1, lm_toeplitz.h).
  *
  * F rho (k_m) = (1/N) phi(k_m) sum_n rho(x_n) exp(-i 2 pi k_m . x_n), hence
  *   F^H d          = fhd_raw / N,

@@ -1,4 +1,4 @@
-/* The Toeplitz normal operator F^H F on the CPU (GUIDE.md section 1):
+/* The Toeplitz normal operator F^H F on the CPU (docs/conventions.md section 1):
  *   F^H F x = (1/N^2) crop(IFFT(FFT(Q) . FFT(zero-pad(x)))) on the 2x grid.
  * Made once per Q: the circularly shifted Q is transformed once; its FFT is
  * real because Q(-x) = conj(Q(x)) for real weights. The GPU twin is

@@ -1,5 +1,5 @@
 /* Synthetic receive-coil sensitivities and the exact multi-coil k-space of
- * an analytic phantom seen through them (GUIDE.md section 4, multi-coil).
+ * an analytic phantom seen through them (docs/conventions.md section 4, multi-coil).
  *
  * Each map is a low-order Fourier series over the FOV, as BART's
  * `phantom -s` does:
@@ -56,7 +56,7 @@ double _Complex lm_coils_synth_value(const lm_coils_synth *cs, int64_t coil, dou
 double _Complex lm_coils_synth_ft(const lm_coils_synth *cs, const lm_phantom *p, int64_t coil, double kx,
                                   double ky, double kz);
 
-/* The maps on the n grid (positions as GUIDE.md 2; n[2] == 1 samples the
+/* The maps on the n grid (positions as docs/conventions.md section 2; n[2] == 1 samples the
  * plane z = 0), exact values of the series rounded to float. */
 lm_code lm_coils_synth_maps(const lm_coils_synth *cs, const int64_t n[3], lm_sens **out, lm_error *err);
 /* Exact multi-coil k-space at every sample of t into out (allocated by the

@@ -1,5 +1,5 @@
 /* Synthetic off-resonance: a smooth field map and the exact signal of an
- * analytic phantom under it (GUIDE.md section 4, issue 11):
+ * analytic phantom under it (docs/conventions.md section 4, issue 11):
  *
  *     d_c(k_m) = integral rho(x) s_c(x) exp(-i 2 pi (k_m . x + f(x) t_m)) dx
  *

@@ -1,4 +1,4 @@
-/* Noise and the named benchmark problems of GUIDE.md section 4. */
+/* Noise and the named benchmark problems of docs/conventions.md section 4. */
 #include "lm_trajgen.h"
 
 #include "lm_coils_synth.h"
@@ -100,8 +100,8 @@ lm_code lm_noise_add(lm_kdata *k, double level, uint64_t seed, lm_error *err)
 }
 
 /* ---- benchmark problems ----------------------------------------------------
- * GUIDE.md section 4: M = round(n^3 * 284,592 / 128^3), readout n/2. */
-/* Multi-coil problems (GUIDE.md section 4, wave 2): B64's and B128's
+ * docs/conventions.md section 4: M = round(n^3 * 284,592 / 128^3), readout n/2. */
+/* Multi-coil problems (docs/conventions.md section 4, wave 2): B64's and B128's
  * trajectories seen by 8 and 32 synthetic head coils (lm_coils_synth). */
 /* Samples per interleaf of S128c8f's spiral design (lm_spiral_make; the
  * test checks the design still gives it). */

@@ -1,5 +1,5 @@
 /* A 2D constant-density Archimedean spiral-out readout with sample times,
- * for off-resonance problems (GUIDE.md section 4; issue 11). Units: k in
+ * for off-resonance problems (docs/conventions.md section 4; issue 11). Units: k in
  * cycles/FOV, times in seconds, t = 0 at each interleaf's first sample
  * (k = 0, the echo-time reference of a spiral-out readout).
  *

@@ -43,7 +43,7 @@ lm_code lm_traj_kind_parse(const char *s, lm_traj_kind *out, lm_error *err)
 /* Golden angle for full 2D spokes (Winkelmann et al. 2007): 180 deg / golden ratio. */
 #define GOLDEN_FRAC 0.61803398874989484820
 
-/* The samples-per-voxel ratio of the paper (GUIDE.md section 4). */
+/* The samples-per-voxel ratio of the paper (docs/conventions.md section 4). */
 #define PAPER_SAMPLES 284592.0
 #define PAPER_VOXELS 2097152.0
 

@@ -1,4 +1,4 @@
-/* Trajectory generators, noise and the named benchmark problems (GUIDE.md
+/* Trajectory generators, noise and the named benchmark problems (docs/conventions.md
  * section 4). Units: cycles per FOV. */
 #ifndef LM_TRAJGEN_H
 #define LM_TRAJGEN_H
@@ -65,7 +65,7 @@ typedef struct lm_problem_def {
                               * data under it (lm_fieldmap_synth_kspace, a fine-grid sum) */
 } lm_problem_def;
 
-/* Fixed parts of every benchmark problem (GUIDE.md section 4). */
+/* Fixed parts of every benchmark problem (docs/conventions.md section 4). */
 #define LM_PROBLEM_FOV_MM 240.0
 #define LM_PROBLEM_NOISE_SEED 1
 #define LM_PROBLEM_TRUTH_SUB 4

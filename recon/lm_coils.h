@@ -124,7 +124,7 @@ lm_code lm_sens_estimate(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
 
 /* Cartesian calibration k-space: y[i + n0 (j + n1 (l + n2 c))] at integer
  * k = (i - n0/2, j - n1/2, l - n2/2) cycles/FOV, in the forward model's sign
- * convention (GUIDE.md 1); scale arbitrary. */
+ * convention (docs/conventions.md section 1); scale arbitrary. */
 typedef struct lm_calib {
     int64_t n[3];       /* calibration grid, 1 on a 2D's z */
     int64_t ncoils;

@@ -1,4 +1,4 @@
-/* The encoding operator E of an acquisition (GUIDE.md sections 1 and 4):
+/* The encoding operator E of an acquisition (docs/conventions.md section 1):
  *
  *   (E rho)_c(m) = (1/N) phi(k_m) sum_n s_c(x_n) rho(x_n) exp(-i 2 pi k_m . x_n)
  *
@@ -13,7 +13,7 @@
  *   forward  E x     (NUFFT type 2: gpu-nufft on the device, else the CPU plan)
  *
  * With a field map f and sample times t each sum gains exp(-i 2 pi f(x) t_m)
- * (GUIDE.md 4), either exactly (segments 0: direct sums with the kernel's
+ * (docs/conventions.md section 1), either exactly (segments 0: direct sums with the kernel's
  * time term, O(MN) per application, normal = adjoint(forward): the
  * accuracy reference; a NUFFT variant hands these to its device's best
  * direct variant, lm_encoding_exact_variant) or time-segmented (lm_timeseg.h,

@@ -1,4 +1,4 @@
-/* Gridding baselines as the paper compares (section 3 of GUIDE.md: they are
+/* Gridding baselines as the paper compares (section 3 of docs/conventions.md: they are
  * scored after least-squares scale matching, but aim for the truth's units):
  *   linear: trilinear interpolation of samples onto the Cartesian grid
  *           (density-compensated), inverse FFT (the paper's "bilinear");

@@ -47,7 +47,7 @@ typedef struct lm_register_report {
 } lm_register_report;
 
 /* The centre lm_register_rigid rotates about: the world position of fixed
- * voxel (n/2, n/2, n/2) (GUIDE.md 2: the grid's centre). */
+ * voxel (n/2, n/2, n/2) (docs/conventions.md section 2: the grid's centre). */
 void lm_register_centre(const lm_volume *fixed, double centre_mm[3]);
 
 /* Finds T maximising MI(|fixed(x)|, |moving(T x)|) over fixed's voxels.

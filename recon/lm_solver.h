@@ -1,5 +1,5 @@
 /* Toeplitz CG on (F^H F + lambda s W^H W) rho = F^H d with Q and F^H d
- * given (GUIDE.md section 1): the single-coil system as one call, on the
+ * given (docs/conventions.md section 1): the single-coil system as one call, on the
  * CPU or a GPU, for tests, bench and callers that hold Q. It is lm_cg
  * (one source for both devices) over lm_linop_toeplitz and lm_linop_reg.
  *

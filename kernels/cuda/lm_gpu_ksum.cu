@@ -998,7 +998,7 @@ __global__ void k_dp(int64_t n, int m, const float *__restrict__ kx, const float
 /* ======================================================================== */
 
 /* Shipped defaults, per model (substring of the device name), from sweeps
- * of lm_gpu_tune (docs/gpu-notes.md); the last row matches everything. */
+ * of lm_gpu_tune (docs/gpu-design.md); the last row matches everything. */
 struct lm_tune_default {
     const char *model;
     lm_gpu_tune_params p;

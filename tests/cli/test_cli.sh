@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end checks of larmor-cli's contract (GUIDE.md section 5): phantom,
+# End-to-end checks of larmor-cli's contract (docs/conventions.md section 5): phantom,
 # info, metrics, recon (and the Q cache), q on Parboil's data, variants,
 # bench --json, and one-line errors with a non-zero exit for bad input.
 #   test_cli.sh LARMOR_CLI
@@ -41,7 +41,7 @@ check "metrics on the written image match recon's (magnitude vs complex: within 
     python3 -c "import json; a=json.load(open('$T/c2.json'))['percent_error']; b=json.load(open('$T/m2.json'))['percent_error']; assert abs(a-b) < 1, (a,b)"
 
 "$CLI" variants --json >"$T/v.json"
-check "variants lists every GUIDE name" python3 -c "
+check "variants lists every variant name" python3 -c "
 import json; names={v['variant'] for v in json.load(open('$T/v.json'))}
 need={'cpu-dp','cpu-sp','cpu-simd','cpu-nufft','gpu-base','gpu-regalloc','gpu-coalesce','gpu-constmem','gpu-fasttrig','gpu-tuned','gpu-multi','gpu-nufft'}
 assert need <= names, need - names"

@@ -4,7 +4,7 @@
  * 0.43, 0.38, 0.40 FOV with a brighter inner ellipsoid and a smooth phase),
  * its k-space from the CPU NUFFT type 2 at tolerance 1e-6:
  *   d_c(k_m) = (1/N) phi(k_m) sum_n s_c(x_n) rho(x_n) exp(-i 2 pi k_m . x_n)
- * (GUIDE.md 1). Seeded Gaussian noise for the prewhitening tests. */
+ * (docs/conventions.md section 1). Seeded Gaussian noise for the prewhitening tests. */
 #ifndef COILS_SYNTH_H
 #define COILS_SYNTH_H
 

@@ -1,7 +1,7 @@
 /* The off-resonance test problem: a 2D spiral (8 interleaves of 256
  * samples, 25 ms readout each, the same times in every interleave) on a
  * small matrix with a smooth field map up to ~150 Hz, and double-precision
- * brute-force E and E^H with the field term (GUIDE.md 4), no kernels used. */
+ * brute-force E and E^H with the field term (docs/conventions.md section 1), no kernels used. */
 #ifndef FM_COMMON_H
 #define FM_COMMON_H
 

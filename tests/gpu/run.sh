@@ -4,7 +4,7 @@
 #
 #   tests/gpu/run.sh [quick|multi|cli|quality|coils] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
 #                                    # coils: gpu_sense test, SENSE bench on B64c8 and B128c32;
-#                                    # quality: scripts/quality-sweep.sh with gpu-nufft and the B128 bench;
+#                                    # quality: bench/quality-sweep.sh with gpu-nufft and the B128 bench;
 #                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi;
 #                                    # time: gpu_time test, F^H d with/without field map on B64 and B128
 #                                    # fallback: issue 14's GPU-failure tests (+ compute-sanitizer)
@@ -155,10 +155,10 @@ fi
 export XDG_CACHE_HOME=$ROOT/$B/tests/cache
 mkdir -p "$XDG_CACHE_HOME"
 if [ "$MODE" = quality ]; then
-    # Quality sweep (scripts/quality-sweep.sh) with gpu-nufft, and the
+    # Quality sweep (bench/quality-sweep.sh) with gpu-nufft, and the
     # Figure 9 bench of B128 for every GPU variant through larmor-cli.
     CLI=./$B/cli/larmor-cli
-    LARMOR_CLI=$CLI SWEEP_DIR=/tmp/sweep bash scripts/quality-sweep.sh gpu-nufft B64 B64n B128 B128n | tee "$OUT/quality.txt"
+    LARMOR_CLI=$CLI SWEEP_DIR=/tmp/sweep bash bench/quality-sweep.sh gpu-nufft B64 B64n B128 B128n | tee "$OUT/quality.txt"
     cp /tmp/sweep/runs.jsonl "$OUT/quality-runs.jsonl"
     [ -n "${QUALITY_ONLY:-}" ] || $CLI bench --problem B128 --variants gpu-base,gpu-regalloc,gpu-coalesce,gpu-constmem,gpu-fasttrig,gpu-tuned,gpu-multi,gpu-phasor,gpu-nufft --budget 40 | tee "$OUT/bench-B128.txt"
     echo "quality mode done after $(( $(date +%s) - T0 )) s"

@@ -1,4 +1,4 @@
-/* Helpers for the GTK tests (GUIDE.md section 8): skip without a display,
+/* Helpers for the GTK tests (docs/conventions.md section 8): skip without a display,
  * run the main loop until something happens, render a widget through its
  * native's renderer and read pixels back. */
 #ifndef LARMOR_GUI_TEST_H

@@ -133,7 +133,7 @@ static void test_reconstruct(void)
     g_assert_cmpint(bright, >, shot.w * shot.h / 50);
     gui_test_image_clear(&shot);
 
-    /* Gridding: metrics after least-squares scale matching (GUIDE.md 3). */
+    /* Gridding: metrics after least-squares scale matching (docs/conventions.md section 3). */
     LarmorReconParams g = p;
     g.method = LM_METHOD_GRID_KB;
     g_assert_true(larmor_window_reconstruct(w, &g, &error));

@@ -54,7 +54,7 @@ static void test_real_data(void)
             fprintf(stderr, "  %s: numK %d numX %d\n", sets[s].in, p->num_k, p->num_x);
         }
         /* The arrays are where Parboil's reader puts them: Q at a few voxels,
-         * in double precision, matches the reference output (GUIDE.md 6). */
+         * in double precision, matches the reference output (docs/conventions.md section 6). */
         if (p && re && im && n == p->num_x) {
             float qmax = 0;
             for (int64_t i = 0; i < n; i++)

@@ -1,4 +1,4 @@
-/* The B32 benchmark problem (GUIDE.md section 4) written as ISMRMRD and read
+/* The B32 benchmark problem (docs/conventions.md section 4) written as ISMRMRD and read
  * back: what `larmor-cli phantom --format ismrmrd` produces round-trips
  * exactly (trajectory bit for bit in cycles/FOV, 4,447 samples in spokes of
  * 16, the last one cut short, geometry and data). */

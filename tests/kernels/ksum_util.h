@@ -1,5 +1,5 @@
 /* Shared helpers for the kernel tests: seeded random problems, explicit
- * copies of grid points, relative errors (GUIDE.md section 3). */
+ * copies of grid points, relative errors (docs/conventions.md section 3). */
 #ifndef KSUM_UTIL_H
 #define KSUM_UTIL_H
 

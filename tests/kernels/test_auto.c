@@ -1,5 +1,5 @@
 /* The "auto" variant (lm_variant_resolve): the fastest variant here that
- * meets the guide's accuracy, gpu-nufft with a usable GPU, else cpu-nufft;
+ * meets the accuracy of docs/conventions.md section 7, gpu-nufft with a usable GPU, else cpu-nufft;
  * and the default everywhere (lm_recon_opts_init, lm_sums_variant). */
 #include <string.h>
 

@@ -5,7 +5,7 @@
  * explicit points, real weights; nsets 0 == 1; cancellation and progress;
  * bad nsets refused.
  *
- * Tolerances (relative 2-norm per set, GUIDE.md section 3): each variant's
+ * Tolerances (relative 2-norm per set, docs/conventions.md section 3): each variant's
  * own one-set bound, as its tests state: cpu-dp exact (the sets run the
  * one-set arithmetic, bit for bit), cpu-sp 3e-5 (test_ksum_cpu), cpu-simd
  * and cpu-separable 5e-6 (test_ksum_simd), cpu-nufft 1e-4 against cpu-dp

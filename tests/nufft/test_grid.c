@@ -4,7 +4,7 @@
  *   - fully sampled Cartesian k-space: both methods must return the blobs in
  *     the truth's units (no scale matching);
  *   - 3D centre-out radial and 2D full-diameter radial: after least-squares
- *     scale matching (as GUIDE.md scores gridding) the error is small, KB
+ *     scale matching (as docs/conventions.md section 3 scores gridding) the error is small, KB
  *     beats linear, and the unmatched scale is near 1.
  * Off-centre blobs check the sign and centring conventions (a flipped sign
  * mirrors the image and the error would be ~140 %). */

@@ -1,4 +1,4 @@
-/* The benchmark problem table (GUIDE.md section 4) and B32 built in full. */
+/* The benchmark problem table (docs/conventions.md section 4) and B32 built in full. */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,7 +13,7 @@ int main(void)
 {
     lm_error err = {0};
 
-    /* The table as GUIDE.md gives it; M = round(n^3 284,592 / 128^3). */
+    /* The table as docs/conventions.md section 4 gives it; M = round(n^3 284,592 / 128^3). */
     static const struct {
         const char *name;
         int64_t n, m, r;

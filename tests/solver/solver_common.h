@@ -1,6 +1,6 @@
 /* Shared helpers for the solver tests: a reproducible random generator and
  * double-precision brute-force versions of Q, F and F^H (no kernels used),
- * in the conventions of GUIDE.md section 2 and lm_kernels.h. */
+ * in the conventions of docs/conventions.md section 2 and lm_kernels.h. */
 #ifndef SOLVER_COMMON_H
 #define SOLVER_COMMON_H
 

@@ -78,7 +78,7 @@ static void opts_for(lm_recon_opts *o, lm_reg_kind reg)
     o->reg = reg;
 }
 
-/* Percent error of a CG reconstruction (as is, GUIDE.md 3). */
+/* Percent error of a CG reconstruction (as is, docs/conventions.md section 3). */
 static double recon_error(const problem *p, const lm_recon_opts *o, lm_recon_result *res)
 {
     lm_error err = {0};
@@ -129,7 +129,7 @@ static void test_auto_vs_sweep(const problem *p, lm_reg_kind reg)
     lm_recon_result res = {0};
     opts_for(&o, reg);
     double best = INFINITY, best_lam = 0;
-    for (int i = -4; i <= 6; i++) { /* 1e-2 .. 1e3 in half decades (scripts/quality-sweep.sh's range) */
+    for (int i = -4; i <= 6; i++) { /* 1e-2 .. 1e3 in half decades (bench/quality-sweep.sh's range) */
         o.lambda = pow(10.0, i / 2.0);
         const double e = recon_error(p, &o, &res);
         if (e < best)

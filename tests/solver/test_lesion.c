@@ -1,4 +1,4 @@
-/* The lesion test on 32^3 (issue 12; scripts/lesion-test.sh is the B64n
+/* The lesion test on 32^3 (issue 12; bench/lesion-test.sh is the B64n
  * version): a bright lesion in the truth and the data, absent from the
  * reference, 5 % noise. Each prior at its best lambda of a small sweep
  * (lowest error): the anatomical prior must keep at least the gradient

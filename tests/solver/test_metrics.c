@@ -1,4 +1,4 @@
-/* Metrics on hand-computed values (GUIDE.md section 3). */
+/* Metrics on hand-computed values (docs/conventions.md section 3). */
 #include "lm_metrics.h"
 #include "lm_test.h"
 

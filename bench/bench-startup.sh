@@ -2,7 +2,7 @@
 # Where one `larmor-cli recon` command's wall time goes (issue 14: B128 with
 # gpu-nufft under 0.25 s per command, process start included).
 #
-#   scripts/bench-startup.sh [PROBLEM [VARIANT [REPS]]]     (default B128 gpu-nufft 5)
+#   bench/bench-startup.sh [PROBLEM [VARIANT [REPS]]]     (default B128 gpu-nufft 5)
 #
 # PROBLEM: a benchmark problem (made by larmor-cli phantom) or a directory
 # that `recon --traj DIR` reads whole (IMPATIENT's, with its matrix); EXTRA

@@ -6,7 +6,7 @@
 # poet.commit; the
 # device machines have no network, so no CMake/CPM downloads): nvcc on its
 # CUDA sources, in parallel, into DIR/libcufinufft.a.
-#   scripts/build-cufinufft.sh [DIR]   (default /tmp/cufinufft)
+#   bench/build-cufinufft.sh [DIR]   (default /tmp/cufinufft)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 D=${1:-/tmp/cufinufft}

@@ -2,8 +2,8 @@
 # Builds IMPATIENT MRI's mriSolver (github.com/JiadingGai/Impatient-MRI) with
 # a current CUDA (nvcc 13) for one GPU architecture, on a machine without
 # internet: the source comes from SRC (default .impatient-src/src, made by
-# scripts/impatient-prepare.sh; ignored by git, carried to the device).
-#   scripts/impatient-gpu-build.sh [SRC] [BUILD] [ARCH]
+# bench/impatient-prepare.sh; ignored by git, carried to the device).
+#   bench/impatient-gpu-build.sh [SRC] [BUILD] [ARCH]
 #     BUILD default /tmp/impatient-build; ARCH default sm_90 (H100/H200)
 # Prints the path of the binary on its last line. The small fixes for
 # CUDA 12+ (APIs removed since IMPATIENT's CUDA 3-4 era) are applied by sed
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/.."
 SRC=${1:-.impatient-src/src}
 BUILD=${2:-/tmp/impatient-build}
 ARCH=${3:-sm_90}
-[ -f "$SRC/main_mri.cu" ] || { echo "impatient-gpu-build: $SRC: no IMPATIENT source (scripts/impatient-prepare.sh)" >&2; exit 1; }
+[ -f "$SRC/main_mri.cu" ] || { echo "impatient-gpu-build: $SRC: no IMPATIENT source (bench/impatient-prepare.sh)" >&2; exit 1; }
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 rm -rf "$BUILD"
 mkdir -p "$BUILD"

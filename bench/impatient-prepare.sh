@@ -5,10 +5,10 @@
 # data, prebuilt binary and MATLAB files (DEST/src, ~3 MB), and the
 # 64x64x16-4coils data set (DEST/data, ~7 MB). The device has no internet;
 # name the folder in the device run's carry.
-#   scripts/impatient-prepare.sh [REPO] [DATA_DIR] [DEST]
+#   bench/impatient-prepare.sh [REPO] [DATA_DIR] [DEST]
 #     REPO: a clone (work tree or bare git dir) of github.com/JiadingGai/Impatient-MRI
 #           (default /work/.mirror/JiadingGai+Impatient-MRI/repo)
-#     DATA_DIR: the IMPATIENT 64x64x16-4coils directory (scripts/fetch-impatient-data.sh;
+#     DATA_DIR: the IMPATIENT 64x64x16-4coils directory (bench/fetch-impatient-data.sh;
 #           default /work/wt-c-data/64x64x16-4coils)
 set -euo pipefail
 cd "$(dirname "$0")/.."

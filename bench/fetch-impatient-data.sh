@@ -3,7 +3,7 @@
 # mriData/) into a data folder outside git, for larmor-cli recon --traj DIR:
 #   64x64x16-4coils  stack of spirals, 4 coils with maps (text headers, version 1.0)
 #   64x64x1          2D spiral, one coil (binary headers, version 0.2)
-# usage: scripts/fetch-impatient-data.sh [DEST] [REPO]
+# usage: bench/fetch-impatient-data.sh [DEST] [REPO]
 #   DEST  default ${XDG_DATA_HOME:-~/.local/share}/larmor/impatient
 #   REPO  an existing clone (work tree or bare git dir) of Impatient-MRI;
 #         default: a shallow clone from GitHub into a temporary folder

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Automatic lambda against a sweep (issue 12, docs/lambda.md): for each
 # problem and the identity and gradient priors, the best lambda of the
-# quality sweep's grid (scripts/quality-sweep.sh: 0.01 ... 100, plus 300)
+# quality sweep's grid (bench/quality-sweep.sh: 0.01 ... 100, plus 300)
 # and `--lambda auto`; the target is err_auto <= 1.1 err_best.
 # Multi-coil problems are reconstructed by SENSE with the maps that
 # `larmor-cli phantom` writes. Usage:
-#   scripts/lambda-auto-check.sh VARIANT PROBLEM...   (e.g. cpu-nufft B64n B64c8n B128n)
+#   bench/lambda-auto-check.sh VARIANT PROBLEM...   (e.g. cpu-nufft B64n B64c8n B128n)
 # LARMOR_CLI: the larmor-cli binary (default build/cli/larmor-cli);
 # CRITERION: --lambda-criterion for the auto runs (default: the regulariser's);
 # REGS: the priors (default "identity gradient"; tv and wavelet take their own

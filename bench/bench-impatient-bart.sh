@@ -2,9 +2,9 @@
 # Larmor against BART 0.8 on IMPATIENT MRI's real 64x64x16 4-coil stack of
 # spirals (issue 11): the same trajectory, data and coil maps (sensi_r/i),
 # 30 CG iterations each, Tikhonov (l2) regularisation.
-#   scripts/bench-impatient-bart.sh [DATA_DIR] [RUNS]
+#   bench/bench-impatient-bart.sh [DATA_DIR] [RUNS]
 #     DATA_DIR: the IMPATIENT directory 64x64x16-4coils
-#               (scripts/fetch-impatient-data.sh; default /work/wt-c-data/64x64x16-4coils)
+#               (bench/fetch-impatient-data.sh; default /work/wt-c-data/64x64x16-4coils)
 #     RUNS: timed runs of each tool (default 5; the median is reported)
 # There is no ground truth on real data, so:
 #   * reference: Larmor, 300 CG iterations, lambda 1e-6 (the least-squares
@@ -17,7 +17,7 @@
 #   * and the two 30-iteration images at lambda 0 with each other.
 # Times: whole commands (read, Q/preparation, F^H d, CG, write), wall clock,
 # OMP_WAIT_POLICY=passive, median of RUNS, Larmor without its Q cache.
-# Writes under ./bench-bart/impatient/ (ignored, as scripts/bench-bart.sh's output).
+# Writes under ./bench-bart/impatient/ (ignored, as bench/bench-bart.sh's output).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${1:-/work/wt-c-data/64x64x16-4coils}
@@ -26,7 +26,7 @@ CLI=${LARMOR_CLI:-build/cli/larmor-cli}
 D=bench-bart/impatient
 export OMP_WAIT_POLICY=passive
 command -v bart >/dev/null || { echo "bart is not installed (apt-get install bart)"; exit 1; }
-[ -d "$DATA" ] || { echo "$DATA: no IMPATIENT data (scripts/fetch-impatient-data.sh)"; exit 1; }
+[ -d "$DATA" ] || { echo "$DATA: no IMPATIENT data (bench/fetch-impatient-data.sh)"; exit 1; }
 mkdir -p $D
 $CLI convert --traj "$DATA" --out $D/cfl
 ITERS=30

@@ -8,11 +8,11 @@
 # (sensi_r/i, read from the same directory). Both whole commands are timed
 # (wall clock: data read, Q, F^H d, CG, write; CUDA start-up included), and
 # the images compared (relative difference after the best complex scale,
-# scripts/impatient-compare.py).
-#   scripts/bench-impatient-gpu.sh [IMPSRC] [DATA] [RUNS]
+# bench/impatient-compare.py).
+#   bench/bench-impatient-gpu.sh [IMPSRC] [DATA] [RUNS]
 #     IMPSRC: IMPATIENT's source (default .impatient-src/src), DATA: the
 #     64x64x16-4coils directory (default .impatient-src/data/64x64x16-4coils),
-#     both made by scripts/impatient-prepare.sh; RUNS timed runs (default 3)
+#     both made by bench/impatient-prepare.sh; RUNS timed runs (default 3)
 #   env: OUT (logs, default ./gpu-out), LARMOR_CLI (use this larmor-cli, no
 #     build), SERVED=1 (Larmor's commands through a warm larmor-cli serve), SEGS (IMPATIENT's -ntime_segs, default
 #     "1 8": the field map is zero; 8 is its demos' setting), VARIANTS (Larmor's,
@@ -38,11 +38,11 @@ now() { date +%s.%N; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a - b }'; } # no bc on the device
 
 # 1. IMPATIENT (in the background while Larmor builds)
-bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$OUT/impatient-build.out" 2>&1 &
+bash bench/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$OUT/impatient-build.out" 2>&1 &
 IMP_PID=$!
 
 # 2. larmor-cli with CUDA, as tests/gpu/run.sh builds it (or LARMOR_CLI,
-# e.g. from scripts/device-bundle.sh)
+# a larmor-cli built elsewhere)
 if [ -n "${LARMOR_CLI:-}" ]; then
     CLI=$LARMOR_CLI
 else
@@ -113,9 +113,9 @@ $CLI recon --traj "$DATA" --method cg --lambda 1e-6 --iters 300 --no-cache --com
 for L in $SEGS; do
     [ -f /tmp/imp_out_$L.file ] || continue
     for v in $VARIANTS; do
-        echo "IMPATIENT (-ntime_segs $L) vs larmor $v: $(python3 scripts/impatient-compare.py $W /tmp/imp_out_$L.file /tmp/larmor_$v.cfl)"
+        echo "IMPATIENT (-ntime_segs $L) vs larmor $v: $(python3 bench/impatient-compare.py $W /tmp/imp_out_$L.file /tmp/larmor_$v.cfl)"
     done
-    echo "IMPATIENT (-ntime_segs $L) vs 300-iteration reference: $(python3 scripts/impatient-compare.py $W /tmp/imp_out_$L.file /tmp/larmor_ref.cfl --write /tmp/imp_$L.cfl)"
+    echo "IMPATIENT (-ntime_segs $L) vs 300-iteration reference: $(python3 bench/impatient-compare.py $W /tmp/imp_out_$L.file /tmp/larmor_ref.cfl --write /tmp/imp_$L.cfl)"
 done
 for v in $VARIANTS; do
     echo "larmor $v vs 300-iteration reference: $($CLI metrics --truth /tmp/larmor_ref.cfl --image /tmp/larmor_$v.cfl --scale-match)"
@@ -125,7 +125,7 @@ cp /tmp/imp_1.cfl /tmp/imp_1.hdr "$OUT"/ 2>/dev/null
 # 5. Where the difference comes from (DIAG=1): IMPATIENT at fewer iterations
 # and with finer gridding against Larmor at each iteration count. The parts
 # (exact E^H d and Q against IMPATIENT's gridded ones, its gridding emulated,
-# CG with mixed operators): scripts/impatient-diagnose.sh.
+# CG with mixed operators): bench/impatient-diagnose.sh.
 if [ -n "${DIAG:-}" ] && [ $IMPRC -eq 0 ]; then
     ITS=${DIAG_ITS:-5 10 20 25 30 40}
     for it in $ITS; do
@@ -136,7 +136,7 @@ if [ -n "${DIAG:-}" ] && [ $IMPRC -eq 0 ]; then
     for it in $ITS; do
         "$MRI" -idir $W -cg_num $it -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 >/dev/null 2>&1
         for jt in $ITS; do
-            echo "IMPATIENT $it vs larmor $jt iterations: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_it$jt.cfl | cut -d'(' -f1)"
+            echo "IMPATIENT $it vs larmor $jt iterations: $(python3 bench/impatient-compare.py $W $W/out.file /tmp/larmor_it$jt.cfl | cut -d'(' -f1)"
         done
     done
     t0=$(now); $CLI variants >/dev/null 2>&1; t1=$(now)
@@ -144,9 +144,9 @@ if [ -n "${DIAG:-}" ] && [ $IMPRC -eq 0 ]; then
     for os in "1.5 2.0" "2.0 2.0"; do
         set -- $os
         "$MRI" -idir $W -cg_num $ITERS -toeplitzGridding -ntime_segs 1 -fdp 0 -gpu_id 0 -gridOS_Q $1 -gridOS_FH $2 >/dev/null 2>&1
-        echo "$ITERS iterations, -gridOS_Q $1 -gridOS_FH $2: IMPATIENT vs larmor: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_gpu-nufft.cfl)"
+        echo "$ITERS iterations, -gridOS_Q $1 -gridOS_FH $2: IMPATIENT vs larmor: $(python3 bench/impatient-compare.py $W $W/out.file /tmp/larmor_gpu-nufft.cfl)"
     done
     "$MRI" -idir $W -cg_num $ITERS -toeplitzDirect -ntime_segs 1 -fdp 0 -gpu_id 0 >/dev/null 2>&1
-    echo "$ITERS iterations, -toeplitzDirect (exact Q and F^H d; 1 segment, so its Q bug does not matter with fm 0): IMPATIENT vs larmor: $(python3 scripts/impatient-compare.py $W $W/out.file /tmp/larmor_gpu-nufft.cfl)"
+    echo "$ITERS iterations, -toeplitzDirect (exact Q and F^H d; 1 segment, so its Q bug does not matter with fm 0): IMPATIENT vs larmor: $(python3 bench/impatient-compare.py $W $W/out.file /tmp/larmor_gpu-nufft.cfl)"
 fi
 echo "done after $(( $(date +%s) - T0 )) s"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-reconstruction comparison with BART 0.8 on the same trajectory and
 # k-space (issue: CPU engine, "at most one third of BART's wall time, at no
-# more percent error"). Usage: scripts/bench-bart.sh [PROBLEM] [LAMBDA] [VARIANT]
+# more percent error"). Usage: bench/bench-bart.sh [PROBLEM] [LAMBDA] [VARIANT]
 # Writes under ./bench-bart/PROBLEM; prints both wall times and errors.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,7 +2,7 @@
 # Total variation against BART 0.8's (issue 12, "Non-quadratic priors"):
 # `bart pics -R T:7:0:LAMBDA -i ITERS` and `larmor-cli recon --reg tv` on the
 # same cfl trajectory and k-space, plus Larmor's Tikhonov for reference, each
-# at a sweep of lambdas. Usage: scripts/bench-bart-tv.sh [PROBLEM] [LARMOR_ITERS]
+# at a sweep of lambdas. Usage: bench/bench-bart-tv.sh [PROBLEM] [LARMOR_ITERS]
 # Writes under ./bench-bart/PROBLEM-tv; prints one line per run: wall, user
 # and system CPU seconds (whole commands; Larmor computes Q, no cache) and
 # the error (BART's scale-matched: its output needs a scale factor).

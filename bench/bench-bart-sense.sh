@@ -9,7 +9,7 @@
 # are unit-norm, so those errors are scale-matched.
 # BART's phantom k-space is the continuous transform of point-sampled
 # ellipsoids, so Larmor runs with --dirac (BART's own voxel model).
-# Usage: scripts/bench-bart-sense.sh [VARIANT]   (writes ./bench-bart/sense8)
+# Usage: bench/bench-bart-sense.sh [VARIANT]   (writes ./bench-bart/sense8)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VARIANT=${1:-cpu-nufft}

@@ -2,8 +2,8 @@
 # Quality benchmark (issue: CPU engine, "Quality"): for each problem, the two
 # gridding baselines (scale-matched, as the paper scores them) and CG with
 # each regulariser over a lambda sweep, keeping the best lambda per
-# regulariser. Usage: scripts/quality-sweep.sh VARIANT PROBLEM...  (e.g.
-#   scripts/quality-sweep.sh cpu-nufft B64 B64n B128 B128n)
+# regulariser. Usage: bench/quality-sweep.sh VARIANT PROBLEM...  (e.g.
+#   bench/quality-sweep.sh cpu-nufft B64 B64n B128 B128n)
 # Set LARMOR_CLI to the larmor-cli binary (default build/cli/larmor-cli).
 set -euo pipefail
 CLI=${LARMOR_CLI:-build/cli/larmor-cli}

@@ -4,7 +4,7 @@
 # not in the reference; each prior at the best lambda of a sweep (lowest
 # error, 60 iterations), with the reference perfect, moved by 1 and 2
 # voxels, or at half resolution. Prints one table and the checks.
-# Usage: scripts/lesion-test.sh [PROBLEM]   (default B64n; B32 for a quick look)
+# Usage: bench/lesion-test.sh [PROBLEM]   (default B64n; B32 for a quick look)
 # Set LARMOR_CLI to the larmor-cli binary (default build/cli/larmor-cli),
 # LESION_DIR for the work directory (default /tmp/larmor-lesion).
 set -euo pipefail

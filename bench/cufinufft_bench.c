@@ -1,5 +1,5 @@
 /* cuFINUFFT's type 1 on Larmor's B128 inputs (issue 14's comparison; a
- * benchmark only, built by scripts/bench-cufinufft.sh, never part of Larmor):
+ * benchmark only, built by bench/bench-cufinufft.sh, never part of Larmor):
  *
  *   cufinufft_bench [--cfl DIR] [--reps 30] [--tol 1e-5] [--tsv FILE]
  *

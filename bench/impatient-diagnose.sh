@@ -4,14 +4,14 @@
 # -toeplitzGridding at its default oversampling and at -gridOS_Q 2
 # -gridOS_FH 2, writing Q) and larmor-cli (gpu-nufft, gpu-phasor) at
 # 1, 5, 10 and 20 CG iterations (lambda 0, 1 time segment), keeps every
-# image, F^H d and Q, then scripts/impatient-diagnose.py
+# image, F^H d and Q, then bench/impatient-diagnose.py
 # compares them with the exact operators and its own CG. Back in $OUT (the
 # device returns at most 8 files): diagnose.txt, diagnose-run.log, runs.tar
 # (the images and F^H d) and the two Q files; build and run logs stay in /tmp.
 # Last, IMPATIENT's own CG with exact operators (-toeplitzDirect, its exact
 # F^H d, and -reuseQ with the exact Q the analysis writes) against Larmor.
-#   scripts/impatient-diagnose.sh [IMPSRC] [DATA]   (as bench-impatient-gpu.sh)
-#   REUSE_ONLY=1 LARMOR_CLI=... scripts/impatient-diagnose.sh   (the last stage alone; see below)
+#   bench/impatient-diagnose.sh [IMPSRC] [DATA]   (as bench-impatient-gpu.sh)
+#   REUSE_ONLY=1 LARMOR_CLI=... bench/impatient-diagnose.sh   (the last stage alone; see below)
 # On the device: carry .impatient-src and .devdeps.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,15 +48,15 @@ reuse_stage() { # QDIR
         [ -f "$RUNS/larmor_gpu-phasor_it$it.cfl" ] || $CLI recon --traj "$DATA" --method cg --variant gpu-phasor \
             --lambda 0 --iters "$it" --no-cache --complex --out "$RUNS/larmor_gpu-phasor_it$it.cfl" >/dev/null 2>&1
         echo "IMPATIENT -toeplitzDirect -reuseQ (exact Q), $it iterations vs larmor gpu-phasor $it: $(python3 \
-            scripts/impatient-compare.py "$DATA" "$RUNS/reuse_it$it.file" "$RUNS/larmor_gpu-phasor_it$it.cfl")"
+            bench/impatient-compare.py "$DATA" "$RUNS/reuse_it$it.file" "$RUNS/larmor_gpu-phasor_it$it.cfl")"
     done
 }
 ITS="1 5 10 20"
 build_impatient() { # the binary's path goes on the log's last line
-    bash scripts/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1
+    bash bench/impatient-gpu-build.sh "$IMPSRC" /tmp/impatient-build "${ARCH:-sm_90}" >"$LOGS/impatient-build.out" 2>&1
 }
 if [ -n "${REUSE_ONLY:-}" ]; then
-    # Only the last stage: Larmor from scripts/device-bundle.sh (LARMOR_CLI),
+    # Only the last stage: Larmor built elsewhere (LARMOR_CLI),
     # the exact Q written beforehand on any machine by
     # `impatient-diagnose.py DATA RUNS --write-q QDIR` (QEXACT, default
     # .impatient-src/q): no Larmor build, no numpy here.
@@ -95,7 +95,7 @@ for v in gpu-nufft gpu-phasor; do
 done
 echo "runs done after $(( $(date +%s) - T0 )) s"
 python3 -c "import scipy; print('scipy', scipy.__version__)" 2>&1
-python3 scripts/impatient-diagnose.py "$DATA" "$RUNS" --write-q /tmp/qexact >"$OUT/diagnose.txt" 2>&1
+python3 bench/impatient-diagnose.py "$DATA" "$RUNS" --write-q /tmp/qexact >"$OUT/diagnose.txt" 2>&1
 echo "analysis rc $? after $(( $(date +%s) - T0 )) s"
 cat "$OUT/diagnose.txt"
 reuse_stage /tmp/qexact

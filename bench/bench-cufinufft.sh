@@ -4,17 +4,17 @@
 # cuFINUFFT is a benchmark dependency only, never a build dependency of
 # Larmor: its source travels as a tarball in .benchdeps/ (ignored by git).
 #
-#   OUT=dir scripts/bench-cufinufft.sh [--no-larmor]
+#   OUT=dir bench/bench-cufinufft.sh [--no-larmor]
 #
 # Needs: BENCHDEPS (default .benchdeps) holding finufft.tar.gz (git archive
 # of flatironinstitute/finufft, prefix finufft/) and poet.tar.gz (its
 # header-only dependency, flatironinstitute/poet at the tag FINUFFT's
 # CMakeLists names, prefix poet/), with finufft.commit and poet.commit;
 # nvcc and cuFFT (CUDA 12 or 13), g++, an sm_90 GPU (ARCH=sm_XX to change,
-# read by scripts/build-cufinufft.sh).
+# read by bench/build-cufinufft.sh).
 #
 # FINUFFT's CMake fetches CPM.cmake and POET from GitHub at configure time,
-# and the device machines have no network, so scripts/build-cufinufft.sh
+# and the device machines have no network, so bench/build-cufinufft.sh
 # compiles the library with nvcc and g++ directly, file for file as
 # src/cuda/CMakeLists.txt and src/common/CMakeLists.txt list them (Release:
 # -O3 -DNDEBUG, C++17, --extended-lambda --extra-device-vectorization, the
@@ -23,7 +23,7 @@
 # Then, unless --no-larmor: Larmor's GPU targets (tests/gpu/run.sh build, in
 # the background while cuFINUFFT compiles) and tests/gpu/bench_nufft on B128,
 # which times Larmor's type 1 and writes its inputs and output as cfl files.
-# The harness (scripts/cufinufft_bench.c) runs first on B128 made by
+# The harness (bench/cufinufft_bench.c) runs first on B128 made by
 # Larmor's own generator (phantoms/lm_trajgen.c, lm_phantom.c compiled in),
 # then, when bench_nufft wrote them, on its cfl files, comparing with
 # Larmor's output. Logs and tables land in $OUT.
@@ -52,12 +52,12 @@ if [ $LARMOR = 1 ]; then
     LPID=$!
 fi
 
-# --- cuFINUFFT: scripts/build-cufinufft.sh (reads .benchdeps/) -------------
+# --- cuFINUFFT: bench/build-cufinufft.sh (reads .benchdeps/) -------------
 if [ "$(cd "$DEPS" && pwd)" != "$ROOT/.benchdeps" ]; then
     mkdir -p .benchdeps && cp "$DEPS"/finufft.* "$DEPS"/poet.* .benchdeps/
 fi
 rm -rf "$W/cufinufft"
-bash scripts/build-cufinufft.sh "$W/cufinufft" >"$OUT/cufinufft-build.txt" 2>&1 || {
+bash bench/build-cufinufft.sh "$W/cufinufft" >"$OUT/cufinufft-build.txt" 2>&1 || {
     grep -E "error|FAILED" "$OUT/cufinufft-build.txt" | head -30
     echo "cuFINUFFT build failed"
     exit 1
@@ -72,7 +72,7 @@ for f in phantoms/lm_trajgen.c phantoms/lm_phantom.c core/lm_types.c core/lm_err
     gcc -std=c11 -O2 -D_GNU_SOURCE -fopenmp -Icore -Iphantoms -c $f -o "$HW/$(basename $f .c).o" || exit 1
 done
 gcc -std=c11 -O2 -Wall -fopenmp -Icore -Iphantoms -I$F/include -I/usr/local/cuda/include \
-    -c scripts/cufinufft_bench.c -o "$HW/cufinufft_bench.o" &&
+    -c bench/cufinufft_bench.c -o "$HW/cufinufft_bench.o" &&
     g++ -fopenmp -o "$W/cufinufft_bench" "$HW"/*.o "$W/cufinufft/libcufinufft.a" -L/usr/local/cuda/lib64 \
         -lcufft -lcudart -lm || { echo "harness build failed"; exit 1; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
