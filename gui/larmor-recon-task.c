@@ -500,6 +500,25 @@ gboolean larmor_live_get_last(LarmorLive *self, int *iters, double *time_s, gboo
     return self->have_last;
 }
 
+void larmor_live_move_to(LarmorLive *self, LarmorRun *to)
+{
+    LarmorRun *from = self->run;
+    if (from == to)
+        return;
+    larmor_run_set_live(to, G_OBJECT(self)); /* reffed before the old owner lets go */
+    if (from) {
+        g_object_remove_weak_pointer(G_OBJECT(from), (gpointer *)&self->run);
+        larmor_run_set_live(from, NULL);
+    }
+    self->run = to;
+    g_object_add_weak_pointer(G_OBJECT(to), (gpointer *)&self->run);
+}
+
+LarmorRun *larmor_live_get_run(LarmorLive *self)
+{
+    return self->run;
+}
+
 const char *larmor_live_get_error(LarmorLive *self)
 {
     return self->error;

@@ -39,7 +39,8 @@ struct _LarmorRun {
     lm_cfloat *noise_cov;
     int ncov;
     GObject *live;             /* LarmorLive: the kept session's re-solver, or NULL */
-    gboolean is_live;          /* the image came from a live re-solve */
+    gboolean is_live;          /* a live run: its image follows the live re-solves */
+    int live_from;             /* the index of the finished run it was forked from */
     double lambda_used, lambda_sigma;
     char lambda_criterion[16];
     char lambda_note[160];
@@ -243,9 +244,12 @@ static void update_label(LarmorRun *self)
     char *fm = p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF ? g_strdup("")
                : self->segments > 0 ? g_strdup_printf(" · FM %d seg", self->segments)
                                     : g_strdup(" · FM exact");
+    char live[32] = "";
+    if (self->is_live)
+        g_snprintf(live, sizeof live, " · live from #%d", self->live_from);
     if (p->method == LM_METHOD_CG)
         self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s%s%s", self->index, m, self->variant_text, p->lambda,
-                                      p->lambda_auto ? " auto" : "", c, fm, self->is_live ? " · live" : "");
+                                      p->lambda_auto ? " auto" : "", c, fm, live);
     else
         self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
     g_free(coils);
@@ -407,10 +411,39 @@ void larmor_run_set_live(LarmorRun *self, GObject *live)
 GObject *larmor_run_get_live(LarmorRun *self) { return self->live; }
 gboolean larmor_run_get_is_live(LarmorRun *self) { return self->is_live; }
 
-void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
-                            double percent_error, guint truth_serial)
+LarmorRun *larmor_run_fork_live(LarmorRun *src)
 {
-    g_return_if_fail(LARMOR_IS_VOLUME(image));
+    LarmorRun *self = g_object_new(LARMOR_TYPE_RUN, NULL);
+    self->params = src->params;
+    self->params.lambda_auto = FALSE; /* live lambda is the slider's */
+    self->params.prior_influence = FALSE;
+    self->variant_text = g_strdup(src->variant_text);
+    self->dataset_name = g_strdup(src->dataset_name);
+    self->dataset_key = g_strdup(src->dataset_key);
+    self->current = src->current;
+    self->coils = src->coils;
+    self->coils_in = src->coils_in;
+    self->combine = src->combine;
+    self->sens_source = src->sens_source;
+    self->energy_kept = src->energy_kept;
+    if (src->maps)
+        self->maps = g_object_ref(src->maps);
+    self->segments = src->segments;
+    self->segment_error = src->segment_error;
+    self->is_live = TRUE;
+    self->live_from = src->index;
+    update_label(self);
+    return self;
+}
+
+int larmor_run_get_live_from(LarmorRun *self) { return self->live_from; }
+
+gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
+                                double percent_error, guint truth_serial)
+{
+    g_return_val_if_fail(LARMOR_IS_VOLUME(image), FALSE);
+    if (!self->is_live)
+        return FALSE; /* a finished run keeps its result */
     g_set_object(&self->image, image);
     self->params.lambda = lambda;
     self->iters_done = iters_done;
@@ -418,14 +451,28 @@ void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda,
     g_clear_pointer(&self->resid, g_free);
     self->n_resid = 0;
     self->data_norm = self->reg_norm = NAN;
-    self->is_live = TRUE;
     update_label(self);
     if (isnan(percent_error))
         larmor_run_set_metrics(self, NAN, NAN);
     else
         larmor_run_set_metrics_against(self, psnr_db, percent_error, truth_serial);
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_IMAGE]);
+    return TRUE;
 }
+
+gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why)
+{
+    if (want->method != LM_METHOD_CG || want->reg != self->params.reg) {
+        if (why)
+            *why = g_strdup_printf("Live λ re-solves run #%d (%s, %s): choose CG with that regulariser, or run "
+                                   "the one chosen now first",
+                                   self->live_from > 0 ? self->live_from : self->index,
+                                   larmor_method_short(self->params.method), larmor_reg_label(self->params.reg));
+        return FALSE;
+    }
+    return TRUE;
+}
+
 int larmor_run_get_iters_done(LarmorRun *self) { return self->iters_done; }
 double larmor_run_get_time_q(LarmorRun *self) { return self->time_q; }
 double larmor_run_get_time_fhd(LarmorRun *self) { return self->time_fhd; }
@@ -633,6 +680,7 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     g_key_file_set_string(kf, g, "fallback-note", self->fallback_note);
     g_key_file_set_integer(kf, g, "segments", self->segments);
     kf_set_double(kf, g, "segment-error", self->segment_error);
+    g_key_file_set_integer(kf, g, "live-from", self->is_live ? self->live_from : 0);
 }
 
 static gboolean parse_sens_source(const char *s, lm_sens_source *out)
@@ -739,6 +787,9 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
     g_free(c);
     if (g_key_file_has_key(kf, g, "segments", NULL))
         self->segments = CLAMP(g_key_file_get_integer(kf, g, "segments", NULL), -1, 100000);
+    /* A live run comes back without its session (it changes no more), still saying where it came from. */
+    self->live_from = MAX(0, g_key_file_get_integer(kf, g, "live-from", NULL));
+    self->is_live = self->live_from > 0;
     if (image)
         self->image = g_object_ref(image);
     update_label(self);

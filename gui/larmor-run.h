@@ -144,11 +144,20 @@ void larmor_run_drop_coil_data(LarmorRun *self);
  * NULL drops it and frees the session once no solve uses it). */
 void larmor_run_set_live(LarmorRun *self, GObject *live);
 GObject *larmor_run_get_live(LarmorRun *self);
-/* A live re-solve's result replaces the image (a new volume: volumes are
- * immutable), lambda, iterations and metrics (NaN: none); the run is then
- * marked live ("· live" in its label) and notifies "image". Main thread. */
-void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
-                            double percent_error, guint truth_serial);
+/* A finished run is immutable: live lambda works on a live run forked from
+ * it (same data, method, variant, regulariser, coils; no image until the
+ * first re-solve; "· live from #3" in its label). Full reference. */
+LarmorRun *larmor_run_fork_live(LarmorRun *src);
+int larmor_run_get_live_from(LarmorRun *self);
+/* A live re-solve's result replaces a live run's image (a new volume:
+ * volumes are immutable), lambda, iterations and metrics (NaN: none) and
+ * notifies "image". A finished run refuses (FALSE) and stays as it was.
+ * Main thread. */
+gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
+                                double percent_error, guint truth_serial);
+/* Whether the panel's settings (want) may drive this run's session: CG with
+ * the same regulariser (its lambda scale); else FALSE and why (g_free). */
+gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why);
 gboolean larmor_run_get_is_live(LarmorRun *self);
 
 gboolean larmor_run_get_compare(LarmorRun *self);

@@ -1236,8 +1236,13 @@ static LarmorRun *live_run(LarmorWindow *self)
 static void update_live(LarmorWindow *self)
 {
     LarmorRun *r = live_run(self);
-    larmor_recon_panel_set_live_available(self->recon_panel, r != NULL,
-                                          "Live λ re-solves the newest CG run of the data loaded now: run one first");
+    LarmorReconParams want;
+    char *why = NULL;
+    gboolean fits = r && larmor_recon_panel_get_params(self->recon_panel, &want, NULL) &&
+                    larmor_run_live_fits(r, &want, &why);
+    larmor_recon_panel_set_live_available(self->recon_panel, fits,
+                                          why ? why : "Live λ re-solves the newest CG run of the data loaded now: run one first");
+    g_free(why);
 }
 
 static void on_live_updated(LarmorLive *live, gboolean final, LarmorWindow *self)
@@ -1252,13 +1257,11 @@ static void on_live_updated(LarmorLive *live, gboolean final, LarmorWindow *self
     /* Volumes are immutable: the new image takes the old one's place. */
     LarmorVolume *img = larmor_run_get_image(r);
     guint pos;
-    gboolean shown = self->live_image && larmor_ortho_view_get_volume(self->ortho_view) == self->live_image;
     if (self->live_image && g_list_store_find(self->volumes, self->live_image, &pos))
         g_list_store_splice(self->volumes, pos, 1, (gpointer *)&img, 1);
     else
         g_list_store_append(self->volumes, img);
-    if (shown)
-        larmor_ortho_view_show_volume(self->ortho_view, img);
+    larmor_ortho_view_show_volume(self->ortho_view, img); /* the viewer shows what Live computes */
     g_set_object(&self->live_image, img);
     update_compare(self);
     int iters = 0;
@@ -1290,11 +1293,25 @@ static void adopt_live(LarmorWindow *self, LarmorRun *run)
     update_live(self);
 }
 
+/* A finished run is never changed: the first value moved with Live on forks
+ * a live run from the finished run that holds the session and moves the
+ * session there; later values update that live run. */
 static void on_panel_live_lambda(LarmorReconPanel *panel, double lambda, LarmorWindow *self)
 {
     LarmorRun *r = live_run(self);
-    if (r && !self->task)
-        larmor_live_set_lambda(LARMOR_LIVE(larmor_run_get_live(r)), lambda);
+    LarmorReconParams want;
+    if (!r || self->task || !larmor_recon_panel_get_params(panel, &want, NULL) || !larmor_run_live_fits(r, &want, NULL))
+        return;
+    LarmorLive *live = LARMOR_LIVE(larmor_run_get_live(r));
+    if (!larmor_run_get_is_live(r)) {
+        LarmorRun *fork = larmor_run_fork_live(r);
+        add_run(self, fork);
+        larmor_live_move_to(live, fork);
+        g_clear_object(&self->live_image);
+        larmor_runs_view_select(self->runs_view, fork);
+        g_object_unref(fork);
+    }
+    larmor_live_set_lambda(live, lambda);
 }
 static void fm_compare_next(LarmorWindow *self);
 
@@ -3030,6 +3047,7 @@ static void larmor_window_init(LarmorWindow *self)
     g_signal_connect(self->fov_entry, "activate", G_CALLBACK(on_grid_apply), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_estimate), self);
     g_signal_connect(self->recon_panel, "live-lambda", G_CALLBACK(on_panel_live_lambda), self);
+    g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_live), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_actions), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
 
