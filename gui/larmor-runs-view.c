@@ -67,7 +67,8 @@ static const struct {
     [COL_GFLOPS] = { "GFLOPS", TRUE,
                      "Fᴴd floating-point rate by the direct-sum count (operations per sample-voxel pair × pairs / "
                      "time); only for kernels that evaluate the direct sum, “—” for NUFFT and separable kernels" },
-    [COL_PSNR] = { "PSNR dB", TRUE, "Against the truth (gridding after least-squares scale matching); "
+    [COL_PSNR] = { "PSNR dB", TRUE, "Against the truth (gridding, rss and estimated coil maps after least-squares "
+                                    "complex scale matching, as larmor-cli scores them); "
                                     "in parentheses: stale, against a truth no longer loaded" },
     [COL_ERROR] = { "Error %", TRUE, "100 RMS(I − I0) / RMS(I0); in parentheses: stale, against a truth no longer loaded" },
     [COL_DATA] = { "Data", FALSE, "The data set of the run; “not loaded”: another data set than the one loaded now, "

@@ -254,7 +254,9 @@ static gboolean refresh_metrics(LarmorWindow *self, LarmorRun *run)
         lm_metrics m;
         lm_error err = { 0 };
         if (lm_metrics_compute(larmor_volume_get_data(img)->data, t->data, lm_volume_count(t), NULL,
-                               larmor_run_get_params(run)->method != LM_METHOD_CG, &m, &err) == LM_OK) {
+                               lm_recon_scale_match(larmor_run_get_params(run)->method, larmor_run_get_combine(run),
+                                                    larmor_run_get_sens_source(run)),
+                               &m, &err) == LM_OK) {
             larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error, larmor_volume_get_serial(truth));
             done = TRUE;
         }
