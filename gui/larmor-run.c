@@ -354,6 +354,15 @@ int larmor_run_get_segments(LarmorRun *self) { return self->segments; }
 double larmor_run_get_segment_error(LarmorRun *self) { return self->segment_error; }
 LarmorVolume *larmor_run_get_prior_influence(LarmorRun *self) { return self->prior_influence; }
 
+void larmor_run_set_prior_influence(LarmorRun *self, LarmorVolume *influence)
+{
+    g_set_object(&self->prior_influence, influence);
+    if (self->image)
+        g_object_set_data_full(G_OBJECT(self->image), LARMOR_PRIOR_INFLUENCE_KEY,
+                               influence ? g_object_ref(influence) : NULL, influence ? g_object_unref : NULL);
+    update_label(self);
+}
+
 char *larmor_run_get_details(LarmorRun *self)
 {
     GString *s = g_string_new(NULL);

@@ -179,6 +179,8 @@ double larmor_run_get_lambda_sigma(LarmorRun *self);
 int larmor_run_get_segments(LarmorRun *self);
 double larmor_run_get_segment_error(LarmorRun *self);
 LarmorVolume *larmor_run_get_prior_influence(LarmorRun *self);
+/* Sessions: the prior influence image read back with the run. */
+void larmor_run_set_prior_influence(LarmorRun *self, LarmorVolume *influence);
 /* One line for the run's details: "λ = 0.012 (discrepancy, σ 0.051) · field
  * map: 6 time segments, interpolation error 1.2e-03", or "" when there is
  * nothing beyond the settings. Free with g_free. */

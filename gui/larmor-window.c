@@ -2308,6 +2308,41 @@ static void restore_cursor(GKeyFile *kf, const char *group, LarmorViewState *st)
     }
 }
 
+/* The ROI, the noise region and the profile line of linked views. */
+static void save_regions(GKeyFile *kf, const char *group, LarmorViewState *st)
+{
+    LarmorRoi roi;
+    LarmorLine line;
+    larmor_view_state_get_roi(st, &roi);
+    larmor_session_set_roi(kf, group, "roi", &roi);
+    larmor_view_state_get_noise_roi(st, &roi);
+    larmor_session_set_roi(kf, group, "noise-roi", &roi);
+    larmor_view_state_get_line(st, &line);
+    larmor_session_set_line(kf, group, "line", &line);
+}
+
+static void restore_regions(GKeyFile *kf, const char *group, LarmorViewState *st)
+{
+    LarmorRoi roi;
+    LarmorLine line;
+    if (larmor_session_get_roi(kf, group, "noise-roi", &roi))
+        larmor_view_state_set_noise_roi(st, &roi);
+    if (larmor_session_get_roi(kf, group, "roi", &roi))
+        larmor_view_state_set_roi(st, &roi);
+    if (larmor_session_get_line(kf, group, "line", &line))
+        larmor_view_state_set_line(st, &line);
+}
+
+/* A run's prior influence image goes in group "run-N-prior". */
+static void save_prior_influence(LarmorSession *s, const char *run_group, LarmorRun *r)
+{
+    if (!larmor_run_get_prior_influence(r))
+        return;
+    char *g = g_strconcat(run_group, "-prior", NULL);
+    larmor_session_add_image(s, g, larmor_run_get_prior_influence(r));
+    g_free(g);
+}
+
 /* Everything a session holds, captured on the main thread (images are
  * shared: volumes never change once made). */
 static LarmorSession *capture_session(LarmorWindow *self)
@@ -2333,6 +2368,7 @@ static LarmorSession *capture_session(LarmorWindow *self)
             larmor_session_add_image(s, g, larmor_run_get_image(r));
             save_windows(self, kf, g, larmor_run_get_image(r));
         }
+        save_prior_influence(s, g, r);
         g_string_append_printf(order, "%s%d", order->len ? ";" : "", larmor_run_get_index(r));
         g_free(g);
         g_object_unref(r);
@@ -2366,6 +2402,13 @@ static LarmorSession *capture_session(LarmorWindow *self)
     g_key_file_set_string(kf, "viewer", "image", shown_name ? shown_name : "");
     g_free(shown_name);
     save_windows(self, kf, "truth", truth);
+    /* A reference the user opened (a phantom's own comes back with its data). */
+    if (self->reference && !self->reference_from_data) {
+        larmor_session_add_image(s, "reference", self->reference);
+        g_key_file_set_string(kf, "reference", "name", larmor_volume_get_name(self->reference));
+    }
+    save_regions(kf, "viewer", ost);
+    save_regions(kf, "compare", cst);
     return s;
 }
 
@@ -2495,6 +2538,19 @@ static void apply_session(LarmorWindow *self, LarmorSession *s)
         larmor_ortho_view_show_volume(self->ortho_view, v);
     LarmorViewState *ost = larmor_ortho_view_get_state(self->ortho_view);
     restore_cursor(kf, "viewer", ost);
+    restore_regions(kf, "viewer", ost);
+    restore_regions(kf, "compare", cst);
+    LarmorVolume *ref = larmor_session_get_image(s, "reference");
+    if (ref) {
+        char *name = g_key_file_get_string(kf, "reference", "name", NULL);
+        if (name)
+            larmor_volume_set_name(ref, name);
+        larmor_recon_panel_set_reference_name(self->recon_panel,
+                                              name && g_str_has_prefix(name, "Reference: ") ? name + 11 : name);
+        set_reference(self, ref);
+        self->reference_from_data = FALSE;
+        g_free(name);
+    }
     GError *e = NULL;
     int cmap = g_key_file_get_integer(kf, "viewer", "colormap", &e);
     if (!e)
@@ -2583,6 +2639,10 @@ static void on_session_read(GObject *source, GAsyncResult *result, gpointer data
             continue;
         char *g = g_strdup_printf("run-%d", atoi(idx[i]));
         LarmorRun *r = larmor_run_new_from_keyfile(kf, g, larmor_session_get_image(s, g), &error);
+        char *pg = g_strconcat(g, "-prior", NULL);
+        if (r && larmor_session_get_image(s, pg))
+            larmor_run_set_prior_influence(r, larmor_session_get_image(s, pg));
+        g_free(pg);
         if (r)
             g_ptr_array_add(runs, r);
         g_free(g);
@@ -2611,6 +2671,8 @@ static void on_session_read(GObject *source, GAsyncResult *result, gpointer data
         g_list_store_append(self->runs, r);
         if (larmor_run_get_image(r))
             g_list_store_append(self->volumes, larmor_run_get_image(r));
+        if (larmor_run_get_prior_influence(r))
+            g_list_store_append(self->volumes, larmor_run_get_prior_influence(r));
         self->next_index = MAX(self->next_index, index);
     }
     self->session_runs = (int)runs->len;
