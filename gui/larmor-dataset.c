@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "larmor-data-name.h"
 #include "larmor-util.h"
 #include "lm_coils_synth.h"
 #include "lm_fieldmap_synth.h"
@@ -399,8 +400,7 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         g_clear_object(&self->maps);
         self->maps_note = g_strdup("the directory's coil maps are on its own matrix: open maps for this one");
     }
-    char *base = g_path_get_basename(tpath);
-    self->name = base;
+    self->name = larmor_data_name_from_path(tpath);
     if (g_strcmp0(tpath, kpath) == 0)
         self->source = g_strdup(tpath);
     else

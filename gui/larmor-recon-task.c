@@ -643,6 +643,8 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
             larmor_run_set_maps(run, self->maps);
         larmor_run_set_dataset_key(run, self->dataset_key);
         larmor_run_set_lcurve(run, dn, rn);
+        if (!self->fieldmap && larmor_dataset_get_fieldmap(self->dataset) && larmor_dataset_has_times(self->dataset))
+            larmor_run_set_uncorrected(run, TRUE);
         if (session) {
             LarmorLive *live = live_new(session, run, truth ? self->truth : NULL, o.iters, o.tol);
             larmor_run_set_live(run, G_OBJECT(live));

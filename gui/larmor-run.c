@@ -41,6 +41,7 @@ struct _LarmorRun {
     GObject *live;             /* LarmorLive: the kept session's re-solver, or NULL */
     gboolean is_live;          /* a live run: its image follows the live re-solves */
     int live_from;             /* the index of the finished run it was forked from */
+    gboolean uncorrected;      /* the data had a field map this run did not correct for */
     double lambda_used, lambda_sigma;
     char lambda_criterion[16];
     char lambda_note[160];
@@ -241,17 +242,21 @@ static void update_label(LarmorRun *self)
     char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
     char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
     /* Off-resonance: "FM 9 seg" or "FM exact"; an automatic lambda says so. */
-    char *fm = p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF ? g_strdup("")
-               : self->segments > 0 ? g_strdup_printf(" · FM %d seg", self->segments)
-                                    : g_strdup(" · FM exact");
+    char *fm = larmor_run_get_fieldmap_text(self);
+    if (*fm) {
+        char *t = g_strdup_printf(" · %s", fm);
+        g_free(fm);
+        fm = t;
+    }
     char live[32] = "";
     if (self->is_live)
         g_snprintf(live, sizeof live, " · live from #%d", self->live_from);
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s%s%s", self->index, m, self->variant_text, p->lambda,
-                                      p->lambda_auto ? " auto" : "", c, fm, live);
+        self->label = g_strdup_printf("#%d %s · %s · %s · λ %.2g%s%s%s%s", self->index, larmor_run_get_solver(self),
+                                      lm_reg_name(p->reg), self->variant_text, p->lambda, p->lambda_auto ? " auto" : "",
+                                      c, fm, live);
     else
-        self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
+        self->label = g_strdup_printf("#%d %s%s%s", self->index, m, c, fm);
     g_free(coils);
     g_free(c);
     g_free(fm);
@@ -266,6 +271,67 @@ static void update_label(LarmorRun *self)
         g_free(name);
     }
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LABEL]);
+}
+
+const char *larmor_run_get_solver(LarmorRun *self)
+{
+    const LarmorReconParams *p = &self->params;
+    if (p->method != LM_METHOD_CG)
+        return larmor_method_short(p->method);
+    /* The non-smooth priors are solved by ADMM (lm_admm.h), the others by CG. */
+    return p->reg == LM_REG_TV || p->reg == LM_REG_WAVELET ? "ADMM" : "CG";
+}
+
+char *larmor_run_get_fieldmap_text(LarmorRun *self)
+{
+    const LarmorReconParams *p = &self->params;
+    if (self->uncorrected)
+        return g_strdup("uncorrected");
+    if (p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF)
+        return g_strdup("");
+    return self->segments > 0 ? g_strdup_printf("FM %d seg", self->segments) : g_strdup("FM exact");
+}
+
+void larmor_run_set_uncorrected(LarmorRun *self, gboolean uncorrected)
+{
+    self->uncorrected = !!uncorrected;
+    update_label(self);
+}
+
+gboolean larmor_run_get_uncorrected(LarmorRun *self) { return self->uncorrected; }
+
+char *larmor_name_slug(const char *text)
+{
+    GString *s = g_string_new(NULL);
+    for (const char *c = text ? text : ""; *c; c++) {
+        if (g_ascii_isalnum(*c) || *c == '.')
+            g_string_append_c(s, g_ascii_tolower(*c));
+        else if (s->len && s->str[s->len - 1] != '-')
+            g_string_append_c(s, '-');
+    }
+    while (s->len && (s->str[s->len - 1] == '-' || s->str[s->len - 1] == '.'))
+        g_string_truncate(s, s->len - 1);
+    if (!s->len)
+        g_string_assign(s, "image");
+    return g_string_free(s, FALSE);
+}
+
+char *larmor_run_get_file_stem(LarmorRun *self)
+{
+    const LarmorReconParams *p = &self->params;
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "run%d %s", self->index, larmor_run_get_solver(self));
+    if (p->method == LM_METHOD_CG) {
+        char l[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_formatd(l, sizeof l, "%.3g", p->lambda);
+        g_string_append_printf(s, " %s l%s %s", lm_reg_name(p->reg), l, self->variant_text ? self->variant_text : p->variant);
+    }
+    char *fm = larmor_run_get_fieldmap_text(self);
+    g_string_append_printf(s, " %s%s", fm, self->is_live ? " live" : "");
+    g_free(fm);
+    char *slug = larmor_name_slug(s->str);
+    g_string_free(s, TRUE);
+    return slug;
 }
 
 LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_name,
@@ -439,6 +505,7 @@ LarmorRun *larmor_run_fork_live(LarmorRun *src)
         self->maps = g_object_ref(src->maps);
     self->segments = src->segments;
     self->segment_error = src->segment_error;
+    self->uncorrected = src->uncorrected;
     self->is_live = TRUE;
     self->live_from = src->index;
     update_label(self);
@@ -690,6 +757,7 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     g_key_file_set_integer(kf, g, "segments", self->segments);
     kf_set_double(kf, g, "segment-error", self->segment_error);
     g_key_file_set_integer(kf, g, "live-from", self->is_live ? self->live_from : 0);
+    g_key_file_set_boolean(kf, g, "fieldmap-uncorrected", self->uncorrected);
 }
 
 static gboolean parse_sens_source(const char *s, lm_sens_source *out)
@@ -799,6 +867,7 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
     /* A live run comes back without its session (it changes no more), still saying where it came from. */
     self->live_from = MAX(0, g_key_file_get_integer(kf, g, "live-from", NULL));
     self->is_live = self->live_from > 0;
+    self->uncorrected = g_key_file_get_boolean(kf, g, "fieldmap-uncorrected", NULL);
     if (image)
         self->image = g_object_ref(image);
     update_label(self);

@@ -70,7 +70,8 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
 
 void larmor_run_set_index(LarmorRun *self, int index);
 int larmor_run_get_index(LarmorRun *self);
-/* "#3 CG · cpu-simd · λ 1e-3": for menus and panel titles. */
+/* "#3 ADMM · tv · cpu-simd · λ 0.003", "#4 Grid-lin · uncorrected": for
+ * menus, panel titles and the viewer's image list. */
 const char *larmor_run_get_label(LarmorRun *self);
 const LarmorReconParams *larmor_run_get_params(LarmorRun *self);
 const char *larmor_run_get_dataset_name(LarmorRun *self);
@@ -193,6 +194,22 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *group
 /* The run of larmor_run_save_to_keyfile with image (may be NULL); a
  * one-line error naming the group when a value is missing or absurd. */
 LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *group, LarmorVolume *image, GError **error);
+
+/* What solved it: "CG", or "ADMM" for the non-smooth priors (tv,
+ * wavelet); for other methods larmor_method_short. */
+const char *larmor_run_get_solver(LarmorRun *self);
+/* Off-resonance: "FM 9 seg", "FM exact", "uncorrected" (the data had a
+ * field map the run did not correct for) or "" (g_free). */
+char *larmor_run_get_fieldmap_text(LarmorRun *self);
+void larmor_run_set_uncorrected(LarmorRun *self, gboolean uncorrected);
+gboolean larmor_run_get_uncorrected(LarmorRun *self);
+
+/* A file name stem for the run's image: "run12-admm-tv-l0.003-cpu-nufft",
+ * "run13-grid-lin" (g_free). */
+char *larmor_run_get_file_stem(LarmorRun *self);
+/* Lower-case letters, digits and dots, every other run of characters one
+ * '-': "#3 Truth (B32)" -> "3-truth-b32"; "image" when nothing is left. */
+char *larmor_name_slug(const char *text);
 
 /* Display names: "CG (Toeplitz)", "Identity"... */
 const char *larmor_method_label(lm_method m);

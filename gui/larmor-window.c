@@ -1397,6 +1397,10 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
             add_run(self, b);
             larmor_run_set_compare(b, TRUE);
         }
+        /* The details are the best point's, never an earlier run's. */
+        char *d = best >= 0 ? larmor_run_get_details(runs->pdata[best]) : NULL;
+        larmor_recon_panel_set_details(self->recon_panel, d);
+        g_free(d);
         larmor_window_set_page(self, "sweep");
         char *t = g_strdup_printf("Sweep of %u values done", runs->len);
         larmor_recon_panel_set_status(self->recon_panel, t, 1);
@@ -2015,13 +2019,23 @@ static void nifti_done(LarmorWindow *self, GtkFileChooser *c)
     g_free(p);
 }
 
-static char *safe_name(const char *s)
+/* "run12-admm-tv-l0.003-cpu-nufft.nii.gz" for a run's image, else the
+ * image's name as a slug ("truth.nii.gz"). */
+char *larmor_window_get_export_name(LarmorWindow *self)
 {
-    char *r = g_strdup(s ? s : "image");
-    for (char *c = r; *c; c++)
-        if (!g_ascii_isalnum(*c) && *c != '-' && *c != '.')
-            *c = '_';
-    return r;
+    LarmorVolume *v = export_volume(self);
+    char *stem = NULL;
+    for (guint i = 0; v && !stem && i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        if (larmor_run_get_image(r) == v)
+            stem = larmor_run_get_file_stem(r);
+        g_object_unref(r);
+    }
+    if (!stem)
+        stem = larmor_name_slug(v ? larmor_volume_get_name(v) : NULL);
+    char *file = g_strconcat(stem, ".nii.gz", NULL);
+    g_free(stem);
+    return file;
 }
 
 static void action_export_nifti(GtkWidget *w, const char *name, GVariant *param)
@@ -2033,14 +2047,12 @@ static void action_export_nifti(GtkWidget *w, const char *name, GVariant *param)
         return;
     }
     GtkFileChooser *c = chooser_new(self, "Export Image as NIfTI", GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", nifti_done);
-    char *base = safe_name(larmor_volume_get_name(v));
-    char *file = g_strconcat(base, ".nii.gz", NULL);
+    char *file = larmor_window_get_export_name(self);
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
     gtk_file_chooser_set_current_name(c, file);
     gtk_file_chooser_add_choice(c, "complex", "Store complex values (otherwise magnitude)", NULL, NULL);
     G_GNUC_END_IGNORE_DEPRECATIONS
     g_free(file);
-    g_free(base);
     add_filter(c, "NIfTI (.nii, .nii.gz)", (const char *const[]){ "*.nii", "*.nii.gz", NULL });
     show_chooser(c);
 }
