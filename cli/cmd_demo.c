@@ -58,8 +58,8 @@ int cmd_demo(int argc, char **argv)
     const lm_method methods[RUNS] = {LM_METHOD_CG, LM_METHOD_CG, LM_METHOD_GRID_LINEAR, LM_METHOD_GRID_KB,
                                      LM_METHOD_CG, LM_METHOD_CG};
     const char *names[RUNS] = {"cg", "cg-anatomical", "grid-linear", "grid-kb", "cg-sense8", "cg-rss8"};
-    /* scored after scale matching: gridding, and rss (its image carries the coils' profile) */
-    const int scaled[RUNS] = {0, 0, 1, 1, 0, 1};
+    /* scored after scale matching (lm_recon_scale_match): gridding, and rss (its image carries the coils' profile) */
+    int scaled[RUNS] = {0};
     lm_kdata *kc = NULL;
     lm_sens *sens = NULL;
     lm_volume *ref = NULL;
@@ -111,6 +111,7 @@ int cmd_demo(int argc, char **argv)
         cli_progress_done(&prog);
         if (code != LM_OK)
             goto done;
+        scaled[i] = lm_recon_scale_match(methods[i], res[i].combine, res[i].sens_source);
         if (lm_metrics_compute(res[i].image->data, truth->data, lm_volume_count(truth), NULL, scaled[i], &met[i],
                                &err) != LM_OK)
             goto done;

@@ -109,7 +109,7 @@ static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_op
     }
     if (cli_write_image(out, vol, as_complex, &err) != LM_OK)
         goto done;
-    int scale = o->method == LM_METHOD_GRID_LINEAR || o->method == LM_METHOD_GRID_KB;
+    const int scale = lm_recon_scale_match(o->method, res.combine, res.sens_source);
     if (truth && lm_metrics_compute(vol->data, truth->data, lm_volume_count(truth), NULL, scale, &m, &err) != LM_OK)
         goto done;
     if (json) {
@@ -523,8 +523,8 @@ int cmd_recon(int argc, char **argv)
     }
 
     lm_metrics m = {.psnr_db = NAN, .percent_error = NAN};
-    /* Gridding is scored after scale matching, as the paper did. */
-    int scale = o.method == LM_METHOD_GRID_LINEAR || o.method == LM_METHOD_GRID_KB;
+    /* Gridding, rss and estimated maps are scored after scale matching. */
+    const int scale = lm_recon_scale_match(o.method, res.combine, res.sens_source);
     if (truth && lm_metrics_compute(res.image->data, truth->data, lm_volume_count(truth), NULL, scale, &m,
                                     &err) != LM_OK)
         goto done;
@@ -613,8 +613,7 @@ int cmd_recon(int argc, char **argv)
         printf(": Q %.3f s%s, F^H d %.3f s, CG %.3f s, total %.3f s\n", res.time_q_s,
                res.q_from_cache ? " (cached)" : "", res.time_fhd_s, res.time_cg_s, res.time_total_s);
         if (truth)
-            printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error,
-                   o.method == LM_METHOD_GRID_LINEAR || o.method == LM_METHOD_GRID_KB ? " (scale-matched)" : "");
+            printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error, scale ? " (scale-matched)" : "");
         if (res.coils > 1 && res.combine == LM_COMBINE_RSS)
             printf("%d channels reconstructed one by one and combined by root-sum-of-squares "
                    "(magnitude; no coil sensitivities)\n", res.coils);

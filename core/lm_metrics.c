@@ -5,6 +5,11 @@
 #include <complex.h>
 #include <math.h>
 
+int lm_metrics_scale_match_for(int gridded, int rss_combined, int maps_estimated)
+{
+    return gridded || rss_combined || maps_estimated;
+}
+
 lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64_t n,
                            const uint8_t *mask, int scale_match, lm_metrics *out, lm_error *err)
 {

@@ -23,6 +23,16 @@ typedef struct lm_metrics {
  * scale_match: least-squares complex alpha = argmin ||alpha I - I0||. */
 lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64_t n,
                            const uint8_t *mask, int scale_match, lm_metrics *out, lm_error *err);
+/* The one scoring rule of the CLI and the workbench: a reconstruction
+ * whose absolute scale and phase are not the truth's is scored after
+ * least-squares complex scale (and so phase) matching. That is a gridded
+ * image (density weights fix no scale), a root-sum-of-squares combination
+ * (magnitude, with the coils' profile) and a SENSE solve with estimated
+ * maps (unit-norm: the image carries the coils' rss profile and the maps'
+ * phase). The flags are booleans; returns the scale_match argument of
+ * lm_metrics_compute. */
+int lm_metrics_scale_match_for(int gridded, int rss_combined, int maps_estimated);
+
 /* ||a - b||_2 / ||b||_2 in double (0 when both are zero, +INFINITY when
  * only b is). lm_rel_error: any of the four arrays may be NULL (zeros). */
 double lm_rel_error(const float *a_re, const float *a_im, const float *b_re, const float *b_im, int64_t n);

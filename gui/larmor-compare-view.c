@@ -787,10 +787,14 @@ static void fill_metrics(LarmorCompareView *self)
         char *cells[NCOL];
         cells[0] = g_strdup_printf("<span foreground=\"#%02x%02x%02x\">■</span>", (int)(c.red * 255),
                                    (int)(c.green * 255), (int)(c.blue * 255));
-        cells[1] = p->method == LM_METHOD_CG && p->reg != LM_REG_IDENTITY
-                       ? g_strdup_printf("#%d %s · %s", larmor_run_get_index(run), larmor_method_label(p->method),
-                                         larmor_reg_label(p->reg))
-                       : g_strdup_printf("#%d %s", larmor_run_get_index(run), larmor_method_label(p->method));
+        /* The solver (ADMM for tv and wavelet), the regulariser and the
+         * field-map correction: runs that differ in them never read alike. */
+        char *fm = larmor_run_get_fieldmap_text(run);
+        cells[1] = cg ? g_strdup_printf("#%d %s · %s%s%s", larmor_run_get_index(run), larmor_run_get_solver(run),
+                                        larmor_reg_label(p->reg), *fm ? " · " : "", fm)
+                      : g_strdup_printf("#%d %s%s%s", larmor_run_get_index(run), larmor_method_label(p->method),
+                                        *fm ? " · " : "", fm);
+        g_free(fm);
         cells[2] = g_strdup(cg ? larmor_run_get_variant_text(run) : "—");
         cells[3] = cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
         cells[4] = larmor_run_get_coils_text(run);

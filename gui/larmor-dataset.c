@@ -6,6 +6,7 @@
 
 #include <glib/gstdio.h>
 
+#include "larmor-data-name.h"
 #include "larmor-util.h"
 #include "lm_coils_synth.h"
 #include "lm_fieldmap_synth.h"
@@ -32,6 +33,7 @@ struct _LarmorDataset {
     char *key;                 /* origin and grid: equal keys, same data on the same grid */
     LarmorDatasetSpec *spec;
     gboolean k_rescaled;       /* files: another FOV than the file's rescaled k (other data) */
+    gboolean files_swapped;    /* files: the one given as k-space was the trajectory */
     GBytes *fieldmap;          /* Hz on the matrix, or NULL */
     LarmorVolume *fieldmap_volume;
     char *fieldmap_origin;
@@ -355,6 +357,7 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
                 const char *tmp = tpath;
                 tpath = kpath;
                 kpath = tmp;
+                self->files_swapped = TRUE;
                 lm_error_clear(&err);
             }
         }
@@ -397,8 +400,7 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         g_clear_object(&self->maps);
         self->maps_note = g_strdup("the directory's coil maps are on its own matrix: open maps for this one");
     }
-    char *base = g_path_get_basename(tpath);
-    self->name = base;
+    self->name = larmor_data_name_from_path(tpath);
     if (g_strcmp0(tpath, kpath) == 0)
         self->source = g_strdup(tpath);
     else
@@ -475,6 +477,11 @@ LarmorDataset *larmor_dataset_new_from_spec(const LarmorDatasetSpec *spec, GErro
             self->origin = o;
         }
         self->spec = larmor_dataset_spec_copy(spec);
+        if (self->files_swapped) { /* the spec says which file is which (sessions, recent data) */
+            char *t = self->spec->traj_path;
+            self->spec->traj_path = self->spec->kdata_path;
+            self->spec->kdata_path = t;
+        }
         update_key(self);
     }
     return self;

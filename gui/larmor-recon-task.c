@@ -282,6 +282,7 @@ struct _LarmorLive {
     lm_recon_session *session; /* used by one worker at a time (busy) */
     LarmorRun *run;            /* weak: the run owns this object */
     LarmorVolume *truth;       /* for metrics, or NULL */
+    int scale_match;           /* how the run is scored (lm_recon_scale_match) */
     int iters;                 /* the run's: the final solve is a fresh run's */
     double tol;
     gboolean busy, pending, final_due;
@@ -366,6 +367,8 @@ static LarmorLive *live_new(lm_recon_session *session, LarmorRun *run, LarmorVol
     self->iters = iters;
     self->tol = tol;
     self->lambda = larmor_run_get_params(run)->lambda;
+    self->scale_match = lm_recon_scale_match(larmor_run_get_params(run)->method, larmor_run_get_combine(run),
+                                             larmor_run_get_sens_source(run));
     return self;
 }
 
@@ -387,7 +390,8 @@ static void live_thread(GTask *task, gpointer source, gpointer data, GCancellabl
     const lm_volume *truth = self->truth ? larmor_volume_get_data(self->truth) : NULL;
     if (o->code == LM_OK && truth && lm_volume_count(truth) == lm_volume_count(o->img)) {
         lm_metrics m;
-        if (lm_metrics_compute(o->img->data, truth->data, lm_volume_count(truth), NULL, 0, &m, &err) == LM_OK)
+        if (lm_metrics_compute(o->img->data, truth->data, lm_volume_count(truth), NULL, self->scale_match, &m,
+                               &err) == LM_OK)
             o->psnr = m.psnr_db, o->perr = m.percent_error;
     }
     if (o->code != LM_OK)
@@ -498,6 +502,25 @@ gboolean larmor_live_get_last(LarmorLive *self, int *iters, double *time_s, gboo
     if (final)
         *final = self->last_final;
     return self->have_last;
+}
+
+void larmor_live_move_to(LarmorLive *self, LarmorRun *to)
+{
+    LarmorRun *from = self->run;
+    if (from == to)
+        return;
+    larmor_run_set_live(to, G_OBJECT(self)); /* reffed before the old owner lets go */
+    if (from) {
+        g_object_remove_weak_pointer(G_OBJECT(from), (gpointer *)&self->run);
+        larmor_run_set_live(from, NULL);
+    }
+    self->run = to;
+    g_object_add_weak_pointer(G_OBJECT(to), (gpointer *)&self->run);
+}
+
+LarmorRun *larmor_live_get_run(LarmorLive *self)
+{
+    return self->run;
 }
 
 const char *larmor_live_get_error(LarmorLive *self)
@@ -620,6 +643,8 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
             larmor_run_set_maps(run, self->maps);
         larmor_run_set_dataset_key(run, self->dataset_key);
         larmor_run_set_lcurve(run, dn, rn);
+        if (!self->fieldmap && larmor_dataset_get_fieldmap(self->dataset) && larmor_dataset_has_times(self->dataset))
+            larmor_run_set_uncorrected(run, TRUE);
         if (session) {
             LarmorLive *live = live_new(session, run, truth ? self->truth : NULL, o.iters, o.tol);
             larmor_run_set_live(run, G_OBJECT(live));
@@ -629,7 +654,10 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         if (truth && img) {
             lm_metrics m;
             if (lm_metrics_compute(larmor_volume_get_data(img)->data, truth->data,
-                                   lm_volume_count(truth), NULL, o.method != LM_METHOD_CG, &m, &err) == LM_OK)
+                                   lm_volume_count(truth), NULL,
+                                   lm_recon_scale_match(o.method, larmor_run_get_combine(run),
+                                                        larmor_run_get_sens_source(run)),
+                                   &m, &err) == LM_OK)
                 larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error,
                                                larmor_volume_get_serial(self->truth));
         }

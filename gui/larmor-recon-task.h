@@ -57,9 +57,10 @@ gboolean larmor_recon_task_is_sweep(LarmorReconTask *self);
  * gets a preview (LARMOR_LIVE_PREVIEW_ITERS iterations warm-started from the
  * last image), and once the value has rested LARMOR_LIVE_REST_MS a final
  * solve from zero with the run's iterations and tolerance: the image a fresh
- * run at that lambda gives. Each result replaces the run's image and
- * metrics (larmor_run_update_live) on the main thread, then "updated"
- * (gboolean final) is emitted. The worker holds a reference: dropping the
+ * run at that lambda gives. Each result replaces the image and metrics
+ * of the live run holding the session (larmor_run_update_live: a finished
+ * run refuses, so the window first moves the session to a live run forked
+ * from it) on the main thread, then "updated" (gboolean final) is emitted. The worker holds a reference: dropping the
  * LarmorLive while a solve runs frees the session after it. */
 #define LARMOR_LIVE_MAX_BYTES (4.0 * 1024 * 1024 * 1024)
 #define LARMOR_LIVE_PREVIEW_ITERS 8
@@ -78,6 +79,10 @@ gboolean larmor_live_is_busy(LarmorLive *self);
 double larmor_live_get_lambda(LarmorLive *self);
 gboolean larmor_live_get_last(LarmorLive *self, int *iters, double *time_s, gboolean *final);
 const char *larmor_live_get_error(LarmorLive *self);
+/* The session moves to another run (a live run forked from its own:
+ * larmor_run_fork_live), which holds it from now on; its results go there. */
+void larmor_live_move_to(LarmorLive *self, LarmorRun *to);
+LarmorRun *larmor_live_get_run(LarmorLive *self);
 
 G_END_DECLS
 

@@ -39,7 +39,9 @@ struct _LarmorRun {
     lm_cfloat *noise_cov;
     int ncov;
     GObject *live;             /* LarmorLive: the kept session's re-solver, or NULL */
-    gboolean is_live;          /* the image came from a live re-solve */
+    gboolean is_live;          /* a live run: its image follows the live re-solves */
+    int live_from;             /* the index of the finished run it was forked from */
+    gboolean uncorrected;      /* the data had a field map this run did not correct for */
     double lambda_used, lambda_sigma;
     char lambda_criterion[16];
     char lambda_note[160];
@@ -240,14 +242,21 @@ static void update_label(LarmorRun *self)
     char *coils = self->coils > 1 || self->coils_in > 1 ? larmor_run_get_coils_text(self) : NULL;
     char *c = coils ? g_strdup_printf(" · %s", coils) : g_strdup("");
     /* Off-resonance: "FM 9 seg" or "FM exact"; an automatic lambda says so. */
-    char *fm = p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF ? g_strdup("")
-               : self->segments > 0 ? g_strdup_printf(" · FM %d seg", self->segments)
-                                    : g_strdup(" · FM exact");
+    char *fm = larmor_run_get_fieldmap_text(self);
+    if (*fm) {
+        char *t = g_strdup_printf(" · %s", fm);
+        g_free(fm);
+        fm = t;
+    }
+    char live[32] = "";
+    if (self->is_live)
+        g_snprintf(live, sizeof live, " · live from #%d", self->live_from);
     if (p->method == LM_METHOD_CG)
-        self->label = g_strdup_printf("#%d %s · %s · λ %.2g%s%s%s%s", self->index, m, self->variant_text, p->lambda,
-                                      p->lambda_auto ? " auto" : "", c, fm, self->is_live ? " · live" : "");
+        self->label = g_strdup_printf("#%d %s · %s · %s · λ %.2g%s%s%s%s", self->index, larmor_run_get_solver(self),
+                                      lm_reg_name(p->reg), self->variant_text, p->lambda, p->lambda_auto ? " auto" : "",
+                                      c, fm, live);
     else
-        self->label = g_strdup_printf("#%d %s%s", self->index, m, c);
+        self->label = g_strdup_printf("#%d %s%s%s", self->index, m, c, fm);
     g_free(coils);
     g_free(c);
     g_free(fm);
@@ -262,6 +271,67 @@ static void update_label(LarmorRun *self)
         g_free(name);
     }
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LABEL]);
+}
+
+const char *larmor_run_get_solver(LarmorRun *self)
+{
+    const LarmorReconParams *p = &self->params;
+    if (p->method != LM_METHOD_CG)
+        return larmor_method_short(p->method);
+    /* The non-smooth priors are solved by ADMM (lm_admm.h), the others by CG. */
+    return p->reg == LM_REG_TV || p->reg == LM_REG_WAVELET ? "ADMM" : "CG";
+}
+
+char *larmor_run_get_fieldmap_text(LarmorRun *self)
+{
+    const LarmorReconParams *p = &self->params;
+    if (self->uncorrected)
+        return g_strdup("uncorrected");
+    if (p->method != LM_METHOD_CG || p->fieldmap == LARMOR_FIELDMAP_OFF)
+        return g_strdup("");
+    return self->segments > 0 ? g_strdup_printf("FM %d seg", self->segments) : g_strdup("FM exact");
+}
+
+void larmor_run_set_uncorrected(LarmorRun *self, gboolean uncorrected)
+{
+    self->uncorrected = !!uncorrected;
+    update_label(self);
+}
+
+gboolean larmor_run_get_uncorrected(LarmorRun *self) { return self->uncorrected; }
+
+char *larmor_name_slug(const char *text)
+{
+    GString *s = g_string_new(NULL);
+    for (const char *c = text ? text : ""; *c; c++) {
+        if (g_ascii_isalnum(*c) || *c == '.')
+            g_string_append_c(s, g_ascii_tolower(*c));
+        else if (s->len && s->str[s->len - 1] != '-')
+            g_string_append_c(s, '-');
+    }
+    while (s->len && (s->str[s->len - 1] == '-' || s->str[s->len - 1] == '.'))
+        g_string_truncate(s, s->len - 1);
+    if (!s->len)
+        g_string_assign(s, "image");
+    return g_string_free(s, FALSE);
+}
+
+char *larmor_run_get_file_stem(LarmorRun *self)
+{
+    const LarmorReconParams *p = &self->params;
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "run%d %s", self->index, larmor_run_get_solver(self));
+    if (p->method == LM_METHOD_CG) {
+        char l[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_formatd(l, sizeof l, "%.3g", p->lambda);
+        g_string_append_printf(s, " %s l%s %s", lm_reg_name(p->reg), l, self->variant_text ? self->variant_text : p->variant);
+    }
+    char *fm = larmor_run_get_fieldmap_text(self);
+    g_string_append_printf(s, " %s%s", fm, self->is_live ? " live" : "");
+    g_free(fm);
+    char *slug = larmor_name_slug(s->str);
+    g_string_free(s, TRUE);
+    return slug;
 }
 
 LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_name,
@@ -350,6 +420,15 @@ int larmor_run_get_segments(LarmorRun *self) { return self->segments; }
 double larmor_run_get_segment_error(LarmorRun *self) { return self->segment_error; }
 LarmorVolume *larmor_run_get_prior_influence(LarmorRun *self) { return self->prior_influence; }
 
+void larmor_run_set_prior_influence(LarmorRun *self, LarmorVolume *influence)
+{
+    g_set_object(&self->prior_influence, influence);
+    if (self->image)
+        g_object_set_data_full(G_OBJECT(self->image), LARMOR_PRIOR_INFLUENCE_KEY,
+                               influence ? g_object_ref(influence) : NULL, influence ? g_object_unref : NULL);
+    update_label(self);
+}
+
 char *larmor_run_get_details(LarmorRun *self)
 {
     GString *s = g_string_new(NULL);
@@ -407,10 +486,40 @@ void larmor_run_set_live(LarmorRun *self, GObject *live)
 GObject *larmor_run_get_live(LarmorRun *self) { return self->live; }
 gboolean larmor_run_get_is_live(LarmorRun *self) { return self->is_live; }
 
-void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
-                            double percent_error, guint truth_serial)
+LarmorRun *larmor_run_fork_live(LarmorRun *src)
 {
-    g_return_if_fail(LARMOR_IS_VOLUME(image));
+    LarmorRun *self = g_object_new(LARMOR_TYPE_RUN, NULL);
+    self->params = src->params;
+    self->params.lambda_auto = FALSE; /* live lambda is the slider's */
+    self->params.prior_influence = FALSE;
+    self->variant_text = g_strdup(src->variant_text);
+    self->dataset_name = g_strdup(src->dataset_name);
+    self->dataset_key = g_strdup(src->dataset_key);
+    self->current = src->current;
+    self->coils = src->coils;
+    self->coils_in = src->coils_in;
+    self->combine = src->combine;
+    self->sens_source = src->sens_source;
+    self->energy_kept = src->energy_kept;
+    if (src->maps)
+        self->maps = g_object_ref(src->maps);
+    self->segments = src->segments;
+    self->segment_error = src->segment_error;
+    self->uncorrected = src->uncorrected;
+    self->is_live = TRUE;
+    self->live_from = src->index;
+    update_label(self);
+    return self;
+}
+
+int larmor_run_get_live_from(LarmorRun *self) { return self->live_from; }
+
+gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
+                                double percent_error, guint truth_serial)
+{
+    g_return_val_if_fail(LARMOR_IS_VOLUME(image), FALSE);
+    if (!self->is_live)
+        return FALSE; /* a finished run keeps its result */
     g_set_object(&self->image, image);
     self->params.lambda = lambda;
     self->iters_done = iters_done;
@@ -418,14 +527,28 @@ void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda,
     g_clear_pointer(&self->resid, g_free);
     self->n_resid = 0;
     self->data_norm = self->reg_norm = NAN;
-    self->is_live = TRUE;
     update_label(self);
     if (isnan(percent_error))
         larmor_run_set_metrics(self, NAN, NAN);
     else
         larmor_run_set_metrics_against(self, psnr_db, percent_error, truth_serial);
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_IMAGE]);
+    return TRUE;
 }
+
+gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why)
+{
+    if (want->method != LM_METHOD_CG || want->reg != self->params.reg) {
+        if (why)
+            *why = g_strdup_printf("Live λ re-solves run #%d (%s, %s): choose CG with that regulariser, or run "
+                                   "the one chosen now first",
+                                   self->live_from > 0 ? self->live_from : self->index,
+                                   larmor_method_short(self->params.method), larmor_reg_label(self->params.reg));
+        return FALSE;
+    }
+    return TRUE;
+}
+
 int larmor_run_get_iters_done(LarmorRun *self) { return self->iters_done; }
 double larmor_run_get_time_q(LarmorRun *self) { return self->time_q; }
 double larmor_run_get_time_fhd(LarmorRun *self) { return self->time_fhd; }
@@ -633,6 +756,8 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     g_key_file_set_string(kf, g, "fallback-note", self->fallback_note);
     g_key_file_set_integer(kf, g, "segments", self->segments);
     kf_set_double(kf, g, "segment-error", self->segment_error);
+    g_key_file_set_integer(kf, g, "live-from", self->is_live ? self->live_from : 0);
+    g_key_file_set_boolean(kf, g, "fieldmap-uncorrected", self->uncorrected);
 }
 
 static gboolean parse_sens_source(const char *s, lm_sens_source *out)
@@ -739,6 +864,10 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
     g_free(c);
     if (g_key_file_has_key(kf, g, "segments", NULL))
         self->segments = CLAMP(g_key_file_get_integer(kf, g, "segments", NULL), -1, 100000);
+    /* A live run comes back without its session (it changes no more), still saying where it came from. */
+    self->live_from = MAX(0, g_key_file_get_integer(kf, g, "live-from", NULL));
+    self->is_live = self->live_from > 0;
+    self->uncorrected = g_key_file_get_boolean(kf, g, "fieldmap-uncorrected", NULL);
     if (image)
         self->image = g_object_ref(image);
     update_label(self);

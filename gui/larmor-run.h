@@ -70,7 +70,8 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
 
 void larmor_run_set_index(LarmorRun *self, int index);
 int larmor_run_get_index(LarmorRun *self);
-/* "#3 CG · cpu-simd · λ 1e-3": for menus and panel titles. */
+/* "#3 ADMM · tv · cpu-simd · λ 0.003", "#4 Grid-lin · uncorrected": for
+ * menus, panel titles and the viewer's image list. */
 const char *larmor_run_get_label(LarmorRun *self);
 const LarmorReconParams *larmor_run_get_params(LarmorRun *self);
 const char *larmor_run_get_dataset_name(LarmorRun *self);
@@ -144,11 +145,20 @@ void larmor_run_drop_coil_data(LarmorRun *self);
  * NULL drops it and frees the session once no solve uses it). */
 void larmor_run_set_live(LarmorRun *self, GObject *live);
 GObject *larmor_run_get_live(LarmorRun *self);
-/* A live re-solve's result replaces the image (a new volume: volumes are
- * immutable), lambda, iterations and metrics (NaN: none); the run is then
- * marked live ("· live" in its label) and notifies "image". Main thread. */
-void larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
-                            double percent_error, guint truth_serial);
+/* A finished run is immutable: live lambda works on a live run forked from
+ * it (same data, method, variant, regulariser, coils; no image until the
+ * first re-solve; "· live from #3" in its label). Full reference. */
+LarmorRun *larmor_run_fork_live(LarmorRun *src);
+int larmor_run_get_live_from(LarmorRun *self);
+/* A live re-solve's result replaces a live run's image (a new volume:
+ * volumes are immutable), lambda, iterations and metrics (NaN: none) and
+ * notifies "image". A finished run refuses (FALSE) and stays as it was.
+ * Main thread. */
+gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
+                                double percent_error, guint truth_serial);
+/* Whether the panel's settings (want) may drive this run's session: CG with
+ * the same regulariser (its lambda scale); else FALSE and why (g_free). */
+gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why);
 gboolean larmor_run_get_is_live(LarmorRun *self);
 
 gboolean larmor_run_get_compare(LarmorRun *self);
@@ -170,6 +180,8 @@ double larmor_run_get_lambda_sigma(LarmorRun *self);
 int larmor_run_get_segments(LarmorRun *self);
 double larmor_run_get_segment_error(LarmorRun *self);
 LarmorVolume *larmor_run_get_prior_influence(LarmorRun *self);
+/* Sessions: the prior influence image read back with the run. */
+void larmor_run_set_prior_influence(LarmorRun *self, LarmorVolume *influence);
 /* One line for the run's details: "λ = 0.012 (discrepancy, σ 0.051) · field
  * map: 6 time segments, interpolation error 1.2e-03", or "" when there is
  * nothing beyond the settings. Free with g_free. */
@@ -182,6 +194,22 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *group
 /* The run of larmor_run_save_to_keyfile with image (may be NULL); a
  * one-line error naming the group when a value is missing or absurd. */
 LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *group, LarmorVolume *image, GError **error);
+
+/* What solved it: "CG", or "ADMM" for the non-smooth priors (tv,
+ * wavelet); for other methods larmor_method_short. */
+const char *larmor_run_get_solver(LarmorRun *self);
+/* Off-resonance: "FM 9 seg", "FM exact", "uncorrected" (the data had a
+ * field map the run did not correct for) or "" (g_free). */
+char *larmor_run_get_fieldmap_text(LarmorRun *self);
+void larmor_run_set_uncorrected(LarmorRun *self, gboolean uncorrected);
+gboolean larmor_run_get_uncorrected(LarmorRun *self);
+
+/* A file name stem for the run's image: "run12-admm-tv-l0.003-cpu-nufft",
+ * "run13-grid-lin" (g_free). */
+char *larmor_run_get_file_stem(LarmorRun *self);
+/* Lower-case letters, digits and dots, every other run of characters one
+ * '-': "#3 Truth (B32)" -> "3-truth-b32"; "image" when nothing is left. */
+char *larmor_name_slug(const char *text);
 
 /* Display names: "CG (Toeplitz)", "Identity"... */
 const char *larmor_method_label(lm_method m);

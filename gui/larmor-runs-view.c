@@ -67,7 +67,8 @@ static const struct {
     [COL_GFLOPS] = { "GFLOPS", TRUE,
                      "Fᴴd floating-point rate by the direct-sum count (operations per sample-voxel pair × pairs / "
                      "time); only for kernels that evaluate the direct sum, “—” for NUFFT and separable kernels" },
-    [COL_PSNR] = { "PSNR dB", TRUE, "Against the truth (gridding after least-squares scale matching); "
+    [COL_PSNR] = { "PSNR dB", TRUE, "Against the truth (gridding, rss and estimated coil maps after least-squares "
+                                    "complex scale matching, as larmor-cli scores them); "
                                     "in parentheses: stale, against a truth no longer loaded" },
     [COL_ERROR] = { "Error %", TRUE, "100 RMS(I − I0) / RMS(I0); in parentheses: stale, against a truth no longer loaded" },
     [COL_DATA] = { "Data", FALSE, "The data set of the run; “not loaded”: another data set than the one loaded now, "
@@ -109,7 +110,7 @@ static char *cell_text(LarmorRun *r, Col c)
     gboolean cg = p->method == LM_METHOD_CG;
     switch (c) {
     case COL_INDEX: return g_strdup_printf("%d", larmor_run_get_index(r));
-    case COL_METHOD: return g_strdup(larmor_method_short(p->method)); /* short: the table fits the page */
+    case COL_METHOD: return g_strdup(larmor_run_get_solver(r)); /* short: the table fits the page */
     case COL_VARIANT: return g_strdup(cg ? larmor_run_get_variant_text(r) : "—");
     case COL_REG: return g_strdup(cg ? larmor_reg_label(p->reg) : "—");
     case COL_LAMBDA: return cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
@@ -368,11 +369,14 @@ char *larmor_runs_to_csv(GListModel *runs)
         }
         g_string_append_c(q, '"');
         /* auto with what it picked, in ASCII: "auto -> cpu-nufft" */
-        char *variant = p->method == LM_METHOD_CG ? larmor_replace_arrow(larmor_run_get_variant_text(r)) : g_strdup("");
+        /* Gridding and FFT have no kernel variant, regulariser or lambda: empty. */
+        const gboolean cg = p->method == LM_METHOD_CG;
+        char *variant = cg ? larmor_replace_arrow(larmor_run_get_variant_text(r)) : g_strdup("");
         g_string_append_printf(s, "%d,%s,%s,%s,%s,", larmor_run_get_index(r), q->str, lm_method_name(p->method),
-                               variant, lm_reg_name(p->reg));
+                               variant, cg ? lm_reg_name(p->reg) : "");
         g_free(variant);
-        csv_num(s, p->lambda);
+        if (cg)
+            csv_num(s, p->lambda);
         g_string_append_printf(s, ",%d,", larmor_run_get_iters_done(r));
         csv_num(s, larmor_run_get_time_q(r));
         g_string_append_printf(s, ",%d,", larmor_run_get_q_from_cache(r) ? 1 : 0);
@@ -389,7 +393,10 @@ char *larmor_runs_to_csv(GListModel *runs)
                                larmor_run_get_coils(r) > 1 ? lm_coil_combine_name(larmor_run_get_combine(r)) : "",
                                lm_sens_source_name(larmor_run_get_sens_source(r)), p->lambda_auto ? 1 : 0,
                                p->lambda_auto ? larmor_run_get_lambda_criterion(r) : "",
-                               larmor_fieldmap_mode_name(p->fieldmap), larmor_run_get_segments(r));
+                               larmor_run_get_uncorrected(r) ? "off"
+                               : cg                          ? larmor_fieldmap_mode_name(p->fieldmap)
+                                                             : "",
+                               larmor_run_get_segments(r));
         csv_num(s, larmor_run_get_segment_error(r));
         g_string_append_c(s, '\n');
         g_string_free(q, TRUE);

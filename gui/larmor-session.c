@@ -1,6 +1,7 @@
 #include "larmor-session.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include <glib/gstdio.h>
@@ -106,6 +107,56 @@ gboolean larmor_session_get_doubles(GKeyFile *kf, const char *group, const char 
     g_strfreev(parts);
     g_free(s);
     return ok;
+}
+
+/* --- regions and lines -------------------------------------------------- */
+
+void larmor_session_set_roi(GKeyFile *kf, const char *group, const char *key, const LarmorRoi *roi)
+{
+    if (roi->shape != LARMOR_ROI_RECT && roi->shape != LARMOR_ROI_ELLIPSE) {
+        g_key_file_remove_key(kf, group, key, NULL);
+        return;
+    }
+    const double v[7] = { roi->shape, roi->orientation, (double)roi->slice, (double)roi->u0, (double)roi->v0,
+                          (double)roi->u1, (double)roi->v1 };
+    larmor_session_set_doubles(kf, group, key, v, 7);
+}
+
+gboolean larmor_session_get_roi(GKeyFile *kf, const char *group, const char *key, LarmorRoi *roi)
+{
+    double v[7];
+    if (!larmor_session_get_doubles(kf, group, key, v, 7) || (v[0] != LARMOR_ROI_RECT && v[0] != LARMOR_ROI_ELLIPSE) ||
+        !(v[1] >= 0 && v[1] <= LARMOR_ORIENT_SAGITTAL))
+        return FALSE;
+    for (int i = 2; i < 7; i++)
+        if (!(v[i] >= 0 && v[i] < 1e6))
+            return FALSE;
+    larmor_roi_set(roi, (LarmorRoiShape)v[0], (LarmorOrientation)v[1], (int64_t)v[2], (int64_t)v[3], (int64_t)v[4],
+                   (int64_t)v[5], (int64_t)v[6]);
+    return TRUE;
+}
+
+void larmor_session_set_line(GKeyFile *kf, const char *group, const char *key, const LarmorLine *line)
+{
+    if (!line->set) {
+        g_key_file_remove_key(kf, group, key, NULL);
+        return;
+    }
+    const double v[6] = { line->orientation, (double)line->slice, line->u0, line->v0, line->u1, line->v1 };
+    larmor_session_set_doubles(kf, group, key, v, 6);
+}
+
+gboolean larmor_session_get_line(GKeyFile *kf, const char *group, const char *key, LarmorLine *line)
+{
+    double v[6];
+    if (!larmor_session_get_doubles(kf, group, key, v, 6) || !(v[0] >= 0 && v[0] <= LARMOR_ORIENT_SAGITTAL) ||
+        !(v[1] >= 0 && v[1] < 1e6))
+        return FALSE;
+    for (int i = 2; i < 6; i++)
+        if (!isfinite(v[i]) || fabs(v[i]) > 1e6)
+            return FALSE;
+    larmor_line_set(line, (LarmorOrientation)v[0], (int64_t)v[1], v[2], v[3], v[4], v[5]);
+    return TRUE;
 }
 
 /* --- data set spec ------------------------------------------------------ */
@@ -251,6 +302,13 @@ gboolean larmor_session_write(LarmorSession *s, const char *path, GError **error
     char *gen = g_strdup_printf("%" G_GINT64_MODIFIER "x%04x", g_get_real_time(), g_random_int_range(0, 0x10000));
     GHashTable *keep = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     g_key_file_set_integer(s->kf, "session", "format", LARMOR_SESSION_FORMAT);
+    /* The groups whose "image" is a file of ours: other groups may use the
+     * key for something else (the viewer's shown image). */
+    GString *listed = g_string_new(NULL);
+    for (guint i = 0; i < s->images->len; i++)
+        g_string_append_printf(listed, "%s%s", i ? ";" : "", ((Image *)s->images->pdata[i])->group);
+    g_key_file_set_string(s->kf, "session", "images", listed->str);
+    g_string_free(listed, TRUE);
     for (guint i = 0; ok && i < s->images->len; i++) {
         Image *im = s->images->pdata[i];
         char *name = g_strdup_printf("%s-%s.nii", gen, im->group);
@@ -319,9 +377,16 @@ LarmorSession *larmor_session_read(const char *path, GError **error)
     }
     char *dir = larmor_session_data_dir(path);
     gsize n;
-    char **groups = g_key_file_get_groups(s->kf, &n);
+    /* Sessions written before the list: every group's image that names a .nii. */
+    char *listed = g_key_file_get_string(s->kf, "session", "images", NULL);
+    const gboolean old = listed == NULL;
+    char **groups = old ? g_key_file_get_groups(s->kf, &n) : g_strsplit(listed, ";", -1);
+    n = g_strv_length(groups);
+    g_free(listed);
     for (gsize i = 0; i < n; i++) {
-        char *name = g_key_file_get_string(s->kf, groups[i], "image", NULL);
+        char *name = *groups[i] ? g_key_file_get_string(s->kf, groups[i], "image", NULL) : NULL;
+        if (name && old && !g_str_has_suffix(name, ".nii"))
+            g_clear_pointer(&name, g_free);
         if (!name)
             continue;
         /* Only a plain name inside the session's folder. */

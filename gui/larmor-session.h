@@ -15,6 +15,8 @@
 #include <gio/gio.h>
 
 #include "larmor-dataset.h"
+#include "larmor-profile.h"
+#include "larmor-roi.h"
 #include "larmor-volume.h"
 
 G_BEGIN_DECLS
@@ -61,6 +63,14 @@ gboolean larmor_session_get_spec(GKeyFile *kf, const char *group, LarmorDatasetS
 void larmor_session_set_doubles(GKeyFile *kf, const char *group, const char *key, const double *v, int n);
 /* Exactly n values, else FALSE. */
 gboolean larmor_session_get_doubles(GKeyFile *kf, const char *group, const char *key, double *v, int n);
+
+/* A region of interest (rectangle or ellipse; none removes the key) and a
+ * profile line (unset removes it) as one list of numbers; get is FALSE
+ * when the key is absent or its values are not a region (line) at all. */
+void larmor_session_set_roi(GKeyFile *kf, const char *group, const char *key, const LarmorRoi *roi);
+gboolean larmor_session_get_roi(GKeyFile *kf, const char *group, const char *key, LarmorRoi *roi);
+void larmor_session_set_line(GKeyFile *kf, const char *group, const char *key, const LarmorLine *line);
+gboolean larmor_session_get_line(GKeyFile *kf, const char *group, const char *key, LarmorLine *line);
 
 G_END_DECLS
 

@@ -254,7 +254,9 @@ static gboolean refresh_metrics(LarmorWindow *self, LarmorRun *run)
         lm_metrics m;
         lm_error err = { 0 };
         if (lm_metrics_compute(larmor_volume_get_data(img)->data, t->data, lm_volume_count(t), NULL,
-                               larmor_run_get_params(run)->method != LM_METHOD_CG, &m, &err) == LM_OK) {
+                               lm_recon_scale_match(larmor_run_get_params(run)->method, larmor_run_get_combine(run),
+                                                    larmor_run_get_sens_source(run)),
+                               &m, &err) == LM_OK) {
             larmor_run_set_metrics_against(run, m.psnr_db, m.percent_error, larmor_volume_get_serial(truth));
             done = TRUE;
         }
@@ -1236,8 +1238,13 @@ static LarmorRun *live_run(LarmorWindow *self)
 static void update_live(LarmorWindow *self)
 {
     LarmorRun *r = live_run(self);
-    larmor_recon_panel_set_live_available(self->recon_panel, r != NULL,
-                                          "Live λ re-solves the newest CG run of the data loaded now: run one first");
+    LarmorReconParams want;
+    char *why = NULL;
+    gboolean fits = r && larmor_recon_panel_get_params(self->recon_panel, &want, NULL) &&
+                    larmor_run_live_fits(r, &want, &why);
+    larmor_recon_panel_set_live_available(self->recon_panel, fits,
+                                          why ? why : "Live λ re-solves the newest CG run of the data loaded now: run one first");
+    g_free(why);
 }
 
 static void on_live_updated(LarmorLive *live, gboolean final, LarmorWindow *self)
@@ -1252,13 +1259,11 @@ static void on_live_updated(LarmorLive *live, gboolean final, LarmorWindow *self
     /* Volumes are immutable: the new image takes the old one's place. */
     LarmorVolume *img = larmor_run_get_image(r);
     guint pos;
-    gboolean shown = self->live_image && larmor_ortho_view_get_volume(self->ortho_view) == self->live_image;
     if (self->live_image && g_list_store_find(self->volumes, self->live_image, &pos))
         g_list_store_splice(self->volumes, pos, 1, (gpointer *)&img, 1);
     else
         g_list_store_append(self->volumes, img);
-    if (shown)
-        larmor_ortho_view_show_volume(self->ortho_view, img);
+    larmor_ortho_view_show_volume(self->ortho_view, img); /* the viewer shows what Live computes */
     g_set_object(&self->live_image, img);
     update_compare(self);
     int iters = 0;
@@ -1290,11 +1295,25 @@ static void adopt_live(LarmorWindow *self, LarmorRun *run)
     update_live(self);
 }
 
+/* A finished run is never changed: the first value moved with Live on forks
+ * a live run from the finished run that holds the session and moves the
+ * session there; later values update that live run. */
 static void on_panel_live_lambda(LarmorReconPanel *panel, double lambda, LarmorWindow *self)
 {
     LarmorRun *r = live_run(self);
-    if (r && !self->task)
-        larmor_live_set_lambda(LARMOR_LIVE(larmor_run_get_live(r)), lambda);
+    LarmorReconParams want;
+    if (!r || self->task || !larmor_recon_panel_get_params(panel, &want, NULL) || !larmor_run_live_fits(r, &want, NULL))
+        return;
+    LarmorLive *live = LARMOR_LIVE(larmor_run_get_live(r));
+    if (!larmor_run_get_is_live(r)) {
+        LarmorRun *fork = larmor_run_fork_live(r);
+        add_run(self, fork);
+        larmor_live_move_to(live, fork);
+        g_clear_object(&self->live_image);
+        larmor_runs_view_select(self->runs_view, fork);
+        g_object_unref(fork);
+    }
+    larmor_live_set_lambda(live, lambda);
 }
 static void fm_compare_next(LarmorWindow *self);
 
@@ -1378,6 +1397,10 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
             add_run(self, b);
             larmor_run_set_compare(b, TRUE);
         }
+        /* The details are the best point's, never an earlier run's. */
+        char *d = best >= 0 ? larmor_run_get_details(runs->pdata[best]) : NULL;
+        larmor_recon_panel_set_details(self->recon_panel, d);
+        g_free(d);
         larmor_window_set_page(self, "sweep");
         char *t = g_strdup_printf("Sweep of %u values done", runs->len);
         larmor_recon_panel_set_status(self->recon_panel, t, 1);
@@ -1996,13 +2019,23 @@ static void nifti_done(LarmorWindow *self, GtkFileChooser *c)
     g_free(p);
 }
 
-static char *safe_name(const char *s)
+/* "run12-admm-tv-l0.003-cpu-nufft.nii.gz" for a run's image, else the
+ * image's name as a slug ("truth.nii.gz"). */
+char *larmor_window_get_export_name(LarmorWindow *self)
 {
-    char *r = g_strdup(s ? s : "image");
-    for (char *c = r; *c; c++)
-        if (!g_ascii_isalnum(*c) && *c != '-' && *c != '.')
-            *c = '_';
-    return r;
+    LarmorVolume *v = export_volume(self);
+    char *stem = NULL;
+    for (guint i = 0; v && !stem && i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        if (larmor_run_get_image(r) == v)
+            stem = larmor_run_get_file_stem(r);
+        g_object_unref(r);
+    }
+    if (!stem)
+        stem = larmor_name_slug(v ? larmor_volume_get_name(v) : NULL);
+    char *file = g_strconcat(stem, ".nii.gz", NULL);
+    g_free(stem);
+    return file;
 }
 
 static void action_export_nifti(GtkWidget *w, const char *name, GVariant *param)
@@ -2014,14 +2047,12 @@ static void action_export_nifti(GtkWidget *w, const char *name, GVariant *param)
         return;
     }
     GtkFileChooser *c = chooser_new(self, "Export Image as NIfTI", GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", nifti_done);
-    char *base = safe_name(larmor_volume_get_name(v));
-    char *file = g_strconcat(base, ".nii.gz", NULL);
+    char *file = larmor_window_get_export_name(self);
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
     gtk_file_chooser_set_current_name(c, file);
     gtk_file_chooser_add_choice(c, "complex", "Store complex values (otherwise magnitude)", NULL, NULL);
     G_GNUC_END_IGNORE_DEPRECATIONS
     g_free(file);
-    g_free(base);
     add_filter(c, "NIfTI (.nii, .nii.gz)", (const char *const[]){ "*.nii", "*.nii.gz", NULL });
     show_chooser(c);
 }
@@ -2289,6 +2320,41 @@ static void restore_cursor(GKeyFile *kf, const char *group, LarmorViewState *st)
     }
 }
 
+/* The ROI, the noise region and the profile line of linked views. */
+static void save_regions(GKeyFile *kf, const char *group, LarmorViewState *st)
+{
+    LarmorRoi roi;
+    LarmorLine line;
+    larmor_view_state_get_roi(st, &roi);
+    larmor_session_set_roi(kf, group, "roi", &roi);
+    larmor_view_state_get_noise_roi(st, &roi);
+    larmor_session_set_roi(kf, group, "noise-roi", &roi);
+    larmor_view_state_get_line(st, &line);
+    larmor_session_set_line(kf, group, "line", &line);
+}
+
+static void restore_regions(GKeyFile *kf, const char *group, LarmorViewState *st)
+{
+    LarmorRoi roi;
+    LarmorLine line;
+    if (larmor_session_get_roi(kf, group, "noise-roi", &roi))
+        larmor_view_state_set_noise_roi(st, &roi);
+    if (larmor_session_get_roi(kf, group, "roi", &roi))
+        larmor_view_state_set_roi(st, &roi);
+    if (larmor_session_get_line(kf, group, "line", &line))
+        larmor_view_state_set_line(st, &line);
+}
+
+/* A run's prior influence image goes in group "run-N-prior". */
+static void save_prior_influence(LarmorSession *s, const char *run_group, LarmorRun *r)
+{
+    if (!larmor_run_get_prior_influence(r))
+        return;
+    char *g = g_strconcat(run_group, "-prior", NULL);
+    larmor_session_add_image(s, g, larmor_run_get_prior_influence(r));
+    g_free(g);
+}
+
 /* Everything a session holds, captured on the main thread (images are
  * shared: volumes never change once made). */
 static LarmorSession *capture_session(LarmorWindow *self)
@@ -2314,6 +2380,7 @@ static LarmorSession *capture_session(LarmorWindow *self)
             larmor_session_add_image(s, g, larmor_run_get_image(r));
             save_windows(self, kf, g, larmor_run_get_image(r));
         }
+        save_prior_influence(s, g, r);
         g_string_append_printf(order, "%s%d", order->len ? ";" : "", larmor_run_get_index(r));
         g_free(g);
         g_object_unref(r);
@@ -2347,6 +2414,13 @@ static LarmorSession *capture_session(LarmorWindow *self)
     g_key_file_set_string(kf, "viewer", "image", shown_name ? shown_name : "");
     g_free(shown_name);
     save_windows(self, kf, "truth", truth);
+    /* A reference the user opened (a phantom's own comes back with its data). */
+    if (self->reference && !self->reference_from_data) {
+        larmor_session_add_image(s, "reference", self->reference);
+        g_key_file_set_string(kf, "reference", "name", larmor_volume_get_name(self->reference));
+    }
+    save_regions(kf, "viewer", ost);
+    save_regions(kf, "compare", cst);
     return s;
 }
 
@@ -2476,6 +2550,19 @@ static void apply_session(LarmorWindow *self, LarmorSession *s)
         larmor_ortho_view_show_volume(self->ortho_view, v);
     LarmorViewState *ost = larmor_ortho_view_get_state(self->ortho_view);
     restore_cursor(kf, "viewer", ost);
+    restore_regions(kf, "viewer", ost);
+    restore_regions(kf, "compare", cst);
+    LarmorVolume *ref = larmor_session_get_image(s, "reference");
+    if (ref) {
+        char *name = g_key_file_get_string(kf, "reference", "name", NULL);
+        if (name)
+            larmor_volume_set_name(ref, name);
+        larmor_recon_panel_set_reference_name(self->recon_panel,
+                                              name && g_str_has_prefix(name, "Reference: ") ? name + 11 : name);
+        set_reference(self, ref);
+        self->reference_from_data = FALSE;
+        g_free(name);
+    }
     GError *e = NULL;
     int cmap = g_key_file_get_integer(kf, "viewer", "colormap", &e);
     if (!e)
@@ -2564,6 +2651,10 @@ static void on_session_read(GObject *source, GAsyncResult *result, gpointer data
             continue;
         char *g = g_strdup_printf("run-%d", atoi(idx[i]));
         LarmorRun *r = larmor_run_new_from_keyfile(kf, g, larmor_session_get_image(s, g), &error);
+        char *pg = g_strconcat(g, "-prior", NULL);
+        if (r && larmor_session_get_image(s, pg))
+            larmor_run_set_prior_influence(r, larmor_session_get_image(s, pg));
+        g_free(pg);
         if (r)
             g_ptr_array_add(runs, r);
         g_free(g);
@@ -2592,6 +2683,8 @@ static void on_session_read(GObject *source, GAsyncResult *result, gpointer data
         g_list_store_append(self->runs, r);
         if (larmor_run_get_image(r))
             g_list_store_append(self->volumes, larmor_run_get_image(r));
+        if (larmor_run_get_prior_influence(r))
+            g_list_store_append(self->volumes, larmor_run_get_prior_influence(r));
         self->next_index = MAX(self->next_index, index);
     }
     self->session_runs = (int)runs->len;
@@ -3030,6 +3123,7 @@ static void larmor_window_init(LarmorWindow *self)
     g_signal_connect(self->fov_entry, "activate", G_CALLBACK(on_grid_apply), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_estimate), self);
     g_signal_connect(self->recon_panel, "live-lambda", G_CALLBACK(on_panel_live_lambda), self);
+    g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_live), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(update_actions), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);
 

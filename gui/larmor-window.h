@@ -135,6 +135,8 @@ gboolean larmor_window_get_show_colorbar(LarmorWindow *self);
 gboolean larmor_window_select_run(LarmorWindow *self, LarmorRun *run);
 /* The images the viewer offers (truth, reference, run images). */
 GListModel *larmor_window_get_volumes(LarmorWindow *self);
+/* The file name Export Image as NIfTI suggests for the image it would export (g_free). */
+char *larmor_window_get_export_name(LarmorWindow *self);
 /* The user guide's window (win.help, F1) while it is open, else NULL. */
 GtkWindow *larmor_window_get_help_window(LarmorWindow *self);
 void larmor_window_show_message(LarmorWindow *self, const char *text, gboolean error);

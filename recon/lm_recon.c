@@ -15,6 +15,7 @@
 #include "lm_coil_prep.h"
 #include "lm_gpu.h"
 #include "lm_grid.h"
+#include "lm_metrics.h"
 #include "lm_recon_impl.h"
 #include "lm_trace.h"
 
@@ -106,6 +107,12 @@ lm_code lm_fallback_parse(const char *s, lm_fallback *out, lm_error *err)
             return LM_OK;
         }
     return lm_fail(err, LM_ERR_INVALID, "fallback '%s' is unknown (none, cpu)", s ? s : "");
+}
+
+int lm_recon_scale_match(lm_method method, lm_coil_combine combine, lm_sens_source sens)
+{
+    return lm_metrics_scale_match_for(method == LM_METHOD_GRID_LINEAR || method == LM_METHOD_GRID_KB,
+                                      combine == LM_COMBINE_RSS, sens == LM_SENS_ESTIMATED);
 }
 
 const char *lm_sens_source_name(lm_sens_source s)

@@ -44,6 +44,10 @@ typedef enum lm_sens_source {
 } lm_sens_source;
 
 const char *lm_sens_source_name(lm_sens_source s);
+/* How a result of this method, combination and map source is scored
+ * against a truth: the scale_match argument of lm_metrics_compute, by the
+ * one rule of lm_metrics_scale_match_for (gridding, rss, estimated maps). */
+int lm_recon_scale_match(lm_method method, lm_coil_combine combine, lm_sens_source sens);
 
 typedef enum lm_stage {
     LM_STAGE_LOAD, LM_STAGE_Q, LM_STAGE_FHD, LM_STAGE_CG /* or ADMM */, LM_STAGE_GRID, LM_STAGE_DONE,

@@ -22,6 +22,7 @@
 #include "larmor-window.h"
 #include "lm_coils_synth.h"
 #include "lm_io.h"
+#include "lm_metrics.h"
 #include "lm_trajgen.h"
 
 #define N 32
@@ -124,6 +125,22 @@ static char *cell(LarmorRun *run, const char *title)
 }
 
 /* 1. Phantom with 4 coils: SENSE with its true maps, the coils page, rss. */
+/* Issue 25 (6): a run whose scale and phase are not the truth's (rss,
+ * estimated maps) is scored scale-matched, as larmor-cli metrics
+ * --scale-match scores its image; SENSE with the true maps is not. */
+static void check_scored(LarmorWindow *w, LarmorRun *run, int scale_match)
+{
+    const lm_volume *t = larmor_volume_get_data(larmor_dataset_get_truth(larmor_window_get_dataset(w)));
+    const lm_volume *v = larmor_volume_get_data(larmor_run_get_image(run));
+    lm_metrics m;
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_metrics_compute(v->data, t->data, lm_volume_count(t), NULL, scale_match, &m, &err), ==, LM_OK);
+    g_test_message("%s: %.2f dB, %.2f %% (scale-matched: %d)", larmor_run_get_label(run), m.psnr_db,
+                   m.percent_error, scale_match);
+    g_assert_cmpfloat(fabs(larmor_run_get_percent_error(run) - m.percent_error), <=, 1e-9 * m.percent_error);
+    g_assert_cmpfloat(fabs(larmor_run_get_psnr(run) - m.psnr_db), <=, 1e-9);
+}
+
 static void test_sense_and_rss(void)
 {
     LarmorWindow *w = LARMOR_WINDOW(larmor_window_new_for_files(GTK_APPLICATION(app), NULL, NULL, 0));
@@ -264,6 +281,8 @@ static void test_sense_and_rss(void)
         sum += crealf(rv->data[i]);
     }
     g_assert_cmpfloat(sum, >, 0);
+    check_scored(w, rss, 1);
+    check_scored(w, sense, 0);
     /* The first run still says SENSE (each run records its own choice). */
     t = cell(sense, "Coils");
     g_assert_cmpstr(t, ==, "SENSE 4");
@@ -292,6 +311,7 @@ static void test_sense_and_rss(void)
         gui_test_spin(0.2);
         g_assert_cmpint(larmor_coils_view_get_count(cv, LARMOR_COILS_MAPS), ==, COILS);
         g_assert_nonnull(strstr(larmor_coils_view_get_note(cv, LARMOR_COILS_MAPS), "estimated"));
+        check_scored(w, est, 1);
     } else {
         printf("# SKIP estimated maps: the library reported sens_source '%s' for estimate_sens "
                "(map estimation not implemented yet)\n",

@@ -372,6 +372,13 @@ static void test_fieldmap(void)
     /* Labels and the CSV say which is which. */
     g_assert_nonnull(strstr(larmor_run_get_label(corr), "FM "));
     g_assert_null(strstr(larmor_run_get_label(unc), "FM "));
+    g_assert_nonnull(strstr(larmor_run_get_label(unc), "uncorrected"));
+    /* Compare's table tells them apart (issue 25, 13). */
+    const char *r0 = larmor_compare_view_get_metric_text(cv, 0, "run"), *r1 = larmor_compare_view_get_metric_text(cv, 1, "run");
+    g_assert_nonnull(r0);
+    g_assert_nonnull(r1);
+    g_assert_cmpstr(strchr(r0, ' '), !=, strchr(r1, ' '));
+    g_assert_true(strstr(r0, "uncorrected") || strstr(r1, "uncorrected"));
     char *csv = larmor_runs_to_csv(larmor_window_get_runs(w));
     g_assert_nonnull(strstr(csv, ",fieldmap,segments,segment_error\n"));
     char *want = g_strdup_printf(",segmented,%d,", larmor_run_get_segments(corr));

@@ -4,7 +4,9 @@
  * layout, the viewer's slice position and each image's window/level; a
  * second save leaves one generation of images; a session whose data file
  * is gone still lists its runs and says what is missing in one line; a
- * file that is not a session changes nothing. No timed assertions. */
+ * file that is not a session changes nothing; k-space picked before the
+ * trajectory is saved as what it is, and the reference, prior influence,
+ * ROI, noise region and line come back. No timed assertions. */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "larmor-application.h"
 #include "larmor-session.h"
 #include "larmor-window.h"
+#include "lm_io.h"
 #include "lm_kernels.h"
 
 static LarmorApplication *app;
@@ -185,7 +188,8 @@ static void test_round_trip(void)
         g_assert_true(larmor_run_get_compare(run_at(b, i)));
         g_assert_false(larmor_run_get_metrics_stale(run_at(b, i)));
     }
-    g_assert_nonnull(strstr(larmor_window_get_message(b), "study.larmor: 2 runs restored"));
+    /* Exactly that: the viewer's shown image ("run-1") is no image file. */
+    g_assert_cmpstr(larmor_window_get_message(b), ==, "study.larmor: 2 runs restored");
     /* Compare table and layout as saved. */
     LarmorCompareView *cvb = larmor_window_get_compare_view(b);
     g_assert_cmpstr(larmor_compare_view_get_metric_text(cvb, 0, "error"), ==,
@@ -268,6 +272,133 @@ static void test_round_trip(void)
     g_free(dir);
 }
 
+static gboolean has_volume(LarmorWindow *w, LarmorVolume *v)
+{
+    guint pos;
+    return g_list_store_find(G_LIST_STORE(larmor_window_get_volumes(w)), v, &pos);
+}
+
+static LarmorVolume *reference_of(LarmorWindow *w)
+{
+    LarmorVolume *ref = NULL;
+    for (guint i = 0; i < g_list_model_get_n_items(larmor_window_get_volumes(w)); i++) {
+        LarmorVolume *v = g_list_model_get_item(larmor_window_get_volumes(w), i);
+        if (g_str_has_prefix(larmor_volume_get_name(v), "Reference: "))
+            ref = v;
+        g_object_unref(v); /* the list keeps it */
+    }
+    return ref;
+}
+
+static gboolean has_reference(gpointer w)
+{
+    return reference_of(w) != NULL;
+}
+
+/* Issue 25 (7): k-space picked before the trajectory is saved as what it
+ * is; the anatomical reference the user opened, a run's prior influence
+ * image, the ROI, the noise region and the profile line come back. */
+static void test_extras(void)
+{
+    char *dir = g_dir_make_tmp("larmor-session-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "extras.larmor", NULL);
+    LarmorWindow *a = open_window();
+    LarmorDataset *b32 = g_object_ref(larmor_window_get_dataset(a)); /* its truth is the reference file */
+    char *tp = g_build_filename(dir, "traj", NULL), *kp = g_build_filename(dir, "kspace", NULL);
+    char *refp = g_build_filename(dir, "t1.nii", NULL);
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_cfl_write_traj(tp, larmor_dataset_get_traj(b32), &err), ==, LM_OK);
+    g_assert_cmpint(lm_cfl_write_kdata(kp, larmor_dataset_get_kdata(b32), larmor_dataset_get_traj(b32)->readout, &err),
+                    ==, LM_OK);
+    g_assert_cmpint(lm_nifti_write(refp, larmor_volume_get_data(larmor_dataset_get_truth(b32)), 1, &err), ==, LM_OK);
+    char *tc = g_strconcat(tp, ".cfl", NULL), *kc = g_strconcat(kp, ".cfl", NULL);
+    /* k-space first */
+    GFile *files[2] = { g_file_new_for_path(kc), g_file_new_for_path(tc) };
+    larmor_window_open_files(a, files, 2);
+    g_assert_true(gui_test_wait(idle_with_data, a, 60));
+    g_assert_true(larmor_window_get_dataset(a) != b32);
+    larmor_window_open_reference(a, refp);
+    g_assert_true(gui_test_wait(has_reference, a, 60));
+
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    g_strlcpy(p.variant, "cpu-nufft", sizeof p.variant);
+    p.iters = 4;
+    p.lambda = 1e-2;
+    p.prior_influence = TRUE;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(a, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, a, 300));
+    LarmorRun *ra = run_at(a, 0);
+    LarmorVolume *pia = larmor_run_get_prior_influence(ra);
+    g_assert_nonnull(pia);
+
+    LarmorViewState *ost = larmor_ortho_view_get_state(larmor_window_get_ortho_view(a));
+    LarmorRoi roi, noise, got;
+    larmor_roi_set(&roi, LARMOR_ROI_ELLIPSE, LARMOR_ORIENT_CORONAL, 14, 3, 4, 20, 22);
+    larmor_roi_set(&noise, LARMOR_ROI_RECT, LARMOR_ORIENT_CORONAL, 14, 0, 0, 3, 3);
+    larmor_view_state_set_noise_roi(ost, &noise);
+    larmor_view_state_set_roi(ost, &roi);
+    LarmorLine line, gline;
+    larmor_line_set(&line, LARMOR_ORIENT_AXIAL, 16, 2.5, 3, 28, 29.25);
+    larmor_view_state_set_line(ost, &line);
+
+    larmor_window_save_session(a, path);
+    g_assert_true(gui_test_wait(idle, a, 60));
+    GKeyFile *kf = g_key_file_new();
+    g_assert_true(g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL));
+    char *t = g_key_file_get_string(kf, "data", "trajectory-file", NULL);
+    char *k = g_key_file_get_string(kf, "data", "kspace-file", NULL);
+    g_assert_cmpstr(t, ==, tp);
+    g_assert_cmpstr(k, ==, kp);
+    g_free(t);
+    g_free(k);
+    g_key_file_unref(kf);
+
+    LarmorWindow *b = open_window();
+    larmor_window_open_session(b, path);
+    g_assert_true(gui_test_wait(idle, b, 120));
+    g_assert_cmpstr(larmor_window_get_message(b), ==, "extras.larmor: 1 run restored");
+    g_assert_cmpstr(larmor_dataset_get_key(larmor_window_get_dataset(b)), ==,
+                    larmor_dataset_get_key(larmor_window_get_dataset(a)));
+    /* the prior influence image, bit for bit, listed with the images */
+    LarmorVolume *pib = larmor_run_get_prior_influence(run_at(b, 0));
+    g_assert_nonnull(pib);
+    g_assert_true(has_volume(b, pib));
+    const lm_volume *va = larmor_volume_get_data(pia), *vb = larmor_volume_get_data(pib);
+    g_assert_cmpmem(va->data, sizeof(lm_cfloat) * lm_volume_count(va), vb->data, sizeof(lm_cfloat) * lm_volume_count(vb));
+    /* the reference: the file's values, in the image list */
+    LarmorVolume *ref = reference_of(b);
+    g_assert_nonnull(ref);
+    g_assert_cmpstr(larmor_volume_get_name(ref), ==, "Reference: t1.nii");
+    const lm_volume *tv = larmor_volume_get_data(larmor_dataset_get_truth(b32));
+    g_assert_cmpmem(larmor_volume_get_data(ref)->data, sizeof(lm_cfloat) * lm_volume_count(tv), tv->data,
+                    sizeof(lm_cfloat) * lm_volume_count(tv));
+    /* regions and line */
+    LarmorViewState *bst = larmor_ortho_view_get_state(larmor_window_get_ortho_view(b));
+    larmor_view_state_get_roi(bst, &got);
+    g_assert_true(larmor_roi_equal(&got, &roi));
+    larmor_view_state_get_noise_roi(bst, &got);
+    g_assert_true(larmor_roi_equal(&got, &noise));
+    larmor_view_state_get_line(bst, &gline);
+    g_assert_true(larmor_line_equal(&gline, &line));
+
+    g_object_unref(files[0]);
+    g_object_unref(files[1]);
+    g_object_unref(b32);
+    gtk_window_destroy(GTK_WINDOW(a));
+    gtk_window_destroy(GTK_WINDOW(b));
+    remove_tree(dir);
+    g_free(tc);
+    g_free(kc);
+    g_free(tp);
+    g_free(kp);
+    g_free(refp);
+    g_free(path);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -279,5 +410,6 @@ int main(int argc, char **argv)
     g_assert_no_error(error);
     g_application_hold(G_APPLICATION(app));
     g_test_add_func("/session/round-trip", test_round_trip);
+    g_test_add_func("/session/extras", test_extras);
     return g_test_run();
 }

@@ -182,7 +182,10 @@ static void test_data_identity(void)
     GFile *f[2] = { g_file_new_for_path(tp), g_file_new_for_path(kp) };
     larmor_window_open_files(w, f, 2);
     g_assert_true(gui_test_wait(idle, w, 60));
-    g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, "traj");
+    /* named after the folder, not "traj" (issue 25, 13) */
+    char *folder = g_path_get_basename(dir);
+    g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, folder);
+    g_free(folder);
     larmor_window_open_truth(w, np);
     g_assert_true(gui_test_wait(truth_is, (gpointer[]){ w, NULL }, 30));
     reconstruct(w, &p);
@@ -524,7 +527,7 @@ static gboolean window_with_truth(gpointer data)
         if (!LARMOR_IS_WINDOW(l->data))
             continue;
         LarmorDataset *ds = larmor_window_get_dataset(l->data);
-        if (ds && g_strcmp0(larmor_dataset_get_name(ds), "traj") == 0 && larmor_dataset_get_truth(ds) &&
+        if (ds && g_str_has_prefix(larmor_dataset_get_name(ds), "larmor-open-") && larmor_dataset_get_truth(ds) &&
             !larmor_window_is_busy(l->data)) {
             *(LarmorWindow **)((gpointer *)data)[0] = l->data;
             return TRUE;
