@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "larmor-scroll-guard.h"
 #include "larmor-util.h"
 #include "lm_kernels.h"
 #include "lm_wavelet.h"
@@ -591,6 +592,7 @@ GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *na
         { "lambda-scale", G_STRUCT_OFFSET(LarmorReconPanel, lambda_scale) },
         { "method", G_STRUCT_OFFSET(LarmorReconPanel, method_dropdown) },
         { "fallback", G_STRUCT_OFFSET(LarmorReconPanel, fallback_check) },
+        { "iters", G_STRUCT_OFFSET(LarmorReconPanel, iters_spin) },
     };
     for (guint i = 0; i < G_N_ELEMENTS(controls); i++)
         if (g_strcmp0(name, controls[i].name) == 0)
@@ -983,6 +985,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
         g_signal_connect_swapped(dropdowns[i], "notify::selected", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->iters_spin, "value-changed", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->compress_spin, "value-changed", G_CALLBACK(emit_changed), self);
+    larmor_scroll_guard_attach(GTK_WIDGET(self)); /* the panel lives in the scrolled sidebar */
 }
 
 void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why)
