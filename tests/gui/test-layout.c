@@ -3,20 +3,33 @@
  * assertions on widget allocations, not pictures. No timed assertions: a
  * wait ends on a condition, its timeout is only a bound. */
 #include <gdk/x11/gdkx.h>
+#include <glib/gstdio.h>
 #include <X11/extensions/XTest.h>
 #include <math.h>
 #include <string.h>
 
 #include "gui-test.h"
 #include "larmor-application.h"
+#include "larmor-compare-view.h"
+#include "larmor-ortho-view.h"
+#include "larmor-profile.h"
 #include "larmor-recon-panel.h"
+#include "larmor-settings.h"
+#include "larmor-slice-view.h"
 #include "larmor-window.h"
+#include "lm_kernels.h"
+#include "lm_trajgen.h"
 
 static LarmorApplication *app;
 
 static gboolean has_data(gpointer w)
 {
     return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
+}
+
+static gboolean idle(gpointer w)
+{
+    return !larmor_window_is_busy(w);
 }
 
 static LarmorWindow *open_window(int width, int height)
@@ -133,6 +146,150 @@ static void test_wheel_scrolls_panel(void)
     gui_test_spin(0.1);
 }
 
+/* --- 5. every toolbar control on screen; the window never grows -------- */
+
+/* Each control of the toolbar lies wholly inside the window, at no less
+ * than its minimum width. */
+static void check_toolbar(LarmorWindow *w, GtkWidget *toolbar, const char *what)
+{
+    int ww = gtk_widget_get_width(GTK_WIDGET(w)), wh = gtk_widget_get_height(GTK_WIDGET(w));
+    for (GtkWidget *c = gtk_widget_get_first_child(toolbar); c; c = gtk_widget_get_next_sibling(c)) {
+        if (!gtk_widget_get_visible(c))
+            continue;
+        graphene_rect_t b;
+        g_assert_true(gtk_widget_compute_bounds(c, GTK_WIDGET(w), &b));
+        int min;
+        gtk_widget_measure(c, GTK_ORIENTATION_HORIZONTAL, -1, &min, NULL, NULL, NULL);
+        if (b.origin.x < 0 || b.origin.x + b.size.width > ww + 0.5 || b.origin.y < 0 ||
+            b.origin.y + b.size.height > wh + 0.5 || b.size.width + 0.5 < min)
+            g_error("%s: %s control %s at x %.0f..%.0f, y %.0f..%.0f (min width %d) in a %d x %d window", what,
+                    gtk_widget_get_name(toolbar), G_OBJECT_TYPE_NAME(c), b.origin.x, b.origin.x + b.size.width,
+                    b.origin.y, b.origin.y + b.size.height, min, ww, wh);
+    }
+}
+
+/* The window keeps the size it was given (so it fits a screen of that
+ * size) and both toolbars show every control. */
+static void check_fits(LarmorWindow *w, int width, int height, const char *what)
+{
+
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.3);
+    g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(w)), <=, width);
+    g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(w)), <=, height);
+    const char *page = larmor_window_get_page(w);
+    larmor_window_set_page(w, "viewer");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.3);
+    check_toolbar(w, larmor_ortho_view_get_toolbar(larmor_window_get_ortho_view(w)), what);
+    larmor_window_set_page(w, "compare");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.3);
+    check_toolbar(w, larmor_compare_view_get_toolbar(larmor_window_get_compare_view(w)), what);
+    g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(w)), <=, width);
+    g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(w)), <=, height);
+    larmor_window_set_page(w, page);
+}
+
+static LarmorRun *last_run(LarmorWindow *w)
+{
+    GListModel *runs = larmor_window_get_runs(w);
+    LarmorRun *r = g_list_model_get_item(runs, g_list_model_get_n_items(runs) - 1);
+    g_object_unref(r); /* the list keeps it */
+    return r;
+}
+
+static void fits_at(int width, int height)
+{
+    LarmorWindow *w = open_window(width, height);
+    check_fits(w, width, height, "after loading B32");
+
+    /* Four-coil data and a SENSE run. */
+    LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PHANTOM, .matrix = 32, .traj_kind = LM_TRAJ_RADIAL3D,
+                               .seed = 1, .coils = 4 };
+    g_strlcpy(spec.phantom, "shepp-logan", sizeof spec.phantom);
+    larmor_window_load(w, &spec);
+    g_assert_true(gui_test_wait(has_data, w, 120));
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    p.method = LM_METHOD_CG;
+    g_strlcpy(p.variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p.variant);
+    p.iters = 4;
+    p.coils = LARMOR_COILS_SENSE;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
+    LarmorRun *run = last_run(w);
+    larmor_window_select_run(w, run);
+    larmor_run_set_compare(run, TRUE);
+    check_fits(w, width, height, "after a SENSE run");
+
+    /* A line profile drawn across the first compared run. */
+    larmor_window_set_page(w, "compare");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    LarmorCompareView *cv = larmor_window_get_compare_view(w);
+    LarmorSliceView *panel = larmor_compare_view_get_panel(cv, 1);
+    g_assert_nonnull(panel);
+    larmor_view_state_set_roi_tool(larmor_compare_view_get_state(cv), LARMOR_ROI_LINE);
+    double x0, y0, x1, y1;
+    g_assert_true(larmor_slice_view_plane_to_widget(panel, 3, 4, &x0, &y0));
+    g_assert_true(larmor_slice_view_plane_to_widget(panel, 28, 20, &x1, &y1));
+    larmor_slice_view_draw_line(panel, x0, y0, x1, y1);
+    g_assert_cmpint(larmor_compare_view_get_profile_rows(cv), >=, 2);
+    check_fits(w, width, height, "after drawing a profile");
+    larmor_window_set_confirm_close(w, FALSE);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
+static void test_fits_small(void)
+{
+    fits_at(1024, 600);
+}
+
+static void test_fits_large(void)
+{
+    fits_at(1440, 900);
+}
+
+/* A saved size larger than the screen is neither restored nor saved. */
+static void test_saved_size_fits(void)
+{
+    GdkRectangle r = { 0 };
+    GdkMonitor *m = g_list_model_get_item(gdk_display_get_monitors(gdk_display_get_default()), 0);
+    gdk_monitor_get_geometry(m, &r);
+    g_object_unref(m);
+    g_assert_cmpint(r.width, >, 0);
+    char *dir = g_dir_make_tmp("larmor-size-XXXXXX", NULL);
+    char *path = g_build_filename(dir, "settings.ini", NULL);
+    LarmorSettings *settings = larmor_settings_new(path);
+    larmor_settings_set_int(settings, "window", "width", r.width + 600);
+    larmor_settings_set_int(settings, "window", "height", r.height + 400);
+    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), settings, "B32");
+    int dw, dh;
+    gtk_window_get_default_size(GTK_WINDOW(w), &dw, &dh);
+    g_assert_cmpint(dw, <=, r.width);
+    g_assert_cmpint(dh, <=, r.height);
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(has_data, w, 120));
+    /* Grown past the screen (as a wide label once made it), then closed. */
+    gtk_window_set_default_size(GTK_WINDOW(w), r.width + 11, r.height + 7);
+    larmor_window_set_confirm_close(w, FALSE);
+    gpointer weak = w;
+    g_object_add_weak_pointer(G_OBJECT(w), &weak);
+    gtk_window_close(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait_gone(&weak));
+    g_assert_cmpint(larmor_settings_get_int(settings, "window", "width", 0), <=, r.width);
+    g_assert_cmpint(larmor_settings_get_int(settings, "window", "height", 0), <=, r.height);
+    g_object_unref(settings);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -152,6 +309,9 @@ int main(int argc, char **argv)
     g_assert_no_error(error);
     g_application_hold(G_APPLICATION(app));
     g_test_add_func("/layout/wheel-scrolls-panel", test_wheel_scrolls_panel);
+    g_test_add_func("/layout/fits-1024x600", test_fits_small);
+    g_test_add_func("/layout/fits-1440x900", test_fits_large);
+    g_test_add_func("/layout/saved-size-fits", test_saved_size_fits);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
     g_object_unref(app);
