@@ -5,12 +5,14 @@
 #include <gdk/x11/gdkx.h>
 #include <glib/gstdio.h>
 #include <X11/extensions/XTest.h>
+#include <X11/keysym.h>
 #include <math.h>
 #include <string.h>
 
 #include "gui-test.h"
 #include "larmor-application.h"
 #include "larmor-compare-view.h"
+#include "larmor-help.h"
 #include "larmor-ortho-view.h"
 #include "larmor-profile.h"
 #include "larmor-recon-panel.h"
@@ -290,6 +292,106 @@ static void test_saved_size_fits(void)
     g_free(dir);
 }
 
+/* --- 11. the user guide: Markdown rendered, the window closes ------------ */
+
+/* Whether the text at the first occurrence of needle carries the tag. */
+static gboolean tagged(GtkTextBuffer *buf, const char *needle, const char *tag_name)
+{
+    GtkTextIter s, e, ms, me;
+    gtk_text_buffer_get_bounds(buf, &s, &e);
+    if (!gtk_text_iter_forward_search(&s, needle, 0, &ms, &me, NULL))
+        g_error("\"%s\" not in the rendered text", needle);
+    GtkTextTag *tag = gtk_text_tag_table_lookup(gtk_text_buffer_get_tag_table(buf), tag_name);
+    g_assert_nonnull(tag);
+    for (GtkTextIter i = ms; gtk_text_iter_compare(&i, &me) < 0; gtk_text_iter_forward_char(&i))
+        if (!gtk_text_iter_has_tag(&i, tag))
+            return FALSE;
+    return TRUE;
+}
+
+static void test_markdown(void)
+{
+    GtkTextBuffer *buf = gtk_text_buffer_new(NULL);
+    larmor_help_render_markdown(buf, "# Guide\n"
+                                     "Press *Apply*, then **Run now** with `a_b * c` and _this_ in\n"
+                                     "my_file_name.nii; see [the docs](https://example.org) and 2 * 3 * 4 \\*x\\*.\n"
+                                     "\n"
+                                     "#### Small heading\n"
+                                     "- item *one*\n"
+                                     "  continued\n"
+                                     "1. first\n"
+                                     "12. twelfth");
+    GtkTextIter s, e;
+    gtk_text_buffer_get_bounds(buf, &s, &e);
+    char *text = gtk_text_buffer_get_text(buf, &s, &e, FALSE);
+    g_assert_cmpstr(text, ==, "Guide\n"
+                              "Press Apply, then Run now with a_b * c and this in my_file_name.nii; see the docs "
+                              "and 2 * 3 * 4 *x*.\n"
+                              "\n"
+                              "Small heading\n"
+                              "• item one continued\n"
+                              "1. first\n"
+                              "12. twelfth\n");
+    g_free(text);
+    g_assert_true(tagged(buf, "Guide", "h1"));
+    g_assert_true(tagged(buf, "Apply", "em"));
+    g_assert_false(tagged(buf, "Press", "em"));
+    g_assert_true(tagged(buf, "Run now", "bold"));
+    g_assert_true(tagged(buf, "a_b * c", "code"));
+    g_assert_false(tagged(buf, "a_b * c", "em"));
+    g_assert_true(tagged(buf, "this", "em"));
+    g_assert_false(tagged(buf, "file", "em"));
+    g_assert_true(tagged(buf, "the docs", "link"));
+    g_assert_false(tagged(buf, "3", "em"));
+    g_assert_true(tagged(buf, "Small heading", "h3"));
+    g_assert_true(tagged(buf, "one", "em"));
+    g_assert_true(tagged(buf, "item", "bullet"));
+    g_assert_true(tagged(buf, "twelfth", "bullet"));
+    g_object_unref(buf);
+}
+
+static void press(GtkWidget *w, guint keyval, gboolean control)
+{
+    Display *d = xdisplay(w);
+    KeyCode ctl = XKeysymToKeycode(d, XK_Control_L), k = XKeysymToKeycode(d, keyval);
+    if (control)
+        XTestFakeKeyEvent(d, ctl, True, CurrentTime);
+    XTestFakeKeyEvent(d, k, True, CurrentTime);
+    XTestFakeKeyEvent(d, k, False, CurrentTime);
+    if (control)
+        XTestFakeKeyEvent(d, ctl, False, CurrentTime);
+    XFlush(d);
+}
+
+static gboolean is_active(gpointer w)
+{
+    return gtk_window_is_active(w);
+}
+
+/* The guide window has a header bar with a close button, and Escape and
+ * Ctrl+W (real key presses) close it. */
+static void test_help_window_closes(void)
+{
+    static const guint keys[2] = { XK_Escape, XK_w };
+    for (int k = 0; k < 2; k++) {
+        GtkWindow *help = larmor_help_window_new(NULL);
+        GtkWidget *bar = gtk_window_get_titlebar(help);
+        g_assert_true(GTK_IS_HEADER_BAR(bar));
+        g_assert_true(gtk_header_bar_get_show_title_buttons(GTK_HEADER_BAR(bar)));
+        gpointer weak = help;
+        g_object_add_weak_pointer(G_OBJECT(help), &weak);
+        gui_test_show(help);
+        /* Without a window manager nothing hands out the focus: ask X. */
+        Display *d = xdisplay(GTK_WIDGET(help));
+        XSetInputFocus(d, gdk_x11_surface_get_xid(gtk_native_get_surface(GTK_NATIVE(help))), RevertToParent,
+                       CurrentTime);
+        XFlush(d);
+        g_assert_true(gui_test_wait(is_active, help, 30));
+        press(GTK_WIDGET(help), keys[k], k == 1);
+        g_assert_true(gui_test_wait_gone(&weak));
+    }
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -312,6 +414,8 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/fits-1024x600", test_fits_small);
     g_test_add_func("/layout/fits-1440x900", test_fits_large);
     g_test_add_func("/layout/saved-size-fits", test_saved_size_fits);
+    g_test_add_func("/layout/help-markdown", test_markdown);
+    g_test_add_func("/layout/help-window-closes", test_help_window_closes);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
     g_object_unref(app);
