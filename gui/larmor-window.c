@@ -3068,6 +3068,9 @@ static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, c
         load_params(self);
         fill_recent(self);
     }
+    /* The main menu's check items were made before these were set. */
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RADIOLOGICAL]);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_SHOW_COLORBAR]);
     if (load) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };
         const char *name = problem ? problem : remembered && lm_problem_find(remembered, NULL) ? remembered : "B32";

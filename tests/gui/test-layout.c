@@ -392,6 +392,82 @@ static void test_help_window_closes(void)
     }
 }
 
+/* --- 10. View -> Colour Bars: a check item that hides and shows them ----- */
+
+static GtkWidget *find_type(GtkWidget *w, const char *type)
+{
+    if (g_strcmp0(G_OBJECT_TYPE_NAME(w), type) == 0)
+        return w;
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *f = find_type(c, type);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+/* The main menu's item with this text (its GtkModelButton), menu open. */
+static GtkWidget *find_item(GtkWidget *w, const char *text)
+{
+    if (g_strcmp0(G_OBJECT_TYPE_NAME(w), "GtkModelButton") == 0) {
+        char *t = NULL;
+        g_object_get(w, "text", &t, NULL);
+        gboolean same = g_strcmp0(t, text) == 0;
+        g_free(t);
+        if (same)
+            return w;
+    }
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c)) {
+        GtkWidget *f = find_item(c, text);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+static gboolean item_active(GtkWidget *item)
+{
+    gboolean active;
+    g_object_get(item, "active", &active, NULL);
+    return active;
+}
+
+static gboolean bar_drawn(LarmorWindow *w)
+{
+    double rect[4];
+    LarmorSliceView *v = larmor_ortho_view_get_slice_view(larmor_window_get_ortho_view(w), LARMOR_ORIENT_AXIAL);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(v));
+    gui_test_spin(0.2);
+    return larmor_slice_view_get_colorbar_rect(v, rect) && rect[2] > 0;
+}
+
+/* The main menu's Colour Bars item shows the state with its check mark,
+ * and clicking it hides, then shows the bars. */
+static void test_colour_bars_item(void)
+{
+    LarmorWindow *w = open_window(1024, 600);
+    g_assert_true(larmor_window_get_show_colorbar(w));
+    g_assert_true(bar_drawn(w));
+    GtkWidget *mb = find_type(gtk_window_get_titlebar(GTK_WINDOW(w)), "GtkMenuButton");
+    g_assert_nonnull(mb);
+    for (int round = 0; round < 2; round++) {
+        gboolean before = round == 0;
+        gtk_menu_button_popup(GTK_MENU_BUTTON(mb));
+        gui_test_spin(0.3);
+        GtkWidget *item = find_item(GTK_WIDGET(gtk_menu_button_get_popover(GTK_MENU_BUTTON(mb))), "Colour Bars");
+        g_assert_nonnull(item);
+        g_assert_cmpint(item_active(item), ==, before);
+        g_signal_emit_by_name(item, "clicked");
+        gui_test_spin(0.3);
+        g_assert_cmpint(larmor_window_get_show_colorbar(w), ==, !before);
+        g_assert_cmpint(item_active(item), ==, !before);
+        gtk_menu_button_popdown(GTK_MENU_BUTTON(mb));
+        g_assert_cmpint(bar_drawn(w), ==, !before);
+    }
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -415,6 +491,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/fits-1440x900", test_fits_large);
     g_test_add_func("/layout/saved-size-fits", test_saved_size_fits);
     g_test_add_func("/layout/help-markdown", test_markdown);
+    g_test_add_func("/layout/colour-bars-item", test_colour_bars_item);
     g_test_add_func("/layout/help-window-closes", test_help_window_closes);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
