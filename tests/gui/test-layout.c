@@ -19,6 +19,7 @@
 #include "larmor-settings.h"
 #include "larmor-slice-view.h"
 #include "larmor-window.h"
+#include "larmor-volume.h"
 #include "lm_kernels.h"
 #include "lm_trajgen.h"
 
@@ -468,6 +469,69 @@ static void test_colour_bars_item(void)
     gui_test_spin(0.1);
 }
 
+/* --- 12. the overlay's colour bar clear of the image's ------------------- */
+
+static LarmorVolume *ramp_volume(const char *name)
+{
+    const int64_t dims[3] = { 16, 16, 4 };
+    const double mm[3] = { 1, 1, 1 };
+    lm_volume *v = lm_volume_new(dims, mm, NULL);
+    g_assert_nonnull(v);
+    for (int64_t i = 0; i < 16 * 16 * 4; i++)
+        v->data[i] = (float)i / 1024.0f;
+    return larmor_volume_new_take(v, name);
+}
+
+static void test_colour_bars_apart(void)
+{
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    LarmorVolume *vol = ramp_volume("image"), *over = ramp_volume("influence");
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_dims(st, larmor_volume_get_data(vol)->dims);
+    larmor_view_state_set_window_level(st, 1.0, 0.5);
+    LarmorOverlayStyle style = { .colormap = LARMOR_COLORMAP_HOT, .lo = 0, .hi = 1, .opacity = 0.8, .ramp = 1,
+                                 .mode = LARMOR_MODE_MAGNITUDE };
+    larmor_slice_view_set_overlay(view, over, &style, "a.u.");
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_decorated(GTK_WINDOW(win), FALSE);
+    gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(view));
+    static const int sizes[][2] = { { 320, 240 }, { 400, 400 }, { 640, 480 }, { 900, 700 } };
+    for (guint k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        gtk_window_set_default_size(GTK_WINDOW(win), sizes[k][0], sizes[k][1]);
+        gui_test_show(GTK_WINDOW(win));
+        gtk_widget_queue_draw(GTK_WIDGET(view));
+        gtk_test_widget_wait_for_draw(GTK_WIDGET(view));
+        double a[4], b[4];
+        g_assert_true(larmor_slice_view_get_colorbar_rect(view, a));
+        g_assert_true(larmor_slice_view_get_overlay_colorbar_rect(view, b));
+        double W = gtk_widget_get_width(GTK_WIDGET(view)), H = gtk_widget_get_height(GTK_WIDGET(view));
+        printf("# %.0f x %.0f: image bar y %.0f..%.0f, overlay bar y %.0f..%.0f\n", W, H, a[1], a[1] + a[3], b[1],
+               b[1] + b[3]);
+        /* Apart: one lies wholly above or beside the other. */
+        gboolean apart = a[1] >= b[1] + b[3] || b[1] >= a[1] + a[3] || a[0] >= b[0] + b[2] || b[0] >= a[0] + a[2];
+        g_assert_true(apart);
+        for (int i = 0; i < 2; i++) {
+            const double *r = i ? b : a;
+            g_assert_cmpfloat(r[0], >=, 0);
+            g_assert_cmpfloat(r[1], >=, 0);
+            g_assert_cmpfloat(r[0] + r[2], <=, W);
+            g_assert_cmpfloat(r[1] + r[3], <=, H);
+        }
+    }
+    /* Colour Bars off hides both. */
+    larmor_view_state_set_show_colorbar(st, FALSE);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(view));
+    gui_test_spin(0.1);
+    double r[4];
+    g_assert_false(larmor_slice_view_get_colorbar_rect(view, r));
+    g_assert_false(larmor_slice_view_get_overlay_colorbar_rect(view, r));
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(vol);
+    g_object_unref(over);
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -492,6 +556,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/saved-size-fits", test_saved_size_fits);
     g_test_add_func("/layout/help-markdown", test_markdown);
     g_test_add_func("/layout/colour-bars-item", test_colour_bars_item);
+    g_test_add_func("/layout/colour-bars-apart", test_colour_bars_apart);
     g_test_add_func("/layout/help-window-closes", test_help_window_closes);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
