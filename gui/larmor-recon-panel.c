@@ -593,6 +593,7 @@ GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *na
         { "method", G_STRUCT_OFFSET(LarmorReconPanel, method_dropdown) },
         { "fallback", G_STRUCT_OFFSET(LarmorReconPanel, fallback_check) },
         { "iters", G_STRUCT_OFFSET(LarmorReconPanel, iters_spin) },
+        { "run", G_STRUCT_OFFSET(LarmorReconPanel, run_button) },
     };
     for (guint i = 0; i < G_N_ELEMENTS(controls); i++)
         if (g_strcmp0(name, controls[i].name) == 0)
@@ -633,10 +634,14 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_entry), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->iters_spin), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->tol_entry), cg);
-    gtk_widget_set_visible(self->reference_caption, cg && anat);
-    gtk_widget_set_visible(self->reference_button, cg && anat);
-    gtk_widget_set_visible(self->edge_caption, cg && anat);
-    gtk_widget_set_visible(GTK_WIDGET(self->edge_spin), cg && anat);
+    /* The prior's rows follow the regulariser only: greyed for gridding,
+     * not hidden, so the controls below keep their place. */
+    GtkWidget *anat_rows[] = { self->reference_caption, self->reference_button, self->edge_caption,
+                               GTK_WIDGET(self->edge_spin) };
+    for (guint i = 0; i < G_N_ELEMENTS(anat_rows); i++) {
+        gtk_widget_set_visible(anat_rows[i], anat);
+        gtk_widget_set_sensitive(anat_rows[i], cg);
+    }
     gtk_widget_set_sensitive(GTK_WIDGET(self->recompute_check), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->influence_check), cg);
     gtk_widget_set_sensitive(self->auto_button, cg);

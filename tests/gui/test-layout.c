@@ -12,6 +12,7 @@
 #include "gui-test.h"
 #include "larmor-application.h"
 #include "larmor-compare-view.h"
+#include "larmor-dataset.h"
 #include "larmor-help.h"
 #include "larmor-ortho-view.h"
 #include "larmor-profile.h"
@@ -20,6 +21,7 @@
 #include "larmor-slice-view.h"
 #include "larmor-window.h"
 #include "larmor-volume.h"
+#include "lm_io.h"
 #include "lm_kernels.h"
 #include "lm_trajgen.h"
 
@@ -532,6 +534,86 @@ static void test_colour_bars_apart(void)
     gui_test_spin(0.1);
 }
 
+/* --- 14. the Reconstruct button stays where it is ------------------------ */
+
+static gboolean truth_changed(gpointer data)
+{
+    gpointer *d = data;
+    return !larmor_window_is_busy(d[0]) && larmor_dataset_get_truth(larmor_window_get_dataset(d[0])) != d[1];
+}
+
+static void button_at(LarmorWindow *w, GtkWidget *button, graphene_rect_t *b)
+{
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.2);
+    g_assert_true(gtk_widget_compute_bounds(button, GTK_WIDGET(w), b));
+}
+
+static void assert_same_place(const graphene_rect_t *a, const graphene_rect_t *b, const char *after)
+{
+    if (!graphene_rect_equal(a, b))
+        g_error("after %s the Reconstruct button moved from %.0f,%.0f %.0fx%.0f to %.0f,%.0f %.0fx%.0f", after,
+                a->origin.x, a->origin.y, a->size.width, a->size.height, b->origin.x, b->origin.y, b->size.width,
+                b->size.height);
+}
+
+static guint reg_position(GtkDropDown *dd, const char *name)
+{
+    GListModel *m = gtk_drop_down_get_model(dd);
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        GtkStringObject *o = g_list_model_get_item(m, i);
+        gboolean same = g_strcmp0(gtk_string_object_get_string(o), name) == 0;
+        g_object_unref(o);
+        if (same)
+            return i;
+    }
+    g_error("no regulariser %s", name);
+    return 0;
+}
+
+static void test_button_stays(void)
+{
+    LarmorWindow *w = open_window(1024, 600);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    GtkWidget *button = larmor_recon_panel_get_control(panel, "run");
+    GtkDropDown *method = GTK_DROP_DOWN(larmor_recon_panel_get_control(panel, "method"));
+    GtkDropDown *reg = GTK_DROP_DOWN(larmor_recon_panel_get_control(panel, "reg"));
+    static const char *regs[] = { "identity", "anatomical", "anatomical-edges", "tv" };
+    for (guint r = 0; r < G_N_ELEMENTS(regs); r++) {
+        gtk_drop_down_set_selected(method, LM_METHOD_CG);
+        gtk_drop_down_set_selected(reg, reg_position(reg, regs[r]));
+        graphene_rect_t b0, b1;
+        button_at(w, button, &b0);
+        for (guint m = 0; m < g_list_model_get_n_items(gtk_drop_down_get_model(method)); m++) {
+            gtk_drop_down_set_selected(method, m);
+            button_at(w, button, &b1);
+            assert_same_place(&b0, &b1, "a change of Method");
+        }
+    }
+    gtk_drop_down_set_selected(method, LM_METHOD_CG);
+    gtk_drop_down_set_selected(reg, reg_position(reg, "identity"));
+    graphene_rect_t b0, b1;
+    button_at(w, button, &b0);
+
+    /* A truth with a long file name. */
+    LarmorVolume *truth = larmor_dataset_get_truth(larmor_window_get_dataset(w));
+    g_assert_nonnull(truth);
+    char *dir = g_dir_make_tmp("larmor-button-XXXXXX", NULL);
+    char *np = g_build_filename(dir, "a-rather-long-name-for-the-reference-image-of-this-study.nii", NULL);
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_nifti_write(np, larmor_volume_get_data(truth), 0, &err), ==, LM_OK);
+    larmor_window_open_truth(w, np);
+    g_assert_true(gui_test_wait(truth_changed, (gpointer[]){ w, truth }, 60));
+    button_at(w, button, &b1);
+    assert_same_place(&b0, &b1, "loading a truth");
+    g_unlink(np);
+    g_rmdir(dir);
+    g_free(np);
+    g_free(dir);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -557,6 +639,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/help-markdown", test_markdown);
     g_test_add_func("/layout/colour-bars-item", test_colour_bars_item);
     g_test_add_func("/layout/colour-bars-apart", test_colour_bars_apart);
+    g_test_add_func("/layout/button-stays", test_button_stays);
     g_test_add_func("/layout/help-window-closes", test_help_window_closes);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
