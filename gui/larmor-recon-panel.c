@@ -146,6 +146,20 @@ static void name_note_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpoi
     gtk_list_item_set_child(item, box);
 }
 
+/* A kernel's row: its name, and under it why it is unavailable here (the
+ * library's own message, wrapped), not only in a tooltip. */
+static void variant_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    name_note_setup(f, item, data);
+    GtkWidget *box = gtk_list_item_get_child(item);
+    GtkWidget *note = gtk_widget_get_next_sibling(gtk_widget_get_first_child(box));
+    gtk_orientable_set_orientation(GTK_ORIENTABLE(box), GTK_ORIENTATION_VERTICAL);
+    gtk_box_set_spacing(GTK_BOX(box), 0);
+    gtk_label_set_xalign(GTK_LABEL(note), 0);
+    gtk_label_set_wrap(GTK_LABEL(note), TRUE);
+    gtk_label_set_max_width_chars(GTK_LABEL(note), 40);
+}
+
 static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
 {
     GtkWidget *box = gtk_list_item_get_child(item);
@@ -156,7 +170,9 @@ static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointe
     char *label = larmor_variant_label(variant);
     gtk_label_set_text(GTK_LABEL(name), label);
     g_free(label);
-    gtk_label_set_text(GTK_LABEL(note), ok ? "" : "unavailable");
+    char *reason = ok ? NULL : g_strdup_printf("unavailable: %s", why);
+    gtk_label_set_text(GTK_LABEL(note), ok ? "" : reason);
+    g_free(reason);
     gtk_widget_set_visible(note, !ok);
     /* Unavailable variants stay in the list, greyed, with the reason. */
     gtk_widget_set_sensitive(name, ok);
@@ -891,7 +907,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     for (size_t i = 0; i < lm_variant_count(); i++)
         gtk_string_list_append(names, lm_variant_at(i)->name);
     GtkListItemFactory *f = gtk_signal_list_item_factory_new();
-    g_signal_connect(f, "setup", G_CALLBACK(name_note_setup), self);
+    g_signal_connect(f, "setup", G_CALLBACK(variant_setup), self);
     g_signal_connect(f, "bind", G_CALLBACK(variant_bind), self);
     gtk_drop_down_set_factory(self->variant_dropdown, f);
     gtk_drop_down_set_model(self->variant_dropdown, G_LIST_MODEL(names));

@@ -614,6 +614,60 @@ static void test_button_stays(void)
     gui_test_spin(0.1);
 }
 
+/* --- 15. an unavailable kernel says why, in its row ---------------------- */
+
+static void collect_labels(GtkWidget *w, GPtrArray *out)
+{
+    if (GTK_IS_LABEL(w))
+        g_ptr_array_add(out, w);
+    for (GtkWidget *c = gtk_widget_get_first_child(w); c; c = gtk_widget_get_next_sibling(c))
+        collect_labels(c, out);
+}
+
+static void test_unavailable_variant_reason(void)
+{
+    LarmorWindow *w = open_window(1024, 600);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    GtkWidget *method = larmor_recon_panel_get_control(panel, "method");
+    /* The kernel drop-down: the next GtkDropDown after Method's in the panel. */
+    GtkWidget *dd = NULL;
+    for (GtkWidget *c = gtk_widget_get_next_sibling(method); c && !dd; c = gtk_widget_get_next_sibling(c))
+        if (GTK_IS_DROP_DOWN(c))
+            dd = c;
+    g_assert_nonnull(dd);
+    g_signal_emit_by_name(dd, "activate");
+    gui_test_spin(0.5);
+    GPtrArray *labels = g_ptr_array_new();
+    collect_labels(GTK_WIDGET(dd), labels);
+    int unavailable = 0;
+    for (guint i = 0; i < lm_variant_count(); i++) {
+        const lm_variant *v = lm_variant_at(i);
+        lm_error why = { 0 };
+        if (!v->available || v->available(&why) == LM_OK)
+            continue;
+        char *want = g_strdup_printf("unavailable: %s", why.msg);
+        gboolean named = FALSE, reason = FALSE;
+        for (guint k = 0; k < labels->len; k++) {
+            GtkWidget *l = labels->pdata[k];
+            if (g_strcmp0(gtk_label_get_text(GTK_LABEL(l)), v->name) != 0 || !gtk_widget_get_mapped(l))
+                continue;
+            named = TRUE;
+            GtkWidget *note = gtk_widget_get_next_sibling(l);
+            reason |= note && GTK_IS_LABEL(note) && gtk_widget_get_mapped(note) &&
+                      g_strcmp0(gtk_label_get_text(GTK_LABEL(note)), want) == 0;
+        }
+        if (named) {
+            g_assert_true(reason);
+            unavailable++;
+        }
+        g_free(want);
+    }
+    printf("# %d unavailable kernels show their reason\n", unavailable);
+    g_ptr_array_unref(labels);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -640,6 +694,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/colour-bars-item", test_colour_bars_item);
     g_test_add_func("/layout/colour-bars-apart", test_colour_bars_apart);
     g_test_add_func("/layout/button-stays", test_button_stays);
+    g_test_add_func("/layout/unavailable-variant-reason", test_unavailable_variant_reason);
     g_test_add_func("/layout/help-window-closes", test_help_window_closes);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
