@@ -668,6 +668,38 @@ static void test_unavailable_variant_reason(void)
     gui_test_spin(0.1);
 }
 
+/* --- 15. toasts leave the viewer's toolbar free -------------------------- */
+
+static void test_toast_clear_of_toolbar(void)
+{
+    LarmorWindow *w = open_window(1024, 600);
+    larmor_window_show_message(w, "A long message of the kind a failed open gives: the file could not be read "
+                                  "(/tmp/a-long-path/kspace.cfl)", TRUE);
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.6); /* the revealer's transition */
+    GPtrArray *labels = g_ptr_array_new();
+    collect_labels(GTK_WIDGET(w), labels);
+    GtkWidget *toast = NULL;
+    for (guint k = 0; k < labels->len && !toast; k++)
+        if (g_str_has_prefix(gtk_label_get_text(GTK_LABEL(labels->pdata[k])), "A long message"))
+            toast = gtk_widget_get_ancestor(labels->pdata[k], GTK_TYPE_REVEALER);
+    g_ptr_array_unref(labels);
+    g_assert_nonnull(toast);
+    graphene_rect_t tb, bb;
+    g_assert_true(gtk_revealer_get_child_revealed(GTK_REVEALER(toast)));
+    g_assert_true(gtk_widget_compute_bounds(toast, GTK_WIDGET(w), &tb));
+    g_assert_cmpfloat(tb.size.width, >, 0);
+    GtkWidget *toolbar = larmor_ortho_view_get_toolbar(larmor_window_get_ortho_view(w));
+    g_assert_true(gtk_widget_compute_bounds(toolbar, GTK_WIDGET(w), &bb));
+    printf("# toast %.0f,%.0f %.0fx%.0f; toolbar %.0f,%.0f %.0fx%.0f\n", tb.origin.x, tb.origin.y, tb.size.width,
+           tb.size.height, bb.origin.x, bb.origin.y, bb.size.width, bb.size.height);
+    g_assert_false(graphene_rect_intersection(&tb, &bb, NULL));
+    g_assert_cmpfloat(tb.origin.x, >=, 0);
+    g_assert_cmpfloat(tb.origin.x + tb.size.width, <=, gtk_widget_get_width(GTK_WIDGET(w)) + 0.5);
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -695,6 +727,7 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/colour-bars-apart", test_colour_bars_apart);
     g_test_add_func("/layout/button-stays", test_button_stays);
     g_test_add_func("/layout/unavailable-variant-reason", test_unavailable_variant_reason);
+    g_test_add_func("/layout/toast-clear-of-toolbar", test_toast_clear_of_toolbar);
     g_test_add_func("/layout/help-window-closes", test_help_window_closes);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
