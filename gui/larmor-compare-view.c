@@ -7,6 +7,7 @@
 #include "larmor-profile.h"
 #include "larmor-roi.h"
 #include "larmor-util.h"
+#include "larmor-wrap-box.h"
 
 typedef struct {
     LarmorVolume *volume;
@@ -29,6 +30,7 @@ struct _LarmorCompareView {
     GtkWidget *auto_button;
     GtkAdjustment *slice_adjustment;
     GtkScale *slice_scale;
+    GtkWidget *toolbar;
     GtkStack *panels_stack;
     GtkGrid *panels_grid;
     GtkGrid *metrics_grid;
@@ -1025,6 +1027,11 @@ GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self)
     return GTK_WIDGET(self);
 }
 
+GtkWidget *larmor_compare_view_get_toolbar(LarmorCompareView *self)
+{
+    return self->toolbar;
+}
+
 static gboolean key_diff(GtkWidget *widget, GVariant *args, gpointer user)
 {
     LarmorCompareView *self = LARMOR_COMPARE_VIEW(widget);
@@ -1059,9 +1066,11 @@ static void larmor_compare_view_class_init(LarmorCompareViewClass *klass)
     G_OBJECT_CLASS(klass)->dispose = larmor_compare_view_dispose;
     g_type_ensure(LARMOR_TYPE_PLOT);
     larmor_resources_ensure();
+    g_type_ensure(LARMOR_TYPE_WRAP_BOX); /* the toolbar */
     gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-compare-view.ui");
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
 #define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorCompareView, name)
+    CHILD(toolbar);
     CHILD(orient_dropdown);
     CHILD(mode_dropdown);
     CHILD(cmap_dropdown);

@@ -45,6 +45,8 @@ LarmorVolume *larmor_compare_view_get_volume(LarmorCompareView *self, int i, Lar
  * ("psnr", "error", "time", ...). NULL when absent (tests read this). */
 const char *larmor_compare_view_get_metric_text(LarmorCompareView *self, int row, const char *column);
 GtkWidget *larmor_compare_view_get_panels_widget(LarmorCompareView *self);
+/* The toolbar (a LarmorWrapBox): its children are the controls. */
+GtkWidget *larmor_compare_view_get_toolbar(LarmorCompareView *self);
 /* The ROI table (the ROI drawn on any panel, on every panel's image): one
  * row per panel, truth first; 0 without a ROI. */
 int larmor_compare_view_get_roi_rows(LarmorCompareView *self);

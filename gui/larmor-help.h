@@ -1,7 +1,8 @@
 /* The user guide (docs/user-guide.md, compiled into the GResource) in a
  * window of its own: F1 / "User Guide" in the main menu. The Markdown is
- * shown as formatted text in a GtkTextView -- headings, bullets, `code`
- * and **bold** -- with no browser or web view behind it. */
+ * shown as formatted text in a GtkTextView -- headings, bullets and
+ * numbered items, `code`, **bold**, *emphasis* and links' text -- with no
+ * browser or web view behind it. A header bar, Escape and Ctrl+W close it. */
 #ifndef LARMOR_HELP_H
 #define LARMOR_HELP_H
 
@@ -15,7 +16,8 @@ G_BEGIN_DECLS
 char *larmor_help_guide_text(void);
 
 /* Fills buf with the Markdown shown as text with tags (its own tag table
- * entries "h1", "h2", "h3", "code", "bold", "bullet" are created once). */
+ * entries "h1", "h2", "h3", "code", "bold", "em", "link", "bullet" are
+ * created once). */
 void larmor_help_render_markdown(GtkTextBuffer *buf, const char *markdown);
 
 /* A new window showing the guide, transient for parent (may be NULL). */

@@ -4,6 +4,7 @@
 
 #include "larmor-traj-plot.h"
 #include "larmor-util.h"
+#include "larmor-wrap-box.h"
 
 struct _LarmorOrthoView {
     GtkWidget parent_instance;
@@ -339,6 +340,11 @@ GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self)
     return self->grid;
 }
 
+GtkWidget *larmor_ortho_view_get_toolbar(LarmorOrthoView *self)
+{
+    return self->toolbar;
+}
+
 void larmor_ortho_view_set_traj(LarmorOrthoView *self, const lm_traj *traj, const int64_t matrix[3],
                                 const char *caption)
 {
@@ -368,6 +374,7 @@ static void larmor_ortho_view_class_init(LarmorOrthoViewClass *klass)
     G_OBJECT_CLASS(klass)->dispose = larmor_ortho_view_dispose;
     g_type_ensure(LARMOR_TYPE_TRAJ_PLOT);
     larmor_resources_ensure();
+    g_type_ensure(LARMOR_TYPE_WRAP_BOX); /* the toolbar */
     gtk_widget_class_set_template_from_resource(wc, LARMOR_RESOURCE_PATH "/ui/larmor-ortho-view.ui");
     gtk_widget_class_set_layout_manager_type(wc, GTK_TYPE_BIN_LAYOUT);
 #define CHILD(name) gtk_widget_class_bind_template_child(wc, LarmorOrthoView, name)

@@ -29,6 +29,8 @@ void larmor_ortho_view_set_traj(LarmorOrthoView *self, const lm_traj *traj, cons
                                 const char *caption);
 /* The image part (grid of views) for PNG export. */
 GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self);
+/* The toolbar (a LarmorWrapBox): its children are the controls. */
+GtkWidget *larmor_ortho_view_get_toolbar(LarmorOrthoView *self);
 /* Window/level from the shown volume. */
 void larmor_ortho_view_auto_window(LarmorOrthoView *self);
 void larmor_ortho_view_reset(LarmorOrthoView *self);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "larmor-scroll-guard.h"
 #include "larmor-util.h"
 #include "lm_kernels.h"
 #include "lm_wavelet.h"
@@ -145,6 +146,20 @@ static void name_note_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpoi
     gtk_list_item_set_child(item, box);
 }
 
+/* A kernel's row: its name, and under it why it is unavailable here (the
+ * library's own message, wrapped), not only in a tooltip. */
+static void variant_setup(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
+{
+    name_note_setup(f, item, data);
+    GtkWidget *box = gtk_list_item_get_child(item);
+    GtkWidget *note = gtk_widget_get_next_sibling(gtk_widget_get_first_child(box));
+    gtk_orientable_set_orientation(GTK_ORIENTABLE(box), GTK_ORIENTATION_VERTICAL);
+    gtk_box_set_spacing(GTK_BOX(box), 0);
+    gtk_label_set_xalign(GTK_LABEL(note), 0);
+    gtk_label_set_wrap(GTK_LABEL(note), TRUE);
+    gtk_label_set_max_width_chars(GTK_LABEL(note), 40);
+}
+
 static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointer data)
 {
     GtkWidget *box = gtk_list_item_get_child(item);
@@ -155,7 +170,9 @@ static void variant_bind(GtkSignalListItemFactory *f, GtkListItem *item, gpointe
     char *label = larmor_variant_label(variant);
     gtk_label_set_text(GTK_LABEL(name), label);
     g_free(label);
-    gtk_label_set_text(GTK_LABEL(note), ok ? "" : "unavailable");
+    char *reason = ok ? NULL : g_strdup_printf("unavailable: %s", why);
+    gtk_label_set_text(GTK_LABEL(note), ok ? "" : reason);
+    g_free(reason);
     gtk_widget_set_visible(note, !ok);
     /* Unavailable variants stay in the list, greyed, with the reason. */
     gtk_widget_set_sensitive(name, ok);
@@ -591,6 +608,8 @@ GtkWidget *larmor_recon_panel_get_control(LarmorReconPanel *self, const char *na
         { "lambda-scale", G_STRUCT_OFFSET(LarmorReconPanel, lambda_scale) },
         { "method", G_STRUCT_OFFSET(LarmorReconPanel, method_dropdown) },
         { "fallback", G_STRUCT_OFFSET(LarmorReconPanel, fallback_check) },
+        { "iters", G_STRUCT_OFFSET(LarmorReconPanel, iters_spin) },
+        { "run", G_STRUCT_OFFSET(LarmorReconPanel, run_button) },
     };
     for (guint i = 0; i < G_N_ELEMENTS(controls); i++)
         if (g_strcmp0(name, controls[i].name) == 0)
@@ -631,10 +650,14 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_sensitive(GTK_WIDGET(self->lambda_entry), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->iters_spin), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->tol_entry), cg);
-    gtk_widget_set_visible(self->reference_caption, cg && anat);
-    gtk_widget_set_visible(self->reference_button, cg && anat);
-    gtk_widget_set_visible(self->edge_caption, cg && anat);
-    gtk_widget_set_visible(GTK_WIDGET(self->edge_spin), cg && anat);
+    /* The prior's rows follow the regulariser only: greyed for gridding,
+     * not hidden, so the controls below keep their place. */
+    GtkWidget *anat_rows[] = { self->reference_caption, self->reference_button, self->edge_caption,
+                               GTK_WIDGET(self->edge_spin) };
+    for (guint i = 0; i < G_N_ELEMENTS(anat_rows); i++) {
+        gtk_widget_set_visible(anat_rows[i], anat);
+        gtk_widget_set_sensitive(anat_rows[i], cg);
+    }
     gtk_widget_set_sensitive(GTK_WIDGET(self->recompute_check), cg);
     gtk_widget_set_sensitive(GTK_WIDGET(self->influence_check), cg);
     gtk_widget_set_sensitive(self->auto_button, cg);
@@ -884,7 +907,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     for (size_t i = 0; i < lm_variant_count(); i++)
         gtk_string_list_append(names, lm_variant_at(i)->name);
     GtkListItemFactory *f = gtk_signal_list_item_factory_new();
-    g_signal_connect(f, "setup", G_CALLBACK(name_note_setup), self);
+    g_signal_connect(f, "setup", G_CALLBACK(variant_setup), self);
     g_signal_connect(f, "bind", G_CALLBACK(variant_bind), self);
     gtk_drop_down_set_factory(self->variant_dropdown, f);
     gtk_drop_down_set_model(self->variant_dropdown, G_LIST_MODEL(names));
@@ -983,6 +1006,7 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
         g_signal_connect_swapped(dropdowns[i], "notify::selected", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->iters_spin, "value-changed", G_CALLBACK(emit_changed), self);
     g_signal_connect_swapped(self->compress_spin, "value-changed", G_CALLBACK(emit_changed), self);
+    larmor_scroll_guard_attach(GTK_WIDGET(self)); /* the panel lives in the scrolled sidebar */
 }
 
 void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why)

@@ -22,6 +22,7 @@ struct _LarmorSliceView {
     gboolean show_labels;
     char *unit;               /* colour bar unit; NULL: by the mode */
     double colorbar_rect[4];  /* where the last snapshot drew it (w 0: none) */
+    double overlay_bar_rect[4]; /* the overlay's bar, likewise */
 
     /* Caches: the plane for (volume, orientation, slice, mode), then its
      * colours for (window, level, gain, colour map). Each snapshot only
@@ -443,6 +444,13 @@ static void draw_colorbar(LarmorSliceView *self, GtkSnapshot *snapshot, double W
     self->colorbar_rect[3] = bh;
 }
 
+gboolean larmor_slice_view_get_overlay_colorbar_rect(LarmorSliceView *self, double rect[4])
+{
+    for (int i = 0; i < 4; i++)
+        rect[i] = self->overlay_bar_rect[i];
+    return rect[2] > 0;
+}
+
 gboolean larmor_slice_view_get_colorbar_rect(LarmorSliceView *self, double rect[4])
 {
     for (int i = 0; i < 4; i++)
@@ -538,21 +546,28 @@ static void draw_overlay(LarmorSliceView *self, GtkSnapshot *snapshot, const Lay
     gtk_snapshot_append_texture(snapshot, tex,
                                 &GRAPHENE_RECT_INIT((float)X0 / s, (float)Y0 / s, (float)dw / s, (float)dh / s));
     g_object_unref(tex);
-    /* The overlay's own colour bar, at the right edge, middle half of the height. */
-    const double bh = MIN(H * 0.5, 220), bw = 64;
-    if (W > 3 * bw && bh > 60) {
-        const graphene_rect_t box = GRAPHENE_RECT_INIT((float)(W - bw - 6), (float)((H - bh) / 2), (float)bw, (float)bh);
+    /* The overlay's own colour bar in the top-right corner, as tall as the
+     * image's in the bottom-right (at most 0.4 H each, so the right edge's
+     * orientation letter at H/2 stays between them). */
+    const double bh = MIN(0.4 * H, 180), bw = 64, by = 6;
+    if (larmor_view_state_get_show_colorbar(self->state) && W > 3 * bw && bh > 48) {
+        const graphene_rect_t box = GRAPHENE_RECT_INIT((float)(W - bw - 6), (float)by, (float)bw, (float)bh);
         cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &box);
         double w = MIN(bw, larmor_colorbar_width(cr, self->overlay_style.lo, self->overlay_style.hi, self->overlay_unit));
-        larmor_colorbar_draw(cr, W - w - 6, (H - bh) / 2, w, bh, self->overlay_style.colormap, self->overlay_style.lo,
+        larmor_colorbar_draw(cr, W - w - 6, by, w, bh, self->overlay_style.colormap, self->overlay_style.lo,
                              self->overlay_style.hi, self->overlay_unit);
         cairo_destroy(cr);
+        self->overlay_bar_rect[0] = W - w - 6;
+        self->overlay_bar_rect[1] = by;
+        self->overlay_bar_rect[2] = w;
+        self->overlay_bar_rect[3] = bh;
     }
 }
 
 static void larmor_slice_view_snapshot(GtkWidget *widget, GtkSnapshot *snapshot)
 {
     LarmorSliceView *self = LARMOR_SLICE_VIEW(widget);
+    self->overlay_bar_rect[2] = 0;
     const double W = gtk_widget_get_width(widget), H = gtk_widget_get_height(widget);
     static const GdkRGBA black = { 0, 0, 0, 1 };
 

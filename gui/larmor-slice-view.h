@@ -85,6 +85,8 @@ const char *larmor_slice_view_get_unit(LarmorSliceView *self);
 gboolean larmor_slice_view_get_colorbar_range(LarmorSliceView *self, double *lo, double *hi);
 /* x, y, w, h of the bar in the last snapshot; FALSE when none was drawn. */
 gboolean larmor_slice_view_get_colorbar_rect(LarmorSliceView *self, double rect[4]);
+/* The same for the overlay's colour bar. */
+gboolean larmor_slice_view_get_overlay_colorbar_rect(LarmorSliceView *self, double rect[4]);
 /* Time spent turning the slice into pixels in the last snapshot. */
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self);
 

@@ -13,6 +13,7 @@
 #include "larmor-phantom-dialog.h"
 #include "larmor-session.h"
 #include "larmor-util.h"
+#include "larmor-window-size.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
 #include "lm_io_impatient.h"
@@ -2944,6 +2945,7 @@ static gboolean on_close_request(GtkWindow *window, gpointer data)
     if (self->settings) {
         int w, h;
         gtk_window_get_default_size(window, &w, &h);
+        larmor_window_size_fit(gtk_widget_get_display(GTK_WIDGET(window)), &w, &h);
         larmor_settings_set_int(self->settings, "window", "width", w);
         larmor_settings_set_int(self->settings, "window", "height", h);
         larmor_settings_set_bool(self->settings, "window", "maximized", gtk_window_is_maximized(window));
@@ -3143,6 +3145,7 @@ static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, c
     if (settings) {
         int w = larmor_settings_get_int(settings, "window", "width", 0);
         int h = larmor_settings_get_int(settings, "window", "height", 0);
+        larmor_window_size_fit(gtk_widget_get_display(GTK_WIDGET(self)), &w, &h);
         if (w > 400 && h > 300)
             gtk_window_set_default_size(GTK_WINDOW(self), w, h);
         if (larmor_settings_get_bool(settings, "window", "maximized", FALSE))
@@ -3159,6 +3162,9 @@ static LarmorWindow *window_new(GtkApplication *app, LarmorSettings *settings, c
         load_params(self);
         fill_recent(self);
     }
+    /* The main menu's check items were made before these were set. */
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_RADIOLOGICAL]);
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_SHOW_COLORBAR]);
     if (load) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };
         const char *name = problem ? problem : remembered && lm_problem_find(remembered, NULL) ? remembered : "B32";
