@@ -32,8 +32,10 @@ typedef struct {
     guint64 seed;
     int coils;                 /* custom phantom: receive coils (0 or 1: one uniform coil;
                                   more: lm_coils_synth maps, kept with the data) */
-    char *traj_path, *kdata_path;
-    char *sens_path;           /* files: coil maps; NULL looks for sens.cfl beside the k-space */
+    char *traj_path, *kdata_path; /* files: one of them alone (or both the same) names a data
+                                     directory or any file of a data set (lm_acq_discover) */
+    char *sens_path;           /* files: coil maps; NULL: sens beside the data (lm_acq_discover) */
+    char *times_path;          /* files: sample times; NULL: times.cfl beside the data */
     int64_t grid[3];           /* files: reconstruction matrix instead of the file's (0: the file's) */
     double fov_mm[3];          /* with grid: its field of view (<= 0: the file's) */
     double fieldmap_hz;        /* custom phantom: > 0 adds lm_fieldmap_synth's map with this
