@@ -25,11 +25,6 @@ lm_code cli_load_acq(const cli_acq_args *args, lm_acq **out, lm_acq_paths *found
                        args->cmd);
     if (one) {
         c = lm_acq_discover(one, &p, err);
-        if (c == LM_OK && !args->quiet) {
-            char *what = lm_acq_paths_describe(&p);
-            fprintf(stderr, "%s: %s: found %s\n", args->cmd, one, what ? what : "");
-            free(what);
-        }
     } else {
         c = lm_acq_paths_set(&p.traj, args->traj, err);
         if (c == LM_OK)
@@ -53,6 +48,17 @@ lm_code cli_load_acq(const cli_acq_args *args, lm_acq **out, lm_acq_paths *found
     else
         lm_acq_paths_clear(&p);
     return c;
+}
+
+void cli_report_found(const cli_acq_args *args, const lm_acq *a)
+{
+    const lm_acq_paths *p = &a->paths;
+    const char *one = args->traj && args->kspace ? NULL : args->traj ? args->traj : args->kspace;
+    if (args->quiet || !one || !(p->sens || p->fieldmap || p->times || p->truth || p->ref))
+        return;
+    char *what = lm_acq_paths_describe(p);
+    fprintf(stderr, "%s: %s: found %s\n", args->cmd, one, what ? what : "");
+    free(what);
 }
 
 lm_code cli_load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err)

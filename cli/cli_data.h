@@ -18,10 +18,13 @@ typedef struct cli_acq_args {
 /* --traj and --kspace both given: those files, with the companions the
  * flags name. One of them alone (a data directory, an .h5, an IMPATIENT
  * directory, or any file of a data set): lm_acq_discover finds the data and
- * its sens, fieldmap and times, which the flags override; one line on
- * stderr says what was found (not with quiet). *found (may be NULL) gets
- * the discovered paths, truth and ref included (caller clears). */
+ * its sens, fieldmap and times, which the flags override. *found (may be
+ * NULL) gets the paths, truth and ref included (caller clears). */
 lm_code cli_load_acq(const cli_acq_args *args, lm_acq **out, lm_acq_paths *found, lm_error *err);
+/* One line on stderr naming the companions discovery found for a (not
+ * with quiet, nor when the data came as explicit files or alone): printed
+ * once every check passed, so an error stays the only line. */
+void cli_report_found(const cli_acq_args *args, const lm_acq *a);
 /* --sens for a convert without a matrix: lm_load_sens, then lm_check_sens
  * against g's matrix and ncoils. */
 lm_code cli_load_sens(const char *path, const lm_geom *g, int64_t ncoils, lm_sens **out, lm_error *err);

@@ -103,11 +103,12 @@ int cmd_convert(int argc, char **argv)
         cli_errorf("%s: no sample times in the input (--times-out)", traj_path);
         goto done;
     }
-    /* Maps from a file (their channels checked on loading) must be on the file's matrix when it has one. */
+    /* Maps from a file: on the file's matrix when it has one, and one per channel. */
     const lm_sens *sens = in->sens;
-    if (sens && in->paths.sens && in->have_geom &&
-        lm_check_sens(sens, in->geom.n, in->kdata->ncoils, in->paths.sens, &err) != LM_OK)
+    if (sens && in->paths.sens &&
+        lm_check_sens(sens, in->have_geom ? in->geom.n : sens->n, in->kdata->ncoils, in->paths.sens, &err) != LM_OK)
         goto fail;
+    cli_report_found(&la, in);
     if (!cli_mkdirs(out, &err))
         goto fail;
     const int64_t ro = in->traj->readout > 0 && in->traj->m % in->traj->readout == 0 ? in->traj->readout : in->traj->m;

@@ -469,6 +469,7 @@ int cmd_recon(int argc, char **argv)
     cli_progress_init(&prog, 1);
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
+    cli_report_found(&la, in);
     cli_trace("reconstruction starts");
     lm_code code = lm_recon_run(&g, in->traj, in->kdata, &o, &res, &err);
     cli_progress_done(&prog);

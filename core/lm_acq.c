@@ -188,10 +188,6 @@ lm_code lm_acq_load(const lm_acq_paths *p, const lm_acq_opts *o, lm_acq **out, l
     if (c == LM_OK && p->sens && one_volume) {
         lm_sens *s = NULL;
         c = lm_load_sens(p->sens, &s, err);
-        if (c == LM_OK && s->ncoils != lm_acq_channels(a))
-            c = lm_fail(err, LM_ERR_INVALID, "%s: %lld coil map%s but the k-space has %lld channel%s", p->sens,
-                        (long long)s->ncoils, s->ncoils == 1 ? "" : "s", (long long)lm_acq_channels(a),
-                        lm_acq_channels(a) == 1 ? "" : "s");
         if (c == LM_OK) {
             lm_sens_free(a->sens); /* a file given overrides maps the input carries */
             a->sens = s;

@@ -85,9 +85,9 @@ typedef struct lm_acq {
 
 /* Reads the data p names: traj and kspace (either may name an .h5, a .bin
  * or an IMPATIENT directory that holds both; two .cfl given the wrong way
- * round are swapped), then p's times into the trajectory and p's coil maps
- * (their channel count checked against the k-space). The field map is read
- * by lm_acq_regrid, which knows the grid. Multi-slice ISMRMRD data take
+ * round are swapped), then p's times into the trajectory and p's coil maps.
+ * The field map is read, and the maps checked (matrix, then channels), by
+ * lm_acq_regrid, which knows the grid. Multi-slice ISMRMRD data take
  * no companions (times, maps, field map stay unread). o NULL:
  * lm_acq_opts_init's. */
 lm_code lm_acq_load(const lm_acq_paths *p, const lm_acq_opts *o, lm_acq **out, lm_error *err);

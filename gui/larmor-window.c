@@ -13,6 +13,7 @@
 #include "larmor-phantom-dialog.h"
 #include "larmor-session.h"
 #include "larmor-util.h"
+#include "lm_acq.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
 #include "lm_io_impatient.h"
@@ -774,19 +775,19 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
     }
     if (data->len > 0) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_FILES };
-        const char *a = data->pdata[0];
-        gboolean single = g_str_has_suffix(a, ".h5") || g_str_has_suffix(a, ".bin") || lm_is_impatient_dir(a);
-        if (data->len == 1 && !single) {
-            larmor_window_show_message(self, "Open the trajectory and its k-space together (two .cfl files), or one .h5 or .bin file", TRUE);
-        } else {
-            spec.traj_path = data->pdata[0];
-            spec.kdata_path = data->len > 1 ? data->pdata[1] : data->pdata[0];
-            spec.sens_path = sens;
+        /* One path alone (a data directory or any file of a data set) is
+         * found by discovery (lm_acq_discover), companions included. */
+        spec.traj_path = data->pdata[0];
+        spec.kdata_path = data->len > 1 ? data->pdata[1] : NULL;
+        spec.sens_path = sens;
+        {
             /* Remembered as the files it came from (.cfl for BART bases). */
             GPtrArray *rec = g_ptr_array_new_with_free_func(g_free);
             for (guint k = 0; k < MIN(data->len, 2u); k++) {
                 const char *d = data->pdata[k];
-                g_ptr_array_add(rec, single ? g_strdup(d) : g_strconcat(d, ".cfl", NULL));
+                char *cfl = g_strconcat(d, ".cfl", NULL);
+                g_ptr_array_add(rec, g_file_test(cfl, G_FILE_TEST_IS_REGULAR) ? g_strdup(cfl) : g_strdup(d));
+                g_free(cfl);
             }
             if (sens)
                 g_ptr_array_add(rec, g_strconcat(sens, ".cfl", NULL));
@@ -3092,6 +3093,18 @@ LarmorWindow *larmor_window_new_for_files(GtkApplication *app, LarmorSettings *s
         data |= path && !is_volume_file(path);
         g_free(path);
     }
+    /* A lone file of a data set (its truth.nii.gz, say) opens that data set. */
+    char *lone = n == 1 && !data ? g_file_get_path(files[0]) : NULL;
+    lm_acq_paths found = { 0 };
+    if (lone && lm_acq_discover(lone, &found, NULL) == LM_OK) {
+        lm_acq_paths_clear(&found);
+        LarmorWindow *self = window_new(app, settings, NULL, FALSE);
+        LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_FILES, .traj_path = lone };
+        larmor_window_load(self, &spec);
+        g_free(lone);
+        return self;
+    }
+    g_free(lone);
     LarmorWindow *self = window_new(app, settings, NULL, !data);
     larmor_window_open_files(self, files, n);
     return self;
