@@ -364,6 +364,12 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
         return NULL;
     }
     lm_acq_paths_clear(&paths);
+    if (spec->times_path && !acq->paths.times) {
+        /* Times opened by hand that do not fit fail the load (those found beside the data leave a note). */
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s", acq->note);
+        lm_acq_free(acq);
+        return NULL;
+    }
     const char *tpath = acq->paths.traj, *kpath = acq->paths.kspace;
     if (acq->nslices > 1) {
         g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s: %d slices of 2D data: the workbench opens one "
@@ -585,43 +591,25 @@ LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self)
 
 gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GError **error)
 {
+    LarmorVolume *on_grid = NULL;
     if (truth) {
         const lm_volume *v = larmor_volume_get_data(truth);
-        gboolean same = TRUE;
-        for (int a = 0; a < 3; a++)
-            same &= v->dims[a] == self->geom.n[a];
-        if (!same) {
-            lm_geom g;
+        if (v->dims[0] != self->geom.n[0] || v->dims[1] != self->geom.n[1] || v->dims[2] != self->geom.n[2]) {
+            /* Another grid: resampled through the affines onto the data's
+             * grid, never adopted as the matrix (only the user changes it). */
             lm_error err = { 0 };
-            lm_geom_init(&g, v->dims[0], v->dims[1], v->dims[2], v->dims[0] * v->voxel_mm[0]);
-            g.basis = self->geom.basis;
-            for (int a = 0; a < 3; a++)
-                g.fov_mm[a] = v->dims[a] * v->voxel_mm[a];
-            if (lm_geom_check(&g, self->traj, &err)) {
-                g_set_error(error, LARMOR_ERROR, err.code,
-                            "%s is %lldx%lldx%lld, too small for the trajectory (%s)",
-                            larmor_volume_get_name(truth), (long long)v->dims[0], (long long)v->dims[1],
-                            (long long)v->dims[2], err.msg);
+            lm_volume *c = lm_volume_copy(v, &err);
+            if (!c) {
+                larmor_set_error(error, &err);
                 return FALSE;
             }
-            self->geom = g;
-            update_key(self);
-            if (self->fieldmap) {
-                g_clear_pointer(&self->fieldmap, g_bytes_unref);
-                g_clear_object(&self->fieldmap_volume);
-                g_clear_pointer(&self->fieldmap_origin, g_free);
-                g_free(self->fieldmap_note);
-                self->fieldmap_note = g_strdup("field map dropped: it was on the grid before the truth changed it");
-            }
-            /* Maps on the old grid no longer fit. */
-            if (self->maps) {
-                g_clear_object(&self->maps);
-                g_free(self->maps_note);
-                self->maps_note = g_strdup("coil maps dropped: they were on the grid before the truth changed it");
-            }
+            if (!(on_grid = volume_on_grid(&self->geom, c, larmor_volume_get_name(truth), error)))
+                return FALSE;
+            truth = on_grid;
         }
     }
     g_set_object(&self->truth, truth);
+    g_clear_object(&on_grid);
     return TRUE;
 }
 

@@ -60,8 +60,7 @@ const char *larmor_dataset_get_name(LarmorDataset *self);
 const LarmorDatasetSpec *larmor_dataset_get_spec(LarmorDataset *self);
 /* Identity of the data and their grid: the same benchmark problem, phantom
  * parameters or files (path, size, time) on the same matrix give the same
- * key, so runs can tell whether they belong to the data loaded now. A truth
- * of another size changes the grid, and so the key. */
+ * key, so runs can tell whether they belong to the data loaded now. */
 const char *larmor_dataset_get_key(LarmorDataset *self);
 const lm_geom *larmor_dataset_get_geom(LarmorDataset *self);
 const lm_traj *larmor_dataset_get_traj(LarmorDataset *self);
@@ -70,8 +69,9 @@ LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self);
 /* For 3D phantoms: the same ellipsoids in another contrast, ready as the
  * anatomical regulariser's reference (NULL for loaded data). */
 LarmorVolume *larmor_dataset_get_reference(LarmorDataset *self);
-/* Checks the grid: a truth of another size is accepted when the
- * trajectory fits its matrix, and the geometry follows it. */
+/* A truth of another matrix is resampled onto the data's grid through
+ * both affines (larmor_dataset_get_truth then returns the resampled one);
+ * the grid changes only when the user changes the matrix. */
 gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GError **error);
 double larmor_dataset_samples_per_voxel(LarmorDataset *self);
 /* Multi-line summary: samples, matrix, FOV, samples per voxel, coils. */

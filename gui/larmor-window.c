@@ -13,6 +13,7 @@
 #include "larmor-phantom-dialog.h"
 #include "larmor-session.h"
 #include "larmor-util.h"
+#include "larmor-open-times.h"
 #include "lm_acq.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
@@ -538,10 +539,12 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
             self->truth_origin = g_strdup(name);
             g_free(self->truth_path);
             self->truth_path = g_strdup(g_task_get_task_data(G_TASK(result)));
-            set_truth_volume(self, old, v);
+            /* The truth on the data's grid (resampled when it came on another). */
+            LarmorVolume *placed = larmor_dataset_get_truth(self->dataset);
+            set_truth_volume(self, old, placed);
             show_dataset(self);
             int n = refresh_runs(self);
-            larmor_ortho_view_show_volume(self->ortho_view, v);
+            larmor_ortho_view_show_volume(self->ortho_view, placed);
             char *msg = n > 0 ? g_strdup_printf("Truth loaded from %s: PSNR and error of %d run%s recomputed against it",
                                                 name, n, n == 1 ? "" : "s")
                               : g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
@@ -1024,6 +1027,22 @@ static void action_open_fieldmap(GtkWidget *w, const char *name, GVariant *param
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Field Map", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
                                     fieldmap_done);
     add_filter(c, "Field maps in Hz (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", "*.hdr", NULL });
+    show_chooser(c);
+}
+
+static void times_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_times(self, p);
+    g_free(p);
+}
+
+static void action_open_times(GtkWidget *w, const char *name, GVariant *param)
+{
+    GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Sample Times", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
+                                    times_done);
+    add_filter(c, "Sample times in s [1, samples, spokes] (.cfl)", (const char *const[]){ "*.cfl", "*.hdr", NULL });
     show_chooser(c);
 }
 
@@ -2760,6 +2779,7 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.open-truth", !running && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-maps", !running && !self->loading && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-fieldmap", !running && !self->loading && self->dataset);
+    gtk_widget_action_set_enabled(w, "win.open-times", !running && !self->loading && self->dataset);
     gtk_widget_action_set_enabled(w, "win.auto-lambda",
                                   ready && larmor_recon_panel_auto_lambda_available(self->recon_panel));
     gtk_widget_action_set_enabled(w, "win.compare-fieldmap",
@@ -2973,6 +2993,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
     gtk_widget_class_install_action(wc, "win.open-maps", NULL, action_open_maps);
     gtk_widget_class_install_action(wc, "win.open-fieldmap", NULL, action_open_fieldmap);
+    gtk_widget_class_install_action(wc, "win.open-times", NULL, action_open_times);
     gtk_widget_class_install_action(wc, "win.auto-lambda", NULL, action_auto_lambda);
     gtk_widget_class_install_action(wc, "win.compare-fieldmap", NULL, action_compare_fieldmap);
     gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);

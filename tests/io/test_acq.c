@@ -7,56 +7,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "acq_fixture.h"
 #include "io_util.h"
 #include "lm_acq.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
 #include "lm_test.h"
-
-enum { N = 8, M = 64, RO = 8, NC = 3 };
-
-static void write_set(const char *dir)
-{
-    lm_error err = {0};
-    char p[512];
-    lm_traj *t = lm_traj_new(M, 3, &err);
-    for (int64_t i = 0; i < 3 * M; i++)
-        t->k[i] = (float)((i * 7) % 9) * 0.4f - 1.6f;
-    t->readout = RO;
-    lm_kdata *k = lm_kdata_new(M, NC, &err);
-    for (int64_t i = 0; i < M * NC; i++)
-        k->d[i] = CMPLXF(1.0f + (float)(i % 5), -0.5f);
-    snprintf(p, sizeof p, "%s/traj", dir);
-    CHECK_OK(lm_cfl_write_traj(p, t, &err), &err);
-    snprintf(p, sizeof p, "%s/kspace", dir);
-    CHECK_OK(lm_cfl_write_kdata(p, k, RO, &err), &err);
-    lm_sens *s = lm_sens_new((int64_t[3]){N, N, N}, NC, &err);
-    for (int64_t i = 0; i < N * N * N * NC; i++)
-        s->s[i] = CMPLXF(0.5f, 0.1f);
-    snprintf(p, sizeof p, "%s/sens.cfl", dir);
-    CHECK_OK(lm_save_sens(p, s, NULL, &err), &err);
-    lm_cfloat tc[M];
-    for (int i = 0; i < M; i++)
-        tc[i] = (float)(i % RO) * 1e-4f;
-    snprintf(p, sizeof p, "%s/times", dir);
-    CHECK_OK(lm_cfl_write(p, 3, (int64_t[3]){1, RO, M / RO}, tc, &err), &err);
-    lm_geom g;
-    lm_geom_init(&g, N, N, N, 240);
-    lm_volume *v = lm_volume_new(g.n, (double[3]){30, 30, 30}, &err);
-    lm_geom_affine(&g, v->affine);
-    for (int64_t i = 0; i < N * N * N; i++)
-        v->data[i] = (float)(i % 11);
-    snprintf(p, sizeof p, "%s/fieldmap.nii.gz", dir);
-    CHECK_OK(lm_nifti_write(p, v, LM_NIFTI_REAL, &err), &err);
-    snprintf(p, sizeof p, "%s/truth.nii.gz", dir);
-    CHECK_OK(lm_nifti_write(p, v, 0, &err), &err);
-    snprintf(p, sizeof p, "%s/ref.nii.gz", dir);
-    CHECK_OK(lm_nifti_write(p, v, 0, &err), &err);
-    lm_volume_free(v);
-    lm_sens_free(s);
-    lm_traj_free(t);
-    lm_kdata_free(k);
-}
 
 static int same(const char *a, const char *b)
 {
@@ -74,7 +30,7 @@ int main(void)
 {
     io_make_dir();
     lm_error err = {0};
-    write_set(io_dir);
+    CHECK_OK(acq_fixture_write(io_dir, &err), &err);
     lm_acq_paths d;
     CHECK_OK(lm_acq_discover(io_dir, &d, &err), &err);
     CHECK(d.traj && strstr(d.traj, "/traj.cfl") && d.kspace && strstr(d.kspace, "/kspace.cfl") && d.sens &&
