@@ -3,7 +3,7 @@
  * sees it: trajectory in cycles/FOV (BART's units: a matrix of n spans
  * -n/2..n/2), k-space after Larmor's conversions (IMPATIENT's data carry
  * 1/N and its grid offset), coil maps and field map in Larmor's voxel order,
- * times in seconds. Loading is cli_load_inputs_mrd's; writing lm_cfl_*'s
+ * times in seconds. Loading is cli_load_acq's (lm_acq); writing lm_cfl_*'s
  * (atomic). */
 #include <getopt.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@ static void usage(FILE *f)
     fputs("usage: larmor-cli convert --traj T [--kspace K] --out DIR [--sens S] [--times-out] [--repetition R]\n"
           "                          [--contrast C]\n"
           "  T, K: as recon takes them: .cfl (BART), .h5 (ISMRMRD: one file gives both), .bin (Parboil),\n"
-          "  or --traj DIR alone: an IMPATIENT data directory\n"
+          "  or --traj DIR alone: a data directory or any one file of it (its sens and times are taken)\n"
           "  writes into DIR (created), BART cfl/hdr pairs:\n"
           "    traj     [3, samples, readouts]  k in cycles/FOV (BART's units: -n/2..n/2 over a matrix of n)\n"
           "    kspace   [1, samples, readouts, coils]  as Larmor reconstructs it (IMPATIENT: divided by N,\n"
@@ -87,47 +87,41 @@ int cmd_convert(int argc, char **argv)
         return cli_errorf("convert: --traj and --out are required (larmor-cli convert --help)");
 
     lm_error err = {0};
-    cli_inputs in;
-    if (cli_load_inputs_mrd(traj_path, kspace_path, (int)rep, (int)con, &in, &err) != LM_OK)
+    const cli_acq_args la = {.cmd = "convert", .traj = traj_path, .kspace = kspace_path, .sens = sens_path,
+                             .repetition = (int)rep, .contrast = (int)con};
+    lm_acq *in = NULL;
+    if (cli_load_acq(&la, &in, NULL, &err) != LM_OK)
         return cli_error(&err);
     int rc = 1;
-    lm_sens *extra = NULL;
     char path[4096];
-    if (in.nslices > 1) {
+    if (in->nslices > 1) {
         cli_errorf("%s: a multi-slice 2D ISMRMRD file (%d slices): convert takes one volume", traj_path,
-                   in.nslices);
+                   in->nslices);
         goto done;
     }
-    if (times_out && !in.traj->t) {
+    if (times_out && !in->traj->t) {
         cli_errorf("%s: no sample times in the input (--times-out)", traj_path);
         goto done;
     }
-    const lm_sens *sens = in.sens;
-    if (sens_path) {
-        if (in.have_geom) {
-            if (cli_load_sens(sens_path, &in.geom, in.kdata->ncoils, &extra, &err) != LM_OK)
-                goto fail;
-        } else if (lm_load_sens(sens_path, &extra, &err) != LM_OK ||
-                   (extra->ncoils != in.kdata->ncoils &&
-                    lm_fail(&err, LM_ERR_INVALID, "%s: %lld coil maps but the data have %lld channels", sens_path,
-                            (long long)extra->ncoils, (long long)in.kdata->ncoils))) {
-            goto fail;
-        }
-        sens = extra;
-    }
+    /* Maps from a file: on the file's matrix when it has one, and one per channel. */
+    const lm_sens *sens = in->sens;
+    if (sens && in->paths.sens &&
+        lm_check_sens(sens, in->have_geom ? in->geom.n : sens->n, in->kdata->ncoils, in->paths.sens, &err) != LM_OK)
+        goto fail;
+    cli_report_found(&la, in);
     if (!cli_mkdirs(out, &err))
         goto fail;
-    const int64_t ro = in.traj->readout > 0 && in.traj->m % in.traj->readout == 0 ? in.traj->readout : in.traj->m;
-    const int64_t dims_t[3] = {1, ro, in.traj->m / ro};
+    const int64_t ro = in->traj->readout > 0 && in->traj->m % in->traj->readout == 0 ? in->traj->readout : in->traj->m;
+    const int64_t dims_t[3] = {1, ro, in->traj->m / ro};
     snprintf(path, sizeof path, "%s/traj", out);
-    if (lm_cfl_write_traj(path, in.traj, &err) != LM_OK)
+    if (lm_cfl_write_traj(path, in->traj, &err) != LM_OK)
         goto fail;
     printf("%s.cfl: trajectory [3, %lld, %lld] (cycles/FOV)\n", path, (long long)dims_t[1], (long long)dims_t[2]);
     snprintf(path, sizeof path, "%s/kspace", out);
-    if (lm_cfl_write_kdata(path, in.kdata, ro, &err) != LM_OK)
+    if (lm_cfl_write_kdata(path, in->kdata, ro, &err) != LM_OK)
         goto fail;
     printf("%s.cfl: k-space [1, %lld, %lld, %lld]\n", path, (long long)dims_t[1], (long long)dims_t[2],
-           (long long)in.kdata->ncoils);
+           (long long)in->kdata->ncoils);
     if (sens) {
         snprintf(path, sizeof path, "%s/sens.cfl", out);
         if (lm_save_sens(path, sens, NULL, &err) != LM_OK)
@@ -135,29 +129,28 @@ int cmd_convert(int argc, char **argv)
         printf("%s: coil maps [%lld, %lld, %lld, %lld]\n", path, (long long)sens->n[0], (long long)sens->n[1],
                (long long)sens->n[2], (long long)sens->ncoils);
     }
-    if (in.fieldmap) {
-        const int64_t d[3] = {in.geom.n[0], in.geom.n[1], in.geom.n[2]};
+    if (in->fieldmap) {
+        const int64_t d[3] = {in->geom.n[0], in->geom.n[1], in->geom.n[2]};
         snprintf(path, sizeof path, "%s/fieldmap", out);
-        if (!write_real(path, 3, d, in.fieldmap, d[0] * d[1] * d[2], &err))
+        if (!write_real(path, 3, d, in->fieldmap, d[0] * d[1] * d[2], &err))
             goto fail;
         printf("%s.cfl: field map [%lld, %lld, %lld] (Hz)\n", path, (long long)d[0], (long long)d[1],
                (long long)d[2]);
     }
-    if (in.traj->t && (times_out || in.fieldmap)) {
+    if (in->traj->t && (times_out || in->fieldmap)) {
         snprintf(path, sizeof path, "%s/times", out);
-        if (!write_real(path, 3, dims_t, in.traj->t, in.traj->m, &err))
+        if (!write_real(path, 3, dims_t, in->traj->t, in->traj->m, &err))
             goto fail;
         printf("%s.cfl: sample times [1, %lld, %lld] (s)\n", path, (long long)dims_t[1], (long long)dims_t[2]);
     }
-    if (in.have_geom)
-        printf("matrix: %lldx%lldx%lld%s\n", (long long)in.geom.n[0], (long long)in.geom.n[1],
-               (long long)in.geom.n[2], in.geom.basis == LM_BASIS_DIRAC ? " (Dirac basis: recon --dirac)" : "");
+    if (in->have_geom)
+        printf("matrix: %lldx%lldx%lld%s\n", (long long)in->geom.n[0], (long long)in->geom.n[1],
+               (long long)in->geom.n[2], in->geom.basis == LM_BASIS_DIRAC ? " (Dirac basis: recon --dirac)" : "");
     rc = 0;
     goto done;
 fail:
     rc = cli_error(&err);
 done:
-    lm_sens_free(extra);
-    cli_inputs_clear(&in);
+    lm_acq_free(in);
     return rc;
 }

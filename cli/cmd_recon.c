@@ -20,7 +20,7 @@
 /* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
  * options, stacked along z in the reader's order (position along the slice
  * direction) with the affine lm_mrd_slices_affine measures. */
-static int recon_slices(const char *path, cli_inputs *in, lm_geom g, lm_recon_opts *o, const char *noise_path,
+static int recon_slices(const char *path, lm_acq *in, lm_geom g, lm_recon_opts *o, const char *noise_path,
                         const char *truth_path, const char *out, int as_complex, int json, const char *refused)
 {
     lm_error err = {0};
@@ -195,8 +195,9 @@ static void help(void)
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
          "        [--fieldmap FM] [--times T] [--segments auto|L|0]\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd);\n"
-         "  --traj DIR alone: an IMPATIENT data directory (trajectory, k-space, matrix, coil maps, field map,\n"
-         "  sample times; no FOV: --fov sets it)\n"
+         "  --traj DIR alone: a data directory or any one file of it (traj.cfl + kspace.cfl, an .h5, an\n"
+         "  IMPATIENT directory; no FOV: --fov sets it): its sens, fieldmap and times are used unless\n"
+         "  --sens/--fieldmap/--times name others; one line on stderr says what was found (--quiet: none)\n"
          "  --matrix N, NXxNY or NXxNYxNZ; --fov MM or XxYxZ mm (files with a FOV keep theirs)\n"
          "  --fieldmap FM: off-resonance in Hz (.nii/.nii.gz resampled onto the matrix through its affine\n"
          "  when another matrix; .cfl on the matrix); needs sample times: --times T (.cfl [1, samples,\n"
@@ -262,7 +263,7 @@ int cmd_recon(int argc, char **argv)
         {"lesion-mask", required_argument, 0, 1001}, {"ref-transform", required_argument, 0, 1002},
         {"no-register", no_argument, 0, 1003}, {"prior-influence-out", required_argument, 0, 1004},
         {"data-edge", required_argument, 0, 1005}, {"data-edge-sigma", required_argument, 0, 1006},
-        {"fallback", required_argument, 0, 1007},
+        {"fallback", required_argument, 0, 1007}, {"quiet", no_argument, 0, 'q'},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -270,7 +271,7 @@ int cmd_recon(int argc, char **argv)
     const char *fieldmap_path = NULL, *times_path = NULL;
     int64_t n[3] = {0, 0, 0};
     double fov[3] = {240.0, 240.0, 240.0};
-    int json = 0, as_complex = 0, dirac = 0, method_given = 0, repetition = -1, contrast = -1;
+    int quiet = 0, json = 0, as_complex = 0, dirac = 0, method_given = 0, repetition = -1, contrast = -1;
     lm_recon_opts o;
     lm_recon_opts_init(&o);
     lm_error err = {0};
@@ -357,6 +358,7 @@ int cmd_recon(int argc, char **argv)
             break;
         case 1006: if (!cli_parse_double("--data-edge-sigma", optarg, &o.data_edge_sigma)) return 1; break;
         case 'j': json = 1; break;
+        case 'q': quiet = 1; break;
         case 'h': help(); return 0;
         default: return 2;
         }
@@ -378,12 +380,9 @@ int cmd_recon(int argc, char **argv)
     if (influence_path && method_given && o.method != LM_METHOD_CG)
         return cli_errorf("recon: --prior-influence-out needs --method cg");
 
-    cli_inputs in;
+    lm_acq *in = NULL;
     lm_volume *ref = NULL, *truth = NULL, *lesion = NULL;
-    lm_sens *sens = NULL;
     lm_kdata *noise = NULL;
-    float *fieldmap = NULL;
-    int fm_resampled = 0;
     lm_recon_result res = {0};
     int rc = 1;
     cli_trace("options parsed");
@@ -393,55 +392,46 @@ int cmd_recon(int argc, char **argv)
         if (!pv || pv->device == LM_DEVICE_GPU)
             lm_gpu_prewarm();
     }
-    if (cli_load_inputs_mrd(traj, kspace, repetition, contrast, &in, &err) != LM_OK)
+    const cli_acq_args la = {.cmd = "recon", .traj = traj, .kspace = kspace, .sens = sens_path,
+                             .fieldmap = fieldmap_path, .times = times_path, .repetition = repetition,
+                             .contrast = contrast, .quiet = quiet || json};
+    if (cli_load_acq(&la, &in, NULL, &err) != LM_OK)
         return cli_error(&err);
     cli_trace("inputs read");
-    if ((repetition >= 0 || contrast >= 0) && !in.is_mrd) {
-        cli_inputs_clear(&in);
+    if ((repetition >= 0 || contrast >= 0) && !in->is_mrd) {
+        lm_acq_free(in);
         return cli_errorf("recon: --repetition and --contrast apply to ISMRMRD (.h5) input only");
     }
-    lm_geom g = in.geom;
+    lm_geom g = in->geom;
     if (n[0]) {
         lm_geom_init(&g, n[0], n[1], n[2], 0);
-        if (in.have_geom)
-            g.basis = in.geom.basis; /* a new matrix over the file's field of view */
-    } else if (!in.have_geom) {
-        cli_inputs_clear(&in);
+        if (in->have_geom)
+            g.basis = in->geom.basis; /* a new matrix over the file's field of view */
+    } else if (!in->have_geom) {
+        lm_acq_free(in);
         return cli_errorf("recon: --matrix N is required for %s", traj ? traj : kspace);
     }
     for (int a = 0; a < 3; a++)
-        g.fov_mm[a] = in.fov_known ? in.geom.fov_mm[a] : fov[a];
+        g.fov_mm[a] = in->fov_known ? in->geom.fov_mm[a] : fov[a];
     if (dirac)
         g.basis = LM_BASIS_DIRAC;
-    if (in.cartesian && !method_given)
+    if (in->cartesian && !method_given)
         o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
-    if (in.nslices > 1) {
+    if (in->nslices > 1) {
         const char *refused = sens_path ? "--sens" : sens_out ? "--sens-out" : coil_images_path ? "--coil-images"
                               : lm_reg_weighted(o.reg) ? "--reg anatomical" : fieldmap_path ? "--fieldmap"
                               : times_path ? "--times" : lesion_path ? "--lesion-mask"
                               : influence_path ? "--prior-influence-out" : NULL;
-        rc = recon_slices(traj && cli_has_suffix(traj, ".h5") ? traj : kspace, &in, g, &o, noise_path, truth_path,
+        rc = recon_slices(in->paths.traj, in, g, &o, noise_path, truth_path,
                           out, as_complex, json, refused);
-        cli_inputs_clear(&in);
+        lm_acq_free(in);
         return rc;
     }
-    /* What the input carries (IMPATIENT coil maps, field map) onto the matrix asked for. */
-    if (cli_inputs_regrid(&in, &g, &err) != LM_OK)
+    /* Coil maps and field map onto the matrix asked for (checked there). */
+    if (lm_acq_regrid(in, &g, &err) != LM_OK)
         goto done;
-    if (times_path && lm_load_times(times_path, in.traj, &err) != LM_OK)
-        goto done;
-    if (fieldmap_path) {
-        if (lm_load_fieldmap(fieldmap_path, &g, NULL, &fieldmap, &fm_resampled, &err) != LM_OK)
-            goto done;
-    } else if (in.fieldmap) {
-        fieldmap_path = traj;
-    }
-    if ((fieldmap || in.fieldmap) && !in.traj->t) {
-        lm_fail(&err, LM_ERR_INVALID, "%s: a field map needs the sample times: give --times T (.cfl [1, samples, "
-                "spokes], seconds)", fieldmap_path);
-        goto done;
-    }
-    o.fieldmap = fieldmap ? fieldmap : in.fieldmap;
+    o.fieldmap = in->fieldmap;
+    fieldmap_path = in->paths.fieldmap ? in->paths.fieldmap : in->paths.traj; /* a carried map: the data's */
     if (ref_path && lm_load_volume(ref_path, &ref, &err) != LM_OK)
         goto done;
     if (truth_path && lm_load_volume(truth_path, &truth, &err) != LM_OK)
@@ -460,31 +450,28 @@ int cmd_recon(int argc, char **argv)
                 (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
         goto done;
     }
-    if (o.compress_coils > in.kdata->ncoils) {
+    if (o.compress_coils > in->kdata->ncoils) {
         lm_fail(&err, LM_ERR_INVALID, "--coils-compress %d: %s has only %lld channels", o.compress_coils,
-                kspace ? kspace : traj, (long long)in.kdata->ncoils);
+                kspace ? kspace : traj, (long long)in->kdata->ncoils);
         goto done;
     }
-    if (sens_path && cli_load_sens(sens_path, &g, in.kdata->ncoils, &sens, &err) != LM_OK)
-        goto done;
-    if (!sens_path && in.sens && lm_check_sens(in.sens, g.n, in.kdata->ncoils, traj, &err) != LM_OK)
-        goto done;
     if (noise_path) {
-        if (cli_load_noise(noise_path, in.kdata->ncoils, &noise, &err) != LM_OK)
+        if (cli_load_noise(noise_path, in->kdata->ncoils, &noise, &err) != LM_OK)
             goto done;
         o.noise = noise;
-    } else if (in.noise && in.kdata->ncoils > 1) {
-        o.noise = in.noise; /* the file's own noise scans */
+    } else if (in->noise && in->kdata->ncoils > 1) {
+        o.noise = in->noise; /* the file's own noise scans */
         noise_path = traj ? traj : kspace;
     }
     o.ref = ref;
-    o.sens = sens ? sens : in.sens;
+    o.sens = in->sens;
     cli_progress prog;
     cli_progress_init(&prog, 1);
     o.progress = cli_progress_cb;
     o.progress_user = &prog;
+    cli_report_found(&la, in);
     cli_trace("reconstruction starts");
-    lm_code code = lm_recon_run(&g, in.traj, in.kdata, &o, &res, &err);
+    lm_code code = lm_recon_run(&g, in->traj, in->kdata, &o, &res, &err);
     cli_progress_done(&prog);
     cli_trace("reconstruction done");
     if (code != LM_OK)
@@ -585,7 +572,7 @@ int cmd_recon(int argc, char **argv)
                      res.coils == 1 ? "none" : res.combine == LM_COMBINE_RSS ? "root-sum-of-squares" : "sense", 1);
         cli_json_int(stdout, "slices", 1, 1);
         cli_json_str(stdout, "fieldmap", o.fieldmap ? fieldmap_path : "", 1);
-        cli_json_bool(stdout, "fieldmap_resampled", fm_resampled, 1);
+        cli_json_bool(stdout, "fieldmap_resampled", in->fieldmap_resampled, 1);
         cli_json_int(stdout, "segments", o.fieldmap ? res.segments : 0, 1);
         cli_json_num(stdout, "segment_error", o.fieldmap ? res.segment_error : NAN, 1);
         if (lesion) {
@@ -631,7 +618,7 @@ int cmd_recon(int argc, char **argv)
             double lo, hi;
             lm_float_range(o.fieldmap, lm_geom_voxels(&g), &lo, &hi);
             printf("off-resonance: field map %s ([%g, %g] Hz%s), ", fieldmap_path, lo, hi,
-                   fm_resampled ? ", resampled onto the matrix" : "");
+                   in->fieldmap_resampled ? ", resampled onto the matrix" : "");
             if (res.segments > 0)
                 printf("%d time segments (interpolation error %.3g)\n", res.segments, res.segment_error);
             else
@@ -661,9 +648,7 @@ done:
     lm_volume_free(ref);
     lm_volume_free(truth);
     lm_volume_free(lesion);
-    lm_sens_free(sens);
     lm_kdata_free(noise);
-    free(fieldmap);
-    cli_inputs_clear(&in);
+    lm_acq_free(in);
     return rc;
 }

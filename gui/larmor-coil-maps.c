@@ -80,35 +80,17 @@ gboolean larmor_coil_maps_check(const lm_sens *s, const int64_t n[3], int64_t nc
 LarmorCoilMaps *larmor_coil_maps_load(const char *path, const int64_t n[3], int64_t ncoils, GError **error)
 {
     lm_error err = { 0 };
-    int nd = 0;
-    int64_t dims[LM_CFL_MAX_DIMS];
-    lm_cfloat *data = NULL;
+    lm_sens *s = NULL;
     char *base = g_path_get_basename(path);
     LarmorCoilMaps *maps = NULL;
-    if (lm_cfl_read(path, &nd, dims, &data, &err) != LM_OK) {
+    /* The library's reader (.cfl or complex 4D NIfTI, as larmor-cli --sens). */
+    if (lm_load_sens(path, &s, &err) != LM_OK)
         larmor_set_error(error, &err);
-        goto out;
+    else if (larmor_coil_maps_check(s, n, ncoils, base, error)) {
+        maps = larmor_coil_maps_new_take(s, base);
+        s = NULL;
     }
-    for (int a = nd; a < 4; a++)
-        dims[a] = 1;
-    for (int a = 4; a < nd; a++)
-        if (dims[a] != 1) {
-            g_set_error(error, LARMOR_ERROR, LM_ERR_FORMAT,
-                        "%s: coil maps have %d dimensions; expected [nx, ny, nz, coils]", base, nd);
-            goto out;
-        }
-    lm_sens probe = { .n = { dims[0], dims[1], dims[2] }, .ncoils = dims[3], .s = data };
-    if (!larmor_coil_maps_check(&probe, n, ncoils, base, error))
-        goto out;
-    lm_sens *s = lm_sens_new(probe.n, probe.ncoils, &err);
-    if (!s) {
-        larmor_set_error(error, &err);
-        goto out;
-    }
-    memcpy(s->s, data, (size_t)(lm_sens_voxels(s) * s->ncoils) * sizeof(lm_cfloat));
-    maps = larmor_coil_maps_new_take(s, base);
-out:
-    free(data);
+    lm_sens_free(s);
     g_free(base);
     return maps;
 }

@@ -28,7 +28,8 @@ int64_t larmor_coil_maps_get_count(LarmorCoilMaps *self);
 gboolean larmor_coil_maps_check(const lm_sens *sens, const int64_t n[3], int64_t ncoils, const char *what,
                                 GError **error);
 
-/* Reads a BART .cfl [nx, ny, nz, coils] and checks it as above. Blocking,
+/* Reads maps as larmor-cli --sens does (lm_load_sens: a BART .cfl
+ * [nx, ny, nz, coils] or a complex 4D NIfTI) and checks them as above. Blocking,
  * for worker threads; the _async form runs it in one. */
 LarmorCoilMaps *larmor_coil_maps_load(const char *path, const int64_t n[3], int64_t ncoils, GError **error);
 void larmor_coil_maps_load_async(const char *path, const int64_t n[3], int64_t ncoils, GCancellable *cancellable,

@@ -12,8 +12,8 @@
 #include "lm_fieldmap_synth.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
-#include "lm_io_impatient.h"
-#include "lm_io_ismrmrd.h"
+#include "lm_acq.h"
+#include "lm_resample.h"
 #include "lm_phantom.h"
 #include "lm_spiral.h"
 
@@ -38,6 +38,7 @@ struct _LarmorDataset {
     LarmorVolume *fieldmap_volume;
     char *fieldmap_origin;
     char *fieldmap_note;
+    lm_acq_paths paths;        /* files: what was read (discovered companions included) */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -49,6 +50,7 @@ LarmorDatasetSpec *larmor_dataset_spec_copy(const LarmorDatasetSpec *spec)
     c->traj_path = g_strdup(spec->traj_path);
     c->kdata_path = g_strdup(spec->kdata_path);
     c->sens_path = g_strdup(spec->sens_path);
+    c->times_path = g_strdup(spec->times_path);
     return c;
 }
 
@@ -59,6 +61,7 @@ void larmor_dataset_spec_free(LarmorDatasetSpec *spec)
     g_free(spec->traj_path);
     g_free(spec->kdata_path);
     g_free(spec->sens_path);
+    g_free(spec->times_path);
     g_free(spec);
 }
 
@@ -81,6 +84,7 @@ static void larmor_dataset_finalize(GObject *object)
     g_clear_object(&self->fieldmap_volume);
     g_free(self->fieldmap_origin);
     g_free(self->fieldmap_note);
+    lm_acq_paths_clear(&self->paths);
     G_OBJECT_CLASS(larmor_dataset_parent_class)->finalize(object);
 }
 
@@ -259,152 +263,188 @@ static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error
     return self;
 }
 
-static gboolean has_suffix(const char *path, const char *suffix)
+/* A volume on the data's grid: one of the data's matrix is taken as it is
+ * (as before any resampling existed: the voxels are the grid's), one of
+ * another matrix is resampled through both affines (never adopted as the
+ * data's grid). */
+static LarmorVolume *volume_on_grid(const lm_geom *g, lm_volume *v, const char *name, GError **error)
 {
-    return path && g_str_has_suffix(path, suffix);
+    double vox[3], aff[4][4];
+    for (int a = 0; a < 3; a++)
+        vox[a] = g->fov_mm[a] / (double)g->n[a];
+    lm_geom_affine(g, aff);
+    lm_volume grid = { .dims = { g->n[0], g->n[1], g->n[2] }, .voxel_mm = { vox[0], vox[1], vox[2] } };
+    memcpy(grid.affine, aff, sizeof aff);
+    if (v->dims[0] == g->n[0] && v->dims[1] == g->n[1] && v->dims[2] == g->n[2])
+        return larmor_volume_new_take(v, name);
+    lm_volume *out = NULL;
+    lm_error err = { 0 };
+    lm_code c = lm_resample(v, grid.dims, vox, aff, NULL, LM_OUTSIDE_ZERO, &out, &err);
+    lm_volume_free(v);
+    if (c != LM_OK) {
+        larmor_set_error(error, &err);
+        return NULL;
+    }
+    char *n = g_strdup_printf("%s (resampled)", name);
+    LarmorVolume *r = larmor_volume_new_take(out, n);
+    g_free(n);
+    return r;
 }
 
-/* Maps for loaded k-space: the ones named in the spec, else sens.cfl in
- * the k-space's folder (as larmor-cli phantom --coils writes them). Maps
- * that do not fit leave the data without maps and a note that says why;
- * maps named explicitly that do not fit fail the same way. */
-static void find_maps(LarmorDataset *self, const LarmorDatasetSpec *spec, const char *kpath)
+/* A discovered truth or reference, on the grid; a file that cannot be read
+ * leaves a note instead. */
+static LarmorVolume *load_companion_volume(LarmorDataset *self, const char *path)
 {
-    char *path = NULL;
-    if (spec->sens_path)
-        path = g_strdup(spec->sens_path);
-    else if (self->kdata->ncoils > 1 && kpath) {
-        char *dir = g_path_get_dirname(kpath);
-        path = g_build_filename(dir, "sens.cfl", NULL);
-        g_free(dir);
-        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR))
-            g_clear_pointer(&path, g_free);
-    }
-    if (!path)
-        return;
+    lm_volume *v = NULL;
+    lm_error err = { 0 };
     GError *error = NULL;
-    self->maps = larmor_coil_maps_load(path, self->geom.n, self->kdata->ncoils, &error);
-    if (!self->maps) {
-        self->maps_note = g_strdup(error->message);
+    LarmorVolume *r = NULL;
+    char *base = g_path_get_basename(path);
+    if (lm_load_volume(path, &v, &err) == LM_OK)
+        r = volume_on_grid(&self->geom, v, base, &error);
+    else
+        larmor_set_error(&error, &err);
+    if (error) {
+        char *note = g_strdup_printf("%s%s%s", self->maps_note ? self->maps_note : "", self->maps_note ? "; " : "",
+                                     error->message);
+        g_free(self->maps_note);
+        self->maps_note = note;
         g_error_free(error);
     }
-    g_free(path);
+    g_free(base);
+    return r;
 }
 
+/* What the spec names, plus the companions beside the data (lm_acq's one
+ * discovery rule, shared with larmor-cli): the spec's own sens and times
+ * override them. */
+static void spec_paths(const LarmorDatasetSpec *spec, lm_acq_paths *p, GError **error)
+{
+    lm_error err = { 0 };
+    const char *one = spec->traj_path && spec->kdata_path && g_strcmp0(spec->traj_path, spec->kdata_path) != 0
+                          ? NULL
+                          : spec->traj_path ? spec->traj_path : spec->kdata_path;
+    memset(p, 0, sizeof *p);
+    if (one) {
+        if (lm_acq_discover(one, p, &err) != LM_OK) {
+            larmor_set_error(error, &err);
+            return;
+        }
+    } else {
+        p->traj = strdup(spec->traj_path);
+        p->kspace = strdup(spec->kdata_path);
+        lm_acq_discover_companions(spec->kdata_path, p);
+    }
+    if (spec->sens_path)
+        lm_acq_paths_set(&p->sens, spec->sens_path, NULL);
+    if (spec->times_path)
+        lm_acq_paths_set(&p->times, spec->times_path, NULL);
+}
+
+static char *basename_or(const char *path, const char *fallback)
+{
+    return path ? g_path_get_basename(path) : g_strdup(fallback);
+}
+
+/* Files through lm_acq: discovery, loading, consistency checks and the
+ * companions moved onto the matrix, as larmor-cli does; companions that do
+ * not fit leave a note instead of failing the data. */
 static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
 {
     lm_error err = { 0 };
+    lm_acq_paths paths;
+    spec_paths(spec, &paths, error);
+    if (!paths.traj)
+        return NULL;
+    lm_acq_opts o;
+    lm_acq_opts_init(&o);
+    o.lenient = 1;
+    lm_acq *acq = NULL;
+    if (lm_acq_load(&paths, &o, &acq, &err) != LM_OK) {
+        larmor_set_error(error, &err);
+        lm_acq_paths_clear(&paths);
+        return NULL;
+    }
+    lm_acq_paths_clear(&paths);
+    if (spec->times_path && !acq->paths.times) {
+        /* Times opened by hand that do not fit fail the load (those found beside the data leave a note). */
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s", acq->note);
+        lm_acq_free(acq);
+        return NULL;
+    }
+    const char *tpath = acq->paths.traj, *kpath = acq->paths.kspace;
+    if (acq->nslices > 1) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s: %d slices of 2D data: the workbench opens one "
+                    "volume (larmor-cli recon reconstructs every slice)", tpath, acq->nslices);
+        lm_acq_free(acq);
+        return NULL;
+    }
     LarmorDataset *self = g_object_new(LARMOR_TYPE_DATASET, NULL);
-    const char *h5 = has_suffix(spec->traj_path, ".h5") ? spec->traj_path
-                     : has_suffix(spec->kdata_path, ".h5") ? spec->kdata_path : NULL;
-    const char *tpath = spec->traj_path ? spec->traj_path : spec->kdata_path;
-    const char *kpath = spec->kdata_path ? spec->kdata_path : spec->traj_path;
-    if (tpath && lm_is_impatient_dir(tpath)) {
-        /* An IMPATIENT directory: trajectory with sample times, k-space,
-         * matrix, coil maps and field map from its files (no FOV: the
-         * problems' 240 mm, as larmor-cli recon without --fov). */
-        lm_impatient m;
-        if (lm_impatient_read(tpath, &m, &err)) {
-            larmor_set_error(error, &err);
-            g_object_unref(self);
-            return NULL;
-        }
-        self->geom = m.geom;
+    if (acq->have_geom) {
+        /* IMPATIENT stores no FOV: the problems' 240 mm, as larmor-cli recon without --fov. */
+        self->geom = acq->geom;
         for (int a = 0; a < 3; a++)
             if (!(self->geom.fov_mm[a] > 0))
                 self->geom.fov_mm[a] = LM_PROBLEM_FOV_MM;
-        self->traj = m.traj;
-        self->kdata = m.kdata;
-        if (m.sens)
-            self->maps = larmor_coil_maps_new_take(m.sens, "sensi_r/i.dat of the IMPATIENT directory");
-        if (m.fieldmap && spec->grid[0] <= 0)
-            take_fieldmap(self, m.fieldmap, "fm.dat of the IMPATIENT directory");
-        else
-            free(m.fieldmap);
-        m.traj = NULL;
-        m.kdata = NULL;
-        m.sens = NULL;
-        m.fieldmap = NULL;
-        lm_impatient_clear(&m);
-        kpath = tpath;
-    } else if (h5) {
-        lm_mrd m = { 0 };
-        if (lm_mrd_read(h5, &m, &err)) {
-            larmor_set_error(error, &err);
-            g_object_unref(self);
-            return NULL;
-        }
-        self->geom = m.geom;
-        self->traj = m.traj;
-        self->kdata = m.kdata;
-        self->noise = m.noise;
-        m.traj = NULL;
-        m.kdata = NULL;
-        m.noise = NULL;
-        lm_mrd_clear(&m);
-        tpath = kpath = h5;
     } else {
-        if (!tpath) {
-            g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID, "no trajectory file given");
-            g_object_unref(self);
-            return NULL;
-        }
-        /* Two files dropped or picked together: whichever reads as a
-         * trajectory (3 x samples) is the trajectory. */
-        if (lm_load_traj(tpath, &self->traj, &err) != LM_OK && g_strcmp0(tpath, kpath) != 0) {
-            lm_error err2 = { 0 };
-            if (lm_load_traj(kpath, &self->traj, &err2) == LM_OK) {
-                const char *tmp = tpath;
-                tpath = kpath;
-                kpath = tmp;
-                self->files_swapped = TRUE;
-                lm_error_clear(&err);
-            }
-        }
-        if (!self->traj || lm_load_kdata(kpath, &self->kdata, &err) ||
-            lm_check_traj_kdata(self->traj, self->kdata, tpath, kpath, &err)) {
-            larmor_set_error(error, &err);
-            g_object_unref(self);
-            return NULL;
-        }
-        matrix_from_traj(self->traj, &self->geom);
+        matrix_from_traj(acq->traj, &self->geom);
     }
     /* The user's matrix and FOV instead of the file's. k is in cycles per
      * FOV: another FOV rescales it (a larger FOV covers more, coarser). */
-    if (spec->grid[0] > 0 && self->traj) {
+    if (spec->grid[0] > 0) {
         for (int a = 0; a < 3; a++) {
             self->geom.n[a] = MAX(spec->grid[a], 1);
             double fov = spec->fov_mm[a];
-            if (fov > 0 && self->geom.fov_mm[a] > 0 && fov != self->geom.fov_mm[a] && a < self->traj->ndim) {
+            if (fov > 0 && self->geom.fov_mm[a] > 0 && fov != self->geom.fov_mm[a] && a < acq->traj->ndim) {
                 const float scale = (float)(fov / self->geom.fov_mm[a]);
-                for (int64_t i = 0; i < self->traj->m; i++)
-                    self->traj->k[3 * i + a] *= scale;
+                for (int64_t i = 0; i < acq->traj->m; i++)
+                    acq->traj->k[3 * i + a] *= scale;
                 self->k_rescaled = TRUE;
             }
             if (fov > 0)
                 self->geom.fov_mm[a] = fov;
         }
     }
-    if (!self->traj || !self->kdata || lm_geom_check(&self->geom, self->traj, &err)) {
-        if (!self->traj || !self->kdata)
-            lm_fail(&err, LM_ERR_FORMAT, "%s: holds no trajectory or no k-space data", tpath);
+    if (lm_geom_check(&self->geom, acq->traj, &err) || lm_acq_regrid(acq, &self->geom, &err)) {
         larmor_set_error(error, &err);
+        lm_acq_free(acq);
         g_object_unref(self);
         return NULL;
     }
-    if (!self->maps)
-        find_maps(self, spec, kpath);
-    /* Maps or field map of an IMPATIENT directory on another matrix than asked for. */
-    if (self->maps && !larmor_coil_maps_check(larmor_coil_maps_get_sens(self->maps), self->geom.n,
-                                              self->kdata->ncoils, larmor_coil_maps_get_origin(self->maps), NULL)) {
-        g_clear_object(&self->maps);
-        self->maps_note = g_strdup("the directory's coil maps are on its own matrix: open maps for this one");
+    if (acq->note[0])
+        self->maps_note = g_strdup(acq->note);
+    self->traj = acq->traj;
+    self->kdata = acq->kdata;
+    self->noise = acq->noise;
+    acq->traj = NULL;
+    acq->kdata = NULL;
+    acq->noise = NULL;
+    if (acq->sens) {
+        char *o2 = acq->paths.sens ? g_path_get_basename(acq->paths.sens)
+                                   : g_strdup("sensi_r/i.dat of the IMPATIENT directory");
+        self->maps = larmor_coil_maps_new_take(acq->sens, o2);
+        acq->sens = NULL;
+        g_free(o2);
     }
+    if (acq->fieldmap) {
+        char *o2 = basename_or(acq->paths.fieldmap, "fm.dat of the IMPATIENT directory");
+        take_fieldmap(self, acq->fieldmap, o2);
+        acq->fieldmap = NULL;
+        g_free(o2);
+    }
+    if (acq->paths.truth)
+        self->truth = load_companion_volume(self, acq->paths.truth);
+    if (acq->paths.ref)
+        self->reference = load_companion_volume(self, acq->paths.ref);
     self->name = larmor_data_name_from_path(tpath);
+    self->files_swapped = acq->swapped;
     if (g_strcmp0(tpath, kpath) == 0)
         self->source = g_strdup(tpath);
     else
         self->source = g_strdup_printf("%s + %s", tpath, kpath);
+    self->paths = acq->paths;
+    memset(&acq->paths, 0, sizeof acq->paths);
+    lm_acq_free(acq);
     return self;
 }
 
@@ -559,43 +599,25 @@ LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self)
 
 gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GError **error)
 {
+    LarmorVolume *on_grid = NULL;
     if (truth) {
         const lm_volume *v = larmor_volume_get_data(truth);
-        gboolean same = TRUE;
-        for (int a = 0; a < 3; a++)
-            same &= v->dims[a] == self->geom.n[a];
-        if (!same) {
-            lm_geom g;
+        if (v->dims[0] != self->geom.n[0] || v->dims[1] != self->geom.n[1] || v->dims[2] != self->geom.n[2]) {
+            /* Another grid: resampled through the affines onto the data's
+             * grid, never adopted as the matrix (only the user changes it). */
             lm_error err = { 0 };
-            lm_geom_init(&g, v->dims[0], v->dims[1], v->dims[2], v->dims[0] * v->voxel_mm[0]);
-            g.basis = self->geom.basis;
-            for (int a = 0; a < 3; a++)
-                g.fov_mm[a] = v->dims[a] * v->voxel_mm[a];
-            if (lm_geom_check(&g, self->traj, &err)) {
-                g_set_error(error, LARMOR_ERROR, err.code,
-                            "%s is %lldx%lldx%lld, too small for the trajectory (%s)",
-                            larmor_volume_get_name(truth), (long long)v->dims[0], (long long)v->dims[1],
-                            (long long)v->dims[2], err.msg);
+            lm_volume *c = lm_volume_copy(v, &err);
+            if (!c) {
+                larmor_set_error(error, &err);
                 return FALSE;
             }
-            self->geom = g;
-            update_key(self);
-            if (self->fieldmap) {
-                g_clear_pointer(&self->fieldmap, g_bytes_unref);
-                g_clear_object(&self->fieldmap_volume);
-                g_clear_pointer(&self->fieldmap_origin, g_free);
-                g_free(self->fieldmap_note);
-                self->fieldmap_note = g_strdup("field map dropped: it was on the grid before the truth changed it");
-            }
-            /* Maps on the old grid no longer fit. */
-            if (self->maps) {
-                g_clear_object(&self->maps);
-                g_free(self->maps_note);
-                self->maps_note = g_strdup("coil maps dropped: they were on the grid before the truth changed it");
-            }
+            if (!(on_grid = volume_on_grid(&self->geom, c, larmor_volume_get_name(truth), error)))
+                return FALSE;
+            truth = on_grid;
         }
     }
     g_set_object(&self->truth, truth);
+    g_clear_object(&on_grid);
     return TRUE;
 }
 

@@ -32,8 +32,10 @@ typedef struct {
     guint64 seed;
     int coils;                 /* custom phantom: receive coils (0 or 1: one uniform coil;
                                   more: lm_coils_synth maps, kept with the data) */
-    char *traj_path, *kdata_path;
-    char *sens_path;           /* files: coil maps; NULL looks for sens.cfl beside the k-space */
+    char *traj_path, *kdata_path; /* files: one of them alone (or both the same) names a data
+                                     directory or any file of a data set (lm_acq_discover) */
+    char *sens_path;           /* files: coil maps; NULL: sens beside the data (lm_acq_discover) */
+    char *times_path;          /* files: sample times; NULL: times.cfl beside the data */
     int64_t grid[3];           /* files: reconstruction matrix instead of the file's (0: the file's) */
     double fov_mm[3];          /* with grid: its field of view (<= 0: the file's) */
     double fieldmap_hz;        /* custom phantom: > 0 adds lm_fieldmap_synth's map with this
@@ -58,8 +60,7 @@ const char *larmor_dataset_get_name(LarmorDataset *self);
 const LarmorDatasetSpec *larmor_dataset_get_spec(LarmorDataset *self);
 /* Identity of the data and their grid: the same benchmark problem, phantom
  * parameters or files (path, size, time) on the same matrix give the same
- * key, so runs can tell whether they belong to the data loaded now. A truth
- * of another size changes the grid, and so the key. */
+ * key, so runs can tell whether they belong to the data loaded now. */
 const char *larmor_dataset_get_key(LarmorDataset *self);
 const lm_geom *larmor_dataset_get_geom(LarmorDataset *self);
 const lm_traj *larmor_dataset_get_traj(LarmorDataset *self);
@@ -68,8 +69,9 @@ LarmorVolume *larmor_dataset_get_truth(LarmorDataset *self);
 /* For 3D phantoms: the same ellipsoids in another contrast, ready as the
  * anatomical regulariser's reference (NULL for loaded data). */
 LarmorVolume *larmor_dataset_get_reference(LarmorDataset *self);
-/* Checks the grid: a truth of another size is accepted when the
- * trajectory fits its matrix, and the geometry follows it. */
+/* A truth of another matrix is resampled onto the data's grid through
+ * both affines (larmor_dataset_get_truth then returns the resampled one);
+ * the grid changes only when the user changes the matrix. */
 gboolean larmor_dataset_set_truth(LarmorDataset *self, LarmorVolume *truth, GError **error);
 double larmor_dataset_samples_per_voxel(LarmorDataset *self);
 /* Multi-line summary: samples, matrix, FOV, samples per voxel, coils. */

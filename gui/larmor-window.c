@@ -13,7 +13,9 @@
 #include "larmor-phantom-dialog.h"
 #include "larmor-session.h"
 #include "larmor-util.h"
+#include "larmor-open-times.h"
 #include "larmor-window-size.h"
+#include "lm_acq.h"
 #include "lm_io.h"
 #include "lm_io_fieldmap.h"
 #include "lm_io_impatient.h"
@@ -540,10 +542,12 @@ static void on_truth_loaded(GObject *source, GAsyncResult *result, gpointer data
             self->truth_origin = g_strdup(name);
             g_free(self->truth_path);
             self->truth_path = g_strdup(g_task_get_task_data(G_TASK(result)));
-            set_truth_volume(self, old, v);
+            /* The truth on the data's grid (resampled when it came on another). */
+            LarmorVolume *placed = larmor_dataset_get_truth(self->dataset);
+            set_truth_volume(self, old, placed);
             show_dataset(self);
             int n = refresh_runs(self);
-            larmor_ortho_view_show_volume(self->ortho_view, v);
+            larmor_ortho_view_show_volume(self->ortho_view, placed);
             char *msg = n > 0 ? g_strdup_printf("Truth loaded from %s: PSNR and error of %d run%s recomputed against it",
                                                 name, n, n == 1 ? "" : "s")
                               : g_strdup_printf("Truth loaded from %s: new runs get PSNR and error", name);
@@ -777,19 +781,19 @@ void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
     }
     if (data->len > 0) {
         LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_FILES };
-        const char *a = data->pdata[0];
-        gboolean single = g_str_has_suffix(a, ".h5") || g_str_has_suffix(a, ".bin") || lm_is_impatient_dir(a);
-        if (data->len == 1 && !single) {
-            larmor_window_show_message(self, "Open the trajectory and its k-space together (two .cfl files), or one .h5 or .bin file", TRUE);
-        } else {
-            spec.traj_path = data->pdata[0];
-            spec.kdata_path = data->len > 1 ? data->pdata[1] : data->pdata[0];
-            spec.sens_path = sens;
+        /* One path alone (a data directory or any file of a data set) is
+         * found by discovery (lm_acq_discover), companions included. */
+        spec.traj_path = data->pdata[0];
+        spec.kdata_path = data->len > 1 ? data->pdata[1] : NULL;
+        spec.sens_path = sens;
+        {
             /* Remembered as the files it came from (.cfl for BART bases). */
             GPtrArray *rec = g_ptr_array_new_with_free_func(g_free);
             for (guint k = 0; k < MIN(data->len, 2u); k++) {
                 const char *d = data->pdata[k];
-                g_ptr_array_add(rec, single ? g_strdup(d) : g_strconcat(d, ".cfl", NULL));
+                char *cfl = g_strconcat(d, ".cfl", NULL);
+                g_ptr_array_add(rec, g_file_test(cfl, G_FILE_TEST_IS_REGULAR) ? g_strdup(cfl) : g_strdup(d));
+                g_free(cfl);
             }
             if (sens)
                 g_ptr_array_add(rec, g_strconcat(sens, ".cfl", NULL));
@@ -1026,6 +1030,22 @@ static void action_open_fieldmap(GtkWidget *w, const char *name, GVariant *param
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Field Map", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
                                     fieldmap_done);
     add_filter(c, "Field maps in Hz (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", "*.hdr", NULL });
+    show_chooser(c);
+}
+
+static void times_done(LarmorWindow *self, GtkFileChooser *c)
+{
+    char *p = chooser_path(c, self);
+    if (p)
+        larmor_window_open_times(self, p);
+    g_free(p);
+}
+
+static void action_open_times(GtkWidget *w, const char *name, GVariant *param)
+{
+    GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Sample Times", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
+                                    times_done);
+    add_filter(c, "Sample times in s [1, samples, spokes] (.cfl)", (const char *const[]){ "*.cfl", "*.hdr", NULL });
     show_chooser(c);
 }
 
@@ -2853,6 +2873,7 @@ static void update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.open-truth", !running && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-maps", !running && !self->loading && self->dataset);
     gtk_widget_action_set_enabled(w, "win.open-fieldmap", !running && !self->loading && self->dataset);
+    gtk_widget_action_set_enabled(w, "win.open-times", !running && !self->loading && self->dataset);
     gtk_widget_action_set_enabled(w, "win.auto-lambda",
                                   ready && larmor_recon_panel_auto_lambda_available(self->recon_panel));
     gtk_widget_action_set_enabled(w, "win.compare-fieldmap",
@@ -3067,6 +3088,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_action(wc, "win.open-reference", NULL, action_open_reference);
     gtk_widget_class_install_action(wc, "win.open-maps", NULL, action_open_maps);
     gtk_widget_class_install_action(wc, "win.open-fieldmap", NULL, action_open_fieldmap);
+    gtk_widget_class_install_action(wc, "win.open-times", NULL, action_open_times);
     gtk_widget_class_install_action(wc, "win.auto-lambda", NULL, action_auto_lambda);
     gtk_widget_class_install_action(wc, "win.compare-fieldmap", NULL, action_compare_fieldmap);
     gtk_widget_class_install_action(wc, "win.new-phantom", NULL, action_new_phantom);
@@ -3192,6 +3214,18 @@ LarmorWindow *larmor_window_new_for_files(GtkApplication *app, LarmorSettings *s
         data |= path && !is_volume_file(path);
         g_free(path);
     }
+    /* A lone file of a data set (its truth.nii.gz, say) opens that data set. */
+    char *lone = n == 1 && !data ? g_file_get_path(files[0]) : NULL;
+    lm_acq_paths found = { 0 };
+    if (lone && lm_acq_discover(lone, &found, NULL) == LM_OK) {
+        lm_acq_paths_clear(&found);
+        LarmorWindow *self = window_new(app, settings, NULL, FALSE);
+        LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_FILES, .traj_path = lone };
+        larmor_window_load(self, &spec);
+        g_free(lone);
+        return self;
+    }
+    g_free(lone);
     LarmorWindow *self = window_new(app, settings, NULL, !data);
     larmor_window_open_files(self, files, n);
     return self;

@@ -240,13 +240,14 @@ static void multi_slice(void)
           strstr(info, "noise scans: 300 samples per channel"));
     free(info);
 
-    /* the CLI's loaders */
-    cli_inputs in;
-    CHECK_OK(cli_load_inputs(path, NULL, &in, &e), &e);
-    CHECK(in.nslices == 3 && !in.kdata && in.noise && in.noise->ncoils == NC && in.is_mrd && in.repetition == 2);
-    CHECK(cli_inputs_channels(&in) == NC);
-    const lm_geom g = in.mrd.geom;
-    cli_inputs_clear(&in);
+    /* the acquisition object (lm_acq) and the CLI's loaders */
+    lm_acq *in = NULL;
+    lm_acq_paths ap = {.traj = (char *)path};
+    CHECK_OK(lm_acq_load(&ap, NULL, &in, &e), &e);
+    CHECK(in->nslices == 3 && !in->kdata && in->noise && in->noise->ncoils == NC && in->is_mrd && in->repetition == 2);
+    CHECK(lm_acq_channels(in) == NC);
+    const lm_geom g = in->mrd.geom;
+    lm_acq_free(in);
     lm_sens *s = lm_sens_new((int64_t[3]){N, N, 1}, NC, NULL);
     for (int64_t i = 0; i < N * N * NC; i++)
         s->s[i] = CMPLXF(1.0f, 0.001f * (float)i);
@@ -267,10 +268,10 @@ static void multi_slice(void)
     printf("%s\n", e.msg);
     CHECK(cli_load_sens(lm_tmp_path("nomaps.cfl"), &g, NC, &s, &e) == LM_ERR_IO && !s && strstr(e.msg, "nomaps"));
     /* channels of plain inputs, and of nothing */
-    CHECK_OK(cli_load_inputs(lm_tmp_path("one.h5"), NULL, &in, &e), &e);
-    CHECK(in.nslices == 1 && in.kdata && cli_inputs_channels(&in) == NC && in.noise);
-    cli_inputs_clear(&in);
-    CHECK(cli_inputs_channels(&in) == 0);
+    ap.traj = (char *)lm_tmp_path("one.h5");
+    CHECK_OK(lm_acq_load(&ap, NULL, &in, &e), &e);
+    CHECK(in->nslices == 1 && in->kdata && lm_acq_channels(in) == NC && in->noise);
+    lm_acq_free(in);
 
     /* refusals */
     lm_mrd_clear(&m);
