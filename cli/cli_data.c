@@ -65,6 +65,11 @@ lm_code cli_load_inputs_mrd(const char *traj_path, const char *kspace_path, int 
         in->kdata = m.kdata;
         in->noise = m.noise;
         in->cartesian = m.cartesian;
+        if (m.cartesian) {
+            in->accel = (m.parallel.accel[0] > 1 ? m.parallel.accel[0] : 1) *
+                        (m.parallel.accel[1] > 1 ? m.parallel.accel[1] : 1);
+            in->missing_lines = m.missing_lines;
+        }
         in->is_mrd = 1;
         in->fov_known = 1;
         in->repetition = m.repetition;

@@ -10,6 +10,8 @@ typedef struct cli_inputs {
     lm_geom geom;
     int have_geom;     /* from the file (ISMRMRD) */
     int cartesian;     /* ISMRMRD Cartesian acquisition: reconstruct by FFT by default */
+    int64_t accel;     /* ISMRMRD Cartesian: the header's acceleration (product of both steps; 0 none) */
+    int64_t missing_lines; /* ISMRMRD Cartesian: phase-encode lines never sampled */
     lm_traj *traj;
     lm_kdata *kdata;
     lm_kdata *noise;   /* noise scans of an ISMRMRD file, or NULL */
