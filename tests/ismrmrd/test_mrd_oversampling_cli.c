@@ -145,7 +145,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s LARMOR_CLI\n", argv[0]);
         return 2;
     }
-    cli = argv[1];
+    static char cli_abs[4096];
+    if (!realpath(argv[1], cli_abs)) {
+        perror(argv[1]);
+        return 2;
+    }
+    cli = cli_abs; /* the commands run in the temporary folder */
     if (system("command -v ismrmrd_generate_cartesian_shepp_logan >/dev/null 2>&1 && "
                "command -v ismrmrd_recon_cartesian_2d >/dev/null 2>&1") != 0)
         LM_TEST_SKIP("ismrmrd-tools not installed (apt-get install ismrmrd-tools)");
