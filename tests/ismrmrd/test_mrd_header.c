@@ -146,6 +146,23 @@ int main(void)
     bad("XML nested 200 deep", deep, "nested deeper");
     free(deep);
 
+    /* Entities never reach a value: a plain one is left unexpanded, and a
+     * billion-laughs DTD is refused by libxml2's amplification check. */
+    const char *entity = "<!DOCTYPE ismrmrdHeader [<!ENTITY a \"Smith\">]><ismrmrdHeader><subjectInformation>"
+                         "<patientName>&a;</patientName></subjectInformation><encoding>" SPACE
+                         "</encoding></ismrmrdHeader>";
+    CHECK_OK(parse(entity, &h, &e), &e);
+    CHECK_MSG(h.prov.patient_name[0] == '\0', "entity expanded to '%s'", h.prov.patient_name);
+    CHECK(h.matrix[0] == 64);
+    const char *laughs =
+        "<?xml version=\"1.0\"?><!DOCTYPE ismrmrdHeader [<!ENTITY a \"hahahahahahahahahaha\">"
+        "<!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">"
+        "<!ENTITY d \"&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;\"><!ENTITY e \"&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;\">"
+        "<!ENTITY f \"&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;\"><!ENTITY g \"&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;\">]>"
+        "<ismrmrdHeader><subjectInformation><patientName>&g;</patientName></subjectInformation>"
+        "<encoding>" SPACE "</encoding></ismrmrdHeader>";
+    bad("XML billion laughs", laughs, "entity");
+
     lm_mrd_units u;
     CHECK(lm_mrd_units_parse("normalised", &u, &e) == LM_OK && u == LM_MRD_UNITS_NORMALIZED);
     CHECK(lm_mrd_units_parse("CYCLES", &u, &e) == LM_OK && u == LM_MRD_UNITS_CYCLES);
