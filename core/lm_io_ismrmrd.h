@@ -59,7 +59,9 @@ typedef struct lm_mrd_parallel {
 } lm_mrd_parallel;
 
 typedef struct lm_mrd {
-    lm_geom geom;       /* encoded matrix and FOV from the XML header */
+    lm_geom geom;       /* encoded matrix and FOV from the XML header; along x
+                           reconSpace's when Cartesian readout oversampling was
+                           removed (readout_oversampling, docs/ismrmrd.md) */
     lm_traj *traj;      /* cycles/FOV (converted; see docs/ismrmrd.md); NULL when
                            nslices > 1 */
     lm_kdata *kdata;    /* all channels of the imaging acquisitions; NULL when
@@ -121,11 +123,15 @@ lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t,
  * m->noise, when not NULL, as noise-measurement acquisitions (no
  * trajectory, 4096 samples each) before the imaging ones; every
  * acquisition with all channels, idx.repetition m->repetition and
- * idx.contrast m->contrast (negative: 0). Atomic. Reading the file back
+ * idx.contrast m->contrast (negative: 0); the header also carries
+ * m->prov, m->recon_geom (when set) and m->parallel (when an acceleration
+ * is set), refused before writing when its text is not UTF-8 without
+ * control characters. Atomic. Reading the file back
  * with those options gives m's data bit for bit. */
 lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err);
 
-/* What Larmor takes from the XML header (first <encoding> only). */
+/* What Larmor takes from the XML header: the encoding fields from the
+ * first <encoding> only, provenance from the sections above it. */
 typedef struct lm_mrd_header {
     int64_t matrix[3];          /* encodedSpace/matrixSize */
     double fov_mm[3];           /* encodedSpace/fieldOfView_mm */
