@@ -415,8 +415,14 @@ int cmd_recon(int argc, char **argv)
         g.fov_mm[a] = in->fov_known ? in->geom.fov_mm[a] : fov[a];
     if (dirac)
         g.basis = LM_BASIS_DIRAC;
-    if (in->cartesian && !method_given)
-        o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
+    if (in->cartesian && !method_given) {
+        if (in->accel > 1 || in->missing_lines > 0) /* an FFT would alias: SENSE */
+            fprintf(stderr, "recon: %s: undersampled Cartesian data (acceleration %lld, %lld phase-encode lines "
+                    "missing): SENSE (--method cg, estimated coil maps) by default; --method fft for the FFT\n",
+                    traj ? traj : kspace, (long long)(in->accel > 1 ? in->accel : 1), (long long)in->missing_lines);
+        else
+            o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
+    }
     if (in->nslices > 1) {
         const char *refused = sens_path ? "--sens" : sens_out ? "--sens-out" : coil_images_path ? "--coil-images"
                               : lm_reg_weighted(o.reg) ? "--reg anatomical" : fieldmap_path ? "--fieldmap"

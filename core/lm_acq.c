@@ -98,6 +98,12 @@ static lm_code load_mrd(lm_acq *a, const char *h5, const lm_acq_opts *o, lm_erro
     a->kdata = m.kdata;
     a->noise = m.noise;
     a->cartesian = m.cartesian;
+    if (m.cartesian) {
+        a->accel = (m.parallel.accel[0] > 1 ? m.parallel.accel[0] : 1) *
+                   (m.parallel.accel[1] > 1 ? m.parallel.accel[1] : 1);
+        a->missing_lines = m.missing_lines;
+    }
+    a->prov = m.prov;
     a->is_mrd = 1;
     a->fov_known = 1;
     a->repetition = m.repetition;

@@ -58,6 +58,8 @@ typedef struct lm_acq {
     int have_geom;      /* the input carries a matrix (ISMRMRD, IMPATIENT) */
     int fov_known;      /* geom.fov_mm comes from the file (ISMRMRD) */
     int cartesian;      /* ISMRMRD Cartesian acquisition (reconstruct by FFT by default) */
+    int64_t accel;      /* Cartesian: the header's acceleration (both steps' product; 0 none) */
+    int64_t missing_lines; /* Cartesian: phase-encode lines never sampled */
     lm_traj *traj;      /* cycles/FOV; t (s) from the file or paths.times, else NULL */
     lm_kdata *kdata;    /* every coil */
     lm_kdata *noise;    /* noise scans of an ISMRMRD file, or NULL */
@@ -77,11 +79,8 @@ typedef struct lm_acq {
     int swapped;        /* the file given as k-space was the trajectory (paths say which is which) */
     int lenient;        /* as lm_acq_opts.lenient */
     char note[512];     /* lenient: why companions were dropped, one line each joined by "; " */
-    /* Provenance from an ISMRMRD header ("" when absent or not read). */
-    char patient_name[128];
-    char patient_id[72];
-    char study_instance_uid[72];
-    char frame_of_reference_uid[72];
+    /* Provenance from an ISMRMRD header (zero when absent or not read). */
+    lm_mrd_provenance prov;
 } lm_acq;
 
 /* Reads the data p names: traj and kspace (either may name an .h5, a .bin

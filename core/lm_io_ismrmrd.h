@@ -18,8 +18,50 @@ typedef struct lm_mrd_slice {
     double position[3], read_dir[3], phase_dir[3], slice_dir[3];
 } lm_mrd_slice;
 
+/* Who and what was scanned, from the MRD header (docs/ismrmrd.md): "" or 0
+ * when absent. Read: text longer than its field is cut at a UTF-8
+ * character boundary and control characters become '?'; a number that is
+ * not one is refused. Written (lm_mrd_write_dataset): the fields set, in the
+ * MRD schema's order; text must be UTF-8 without control characters. */
+typedef struct lm_mrd_provenance {
+    /* subjectInformation */
+    char patient_name[128];
+    char patient_id[72];
+    char patient_birthdate[16];     /* xs:date, YYYY-MM-DD */
+    char patient_gender[4];         /* M, F or O */
+    /* studyInformation */
+    char study_instance_uid[72];
+    char study_id[72];
+    char accession_number[24];
+    char study_date[16];            /* xs:date */
+    char study_time[24];            /* xs:time */
+    char study_description[128];
+    /* measurementInformation (written only with patient_position, which MRD requires) */
+    char measurement_id[72];
+    char patient_position[8];       /* HFS, HFP, FFS, ... */
+    int has_table_position;
+    double relative_table_position[3];
+    char protocol_name[128];
+    char series_description[128];
+    char frame_of_reference_uid[72];
+    /* acquisitionSystemInformation */
+    char system_vendor[72];
+    char system_model[72];
+    double field_strength_t;        /* systemFieldStrength_T, 0 absent */
+    /* experimentalConditions */
+    int64_t h1_frequency_hz;        /* H1resonanceFrequency_Hz, 0 absent */
+} lm_mrd_provenance;
+
+/* encoding/parallelImaging of the first encoding. */
+typedef struct lm_mrd_parallel {
+    int64_t accel[2];               /* accelerationFactor along encode steps 1 and 2; 0 absent */
+    char calibration_mode[16];      /* embedded, interleaved, separate, external, other; "" absent */
+} lm_mrd_parallel;
+
 typedef struct lm_mrd {
-    lm_geom geom;       /* encoded matrix and FOV from the XML header */
+    lm_geom geom;       /* encoded matrix and FOV from the XML header; along x
+                           reconSpace's when Cartesian readout oversampling was
+                           removed (readout_oversampling, docs/ismrmrd.md) */
     lm_traj *traj;      /* cycles/FOV (converted; see docs/ismrmrd.md); NULL when
                            nslices > 1 */
     lm_kdata *kdata;    /* all channels of the imaging acquisitions; NULL when
@@ -36,6 +78,14 @@ typedef struct lm_mrd {
     lm_mrd_slice *slices;
     int repetition, contrast;     /* the idx.repetition and idx.contrast read */
     int nrepetitions, ncontrasts; /* how many distinct ones the imaging acquisitions hold */
+    /* Added for DICOM output and streaming (all zero when absent; a caller
+     * building an lm_mrd by hand may leave them zero). */
+    lm_mrd_provenance prov;
+    lm_mrd_parallel parallel;
+    lm_geom recon_geom;           /* reconSpace (n all 0 when absent or equal to geom) */
+    int readout_oversampling;     /* Cartesian readouts decimated by this factor on reading
+                                     (reconSpace's matrix and FOV; 1 or 0: none) */
+    int64_t missing_lines;        /* Cartesian: phase-encode lines of the matrix never sampled */
 } lm_mrd;
 
 lm_code lm_mrd_read(const char *path, lm_mrd *out, lm_error *err);
@@ -73,11 +123,15 @@ lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t,
  * m->noise, when not NULL, as noise-measurement acquisitions (no
  * trajectory, 4096 samples each) before the imaging ones; every
  * acquisition with all channels, idx.repetition m->repetition and
- * idx.contrast m->contrast (negative: 0). Atomic. Reading the file back
+ * idx.contrast m->contrast (negative: 0); the header also carries
+ * m->prov, m->recon_geom (when set) and m->parallel (when an acceleration
+ * is set), refused before writing when its text is not UTF-8 without
+ * control characters. Atomic. Reading the file back
  * with those options gives m's data bit for bit. */
 lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err);
 
-/* What Larmor takes from the XML header (first <encoding> only). */
+/* What Larmor takes from the XML header: the encoding fields from the
+ * first <encoding> only, provenance from the sections above it. */
 typedef struct lm_mrd_header {
     int64_t matrix[3];          /* encodedSpace/matrixSize */
     double fov_mm[3];           /* encodedSpace/fieldOfView_mm */
@@ -90,6 +144,8 @@ typedef struct lm_mrd_header {
     int64_t larmor_readout;     /* -1 no Larmor tag, else samples per readout (0 unknown) */
     int encodings;              /* number of <encoding> elements */
     int64_t receiver_channels;  /* acquisitionSystemInformation, 0 if absent */
+    lm_mrd_provenance prov;
+    lm_mrd_parallel parallel;
 } lm_mrd_header;
 
 /* Parses the header text (len bytes, need not be NUL-terminated); what

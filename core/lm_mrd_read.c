@@ -1,606 +1,23 @@
-/* ISMRMRD (MRD) HDF5 input and output. See docs/ismrmrd.md for what Larmor
- * takes from a file and the units it assumes.
+/* Reading ISMRMRD (MRD) HDF5 files, and their summary for `larmor-cli info`.
+ * See docs/ismrmrd.md for what Larmor takes from a file and the units it
+ * assumes.
  *
  * Reading goes straight through HDF5 (read-only, every size checked) with
  * the MRD layout: libismrmrd 1.8's reader opens files read-write, creates
  * /dataset in any HDF5 file it is given, ignores a failed H5Dread and copies
  * trajectory and data by the sizes the header claims, not the sizes stored
- * (a heap over-read on a malformed file). Writing goes through libismrmrd,
- * into a temporary file that is renamed over the destination when complete.
- *
- * The XML header parser below is self-contained (no libxml2): a tag scanner
- * that tracks the element path and picks out the few leaves Larmor needs.
- * It is compiled even without libismrmrd so it can be tested and fuzzed. */
+ * (a heap over-read on a malformed file). */
 #include "lm_config.h"
 
-#include "lm_io_ismrmrd.h"
+#include "lm_mrd_private.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-
-#if LM_HAVE_ISMRMRD
-#include <hdf5.h>
-#include <ismrmrd/dataset.h>
-#include <ismrmrd/ismrmrd.h>
-#include <ismrmrd/version.h>
-#include <pthread.h>
-
-#include "lm_atomic.h"
-#endif
-
-/* ------------------------------------------------------------------------ */
-/* Units                                                                     */
-/* ------------------------------------------------------------------------ */
-
-lm_code lm_mrd_units_parse(const char *s, lm_mrd_units *out, lm_error *err)
-{
-    if (!s || !*s || strcasecmp(s, "auto") == 0)
-        *out = LM_MRD_UNITS_AUTO;
-    else if (strcasecmp(s, "normalized") == 0 || strcasecmp(s, "normalised") == 0)
-        *out = LM_MRD_UNITS_NORMALIZED;
-    else if (strcasecmp(s, "cycles") == 0 || strcasecmp(s, "cycles/fov") == 0)
-        *out = LM_MRD_UNITS_CYCLES;
-    else
-        return lm_fail(err, LM_ERR_INVALID,
-                       "ISMRMRD trajectory units '%s' unknown (auto, normalized or cycles)", s);
-    return LM_OK;
-}
-
-const char *lm_mrd_units_name(lm_mrd_units u)
-{
-    switch (u) {
-    case LM_MRD_UNITS_AUTO: return "auto";
-    case LM_MRD_UNITS_NORMALIZED: return "normalized";
-    case LM_MRD_UNITS_CYCLES: return "cycles";
-    }
-    return "unknown";
-}
-
-void lm_mrd_clear(lm_mrd *m)
-{
-    if (!m)
-        return;
-    lm_traj_free(m->traj);
-    lm_kdata_free(m->kdata);
-    lm_kdata_free(m->noise);
-    if (m->slices)
-        for (int i = 0; i < m->nslices; i++) {
-            lm_traj_free(m->slices[i].traj);
-            lm_kdata_free(m->slices[i].kdata);
-        }
-    free(m->slices);
-    memset(m, 0, sizeof *m);
-}
-
-void lm_mrd_opts_init(lm_mrd_opts *o)
-{
-    o->units = LM_MRD_UNITS_AUTO;
-    o->repetition = -1;
-    o->contrast = -1;
-}
-
-lm_code lm_mrd_units_env(const char *path, lm_mrd_units *u, lm_error *err)
-{
-    const char *env = getenv("LARMOR_MRD_TRAJ_UNITS");
-    *u = LM_MRD_UNITS_AUTO;
-    if (env && *env) {
-        lm_code rc = lm_mrd_units_parse(env, u, err);
-        if (rc != LM_OK)
-            return lm_fail(err, rc, "%s: LARMOR_MRD_TRAJ_UNITS='%s' unknown (auto, normalized or cycles)",
-                           path ? path : "", env);
-    }
-    return LM_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Multi-slice geometry                                                      */
-/* ------------------------------------------------------------------------ */
-
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-/* Unit vector of v into u; 0 if v is (nearly) zero or not finite. */
-static int unit3(const double v[3], double u[3])
-{
-    double n = sqrt(dot3(v, v));
-    if (!(n > 0.5) || !isfinite(n))
-        return 0;
-    for (int a = 0; a < 3; a++)
-        u[a] = v[a] / n;
-    return 1;
-}
-
-lm_code lm_mrd_slices_affine(const lm_mrd *m, double affine[4][4], double voxel_mm[3], lm_error *err)
-{
-    if (!m || !affine || !voxel_mm)
-        return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: nothing to place");
-    const int ns = m->nslices;
-    if (ns < 2 || !m->slices)
-        return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: %d slice%s: no slice spacing to measure", ns,
-                       ns == 1 ? "" : "s");
-    const lm_mrd_slice *s0 = &m->slices[0];
-    double rd[3], pd[3], sd[3];
-    if (!unit3(s0->read_dir, rd) || !unit3(s0->phase_dir, pd) || !unit3(s0->slice_dir, sd))
-        return lm_fail(err, LM_ERR_FORMAT,
-                       "ISMRMRD slices: slice %d has no read, phase or slice direction (zero in its acquisition "
-                       "headers): cannot place the slices", s0->index);
-    for (int i = 1; i < ns; i++) {
-        const lm_mrd_slice *si = &m->slices[i];
-        double r[3], p[3], q[3];
-        if (!unit3(si->read_dir, r) || !unit3(si->phase_dir, p) || !unit3(si->slice_dir, q) ||
-            dot3(r, rd) < 0.9999 || dot3(p, pd) < 0.9999 || dot3(q, sd) < 0.9999)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "ISMRMRD slices: slice %d is not oriented as slice %d (read, phase and slice "
-                           "directions must agree to stack them)", si->index, s0->index);
-    }
-    /* Offsets along slice_dir from the first slice: ascending, distinct,
-     * on one line, evenly spaced (each step within 1 % of the mean). */
-    double d_prev = 0;
-    for (int i = 1; i < ns; i++) {
-        const lm_mrd_slice *a = &m->slices[i - 1], *b = &m->slices[i];
-        double diff[3];
-        for (int k = 0; k < 3; k++)
-            diff[k] = b->position[k] - s0->position[k];
-        double d = dot3(diff, sd), step = d - d_prev;
-        if (fabs(step) < 1e-4)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "ISMRMRD slices: slices %d and %d are both at %.4g mm along the slice direction "
-                           "(duplicated position)", a->index, b->index, d);
-        if (step < 0)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "ISMRMRD slices: slice %d lies before slice %d along the slice direction (slices out "
-                           "of order: stack them as lm_mrd_read_opts returns them)", b->index, a->index);
-        double off = 0;
-        for (int k = 0; k < 3; k++) {
-            double e = diff[k] - d * sd[k];
-            off += e * e;
-        }
-        if (sqrt(off) > 0.01 * step + 1e-3)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "ISMRMRD slices: slice %d is shifted %.4g mm in-plane from slice %d (centres must lie "
-                           "on one line along the slice direction)", b->index, sqrt(off), s0->index);
-        d_prev = d;
-    }
-    const double spacing = d_prev / (ns - 1); /* the mean */
-    for (int i = 1; i < ns; i++) {
-        const lm_mrd_slice *a = &m->slices[i - 1], *b = &m->slices[i];
-        double diff[3];
-        for (int k = 0; k < 3; k++)
-            diff[k] = b->position[k] - a->position[k];
-        double step = dot3(diff, sd);
-        if (fabs(step - spacing) > 0.01 * spacing)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "ISMRMRD slices: uneven slice spacing: %.4g mm between slices %d and %d, %.4g mm on "
-                           "average (more than 1 %% apart)", step, a->index, b->index, spacing);
-    }
-    const double vx = m->geom.fov_mm[0] / (double)m->geom.n[0], vy = m->geom.fov_mm[1] / (double)m->geom.n[1];
-    if (!(vx > 0) || !(vy > 0) || !isfinite(vx) || !isfinite(vy))
-        return lm_fail(err, LM_ERR_INVALID, "ISMRMRD slices: field of view %g x %g mm / matrix %lld x %lld is "
-                       "not a voxel size", m->geom.fov_mm[0], m->geom.fov_mm[1], (long long)m->geom.n[0],
-                       (long long)m->geom.n[1]);
-    voxel_mm[0] = vx;
-    voxel_mm[1] = vy;
-    voxel_mm[2] = spacing;
-    /* LPS (MRD) -> RAS (NIfTI): x and y negated. */
-    static const double ras[3] = {-1, -1, 1};
-    const double cx = (double)(m->geom.n[0] / 2), cy = (double)(m->geom.n[1] / 2);
-    memset(affine, 0, 16 * sizeof affine[0][0]);
-    for (int r = 0; r < 3; r++) {
-        affine[r][0] = ras[r] * rd[r] * vx;
-        affine[r][1] = ras[r] * pd[r] * vy;
-        affine[r][2] = ras[r] * sd[r] * spacing;
-        affine[r][3] = ras[r] * (s0->position[r] - cx * vx * rd[r] - cy * vy * pd[r]);
-    }
-    affine[3][3] = 1.0;
-    return LM_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* XML header                                                                */
-/* ------------------------------------------------------------------------ */
-
-#define XML_MAX_DEPTH 64
-#define XML_PATH_MAX 256
-
-typedef struct xml_elem {
-    const char *name; /* local name (namespace prefix dropped) */
-    size_t len;
-    const char *qname; /* as written, for matching the closing tag */
-    size_t qlen;
-    int had_child;
-    size_t text_start;
-} xml_elem;
-
-typedef struct xml_ctx {
-    const char *what;
-    lm_error *err;
-    lm_mrd_header *out;
-    int enc_index;         /* index of the <encoding> being read */
-    /* trajectoryDescription state */
-    int in_desc;
-    char desc_id[32];
-    char upl_name[64];
-    int upl_has_value;
-    long long upl_value;
-    int has_units_tag, units_tag;
-    int has_readout_tag;
-    long long readout_tag;
-} xml_ctx;
-
-static int is_name_char(char c)
-{
-    return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.' || c == ':' ||
-           (unsigned char)c >= 0x80;
-}
-
-static const char *find_str(const char *s, size_t len, size_t from, const char *pat)
-{
-    size_t pl = strlen(pat);
-    if (pl > len)
-        return NULL;
-    for (size_t i = from; i + pl <= len; i++)
-        if (s[i] == pat[0] && memcmp(s + i, pat, pl) == 0)
-            return s + i;
-    return NULL;
-}
-
-static int starts_with(const char *s, size_t len, size_t at, const char *pat)
-{
-    size_t pl = strlen(pat);
-    return at + pl <= len && memcmp(s + at, pat, pl) == 0;
-}
-
-/* Control characters from the file would break the one-line messages
- * (found by fuzz_mrd_xml: a value holding a newline). */
-static void printable(char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
-}
-
-/* Copies the trimmed text into buf, control characters replaced; 0 if it
- * does not fit. */
-static int leaf_text(const char *s, size_t len, char *buf, size_t cap)
-{
-    while (len && isspace((unsigned char)*s)) {
-        s++;
-        len--;
-    }
-    while (len && isspace((unsigned char)s[len - 1]))
-        len--;
-    if (len >= cap)
-        return 0;
-    memcpy(buf, s, len);
-    buf[len] = '\0';
-    printable(buf);
-    return 1;
-}
-
-static lm_code leaf_int(xml_ctx *c, const char *path, const char *s, size_t len, long long lo,
-                        long long hi, int64_t *out)
-{
-    char buf[64];
-    if (!leaf_text(s, len, buf, sizeof buf))
-        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s is too long", c->what, path);
-    char *end;
-    errno = 0;
-    long long v = strtoll(buf, &end, 10);
-    if (!buf[0] || *end || errno)
-        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s '%s' is not an integer", c->what,
-                       path, buf);
-    if (v < lo || v > hi)
-        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s = %lld is out of range (%lld..%lld)",
-                       c->what, path, v, lo, hi);
-    *out = v;
-    return LM_OK;
-}
-
-static lm_code leaf_double(xml_ctx *c, const char *path, const char *s, size_t len, double *out)
-{
-    char buf[64];
-    if (!leaf_text(s, len, buf, sizeof buf))
-        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s is too long", c->what, path);
-    char *end;
-    errno = 0;
-    double v = strtod(buf, &end);
-    if (!buf[0] || *end || !isfinite(v))
-        return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s '%s' is not a finite number",
-                       c->what, path, buf);
-    *out = v;
-    return LM_OK;
-}
-
-static int axis_of(const char *leaf)
-{
-    if (strcmp(leaf, "x") == 0)
-        return 0;
-    if (strcmp(leaf, "y") == 0)
-        return 1;
-    if (strcmp(leaf, "z") == 0)
-        return 2;
-    return -1;
-}
-
-/* A leaf element closed: path is relative to the root ("encoding/..."). */
-static lm_code xml_leaf(xml_ctx *c, const char *path, const char *text, size_t tlen)
-{
-    lm_mrd_header *h = c->out;
-    const char *rest;
-    if (strcmp(path, "acquisitionSystemInformation/receiverChannels") == 0)
-        return leaf_int(c, path, text, tlen, 0, 65535, &h->receiver_channels);
-    if (strncmp(path, "encoding/", 9) != 0 || c->enc_index != 0)
-        return LM_OK;
-    rest = path + 9;
-    int a;
-    if (strncmp(rest, "encodedSpace/matrixSize/", 24) == 0 && (a = axis_of(rest + 24)) >= 0)
-        return leaf_int(c, path, text, tlen, 0, 65535, &h->matrix[a]);
-    if (strncmp(rest, "encodedSpace/fieldOfView_mm/", 28) == 0 && (a = axis_of(rest + 28)) >= 0)
-        return leaf_double(c, path, text, tlen, &h->fov_mm[a]);
-    if (strncmp(rest, "reconSpace/matrixSize/", 22) == 0 && (a = axis_of(rest + 22)) >= 0)
-        return leaf_int(c, path, text, tlen, 0, 65535, &h->recon_matrix[a]);
-    if (strncmp(rest, "reconSpace/fieldOfView_mm/", 26) == 0 && (a = axis_of(rest + 26)) >= 0)
-        return leaf_double(c, path, text, tlen, &h->recon_fov_mm[a]);
-    if (strcmp(rest, "encodingLimits/kspace_encoding_step_1/center") == 0) {
-        h->has_center[0] = 1;
-        return leaf_int(c, path, text, tlen, 0, 65535, &h->center[0]);
-    }
-    if (strcmp(rest, "encodingLimits/kspace_encoding_step_2/center") == 0) {
-        h->has_center[1] = 1;
-        return leaf_int(c, path, text, tlen, 0, 65535, &h->center[1]);
-    }
-    if (strcmp(rest, "trajectory") == 0) {
-        if (!leaf_text(text, tlen, h->trajectory, sizeof h->trajectory))
-            return lm_fail(c->err, LM_ERR_FORMAT, "%s: XML header: %s is too long", c->what, path);
-        return LM_OK;
-    }
-    if (strcmp(rest, "trajectoryDescription/identifier") == 0) {
-        if (!leaf_text(text, tlen, c->desc_id, sizeof c->desc_id))
-            c->desc_id[0] = '\0'; /* not ours: ignore */
-        return LM_OK;
-    }
-    if (strcmp(rest, "trajectoryDescription/userParameterLong/name") == 0) {
-        if (!leaf_text(text, tlen, c->upl_name, sizeof c->upl_name))
-            c->upl_name[0] = '\0';
-        return LM_OK;
-    }
-    if (strcmp(rest, "trajectoryDescription/userParameterLong/value") == 0) {
-        char buf[64];
-        char *end;
-        c->upl_has_value = 0;
-        if (leaf_text(text, tlen, buf, sizeof buf) && buf[0]) {
-            errno = 0;
-            long long v = strtoll(buf, &end, 10);
-            if (!*end && !errno) {
-                c->upl_value = v;
-                c->upl_has_value = 1;
-            }
-        }
-        return LM_OK;
-    }
-    return LM_OK;
-}
-
-static void xml_open(xml_ctx *c, const char *path)
-{
-    if (strcmp(path, "encoding") == 0) {
-        c->out->encodings++;
-        c->enc_index++;
-    } else if (c->enc_index == 0 && strcmp(path, "encoding/trajectoryDescription") == 0) {
-        c->in_desc = 1;
-        c->desc_id[0] = '\0';
-    } else if (c->enc_index == 0 && strcmp(path, "encoding/trajectoryDescription/userParameterLong") == 0) {
-        c->upl_name[0] = '\0';
-        c->upl_has_value = 0;
-    }
-}
-
-static void xml_close(xml_ctx *c, const char *path)
-{
-    if (c->enc_index != 0)
-        return;
-    if (strcmp(path, "encoding/trajectoryDescription/userParameterLong") == 0 && c->upl_has_value) {
-        if (strcmp(c->upl_name, "k_units_cycles_per_fov") == 0) {
-            c->has_units_tag = 1;
-            c->units_tag = c->upl_value ? LM_MRD_UNITS_CYCLES : LM_MRD_UNITS_NORMALIZED;
-        } else if (strcmp(c->upl_name, "readout") == 0) {
-            c->has_readout_tag = 1;
-            c->readout_tag = c->upl_value;
-        }
-    } else if (strcmp(path, "encoding/trajectoryDescription") == 0) {
-        if (strcmp(c->desc_id, "larmor") == 0 && c->has_units_tag)
-            c->out->larmor_units = c->units_tag;
-        if (strcmp(c->desc_id, "larmor") == 0 && c->has_readout_tag && c->readout_tag >= 0)
-            c->out->larmor_readout = c->readout_tag;
-        c->in_desc = 0;
-        c->has_units_tag = c->has_readout_tag = 0;
-    }
-}
-
-/* Path of the open elements below the root, local names joined by '/';
- * 0 if it does not fit (then nothing Larmor reads can match). */
-static int xml_path(const xml_elem *st, int depth, char *buf, size_t cap)
-{
-    size_t n = 0;
-    buf[0] = '\0';
-    for (int i = 1; i < depth; i++) {
-        if (n + st[i].len + 2 > cap)
-            return 0;
-        if (i > 1)
-            buf[n++] = '/';
-        memcpy(buf + n, st[i].name, st[i].len);
-        n += st[i].len;
-        buf[n] = '\0';
-    }
-    return 1;
-}
-
-lm_code lm_mrd_header_parse(const char *xml, size_t len, const char *what, lm_mrd_header *out,
-                            lm_error *err)
-{
-    memset(out, 0, sizeof *out);
-    out->larmor_units = -1;
-    out->larmor_readout = -1;
-    if (!what)
-        what = "ISMRMRD header";
-    if (!xml)
-        return lm_fail(err, LM_ERR_FORMAT, "%s: no XML header", what);
-    const char *nul = memchr(xml, '\0', len);
-    if (nul)
-        len = (size_t)(nul - xml);
-
-    xml_ctx c;
-    memset(&c, 0, sizeof c);
-    c.what = what;
-    c.err = err;
-    c.out = out;
-    c.enc_index = -1;
-
-    xml_elem st[XML_MAX_DEPTH];
-    int depth = 0, root_seen = 0;
-    char path[XML_PATH_MAX];
-    size_t i = 0;
-    while (i < len) {
-        if (xml[i] != '<') {
-            i++;
-            continue;
-        }
-        size_t lt = i;
-        const char *e;
-        if (starts_with(xml, len, i, "<!--")) {
-            if (!(e = find_str(xml, len, i + 4, "-->")))
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated comment", what);
-            i = (size_t)(e - xml) + 3;
-            continue;
-        }
-        if (starts_with(xml, len, i, "<![CDATA[")) {
-            if (!(e = find_str(xml, len, i + 9, "]]>")))
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated CDATA", what);
-            i = (size_t)(e - xml) + 3;
-            continue;
-        }
-        if (starts_with(xml, len, i, "<?")) {
-            if (!(e = find_str(xml, len, i + 2, "?>")))
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated <?...?>", what);
-            i = (size_t)(e - xml) + 2;
-            continue;
-        }
-        if (starts_with(xml, len, i, "<!")) {
-            if (!(e = memchr(xml + i, '>', len - i)))
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated <!...>", what);
-            i = (size_t)(e - xml) + 1;
-            continue;
-        }
-        int closing = starts_with(xml, len, i, "</");
-        size_t ns = i + (closing ? 2 : 1), ne = ns;
-        while (ne < len && is_name_char(xml[ne]))
-            ne++;
-        if (ne == ns)
-            return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: malformed tag at byte %zu", what, lt);
-        /* Find the end of the tag, skipping quoted attribute values. */
-        size_t j = ne;
-        char quote = 0;
-        while (j < len && (quote || xml[j] != '>')) {
-            if (quote && xml[j] == quote)
-                quote = 0;
-            else if (!quote && (xml[j] == '"' || xml[j] == '\''))
-                quote = xml[j];
-            else if (!quote && xml[j] == '<')
-                break;
-            j++;
-        }
-        if (j >= len || xml[j] != '>')
-            return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unterminated tag <%.*s> (truncated?)",
-                           what, (int)(ne - ns > 40 ? 40 : ne - ns), xml + ns);
-        const char *qname = xml + ns;
-        size_t qlen = ne - ns;
-        const char *colon = memchr(qname, ':', qlen);
-        const char *lname = colon ? colon + 1 : qname;
-        size_t llen = qlen - (size_t)(lname - qname);
-
-        if (closing) {
-            if (depth == 0)
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: unexpected </%.*s>", what,
-                               (int)(qlen > 40 ? 40 : qlen), qname);
-            xml_elem *top = &st[depth - 1];
-            if (top->qlen != qlen || memcmp(top->qname, qname, qlen) != 0)
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: </%.*s> closes <%.*s>", what,
-                               (int)(qlen > 40 ? 40 : qlen), qname,
-                               (int)(top->qlen > 40 ? 40 : top->qlen), top->qname);
-            if (xml_path(st, depth, path, sizeof path)) {
-                if (!top->had_child && depth > 1) {
-                    lm_code rc = xml_leaf(&c, path, xml + top->text_start, lt - top->text_start);
-                    if (rc != LM_OK)
-                        return rc;
-                }
-                xml_close(&c, path);
-            }
-            depth--;
-            i = j + 1;
-            continue;
-        }
-
-        int selfclose = xml[j - 1] == '/';
-        if (depth == 0) {
-            if (root_seen)
-                return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: more than one root element", what);
-            if (llen != 13 || memcmp(lname, "ismrmrdHeader", 13) != 0)
-                return lm_fail(err, LM_ERR_FORMAT,
-                               "%s: XML header: root element <%.*s> is not <ismrmrdHeader>", what,
-                               (int)(qlen > 40 ? 40 : qlen), qname);
-            root_seen = 1;
-        } else {
-            st[depth - 1].had_child = 1;
-        }
-        if (depth >= XML_MAX_DEPTH)
-            return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: elements nested deeper than %d", what,
-                           XML_MAX_DEPTH);
-        st[depth] = (xml_elem){lname, llen, qname, qlen, 0, j + 1};
-        depth++;
-        if (xml_path(st, depth, path, sizeof path)) {
-            xml_open(&c, path);
-            if (selfclose)
-                xml_close(&c, path);
-        }
-        if (selfclose)
-            depth--;
-        i = j + 1;
-    }
-    if (depth != 0)
-        return lm_fail(err, LM_ERR_FORMAT, "%s: XML header: <%.*s> is never closed (truncated?)", what,
-                       (int)(st[depth - 1].qlen > 40 ? 40 : st[depth - 1].qlen), st[depth - 1].qname);
-    if (!root_seen)
-        return lm_fail(err, LM_ERR_FORMAT, "%s: XML header has no <ismrmrdHeader> element", what);
-    if (out->encodings == 0)
-        return lm_fail(err, LM_ERR_FORMAT, "%s: XML header has no <encoding>", what);
-    for (int a = 0; a < 3; a++) {
-        if (out->matrix[a] <= 0)
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "%s: XML header: encoded matrix %lldx%lldx%lld is missing or zero", what,
-                           (long long)out->matrix[0], (long long)out->matrix[1],
-                           (long long)out->matrix[2]);
-    }
-    for (int a = 0; a < 3; a++) {
-        if (!(out->fov_mm[a] > 0))
-            return lm_fail(err, LM_ERR_FORMAT,
-                           "%s: XML header: encoded field of view %gx%gx%g mm is missing or not positive",
-                           what, out->fov_mm[0], out->fov_mm[1], out->fov_mm[2]);
-    }
-    return LM_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Without libismrmrd                                                        */
-/* ------------------------------------------------------------------------ */
 
 #if !LM_HAVE_ISMRMRD
 
@@ -624,27 +41,6 @@ lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out,
     return lm_mrd_read_units(path, LM_MRD_UNITS_AUTO, out, err);
 }
 
-lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
-                           const char *trajectory, lm_error *err)
-{
-    (void)g, (void)t, (void)k, (void)trajectory;
-    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD output unavailable: built without libismrmrd",
-                   path ? path : "");
-}
-
-lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
-                     lm_error *err)
-{
-    return lm_mrd_write_named(path, g, t, k, NULL, err);
-}
-
-lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err)
-{
-    (void)m, (void)trajectory;
-    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD output unavailable: built without libismrmrd",
-                   path ? path : "");
-}
-
 lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
 {
     if (text)
@@ -655,75 +51,7 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
 
 #else /* LM_HAVE_ISMRMRD */
 
-/* ------------------------------------------------------------------------ */
-/* HDF5 plumbing                                                             */
-/* ------------------------------------------------------------------------ */
-
-/* HDF5 (the serial build) is not thread-safe, and libismrmrd's error
- * handler is global: one MRD call at a time. */
-static pthread_mutex_t mrd_lock = PTHREAD_MUTEX_INITIALIZER;
-
-typedef struct h5_quiet {
-    H5E_auto2_t func;
-    void *data;
-} h5_quiet;
-
-static void h5_quiet_begin(h5_quiet *q)
-{
-    pthread_mutex_lock(&mrd_lock);
-    q->func = NULL;
-    q->data = NULL;
-    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-static void h5_quiet_end(h5_quiet *q)
-{
-    H5Eclear2(H5E_DEFAULT);
-    H5Eset_auto2(H5E_DEFAULT, q->func, q->data);
-    pthread_mutex_unlock(&mrd_lock);
-}
-
-/* The innermost (most specific) HDF5 error message, one line: the walk
- * goes upward from it, so keep the first one seen. */
-static herr_t h5_walk_cb(unsigned n, const H5E_error2_t *e, void *data)
-{
-    (void)n;
-    char *buf = data;
-    if (!buf[0] && e->desc && e->desc[0]) {
-        snprintf(buf, 160, "%s", e->desc);
-        for (char *p = buf; *p; p++)
-            if (*p == '\n' || *p == '\r' || *p == '\t')
-                *p = ' ';
-    }
-    return 0;
-}
-
-static lm_code h5_fail(lm_error *err, lm_code code, const char *path, const char *what)
-{
-    char msg[160] = "";
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, h5_walk_cb, msg);
-    H5Eclear2(H5E_DEFAULT);
-    /* Trim trailing spaces. */
-    size_t n = strlen(msg);
-    while (n && msg[n - 1] == ' ')
-        msg[--n] = '\0';
-    if (msg[0])
-        return lm_fail(err, code, "%s: %s (HDF5: %s)", path, what, msg);
-    return lm_fail(err, code, "%s: %s", path, what);
-}
-
-/* libismrmrd error capture: its default handler prints to stderr. */
-static char mrd_last_error[256];
-
-static void mrd_error_handler(const char *file, int line, const char *function, int code, const char *msg)
-{
-    (void)file, (void)line, (void)function, (void)code;
-    snprintf(mrd_last_error, sizeof mrd_last_error, "%s", msg ? msg : "unknown error");
-    for (char *p = mrd_last_error; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
-}
+#include <ismrmrd/ismrmrd.h>
 
 /* ------------------------------------------------------------------------ */
 /* The acquisition layout Larmor reads (a subset of the MRD compound)        */
@@ -980,12 +308,12 @@ static lm_code read_xml(hid_t fid, const char *path, char **out, size_t *out_len
     }
     hid_t ds = H5Dopen2(fid, "/dataset/xml", H5P_DEFAULT);
     if (ds < 0)
-        return h5_fail(err, LM_ERR_FORMAT, path, "/dataset/xml is not a dataset");
+        return lm_h5_fail(err, LM_ERR_FORMAT, path, "/dataset/xml is not a dataset");
     lm_code rc = LM_OK;
     hid_t ft = H5Dget_type(ds), sp = H5Dget_space(ds), mt = -1;
     hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
     if (ft < 0 || sp < 0) {
-        rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read /dataset/xml");
+        rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read /dataset/xml");
         goto done;
     }
     if (H5Tget_class(ft) != H5T_STRING) {
@@ -1004,7 +332,7 @@ static lm_code read_xml(hid_t fid, const char *path, char **out, size_t *out_len
         for (int d = 0; d < nd && d < H5S_MAX_RANK; d++)
             count[d] = 1;
         if (H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, count, NULL) < 0) {
-            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read /dataset/xml");
+            rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read /dataset/xml");
             goto done;
         }
     }
@@ -1016,7 +344,7 @@ static lm_code read_xml(hid_t fid, const char *path, char **out, size_t *out_len
         H5Tset_size(mt, H5T_VARIABLE);
         H5Tset_cset(mt, H5Tget_cset(ft)); /* h5py writes UTF-8: no ASCII conversion */
         if (H5Dread(ds, mt, ms, sp, H5P_DEFAULT, &s) < 0 || !s) {
-            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the XML header /dataset/xml");
+            rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the XML header /dataset/xml");
         } else {
             size_t n = strnlen(s, MRD_XML_MAX + 1);
             if (n > MRD_XML_MAX)
@@ -1042,7 +370,7 @@ static lm_code read_xml(hid_t fid, const char *path, char **out, size_t *out_len
             H5Tset_strpad(mt, H5T_STR_NULLTERM);
             H5Tset_cset(mt, H5Tget_cset(ft));
             if (H5Dread(ds, mt, ms, sp, H5P_DEFAULT, *out) < 0) {
-                rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the XML header /dataset/xml");
+                rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the XML header /dataset/xml");
                 free(*out);
                 *out = NULL;
             } else {
@@ -1200,7 +528,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
     }
     f->fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f->fid < 0)
-        return h5_fail(err, LM_ERR_FORMAT, path, "cannot open as HDF5 (damaged or truncated?)");
+        return lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot open as HDF5 (damaged or truncated?)");
 
     char *xml = NULL;
     size_t xml_len = 0;
@@ -1219,12 +547,12 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
     }
     f->ds = H5Dopen2(f->fid, "/dataset/data", H5P_DEFAULT);
     if (f->ds < 0) {
-        rc = h5_fail(err, LM_ERR_FORMAT, path, "/dataset/data is not a dataset");
+        rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "/dataset/data is not a dataset");
         goto fail;
     }
     hid_t ft = H5Dget_type(f->ds);
     if (ft < 0) {
-        rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the type of /dataset/data");
+        rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the type of /dataset/data");
         goto fail;
     }
     rc = check_acq_type(ft, path, &f->data_complex, &f->has_geo, &f->has_dwell, err);
@@ -1240,7 +568,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
     }
     hsize_t dims[1];
     if (H5Sget_simple_extent_dims(f->fspace, dims, NULL) != 1) {
-        rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the size of /dataset/data");
+        rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the size of /dataset/data");
         goto fail;
     }
     f->nacq = dims[0];
@@ -1254,7 +582,7 @@ static lm_code mrd_file_open(const char *path, mrd_file *f, lm_error *err)
         goto fail;
     }
     if (!mrd_types_make(&f->types, f->data_complex, f->has_geo, f->has_dwell)) {
-        rc = h5_fail(err, LM_ERR_INTERNAL, path, "cannot build the HDF5 memory types");
+        rc = lm_h5_fail(err, LM_ERR_INTERNAL, path, "cannot build the HDF5 memory types");
         goto fail;
     }
     return LM_OK;
@@ -1297,7 +625,7 @@ static lm_code scan_select(mrd_file *f, const char *path, const lm_mrd_opts *o, 
         hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
         memset(buf, 0, count * sizeof *buf);
         if (!read_block(f, f->types.head_only, start, count, buf)) {
-            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
+            rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
             goto out;
         }
         for (hsize_t b = 0; b < count; b++) {
@@ -1381,7 +709,7 @@ static lm_code scan_headers(mrd_file *f, const char *path, const mrd_sel *sel, m
         hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
         memset(buf, 0, count * sizeof *buf);
         if (!read_block(f, f->types.head_only, start, count, buf)) {
-            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
+            rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
             break;
         }
         for (hsize_t b = 0; b < count; b++) {
@@ -1550,7 +878,7 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, co
         hsize_t cnt = count;
         hid_t ms = H5Screate_simple(1, &cnt, NULL);
         if (ms < 0 || !read_block(f, f->types.acq, start, count, buf)) {
-            rc = h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisitions");
+            rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisitions");
             if (ms >= 0) {
                 H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf); /* whatever was read */
                 H5Sclose(ms);
@@ -1686,21 +1014,8 @@ typedef struct mrd_summary {
     int ndim;
     int has_times, file_has_dwell; /* sample times from sample_time_us */
     double t_lo, t_hi;
+    int oversampling_removed; /* Cartesian readouts reduced to reconSpace */
 } mrd_summary;
-
-/* Slices sorted by position along the first slice's slice_dir, ties by index. */
-static double sort_dir[3];
-
-static int slice_cmp(const void *a, const void *b)
-{
-    const lm_mrd_slice *x = a, *y = b;
-    double dx = dot3(x->position, sort_dir), dy = dot3(y->position, sort_dir);
-    if (dx < dy)
-        return -1;
-    if (dx > dy)
-        return 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
 
 static void targets_free(mrd_target *tg, lm_traj **tr, lm_kdata **kd, int n)
 {
@@ -1713,7 +1028,7 @@ static void targets_free(mrd_target *tg, lm_traj **tr, lm_kdata **kd, int n)
     free(kd);
 }
 
-/* Locked: the caller holds h5_quiet. allow_slices: return multi-slice 2D
+/* Locked: the caller holds lm_h5_quiet. allow_slices: return multi-slice 2D
  * data in out->slices (else such files are refused when out is given). */
 static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out, mrd_summary *sum,
                         lm_error *err)
@@ -1885,7 +1200,32 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         else
             trs[ti]->readout = s.readout <= trs[ti]->m ? s.readout : 0;
     }
+    /* Cartesian readouts oversampled against reconSpace (same voxel size,
+     * a smaller matrix along x): reduced to reconSpace's matrix and FOV. */
+    int os_applied = 0;
+    int64_t nx = h->matrix[0];
+    double fovx = h->fov_mm[0];
+    const int64_t rx = h->recon_matrix[0];
+    if (s.tdim == 0 && rx > 1 && rx < h->matrix[0] && h->recon_fov_mm[0] > 0 &&
+        fabs(h->recon_fov_mm[0] / (double)rx - h->fov_mm[0] / (double)h->matrix[0]) <=
+            1e-3 * h->fov_mm[0] / (double)h->matrix[0]) {
+        os_applied = 1;
+        for (int ti = 0; ti < nt && rc == LM_OK && os_applied; ti++) {
+            int applied = 0;
+            rc = lm_mrd_remove_oversampling(&trs[ti], &kds[ti], h->matrix[0], rx, &applied, err);
+            os_applied = applied; /* slices alike: the first decides (a later one refused is an error) */
+            if (rc == LM_OK && !applied && ti > 0)
+                rc = lm_fail(err, LM_ERR_FORMAT, "%s: slice %d's readouts differ from the first slice's", path, ti);
+        }
+        if (rc != LM_OK)
+            goto done;
+        if (os_applied) {
+            nx = rx;
+            fovx = h->recon_fov_mm[0];
+        }
+    }
     if (sum) {
+        sum->oversampling_removed = os_applied;
         sum->units_used = used;
         sum->units_why = why;
         sum->kmax_stored = kmax;
@@ -1896,9 +1236,12 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         sum->file_has_dwell = f.has_dwell;
     }
     if (out) {
-        lm_geom_init(&out->geom, h->matrix[0], h->matrix[1], h->matrix[2], h->fov_mm[0]);
-        for (int a = 0; a < 3; a++)
+        lm_geom_init(&out->geom, nx, h->matrix[1], h->matrix[2], fovx);
+        for (int a = 1; a < 3; a++)
             out->geom.fov_mm[a] = h->fov_mm[a];
+        out->readout_oversampling = os_applied ? (int)lrint((double)h->matrix[0] / (double)rx) : 0;
+        if (s.tdim == 0)
+            out->missing_lines = lm_mrd_missing_lines(trs[0], &out->geom);
         out->noise = nk;
         nk = NULL;
         out->cartesian = s.tdim == 0;
@@ -1907,6 +1250,19 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         out->contrast = sel.contrast;
         out->nrepetitions = sel.nrep;
         out->ncontrasts = sel.ncon;
+        out->prov = h->prov;
+        out->parallel = h->parallel;
+        if (h->recon_matrix[0] > 0 && h->recon_matrix[1] > 0 && h->recon_matrix[2] > 0) {
+            int same = 1;
+            for (int a = 0; a < 3; a++)
+                same &= h->recon_matrix[a] == h->matrix[a] && h->recon_fov_mm[a] == h->fov_mm[a];
+            if (!same) {
+                lm_geom_init(&out->recon_geom, h->recon_matrix[0], h->recon_matrix[1], h->recon_matrix[2],
+                             h->recon_fov_mm[0]);
+                for (int a = 0; a < 3; a++)
+                    out->recon_geom.fov_mm[a] = h->recon_fov_mm[a];
+            }
+        }
         if (nt == 1) {
             out->traj = trs[0];
             out->kdata = kds[0];
@@ -1936,12 +1292,7 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
                     sl->slice_dir[a] = tg[i].geo[3][a];
                 }
             }
-            double sd[3];
-            if (unit3(out->slices[0].slice_dir, sd)) {
-                /* sort_dir is shared: the caller holds the reader's lock */
-                memcpy(sort_dir, sd, sizeof sd);
-                qsort(out->slices, (size_t)nt, sizeof *out->slices, slice_cmp);
-            }
+            lm_mrd_sort_slices(out);
         }
     }
 done:
@@ -1963,10 +1314,10 @@ lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out,
     lm_mrd_opts_init(&def);
     if (!opts)
         opts = &def;
-    h5_quiet q;
-    h5_quiet_begin(&q);
+    lm_h5_quiet q;
+    lm_h5_quiet_begin(&q);
     lm_code rc = mrd_load(path, opts, 1, out, NULL, err);
-    h5_quiet_end(&q);
+    lm_h5_quiet_end(&q);
     return rc;
 }
 
@@ -1978,10 +1329,10 @@ lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_
     lm_mrd_opts o;
     lm_mrd_opts_init(&o);
     o.units = units;
-    h5_quiet q;
-    h5_quiet_begin(&q);
+    lm_h5_quiet q;
+    lm_h5_quiet_begin(&q);
     lm_code rc = mrd_load(path, &o, 0, out, NULL, err);
-    h5_quiet_end(&q);
+    lm_h5_quiet_end(&q);
     return rc;
 }
 
@@ -2046,13 +1397,13 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
         return rc;
     mrd_summary sm;
     memset(&sm, 0, sizeof sm);
-    h5_quiet q;
-    h5_quiet_begin(&q);
+    lm_h5_quiet q;
+    lm_h5_quiet_begin(&q);
     lm_mrd_opts o;
     lm_mrd_opts_init(&o);
     o.units = u;
     rc = mrd_load(path, &o, 1, NULL, &sm, err);
-    h5_quiet_end(&q);
+    lm_h5_quiet_end(&q);
     if (rc != LM_OK)
         return rc;
     const mrd_scan *s = &sm.scan;
@@ -2103,6 +1454,22 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
         sb_printf(&b, "  recon matrix: %lld x %lld x %lld, FOV %g x %g x %g mm\n",
                   (long long)h->recon_matrix[0], (long long)h->recon_matrix[1], (long long)h->recon_matrix[2],
                   h->recon_fov_mm[0], h->recon_fov_mm[1], h->recon_fov_mm[2]);
+    if (sm.oversampling_removed)
+        sb_printf(&b, "  readout oversampling: removed (readouts cropped to the recon field of view, %lld points)\n",
+                  (long long)h->recon_matrix[0]);
+    if (h->parallel.accel[0] > 1 || h->parallel.accel[1] > 1)
+        sb_printf(&b, "  parallel imaging: acceleration %lld x %lld, calibration %s\n",
+                  (long long)h->parallel.accel[0], (long long)h->parallel.accel[1],
+                  h->parallel.calibration_mode[0] ? h->parallel.calibration_mode : "(not given)");
+    const lm_mrd_provenance *pv = &h->prov;
+    if (pv->patient_id[0] || pv->patient_name[0])
+        sb_printf(&b, "  patient: %s (ID %s)\n", pv->patient_name[0] ? pv->patient_name : "(no name)",
+                  pv->patient_id[0] ? pv->patient_id : "none");
+    if (pv->study_instance_uid[0] || pv->study_date[0])
+        sb_printf(&b, "  study: %s %s %s\n", pv->study_instance_uid[0] ? pv->study_instance_uid : "(no UID)",
+                  pv->study_date, pv->study_description);
+    if (pv->system_vendor[0] || pv->system_model[0] || pv->field_strength_t > 0)
+        sb_printf(&b, "  system: %s %s, %g T\n", pv->system_vendor, pv->system_model, pv->field_strength_t);
     if (h->encodings > 1)
         sb_printf(&b, "  encodings: %d (only the first is read)\n", h->encodings);
     if (b.failed) {
@@ -2111,365 +1478,6 @@ lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
     }
     *text = b.s;
     return LM_OK;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Writing                                                                   */
-/* ------------------------------------------------------------------------ */
-
-static const char *const traj_names[] = {"cartesian", "epi", "radial", "goldenangle", "spiral", "other"};
-
-/* nslices, nrep, ncon > 1 add their encodingLimits (0..n-1). */
-static char *make_xml(const lm_geom *g, int64_t ncoils, int64_t nacq, int64_t readout, const char *traj,
-                      int nslices, int rep, int con)
-{
-    strbuf b = {0};
-    sb_printf(&b, "<?xml version=\"1.0\"?>\n"
-                  "<ismrmrdHeader xmlns=\"http://www.ismrm.org/ISMRMRD\" "
-                  "xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" "
-                  "xmlns:xs=\"http://www.w3.org/2001/XMLSchema\" "
-                  "xsi:schemaLocation=\"http://www.ismrm.org/ISMRMRD ismrmrd.xsd\">\n");
-    sb_printf(&b, "  <version>%d</version>\n", ISMRMRD_XMLHDR_VERSION);
-    sb_printf(&b, "  <acquisitionSystemInformation>\n    <receiverChannels>%lld</receiverChannels>\n"
-                  "  </acquisitionSystemInformation>\n", (long long)ncoils);
-    sb_printf(&b, "  <experimentalConditions>\n    <H1resonanceFrequency_Hz>63870000</H1resonanceFrequency_Hz>\n"
-                  "  </experimentalConditions>\n");
-    sb_printf(&b, "  <encoding>\n");
-    static const char *const space[2] = {"encodedSpace", "reconSpace"};
-    for (int sp = 0; sp < 2; sp++)
-        sb_printf(&b, "    <%s>\n      <matrixSize><x>%lld</x><y>%lld</y><z>%lld</z></matrixSize>\n"
-                      "      <fieldOfView_mm><x>%.17g</x><y>%.17g</y><z>%.17g</z></fieldOfView_mm>\n    </%s>\n",
-                  space[sp], (long long)g->n[0], (long long)g->n[1], (long long)g->n[2], g->fov_mm[0],
-                  g->fov_mm[1], g->fov_mm[2], space[sp]);
-    sb_printf(&b, "    <encodingLimits>\n      <kspace_encoding_step_1><minimum>0</minimum>"
-                  "<maximum>%lld</maximum><center>0</center></kspace_encoding_step_1>\n",
-              (long long)(nacq - 1 > 65535 ? 65535 : nacq - 1));
-    /* the MRD schema's order: slice, contrast, phase, repetition */
-    if (nslices > 1)
-        sb_printf(&b, "      <slice><minimum>0</minimum><maximum>%d</maximum><center>0</center></slice>\n",
-                  nslices - 1);
-    if (con > 0)
-        sb_printf(&b, "      <contrast><minimum>0</minimum><maximum>%d</maximum><center>0</center></contrast>\n",
-                  con);
-    if (rep > 0)
-        sb_printf(&b, "      <repetition><minimum>0</minimum><maximum>%d</maximum><center>0</center></repetition>\n",
-                  rep);
-    sb_printf(&b, "    </encodingLimits>\n");
-    sb_printf(&b, "    <trajectory>%s</trajectory>\n", traj);
-    sb_printf(&b, "    <trajectoryDescription>\n      <identifier>larmor</identifier>\n"
-                  "      <userParameterLong><name>k_units_cycles_per_fov</name><value>1</value></userParameterLong>\n"
-                  "      <userParameterLong><name>readout</name><value>%lld</value></userParameterLong>\n"
-                  "      <comment>trajectory in cycles per field of view along each axis (Larmor)</comment>\n"
-                  "    </trajectoryDescription>\n",
-              (long long)readout);
-    sb_printf(&b, "  </encoding>\n</ismrmrdHeader>\n");
-    if (b.failed) {
-        free(b.s);
-        return NULL;
-    }
-    return b.s;
-}
-
-static lm_code mrd_fail_lib(lm_error *err, const char *path, const char *what)
-{
-    if (mrd_last_error[0])
-        return lm_fail(err, LM_ERR_IO, "%s: %s (libismrmrd: %s)", path, what, mrd_last_error);
-    return lm_fail(err, LM_ERR_IO, "%s: %s", path, what);
-}
-
-/* One slice (or the only one) to write: its acquisitions carry idx.slice
- * and, when geo is not NULL, its position and directions. */
-typedef struct wpart {
-    const lm_traj *t;
-    const lm_kdata *k;
-    int slice;
-    const lm_mrd_slice *geo;
-} wpart;
-
-/* Sample times as MRD holds them: t_j = (j - center_sample) * dwell. Set
- * only when the readout's times are of that form (else the file has none). */
-static void set_dwell(ISMRMRD_AcquisitionHeader *hd, const float *t, int64_t ns)
-{
-    if (ns < 2)
-        return;
-    const double dt = (double)t[1] - (double)t[0];
-    if (!(dt > 0) || !isfinite(dt))
-        return;
-    const double c = -(double)t[0] / dt;
-    const double ci = nearbyint(c);
-    if (fabs(c - ci) > 1e-3 || ci < 0 || ci > 65535)
-        return;
-    for (int64_t j = 0; j < ns; j++)
-        if (fabs((double)t[j] - ((double)j - ci) * dt) > 1e-3 * dt)
-            return;
-    hd->sample_time_us = (float)(dt * 1e6);
-    hd->center_sample = (uint16_t)ci;
-}
-
-/* Samples per acquisition of a part. */
-static int64_t part_per(const lm_traj *t)
-{
-    int64_t per = t->readout > 0 ? t->readout : (t->m < 4096 ? t->m : 4096);
-    return per > 65535 ? 65535 : per;
-}
-
-static lm_code check_part(const char *path, const wpart *p, const wpart *first, lm_error *err)
-{
-    const lm_traj *t = p->t;
-    const lm_kdata *k = p->k;
-    if (!t || !k || !t->k || !k->d)
-        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path);
-    if (t->m != k->m || t->m <= 0)
-        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory has %lld samples, k-space %lld", path,
-                       (long long)t->m, (long long)k->m);
-    if (t->ndim != 2 && t->ndim != 3)
-        return lm_fail(err, LM_ERR_INVALID, "%s: trajectory in %d dimensions", path, t->ndim);
-    if (k->ncoils < 1 || k->ncoils > 65535)
-        return lm_fail(err, LM_ERR_INVALID, "%s: %lld channels (ISMRMRD holds 1..65535)", path,
-                       (long long)k->ncoils);
-    /* what the reader refuses is not written */
-    if (p != first && (k->ncoils != first->k->ncoils || t->ndim != first->t->ndim))
-        return lm_fail(err, LM_ERR_INVALID,
-                       "%s: slice %d has %lld channels in %d dimensions, the first %lld in %d", path, p->slice,
-                       (long long)k->ncoils, t->ndim, (long long)first->k->ncoils, first->t->ndim);
-    for (int64_t i = 0; i < 3 * t->m; i++)
-        if (!isfinite(t->k[i]))
-            return lm_fail(err, LM_ERR_INVALID, "%s: trajectory sample %lld is not a finite number", path,
-                           (long long)(i / 3));
-    return LM_OK;
-}
-
-static void set_mask(ISMRMRD_AcquisitionHeader *hd, int64_t nc)
-{
-    hd->available_channels = (uint16_t)nc;
-    hd->active_channels = (uint16_t)nc;
-    for (int64_t c = 0; c < nc && c < 64 * ISMRMRD_CHANNEL_MASKS; c++)
-        hd->channel_mask[c / 64] |= (uint64_t)1 << (c % 64);
-}
-
-static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *parts, int nparts,
-                               const lm_kdata *noise, int rep, int con, const char *trajectory, lm_error *err)
-{
-    if (!path || !*path)
-        return lm_fail(err, LM_ERR_INVALID, "empty ISMRMRD output file name");
-    if (!g || nparts < 1 || !parts)
-        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path);
-    if (!trajectory)
-        trajectory = "other";
-    int known = 0;
-    for (size_t i = 0; i < sizeof traj_names / sizeof traj_names[0]; i++)
-        known |= strcmp(trajectory, traj_names[i]) == 0;
-    if (!known)
-        return lm_fail(err, LM_ERR_INVALID,
-                       "%s: ISMRMRD trajectory '%s' unknown (cartesian, epi, radial, goldenangle, spiral, other)",
-                       path, trajectory);
-    for (int a = 0; a < 3; a++) {
-        if (g->n[a] < 1 || g->n[a] > 65535)
-            return lm_fail(err, LM_ERR_INVALID, "%s: matrix %lldx%lldx%lld out of ISMRMRD's range", path,
-                           (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
-        if (!(g->fov_mm[a] > 0) || !isfinite(g->fov_mm[a]))
-            return lm_fail(err, LM_ERR_INVALID, "%s: field of view %gx%gx%g mm is invalid", path,
-                           g->fov_mm[0], g->fov_mm[1], g->fov_mm[2]);
-    }
-    if (nparts > 1 && g->n[2] != 1)
-        return lm_fail(err, LM_ERR_INVALID, "%s: %d slices need a 2D matrix (z = 1), not %lldx%lldx%lld", path,
-                       nparts, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2]);
-    if (rep < 0 || rep > 65535 || con < 0 || con > 65535)
-        return lm_fail(err, LM_ERR_INVALID, "%s: repetition %d or contrast %d out of ISMRMRD's range 0..65535", path,
-                       rep, con);
-    int64_t nacq = 0, maxacq = 0, readout = parts[0].t && parts[0].t->readout > 0 ? parts[0].t->readout : 0;
-    for (int p = 0; p < nparts; p++) {
-        lm_code rc = check_part(path, &parts[p], &parts[0], err);
-        if (rc != LM_OK)
-            return rc;
-        if (parts[p].slice < 0 || parts[p].slice > 65535)
-            return lm_fail(err, LM_ERR_INVALID, "%s: slice index %d out of ISMRMRD's range 0..65535", path,
-                           parts[p].slice);
-        for (int q = 0; q < p; q++)
-            if (parts[q].slice == parts[p].slice)
-                return lm_fail(err, LM_ERR_INVALID, "%s: two slices with index %d", path, parts[p].slice);
-        if ((parts[p].t->readout > 0 ? parts[p].t->readout : 0) != readout)
-            readout = 0; /* the header's tag holds one readout length: "unknown" */
-        int64_t n = (parts[p].t->m + part_per(parts[p].t) - 1) / part_per(parts[p].t);
-        nacq += n;
-        maxacq = n > maxacq ? n : maxacq;
-    }
-    const int64_t nc = parts[0].k->ncoils;
-    int64_t noise_per = 4096, nnoise = 0;
-    if (noise) {
-        if (!noise->d || noise->m < 1 || noise->ncoils != nc)
-            return lm_fail(err, LM_ERR_INVALID, "%s: noise samples have %lld channels but the k-space has %lld", path,
-                           (long long)noise->ncoils, (long long)nc);
-        nnoise = (noise->m + noise_per - 1) / noise_per;
-    }
-    if ((uint64_t)(nacq + nnoise) > (uint64_t)UINT32_MAX)
-        return lm_fail(err, LM_ERR_INVALID, "%s: too many readouts (%lld)", path, (long long)(nacq + nnoise));
-
-    char *xml = make_xml(g, nc, maxacq, readout, trajectory, nparts, rep, con);
-    if (!xml)
-        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the XML header", path);
-
-    lm_atomic at;
-    lm_code rc = lm_atomic_begin(&at, path, 0, err);
-    if (rc != LM_OK) {
-        free(xml);
-        return rc;
-    }
-
-    h5_quiet q;
-    h5_quiet_begin(&q);
-    mrd_last_error[0] = '\0';
-    ismrmrd_set_error_handler(mrd_error_handler);
-    ISMRMRD_Dataset d;
-    memset(&d, 0, sizeof d);
-    int opened = 0;
-    ISMRMRD_Acquisition acq;
-    int acq_init = 0;
-    uint32_t counter = 0;
-    if (ismrmrd_init_dataset(&d, at.tmp_path, "/dataset") != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
-        goto out;
-    }
-    if (ismrmrd_open_dataset(&d, true) != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot create the ISMRMRD file");
-        goto out;
-    }
-    opened = 1;
-    if (ismrmrd_write_header(&d, xml) != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot write the XML header");
-        goto out;
-    }
-    if (ismrmrd_init_acquisition(&acq) != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot make an acquisition");
-        goto out;
-    }
-    acq_init = 1;
-    /* Noise scans first, as scanners record them: no trajectory. */
-    for (int64_t j = 0; j < nnoise; j++) {
-        int64_t s0 = j * noise_per, ns = noise->m - s0 < noise_per ? noise->m - s0 : noise_per;
-        ISMRMRD_AcquisitionHeader *hd = &acq.head;
-        ismrmrd_init_acquisition_header(hd);
-        hd->number_of_samples = (uint16_t)ns;
-        set_mask(hd, nc);
-        hd->trajectory_dimensions = 0;
-        hd->scan_counter = counter++;
-        hd->idx.repetition = (uint16_t)rep;
-        hd->idx.contrast = (uint16_t)con;
-        ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_IS_NOISE_MEASUREMENT);
-        if (ismrmrd_make_consistent_acquisition(&acq) != ISMRMRD_NOERROR) {
-            rc = mrd_fail_lib(err, path, "out of memory for an acquisition");
-            goto out;
-        }
-        for (int64_t c = 0; c < nc; c++)
-            memcpy(acq.data + c * ns, noise->d + (size_t)c * (size_t)noise->m + (size_t)s0,
-                   (size_t)ns * sizeof(lm_cfloat));
-        if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
-            rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
-            goto out;
-        }
-    }
-    for (int p = 0; p < nparts; p++) {
-        const lm_traj *t = parts[p].t;
-        const lm_kdata *k = parts[p].k;
-        const int64_t per = part_per(t), n = (t->m + per - 1) / per;
-        for (int64_t j = 0; j < n; j++) {
-            int64_t s0 = j * per, ns = t->m - s0 < per ? t->m - s0 : per;
-            ISMRMRD_AcquisitionHeader *hd = &acq.head;
-            ismrmrd_init_acquisition_header(hd);
-            hd->number_of_samples = (uint16_t)ns;
-            set_mask(hd, nc);
-            hd->trajectory_dimensions = (uint16_t)t->ndim;
-            hd->center_sample = 0;
-            if (t->t)
-                set_dwell(hd, t->t + s0, ns);
-            hd->scan_counter = counter++;
-            hd->idx.kspace_encode_step_1 = (uint16_t)(j > 65535 ? 65535 : j);
-            hd->idx.slice = (uint16_t)parts[p].slice;
-            hd->idx.repetition = (uint16_t)rep;
-            hd->idx.contrast = (uint16_t)con;
-            if (parts[p].geo) {
-                for (int a = 0; a < 3; a++) {
-                    hd->position[a] = (float)parts[p].geo->position[a];
-                    hd->read_dir[a] = (float)parts[p].geo->read_dir[a];
-                    hd->phase_dir[a] = (float)parts[p].geo->phase_dir[a];
-                    hd->slice_dir[a] = (float)parts[p].geo->slice_dir[a];
-                }
-            } else {
-                hd->read_dir[0] = 1.0f;
-                hd->phase_dir[1] = 1.0f;
-                hd->slice_dir[2] = 1.0f;
-            }
-            if (j == 0)
-                ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_FIRST_IN_SLICE);
-            if (j == n - 1) {
-                ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_SLICE);
-                if (p == nparts - 1)
-                    ismrmrd_set_flag(&hd->flags, ISMRMRD_ACQ_LAST_IN_MEASUREMENT);
-            }
-            if (ismrmrd_make_consistent_acquisition(&acq) != ISMRMRD_NOERROR) {
-                rc = mrd_fail_lib(err, path, "out of memory for an acquisition");
-                goto out;
-            }
-            for (int64_t i = 0; i < ns; i++)
-                for (int a = 0; a < t->ndim; a++)
-                    acq.traj[i * t->ndim + a] = t->k[3 * (s0 + i) + a];
-            /* data are channels x samples, samples fastest: every channel of this readout */
-            for (int64_t c = 0; c < nc; c++)
-                memcpy(acq.data + c * ns, k->d + (size_t)c * (size_t)k->m + (size_t)s0,
-                       (size_t)ns * sizeof(lm_cfloat));
-            if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
-                rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
-                goto out;
-            }
-        }
-    }
-out:
-    if (acq_init)
-        ismrmrd_cleanup_acquisition(&acq);
-    if (opened && ismrmrd_close_dataset(&d) != ISMRMRD_NOERROR && rc == LM_OK)
-        rc = mrd_fail_lib(err, path, "cannot close the ISMRMRD file");
-    free(d.filename);
-    free(d.groupname);
-    h5_quiet_end(&q);
-    free(xml);
-    if (rc == LM_OK)
-        return lm_atomic_commit(&at, err);
-    lm_atomic_abort(&at);
-    return rc;
-}
-
-lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
-                           const char *trajectory, lm_error *err)
-{
-    const wpart p = {t, k, 0, NULL};
-    if (!t || !k)
-        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path ? path : "");
-    return mrd_write_parts(path, g, &p, 1, NULL, 0, 0, trajectory, err);
-}
-
-lm_code lm_mrd_write(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
-                     lm_error *err)
-{
-    return lm_mrd_write_named(path, g, t, k, NULL, err);
-}
-
-lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *trajectory, lm_error *err)
-{
-    if (!m)
-        return lm_fail(err, LM_ERR_INVALID, "%s: nothing to write", path ? path : "");
-    const int rep = m->repetition > 0 ? m->repetition : 0, con = m->contrast > 0 ? m->contrast : 0;
-    if (m->nslices <= 1 || !m->slices) {
-        const wpart p = {m->traj, m->kdata, 0, NULL};
-        return mrd_write_parts(path, &m->geom, &p, 1, m->noise, rep, con, trajectory, err);
-    }
-    wpart *parts = calloc((size_t)m->nslices, sizeof *parts);
-    if (!parts)
-        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory", path ? path : "");
-    for (int i = 0; i < m->nslices; i++)
-        parts[i] = (wpart){m->slices[i].traj, m->slices[i].kdata, m->slices[i].index, &m->slices[i]};
-    lm_code rc = mrd_write_parts(path, &m->geom, parts, m->nslices, m->noise, rep, con, trajectory, err);
-    free(parts);
-    return rc;
 }
 
 #endif /* LM_HAVE_ISMRMRD */
