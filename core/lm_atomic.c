@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -143,6 +144,17 @@ static void sync_folder(const char *path)
     free(dir);
 }
 
+/* Test hook: LARMOR_IO_FAULT=stop-before-rename stops the process (SIGSTOP)
+ * once the temporary is complete and durable but not yet renamed, so a test
+ * can kill the writer at exactly that point instead of racing it. Read at
+ * each commit (a forked child may set it); other values do nothing. */
+static void io_fault_point(const char *point)
+{
+    const char *spec = getenv("LARMOR_IO_FAULT");
+    if (spec && strncmp(spec, "stop-", 5) == 0 && strcmp(spec + 5, point) == 0)
+        raise(SIGSTOP);
+}
+
 lm_code lm_atomic_commit(lm_atomic *a, lm_error *err)
 {
     if (!a->tmp_path)
@@ -169,6 +181,8 @@ lm_code lm_atomic_commit(lm_atomic *a, lm_error *err)
             close(fd);
         }
     }
+    if (!e)
+        io_fault_point("before-rename");
     if (!e && rename(a->tmp_path, path) != 0)
         e = errno;
     if (e) {

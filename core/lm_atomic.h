@@ -16,7 +16,9 @@ typedef struct lm_atomic {
 /* Opens tmp file; with open_stream == 0 only reserves the name (for
  * libraries that open by name, such as libniftiio). */
 lm_code lm_atomic_begin(lm_atomic *a, const char *path, int open_stream, lm_error *err);
-/* Flushes, fsyncs and renames. On failure removes the temporary file. */
+/* Flushes, fsyncs and renames. On failure removes the temporary file.
+ * Tests only: LARMOR_IO_FAULT=stop-before-rename stops the process with
+ * SIGSTOP between the fsync and the rename. */
 lm_code lm_atomic_commit(lm_atomic *a, lm_error *err);
 /* Removes the temporary file; the destination is untouched. Commit and
  * abort both release the struct, so abort after commit (or after a failed

@@ -25,7 +25,8 @@ lm_code lm_cfl_write_traj(const char *path, const lm_traj *t, lm_error *err);
  * any shape whose product is m x coils is accepted on read. */
 lm_code lm_cfl_read_kdata(const char *path, lm_kdata **out, lm_error *err);
 lm_code lm_cfl_write_kdata(const char *path, const lm_kdata *k, int64_t readout, lm_error *err);
-/* Images as x y z. */
+/* Images as x y z. A cfl stores no geometry: the volume read has
+ * no_geometry set (voxel 1 mm, centred, as placeholders). */
 lm_code lm_cfl_read_volume(const char *path, lm_volume **out, lm_error *err);
 lm_code lm_cfl_write_volume(const char *path, const lm_volume *v, lm_error *err);
 

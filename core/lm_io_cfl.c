@@ -461,6 +461,7 @@ lm_code lm_cfl_read_volume(const char *path, lm_volume **out, lm_error *err)
     for (int a = 0; a < 3; a++)
         v->dims[a] = a < nd ? d[a] : 1;
     lm_volume_set_centered_affine(v);
+    v->no_geometry = 1;
     *out = v;
     return LM_OK;
 }

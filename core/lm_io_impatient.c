@@ -449,11 +449,18 @@ lm_code lm_impatient_read(const char *dir, lm_impatient *out, lm_error *err)
         for (int ax = 0; ax < 3; ax++)
             out->traj->k[3 * j + ax] = a[A_KX + ax].v[j];
     if (have[A_T]) {
-        /* readouts: where the times restart; a common length when they agree */
+        /* Readouts start where the times restart. IMPATIENT takes any list
+         * of samples, so their lengths may differ (interleaves of several
+         * lengths, samples removed); a common length is kept only for
+         * display and cfl shapes: the reconstruction needs none. */
         int64_t start = 0, common = -1;
+        out->readout_min = M;
         for (int64_t j = 1; j <= M; j++)
             if (j == M || a[A_T].v[j] < a[A_T].v[j - 1]) {
                 const int64_t len = j - start;
+                out->readouts++;
+                out->readout_min = len < out->readout_min ? len : out->readout_min;
+                out->readout_max = len > out->readout_max ? len : out->readout_max;
                 if (common < 0)
                     common = len;
                 else if (common > 0 && (j < M ? len != common : len > common))
@@ -461,7 +468,10 @@ lm_code lm_impatient_read(const char *dir, lm_impatient *out, lm_error *err)
                 start = j;
             }
         out->traj->readout = common > 0 ? common : 0;
-        rc = lm_check_times(a[A_T].v, M, out->traj->readout, paths[A_T], err);
+        /* Each readout ends where the times drop, so none decreases within
+         * one: finiteness and range are what is left to check (readouts of
+         * one sample). */
+        rc = lm_check_times(a[A_T].v, M, 1, paths[A_T], err);
         if (rc != LM_OK)
             goto done;
         out->traj->t = a[A_T].v;
@@ -576,8 +586,10 @@ lm_code lm_impatient_info(const char *dir, char **text, lm_error *err)
     lm_traj_extent(m.traj, kmax);
     fprintf(o, "  trajectory: %lld samples, %dD", (long long)m.traj->m, m.traj->ndim);
     if (m.traj->readout > 0)
-        fprintf(o, ", readout %lld (%lld readouts)", (long long)m.traj->readout,
-                (long long)((m.traj->m + m.traj->readout - 1) / m.traj->readout));
+        fprintf(o, ", readout %lld (%lld readouts)", (long long)m.traj->readout, (long long)m.readouts);
+    else if (m.readouts > 0)
+        fprintf(o, ", %lld readouts of %lld to %lld samples", (long long)m.readouts, (long long)m.readout_min,
+                (long long)m.readout_max);
     fprintf(o, "\n  kmax: %g %g %g cycles/FOV (|k| per axis)\n", kmax[0], kmax[1], kmax[2]);
     fprintf(o, "  coils: %lld%s\n", (long long)m.kdata->ncoils,
             m.sens ? " with coil maps (sensi_r/i)" : m.kdata->ncoils > 1 ? " (no coil maps)" : "");

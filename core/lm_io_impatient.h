@@ -17,7 +17,9 @@ typedef struct lm_impatient {
                           Dirac (IMPATIENT's model has no voxel function) */
     lm_traj *traj;     /* cycles/FOV (IMPATIENT's unitless k = k * FOV, the same
                           numbers); t (s) from t.dat when present, readout from
-                          where t restarts */
+                          where t restarts (0 when the readouts differ in length) */
+    int64_t readouts;  /* readouts found where t restarts (0 without t.dat) */
+    int64_t readout_min, readout_max; /* their shortest and longest, in samples */
     lm_kdata *kdata;   /* every coil, scaled by 1/N (IMPATIENT's F has no 1/N)
                           and phase-shifted when its voxel grid is offset from
                           Larmor's (shift_vox) */

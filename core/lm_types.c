@@ -44,6 +44,7 @@ lm_volume *lm_volume_copy(const lm_volume *v, lm_error *err)
     if (!c)
         return NULL;
     memcpy(c->affine, v->affine, sizeof c->affine);
+    c->no_geometry = v->no_geometry;
     memcpy(c->data, v->data, (size_t)lm_volume_count(v) * sizeof(lm_cfloat));
     return c;
 }

@@ -17,6 +17,8 @@ typedef struct lm_volume {
     double voxel_mm[3];  /* voxel size */
     double affine[4][4]; /* index (i,j,k,1) -> scanner mm (RAS), NIfTI's sform */
     lm_cfloat *data;
+    int no_geometry;     /* the file stored none (BART cfl): voxel_mm and affine are a
+                            1 mm centred placeholder; users place it on their own grid */
 } lm_volume;
 
 /* Zero-filled volume, centred so that voxel n/2 sits at 0 mm. */

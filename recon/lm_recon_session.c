@@ -363,13 +363,43 @@ static lm_code pilot_solve(lm_recon_session *s, lm_run_ctx *c, lm_recon_result *
     return LM_OK;
 }
 
+/* A reference whose file stored no geometry (BART cfl) covers the
+ * reconstruction's field of view, as in BART: on its very grid when the
+ * matrices agree, else with voxels scaled to span the same extent about the
+ * same centre. The view shares the reference's data. */
+static lm_volume ref_view(const lm_volume *ref, const lm_volume *image)
+{
+    lm_volume v = *ref;
+    if (!ref->no_geometry)
+        return v;
+    double s[3];
+    for (int a = 0; a < 3; a++) {
+        s[a] = (double)image->dims[a] / (double)ref->dims[a];
+        v.voxel_mm[a] = image->voxel_mm[a] * s[a];
+    }
+    /* image index = s (i - n_ref/2) + n_image/2 */
+    for (int r = 0; r < 4; r++) {
+        double off = image->affine[r][3];
+        for (int a = 0; a < 3; a++) {
+            v.affine[r][a] = image->affine[r][a] * s[a];
+            off += image->affine[r][a] * ((double)(image->dims[a] / 2) - s[a] * (double)(ref->dims[a] / 2));
+        }
+        v.affine[r][3] = off;
+    }
+    v.no_geometry = 0;
+    return v;
+}
+
 /* The reference on the reconstruction grid, aligned: the transform given,
- * or one registered to the pilot, or none (the affines alone). */
+ * or one registered to the pilot, or none (the affines alone). A
+ * registration that ends where the reference barely covers the image, or
+ * shares next to no information with it, failed: refused, never used. */
 static lm_code place_reference(const lm_geom *g, const lm_volume *pv, lm_run_ctx *c, lm_recon_result *res,
                                lm_volume **ref_grid, lm_error *err)
 {
     const lm_recon_opts *o = c->o;
     const double t0 = lm_run_now();
+    const lm_volume ref = ref_view(o->ref, res->image);
     lm_code rc = LM_OK;
     lm_rigid t = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     if (o->ref_transform_given)
@@ -377,12 +407,17 @@ static lm_code place_reference(const lm_geom *g, const lm_volume *pv, lm_run_ctx
     lm_register_centre(res->image, t.centre_mm);
     if (!o->ref_transform_given && o->ref_register) {
         lm_register_report rr = {0};
-        rc = lm_register_rigid(pv, o->ref, NULL, &t, &rr, err);
+        rc = lm_register_rigid(pv, &ref, NULL, &t, &rr, err);
         if (rc != LM_OK && err) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
             rc = lm_fail(err, rc, "anatomical reference: %s", msg);
         }
+        if (rc == LM_OK && (rr.covered < LM_REF_MIN_COVERED || rr.mi_end < LM_REF_MIN_MI))
+            rc = lm_fail(err, LM_ERR_INVALID, "anatomical reference: registration failed (it ends with the reference "
+                         "covering %.0f %% of the image and %.3f nats of mutual information); reconstruct with "
+                         "--no-register, or give the reference as NIfTI with its affine", 100 * rr.covered,
+                         rr.mi_end);
         res->ref_registered = rc == LM_OK;
         res->ref_mi_start = rr.mi_start;
         res->ref_mi_end = rr.mi_end;
@@ -392,7 +427,7 @@ static lm_code place_reference(const lm_geom *g, const lm_volume *pv, lm_run_ctx
         double m[4][4];
         lm_rigid_matrix(&t, m);
         res->ref_transform = t;
-        rc = lm_resample(o->ref, g->n, res->image->voxel_mm, res->image->affine, m, LM_OUTSIDE_NEAREST, ref_grid,
+        rc = lm_resample(&ref, g->n, res->image->voxel_mm, res->image->affine, m, LM_OUTSIDE_NEAREST, ref_grid,
                          err);
     }
     res->ref_used = rc == LM_OK;

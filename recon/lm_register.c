@@ -124,6 +124,8 @@ typedef struct mi_ctx {
     int act[6], nact;                 /* the parameters optimised (a 2D image: rz, tx, ty) */
     double full[6];                   /* all six, the others held */
     int evals;
+    double covered;                   /* share of the fixed image's signal (sum of |fixed| at the
+                                         points) that fell inside the moving image, last evaluation */
     lm_code rc;
     lm_error *err;
 } mi_ctx;
@@ -210,11 +212,18 @@ static double mi_at(mi_ctx *c, const double p[6])
     c->evals++;
     memset(c->joint, 0, (size_t)B * (size_t)W * sizeof *c->joint);
     const double fs = (B - 1) / (c->fhi - c->flo), ms = (B - 1) / (c->mhi - c->mlo);
+    double sig_in = 0, sig_all = 0;
     for (int64_t j = 0; j < c->npts; j++) {
         const double *w = c->pts + 3 * j;
         double q[3];
-        for (int a = 0; a < 3; a++)
+        int inside = 1;
+        for (int a = 0; a < 3; a++) {
             q[a] = m[a][0] * w[0] + m[a][1] * w[1] + m[a][2] * w[2] + m[a][3];
+            inside &= q[a] >= -0.5 && q[a] <= (double)c->moving->dims[a] - 0.5;
+        }
+        const double sig = fabs((double)c->fval[j]);
+        sig_all += sig;
+        sig_in += inside ? sig : 0;
         double tf = (c->fval[j] - c->flo) * fs;
         double tm = (trilinear(c->moving, q) - c->mlo) * ms;
         tf = tf < 0 ? 0 : tf > B - 1 ? B - 1 : tf;
@@ -225,6 +234,7 @@ static double mi_at(mi_ctx *c, const double p[6])
         for (int q2 = bm - 1; q2 <= bm + 2; q2++)
             row[q2] += bspline3(tm - q2);
     }
+    c->covered = sig_all > 0 ? sig_in / sig_all : 0;
     double total = 0, pf[B], pm[W];
     memset(pm, 0, sizeof pm);
     for (int a = 0; a < B; a++) {
@@ -427,8 +437,10 @@ lm_code lm_register_rigid(const lm_volume *fixed, const lm_volume *moving, const
                 rc = lm_fail(err, LM_ERR_INVALID, "registration: NLopt BOBYQA failed (%s)", nlopt_result_to_string(nr));
             if (rc == LM_OK)
                 memcpy(p, c.full, sizeof p);
-            if (rc == LM_OK && L == 0 && rep)
-                rep->mi_end = -best;
+            if (rc == LM_OK && L == 0 && rep) {
+                rep->mi_end = mi_at(&c, p); /* -best, and the coverage there */
+                rep->covered = c.covered;
+            }
         }
         if (opt)
             nlopt_destroy(opt);

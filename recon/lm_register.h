@@ -39,9 +39,18 @@ typedef struct lm_register_opts {
 
 void lm_register_opts_init(lm_register_opts *o);
 
+/* A registration is accepted only when, at its answer, the reference covers
+ * at least this share of the reconstruction's signal and shares at least
+ * this much mutual information (nats) with it. */
+#define LM_REF_MIN_COVERED 0.5
+#define LM_REF_MIN_MI 0.05
+
 typedef struct lm_register_report {
     double mi_start;       /* MI (nats) at the starting point, finest level */
     double mi_end;         /* at the answer */
+    double covered;        /* at the answer: the share of the fixed image's signal (sum of
+                              |fixed|) that lies inside the moving image; near 0 when the two
+                              barely overlap */
     int evals;             /* metric evaluations over all levels */
     int levels;
 } lm_register_report;

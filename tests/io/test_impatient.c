@@ -249,6 +249,60 @@ static void test_binary_form(void)
     EXPECT_FAIL(lm_impatient_read(dir, &m, &err), &err, LM_ERR_FORMAT, "kdata_r.dat", "not an IMPATIENT file");
 }
 
+/* Interleaves of different lengths (samples removed, or a scanner's
+ * variable-length spirals): readouts start where the times restart, each of
+ * its own length. Before, the reader took the whole list for one readout
+ * and refused the first restart ("times decrease within readout 0"). */
+static void test_unequal_readouts(void)
+{
+    lm_error err = {0};
+    const char *dir = P("unequal");
+    mkdir(dir, 0700);
+    enum { n = 4, N = 16, M = 14 };
+    static const int lens[3] = {5, 3, 6};
+    float kx[M], ky[M], kz[M] = {0}, t[M], kr[M], ki[M], ix[N], iy[N], iz[N] = {0}, fm[N];
+    for (int r = 0, j = 0; r < 3; r++)
+        for (int s = 0; s < lens[r]; s++, j++) {
+            kx[j] = (float)s - 2.0f;
+            ky[j] = 0.5f * (float)r;
+            t[j] = (float)s * 5e-6f; /* every interleave from the echo */
+            kr[j] = (float)j;
+            ki[j] = 1.0f;
+        }
+    for (int x = 0, v = 0; x < n; x++)
+        for (int y = 0; y < n; y++, v++) {
+            ix[v] = (float)(x - n / 2) / n;
+            iy[v] = (float)(y - n / 2) / n;
+            fm[v] = (float)(2 * M_PI * 10.0 * v); /* rad/s */
+        }
+    write_bin_arr(dir, "kx", 1, kx, M);
+    write_bin_arr(dir, "ky", 1, ky, M);
+    write_bin_arr(dir, "kz", 1, kz, M);
+    write_bin_arr(dir, "t", 1, t, M);
+    write_bin_arr(dir, "kdata_r", 1, kr, M);
+    write_bin_arr(dir, "kdata_i", 1, ki, M);
+    write_bin_arr(dir, "ix", 1, ix, N);
+    write_bin_arr(dir, "iy", 1, iy, N);
+    write_bin_arr(dir, "iz", 1, iz, N);
+    write_bin_arr(dir, "fm", 1, fm, N);
+    lm_impatient m;
+    CHECK_OK(lm_impatient_read(dir, &m, &err), &err);
+    if (!m.traj)
+        return;
+    CHECK(m.traj->m == M && m.traj->readout == 0);
+    CHECK(m.readouts == 3 && m.readout_min == 3 && m.readout_max == 6);
+    for (int j = 0; j < M; j++)
+        CHECK(m.traj->t && m.traj->t[j] == t[j]);
+    CHECK(m.fieldmap != NULL);
+    if (m.fieldmap)
+        CHECK_NEAR(m.fieldmap[5], 50.0, 1e-3); /* voxel (1, 1) is file voxel 5 (y fastest) */
+    lm_impatient_clear(&m);
+    char *text = NULL;
+    CHECK_OK(lm_impatient_info(dir, &text, &err), &err);
+    CHECK_MSG(text && strstr(text, "3 readouts of 3 to 6 samples"), "info: %s", text ? text : "(none)");
+    free(text);
+}
+
 static void test_text_errors(void)
 {
     lm_error err = {0};
@@ -300,6 +354,7 @@ int main(void)
     io_make_dir();
     test_text_form();
     test_binary_form();
+    test_unequal_readouts();
     test_text_errors();
     io_remove_dir();
     return lm_test_finish("impatient");

@@ -1,8 +1,10 @@
 /* Atomic writes survive SIGKILL: a child process replaces an existing file
- * through lm_atomic (its FILE* directly, lm_cfl_write of a large array,
- * lm_mrd_write of a large dataset) and is killed while the temporary file is
- * growing. The old file must be intact, byte for byte, and no partial
- * destination may appear. A killed writer leaves its hidden temporary
+ * through lm_atomic (its FILE* directly, lm_cfl_write, lm_mrd_write) and is
+ * killed at the last moment before the commit: LARMOR_IO_FAULT=
+ * stop-before-rename stops it once the temporary is complete and synced,
+ * so the kill lands there every time (no race with the writer). The old
+ * file must be intact, byte for byte, and no partial destination may
+ * appear. A killed writer leaves its hidden temporary
  * (".name.tmp-XXXXXX.ext") behind: nothing can remove it after SIGKILL;
  * it is reported and removed here. */
 #include <complex.h>
@@ -10,7 +12,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "lm_atomic.h"
@@ -30,19 +31,16 @@ static void write_stream(const char *dest)
         _exit(3);
     static char chunk[1 << 20];
     memset(chunk, 'N', sizeof chunk);
-    for (int i = 0; i < 512; i++) {
+    for (int i = 0; i < 8; i++)
         if (fwrite(chunk, 1, sizeof chunk, a.f) != sizeof chunk)
             _exit(4);
-        fflush(a.f);
-        usleep(2000);
-    }
     if (lm_atomic_commit(&a, &e) != LM_OK)
         _exit(5);
 }
 
 static void write_cfl(const char *dest)
 {
-    int64_t dims[1] = {(int64_t)1 << 26}; /* 512 MiB of complex64 */
+    int64_t dims[1] = {(int64_t)1 << 21}; /* 16 MiB of complex64 */
     lm_cfloat *d = calloc((size_t)dims[0], sizeof *d);
     lm_error e;
     if (!d)
@@ -57,7 +55,7 @@ static void write_cfl(const char *dest)
 static void write_mrd(const char *dest)
 {
     lm_error e;
-    int64_t m = (int64_t)1 << 21;
+    int64_t m = (int64_t)1 << 18; /* 8 MiB of k-space */
     lm_traj *t = lm_traj_new(m, 3, &e);
     lm_kdata *k = lm_kdata_new(m, 4, &e);
     if (!t || !k)
@@ -120,9 +118,10 @@ static int visible_files(void)
 }
 
 /* dests: the files the writer replaces (already holding old content);
- * tmp_prefix: how its temporaries start. */
-static void kill_mid_write(const char *label, writer_fn fn, const char *dest, const char *const *dests,
-                           int ndest, const char *tmp_prefix, long long min_bytes)
+ * tmp_prefix: how its temporaries start; min_bytes: the least a complete
+ * temporary holds. */
+static void kill_before_rename(const char *label, writer_fn fn, const char *dest, const char *const *dests,
+                               int ndest, const char *tmp_prefix, long long min_bytes)
 {
     fprintf(stderr, "%s\n", label);
     unsigned char *old[4];
@@ -135,38 +134,25 @@ static void kill_mid_write(const char *label, writer_fn fn, const char *dest, co
 
     pid_t pid = fork();
     if (pid == 0) {
+        setenv("LARMOR_IO_FAULT", "stop-before-rename", 1);
         fn(dest);
         _exit(0);
     }
     CHECK(pid > 0);
     if (pid <= 0)
         return;
-    int killed = 0, status = 0;
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
+    int status = 0;
+    CHECK(waitpid(pid, &status, WUNTRACED) == pid);
+    const int stopped = WIFSTOPPED(status) && WSTOPSIG(status) == SIGSTOP;
+    CHECK_MSG(stopped, "%s: the writer ended (status %d) instead of stopping before its rename", label, status);
+    if (stopped) {
         long long sz = largest(tmp_prefix);
-        if (sz >= min_bytes) {
-            kill(pid, SIGKILL);
-            killed = 1;
-            fprintf(stderr, "  killed with the temporary at %lld bytes\n", sz);
-            break;
-        }
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            fprintf(stderr, "  writer ended (status %d) before it could be killed\n", status);
-            break;
-        }
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > 60) {
-            kill(pid, SIGKILL);
-            fprintf(stderr, "  temporary never reached %lld bytes\n", min_bytes);
-            break;
-        }
-        usleep(200);
+        fprintf(stderr, "  stopped before the rename with the temporary at %lld bytes; killed\n", sz);
+        CHECK_MSG(sz >= min_bytes, "%s: temporary %lld bytes, expected at least %lld", label, sz, min_bytes);
+        kill(pid, SIGKILL);
+        CHECK(waitpid(pid, &status, 0) == pid);
+        CHECK_MSG(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "%s: not killed", label);
     }
-    if (killed)
-        waitpid(pid, &status, 0);
-    CHECK_MSG(killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "%s: not killed mid-write", label);
 
     for (int i = 0; i < ndest; i++) {
         size_t n;
@@ -192,7 +178,7 @@ int main(void)
     char *txt = strdup(lm_tmp_path("data.bin"));
     CHECK(lm_write_bytes(txt, "old content\n", 12) == 0);
     const char *d1[] = {txt};
-    kill_mid_write("lm_atomic stream", write_stream, txt, d1, 1, ".data", 8 << 20);
+    kill_before_rename("lm_atomic stream", write_stream, txt, d1, 1, ".data", 8 << 20);
 
     /* 2. lm_cfl_write: both .hdr and .cfl stay old. */
     char *base = strdup(lm_tmp_path("big"));
@@ -203,7 +189,7 @@ int main(void)
     CHECK_OK(lm_cfl_write(base, 2, dims, small, &err), &err);
     char *hdr = strdup(lm_tmp_path("big.hdr")), *cfl = strdup(lm_tmp_path("big.cfl"));
     const char *d2[] = {hdr, cfl};
-    kill_mid_write("lm_cfl_write", write_cfl, base, d2, 2, ".big", 16 << 20);
+    kill_before_rename("lm_cfl_write", write_cfl, base, d2, 2, ".big", 16 << 20);
     int nd = 0;
     int64_t rd[LM_CFL_MAX_DIMS];
     lm_cfloat *back = NULL;
@@ -220,7 +206,7 @@ int main(void)
     lm_geom_init(&g, 8, 8, 1, 100);
     CHECK_OK(lm_mrd_write(h5, &g, t, k, &err), &err);
     const char *d3[] = {h5};
-    kill_mid_write("lm_mrd_write", write_mrd, h5, d3, 1, ".scan", 4 << 20);
+    kill_before_rename("lm_mrd_write", write_mrd, h5, d3, 1, ".scan", 4 << 20);
     lm_mrd r;
     CHECK_OK(lm_mrd_read(h5, &r, &err), &err);
     CHECK(r.traj && r.traj->m == 8);
