@@ -353,18 +353,6 @@ static void test_markdown(void)
     g_object_unref(buf);
 }
 
-static void press(GtkWidget *w, guint keyval, gboolean control)
-{
-    Display *d = xdisplay(w);
-    KeyCode ctl = XKeysymToKeycode(d, XK_Control_L), k = XKeysymToKeycode(d, keyval);
-    if (control)
-        XTestFakeKeyEvent(d, ctl, True, CurrentTime);
-    XTestFakeKeyEvent(d, k, True, CurrentTime);
-    XTestFakeKeyEvent(d, k, False, CurrentTime);
-    if (control)
-        XTestFakeKeyEvent(d, ctl, False, CurrentTime);
-    XFlush(d);
-}
 
 
 /* The guide window has a header bar with a close button, and Escape and
