@@ -183,11 +183,7 @@ lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t fram
     /* libniftiio writes the header and leaves the file open; the voxels are
      * written here, because its own data writer reports a short write only
      * on stderr (unconditionally) and returns nothing. */
-    /* zlib level 1 for .nii.gz: 3-4x faster than the default level 6 on
-     * reconstructions, for files about 10 % larger (still plain gzip) */
-    const size_t plen = strlen(path);
-    const int gz = plen > 3 && strcmp(path + plen - 3, ".gz") == 0;
-    znzFile fp = nifti_image_write_hdr_img(nim, 2, gz ? "wb1" : "wb");
+    znzFile fp = nifti_image_write_hdr_img(nim, 2, "wb");
     if (znz_isnull(fp)) {
         rc = lm_fail(err, LM_ERR_IO, "%s: cannot write the NIfTI header: %s", path, strerror(errno));
         goto out;
