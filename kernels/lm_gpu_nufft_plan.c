@@ -32,6 +32,13 @@ lm_code lm_gpu_nufft_make_plan(int type, int dim, const int64_t n[3], int sign, 
         if (n[a] < 1 || n[a] > 4096 || (a == 2 && dim == 2 && n[a] != 1))
             return lm_fail(err, LM_ERR_INVALID, "gpu NUFFT plan: grid %lldx%lldx%lld does not fit dimension %d",
                            (long long)n[0], (long long)n[1], (long long)n[2], dim);
+    /* the device's type 2 runs on its pruned fine grids only */
+    for (int a = 0; a < dim && type == 2; a++) {
+        const int64_t f = 2 * n[a];
+        if (f < 16 || f > 512 || (f & (f - 1)))
+            return lm_fail(err, LM_ERR_UNSUPPORTED, "gpu NUFFT plan: type 2 needs each grid size a power of two from "
+                           "8 to 256, got %lldx%lldx%lld", (long long)n[0], (long long)n[1], (long long)n[2]);
+    }
     lm_code rc = lm_gpu_available(err);
     if (rc != LM_OK)
         return rc;

@@ -11,7 +11,8 @@
  *   type 2 (grid -> samples):  v_m = sum_i f_i exp(-i 2 pi k_m . x_i)
  *
  * with about 1e-6 relative error (its kernel is fixed: a tolerance finer
- * than LM_GPU_NUFFT_TOL is refused). Built in every program; without CUDA
+ * than LM_GPU_NUFFT_TOL is refused). Type 2 runs on the pruned fine grids
+ * only: each grid size a power of two from 8 to 256. Built in every program; without CUDA
  * every call says so. */
 #ifndef LM_GPU_NUFFT_PLAN_H
 #define LM_GPU_NUFFT_PLAN_H

@@ -46,13 +46,14 @@ static double run(int type, const int64_t n[3], int64_t m, const float *k, lm_gp
 int main(void)
 {
     lm_error err = {0};
-    const int64_t n[3] = {32, 24, 16};
+    const int64_t n[3] = {32, 16, 8}, odd[3] = {32, 24, 16};
     lm_gpu_nufft_plan *p = NULL;
     /* what make_plan refuses, on any machine */
     CHECK(lm_gpu_nufft_make_plan(3, 3, n, 1, 1e-6, &p, &err) == LM_ERR_INVALID && !p);
     CHECK(lm_gpu_nufft_make_plan(1, 3, n, -1, 1e-6, &p, &err) == LM_ERR_UNSUPPORTED && strstr(err.msg, "sign"));
     CHECK(lm_gpu_nufft_make_plan(2, 3, n, -1, 1e-9, &p, &err) == LM_ERR_UNSUPPORTED && strstr(err.msg, "tolerance"));
     CHECK(lm_gpu_nufft_make_plan(2, 2, n, -1, 1e-6, &p, &err) == LM_ERR_INVALID);
+    CHECK(lm_gpu_nufft_make_plan(2, 3, odd, -1, 1e-6, &p, &err) == LM_ERR_UNSUPPORTED && strstr(err.msg, "power"));
     gpu_require();
     gu_seed(5);
     const int64_t m = 3000;
