@@ -25,6 +25,8 @@ ninja -C "$B"
 # report fails the test; UBSan stops at the first finding with a stack.
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:halt_on_error=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:abort_on_error=1:print_stacktrace=1}
-export ASAN_OPTIONS UBSAN_OPTIONS
+# Leaks inside third-party libraries (tests/lsan.supp says which and why).
+LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$SRC/tests/lsan.supp:print_suppressions=0}
+export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS
 
 meson test -C "$B" --no-suite fuzz --print-errorlogs --timeout-multiplier 4 "$@"
