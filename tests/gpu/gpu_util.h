@@ -3,6 +3,7 @@
 #ifndef GPU_UTIL_H
 #define GPU_UTIL_H
 
+#include <complex.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -31,6 +32,20 @@ static inline void gpu_tune_xfuse(int on)
     lm_tuning t = *lm_tuning_get();
     t.gpu_block_xfuse = on;
     lm_tuning_set(&t);
+}
+
+/* Smooth complex coil maps: coil c a Gaussian centred 0.3 c along x with a
+ * phase ramp (GPU encoding tests). */
+static inline lm_sens *gu_maps(const lm_geom *g, int nc)
+{
+    lm_sens *s = lm_sens_new(g->n, nc, NULL);
+    const int64_t nv = lm_geom_voxels(g);
+    for (int c = 0; c < nc; c++)
+        for (int64_t v = 0; v < nv; v++) {
+            const double x = lm_voxel_pos(v % g->n[0], g->n[0]), y = lm_voxel_pos((v / g->n[0]) % g->n[1], g->n[1]);
+            s->s[c * nv + v] = (lm_cfloat)(exp(-(x - 0.3 * c) * (x - 0.3 * c) - y * y) * cexp(I * (0.4 * c + x)));
+        }
+    return s;
 }
 
 /* Exits 77 with the reason when no GPU is usable here. */

@@ -22,17 +22,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static lm_sens *maps(const lm_geom *g, int nc)
-{
-    lm_sens *s = lm_sens_new(g->n, nc, NULL);
-    const int64_t nv = lm_geom_voxels(g);
-    for (int c = 0; c < nc; c++)
-        for (int64_t v = 0; v < nv; v++) {
-            const double x = lm_voxel_pos(v % g->n[0], g->n[0]), y = lm_voxel_pos((v / g->n[0]) % g->n[1], g->n[1]);
-            s->s[c * nv + v] = (lm_cfloat)(exp(-(x - 0.3 * c) * (x - 0.3 * c) - y * y) * cexp(I * (0.4 * c + x)));
-        }
-    return s;
-}
 
 /* (1/N) phi(k) sum_n s_c x e^(-i 2 pi k . x_n) for sample j, coil c (double). */
 static double complex direct(const lm_geom *g, const lm_traj *t, const lm_sens *s, const lm_cfloat *x, int64_t j,
@@ -124,7 +113,7 @@ int main(void)
         lm_traj *t = lm_traj_new(6000, 3, NULL);
         for (int64_t j = 0; j < 3 * t->m; j++)
             t->k[j] = (float)((gu_uniform() - 0.5) * 32);
-        lm_sens *s = maps(&g, 4);
+        lm_sens *s = gu_maps(&g, 4);
         check_case("3D 32^3, 4 coils", &g, t, s, NULL);
         lm_sens_free(s);
         lm_traj_free(t);
@@ -138,7 +127,7 @@ int main(void)
             t->k[3 * j + 1] = (float)((gu_uniform() - 0.5) * 64);
             t->k[3 * j + 2] = 0;
         }
-        lm_sens *s = maps(&g, 2);
+        lm_sens *s = gu_maps(&g, 2);
         check_case("2D 64^2, 2 coils", &g, t, s, NULL);
         /* time-segmented: 8 readouts of 512 samples over 20 ms, a ramp of
          * -40..120 Hz across x */

@@ -15,18 +15,6 @@
 #include "lm_spiral.h"
 #include "lm_trajgen.h"
 
-static lm_sens *maps(const lm_geom *g, int nc)
-{
-    lm_sens *s = lm_sens_new(g->n, nc, NULL);
-    const int64_t nv = lm_geom_voxels(g);
-    for (int c = 0; c < nc; c++)
-        for (int64_t v = 0; v < nv; v++) {
-            const double x = lm_voxel_pos(v % g->n[0], g->n[0]), y = lm_voxel_pos((v / g->n[0]) % g->n[1], g->n[1]);
-            s->s[c * nv + v] = (lm_cfloat)(exp(-(x - 0.3 * c) * (x - 0.3 * c) - y * y) * cexp(I * (0.4 * c + x)));
-        }
-    return s;
-}
-
 static void check_case(const char *name, const char *variant, const lm_geom *g, const lm_traj *t, const lm_sens *s,
                        const float *fm)
 {
@@ -102,7 +90,7 @@ int main(void)
     lm_traj *t3 = NULL;
     lm_error err = {0};
     CHECK_OK(lm_traj_generate(LM_TRAJ_RADIAL3D, g3.n, 0, 0, &t3, &err), &err);
-    lm_sens *s3 = maps(&g3, 4);
+    lm_sens *s3 = gu_maps(&g3, 4);
     if (t3) {
         check_case("3D 32^3, 4 coils, gpu-nufft", "gpu-nufft", &g3, t3, s3, NULL);
         check_case("3D 32^3, one coil, gpu-tuned", "gpu-tuned", &g3, t3, NULL, NULL);
@@ -113,7 +101,7 @@ int main(void)
     CHECK_OK(lm_traj_generate(LM_TRAJ_SPIRAL2D, g2.n, 0, 0, &t2, &err), &err);
     if (t2)
         CHECK_OK(lm_traj_times_uniform(t2, 20e-3, &err), &err);
-    lm_sens *s2 = maps(&g2, 3);
+    lm_sens *s2 = gu_maps(&g2, 3);
     float *fm = malloc((size_t)lm_geom_voxels(&g2) * sizeof *fm);
     for (int64_t v = 0; v < lm_geom_voxels(&g2); v++)
         fm[v] = (float)(120.0 * exp(-((double)(v % 64) - 40) * ((double)(v % 64) - 40) / 200.0) - 10.0);
