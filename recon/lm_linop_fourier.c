@@ -140,14 +140,10 @@ static lm_code fourier_adjoint(lm_linop *op, const lm_cfloat *y, lm_cfloat *x, l
     lm_cfloat *fhd = NULL;
     lm_code rc;
     const float inv_n = (float)(1.0 / (double)s->nv);
-    if (s->adj) {
-        lm_cfloat *wd = lm_alloc((size_t)s->m, sizeof *wd, err, "weighted samples");
-        if (!wd)
-            return LM_ERR_NOMEM;
+    if (s->adj) { /* (the CPU back end: kbuf holds the weighted samples) */
         for (int64_t j = 0; j < s->m; j++)
-            wd[j] = kd->d[j] * s->w_host[j];
-        rc = lm_nufft_execute_c(s->adj, wd, xh, NULL, err);
-        free(wd);
+            s->kbuf[j] = kd->d[j] * s->w_host[j];
+        rc = lm_nufft_execute_c(s->adj, s->kbuf, xh, NULL, err);
     } else {
         rc = s->f ? lm_compute_fhd_exact(&s->g, s->t, kd, s->f, s->v->name, NULL, &fhd, err)
                   : lm_compute_fhd_sets(&s->g, s->t, kd, s->v->name, NULL, &fhd, err);
@@ -214,8 +210,10 @@ lm_code lm_linop_fourier(lm_backend *be, const lm_geom *g, const lm_traj *t, con
             s->xbuf = s->kbuf ? lm_alloc((size_t)nv, sizeof *s->xbuf, err, "image staging") : NULL;
             rc = s->xbuf ? LM_OK : LM_ERR_NOMEM;
         }
-        if (rc == LM_OK && !fieldmap && strcmp(v->name, "cpu-nufft") == 0)
-            rc = cpu_plan(s, 1, &s->adj, err);
+        if (rc == LM_OK && !fieldmap && strcmp(v->name, "cpu-nufft") == 0 && !on_gpu(op)) {
+            s->kbuf = lm_alloc((size_t)m, sizeof *s->kbuf, err, "weighted samples");
+            rc = s->kbuf ? cpu_plan(s, 1, &s->adj, err) : LM_ERR_NOMEM;
+        }
     }
     if (rc != LM_OK) {
         lm_linop_free(op);
