@@ -29,7 +29,6 @@ struct _LarmorReconTask {
     int run_index;
     lm_stage stage;
     double stage_t0;
-    double last_cost;
     double run_t0, runs_time;  /* for the sweep's time-left estimate */
     gint64 t_start;
 
@@ -156,8 +155,6 @@ static int on_progress(void *user, const lm_progress *p)
         self->stage = p->stage;
         self->stage_t0 = p->elapsed_s;
     }
-    if (p->stage == LM_STAGE_CG)
-        self->last_cost = p->cost;
 
     LarmorProgressInfo info = { 0 };
     info.stage = p->stage;
@@ -224,55 +221,6 @@ static int on_progress(void *user, const lm_progress *p)
     info.time_left_s = left;
     post_progress(self, &info);
     return 0;
-}
-
-/* --- numbers for the L-curve ------------------------------------------- */
-
-/* ||F rho - d|| from the CG objective (cost = ||F rho - d||^2 + lambda s
- * ||W rho||^2, lm_solver.h) and ||W rho|| from W^H W applied once: no
- * forward model needed. Single channel only (the objective is per channel). */
-static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lambda,
-                         double *data_norm, double *reg_norm)
-{
-    *data_norm = *reg_norm = NAN;
-    const lm_kdata *k = larmor_dataset_get_kdata(self->dataset);
-    const lm_traj *t = larmor_dataset_get_traj(self->dataset);
-    /* Quadratic priors whose W^H W lm_reg_apply gives from the reference
-     * alone: not tv and wavelet (ADMM), nor anatomical (the data's edges). */
-    lm_reg_kind reg = self->params.reg;
-    if (k->ncoils != 1 || isnan(self->last_cost) || self->fieldmap ||
-        !(reg == LM_REG_IDENTITY || reg == LM_REG_GRADIENT || reg == LM_REG_ANATOMICAL_EDGES))
-        return;
-    const int64_t N = lm_geom_voxels(&self->geom);
-    float *weights = NULL;
-    if (reg == LM_REG_ANATOMICAL_EDGES) {
-        lm_error err = { 0 };
-        if (!self->reference ||
-            lm_reg_anatomical_weights(larmor_volume_get_data(self->reference), self->geom.n,
-                                      self->params.edge > 0 ? self->params.edge : LM_EDGE_FRAC_DEFAULT,
-                                      &weights, &err))
-            return;
-    }
-    lm_cfloat *y = g_try_new(lm_cfloat, N);
-    if (!y) {
-        free(weights);
-        return;
-    }
-    lm_reg_apply(self->geom.n, lm_reg_weighted(reg) ? LM_REG_ANATOMICAL : reg, weights, rho->data, y, 0);
-    double wr = 0;
-    for (int64_t i = 0; i < N; i++)
-        wr += crealf(conjf(rho->data[i]) * y[i]);
-    g_free(y);
-    free(weights);
-    double q0 = 0;
-    for (int64_t m = 0; m < t->m; m++) {
-        double phi = lm_geom_phi(&self->geom, t->k[3 * m], t->k[3 * m + 1], t->k[3 * m + 2]);
-        q0 += phi * phi;
-    }
-    double s = q0 / ((double)N * (double)N);
-    double data2 = self->last_cost - lambda * s * wr;
-    *reg_norm = sqrt(MAX(wr, 0));
-    *data_norm = data2 >= 0 ? sqrt(data2) : NAN;
 }
 
 /* --- live lambda -------------------------------------------------------- */
@@ -600,7 +548,6 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         self->run_index = i;
         self->stage = LM_STAGE_LOAD;
         self->stage_t0 = 0;
-        self->last_cost = NAN;
         self->run_t0 = (g_get_monotonic_time() - self->t_start) / 1e6;
 
         lm_recon_result res;
@@ -634,15 +581,12 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         p.prior_influence = o.prior_influence;
         if (!self->fieldmap)
             p.fieldmap = LARMOR_FIELDMAP_OFF;
-        double dn = NAN, rn = NAN;
-        if (o.method == LM_METHOD_CG && res.image)
-            lcurve_norms(self, res.image, p.lambda, &dn, &rn);
         gboolean given = o.sens && !res.sens && res.combine != LM_COMBINE_RSS;
         LarmorRun *run = larmor_run_new(&p, self->dataset_name, &res);
         if (given && self->maps)
             larmor_run_set_maps(run, self->maps);
         larmor_run_set_dataset_key(run, self->dataset_key);
-        larmor_run_set_lcurve(run, dn, rn);
+        larmor_run_set_lcurve(run, res.resid_norm, res.prior_norm);
         if (!self->fieldmap && larmor_dataset_get_fieldmap(self->dataset) && larmor_dataset_has_times(self->dataset))
             larmor_run_set_uncorrected(run, TRUE);
         if (session) {

@@ -102,8 +102,8 @@ static void redraw(LarmorSweepView *self)
         }
     } else {
         larmor_plot_set_title(self->plot, "L-curve");
-        larmor_plot_set_axes(self->plot, "‖Fρ − d‖", TRUE, "‖Wρ‖", TRUE);
-        larmor_plot_set_placeholder(self->plot, "No L-curve: it needs CG on single-channel data");
+        larmor_plot_set_axes(self->plot, "‖Eρ − d‖", TRUE, "‖Wρ‖", TRUE);
+        larmor_plot_set_placeholder(self->plot, "No L-curve: it needs CG with one image (SENSE or one coil)");
         larmor_plot_add_series(self->plot, "", res, reg, n, LARMOR_PLOT_LINES | LARMOR_PLOT_MARKERS, 1);
         larmor_plot_set_point_labels(self->plot, (const char *const *)labels, n);
         self->best = larmor_lcurve_corner(res, reg, n);

@@ -382,6 +382,7 @@ static lm_code recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
     if (!res)
         return lm_fail(err, LM_ERR_INVALID, "reconstruction: missing result");
     memset(res, 0, sizeof *res);
+    res->resid_norm = res->prior_norm = NAN;
     lm_code rc = validate(g, t, k, o, err);
     if (rc != LM_OK)
         return rc;

@@ -228,6 +228,15 @@ typedef struct lm_recon_result {
     int fell_back;
     const char *fallback_variant;
     char fallback_note[400];
+    /* CG: the L-curve's point, with the model solved (every coil and its
+     * map, the field map as solved, the data as whitened and compressed):
+     * resid_norm = ||E rho - d||, prior_norm = ||W rho|| = sqrt(rho^H W^H W
+     * rho) for identity, gradient and the anatomical priors, f(G rho) for tv
+     * (total variation) and wavelet (l1 of the coefficients). NaN where
+     * there is no such number: gridding, channels combined by
+     * root-sum-of-squares (no single image solves E), an anatomical prior
+     * without its reference. */
+    double resid_norm, prior_norm;
 } lm_recon_result;
 
 /* Frees the image and history and zeroes r (r must be zeroed or filled

@@ -4,6 +4,7 @@
 #ifndef LM_RECON_IMPL_H
 #define LM_RECON_IMPL_H
 
+#include "lm_encoding.h"
 #include "lm_recon.h"
 #include "lm_recon_session.h"
 
@@ -37,6 +38,14 @@ void lm_rss_add(double *rss, const lm_cfloat *img, int64_t n);
 lm_code lm_session_recon_cg(const lm_geom *g, const lm_traj *t, const lm_kdata *k, const lm_sens *sens,
                             const lm_recon_opts *o, int solve, lm_run_ctx *c, lm_ctl *ctl, lm_recon_result *res,
                             lm_recon_session **keep, lm_error *err);
+
+/* The L-curve's numbers of a solved image (host, N values) on encoding e
+ * with its data d (the coils as solved): resid = ||E x - d||, prior =
+ * sqrt(x^H W^H W x) for the quadratic priors (weights: the anatomical ones'
+ * edge weights, NULL without a reference: prior stays NaN), f(G x) for tv
+ * and wavelet (lm_prior.h). NaN where not computed. */
+lm_code lm_recon_norms(lm_encoding *e, const int64_t n[3], const lm_kdata *d, lm_reg_kind reg, const float *weights,
+                       const lm_cfloat *image, double *resid, double *prior, lm_error *err);
 
 /* lm_recon_session_new: the set-up's result (coil report, the grid's
  * image) moves into the session; res is left zeroed. */

@@ -694,6 +694,14 @@ static lm_code run_solves(lm_recon_session *s, const lm_geom *g, const lm_traj *
         res->resid_history = rep.resid_history;
         rep.resid_history = NULL;
     }
+    if (rc == LM_OK && !s->rss) {
+        /* Not worth failing a finished run over: the numbers stay NaN. */
+        lm_error e2 = {0};
+        if (lm_recon_norms(s->e, g->n, k, o->reg, s->weights, res->image->data, &res->resid_norm, &res->prior_norm,
+                           &e2) != LM_OK)
+            res->resid_norm = res->prior_norm = NAN;
+        lm_error_clear(&e2);
+    }
     free(rep.resid_history);
     prior_clear(&pc);
     if (rc == LM_OK && o->prior_influence) {
