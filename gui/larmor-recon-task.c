@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "larmor-util.h"
+#include "lm_estimate.h"
 #include "lm_metrics.h"
 #include "lm_recon_session.h"
 #include "lm_solver.h"
@@ -501,6 +502,25 @@ void larmor_recon_opts_from_params(const LarmorReconParams *p, const float *fiel
     }
 }
 
+/* This machine's speeds for the time estimate (lm_estimate.h): the run
+ * updates its variant's in the rates file (atomic; a damaged file starts
+ * again). Runs of every window and task share the file. */
+static void record_speed(const lm_geom *g, int64_t m, const lm_recon_opts *o, const lm_recon_result *res)
+{
+    lm_estimate_size sz;
+    lm_estimate_size_init(&sz, g, m, res->coils, o);
+    if (res->fell_back && res->fallback_variant)
+        sz.variant = res->fallback_variant;
+    if (res->segments > 0 && o->fieldmap)
+        sz.segments = res->segments;
+    lm_estimate_rates rates;
+    lm_error err = { 0 };
+    lm_estimate_rates_load(NULL, &rates, NULL);
+    if (lm_estimate_record(&rates, &sz, res, &err) != LM_OK || lm_estimate_rates_save(NULL, &rates, &err) != LM_OK)
+        g_message("time estimate: %s", err.msg);
+    lm_error_clear(&err);
+}
+
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     LarmorReconTask *self = source;
@@ -575,6 +595,7 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
             }
             return;
         }
+        record_speed(&self->geom, traj->m, &o, &res);
         LarmorReconParams p = self->params;
         p.lambda = o.lambda_auto ? res.lambda_used : self->lambdas[i];
         p.lambda_auto = o.lambda_auto;
@@ -582,11 +603,12 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
         if (!self->fieldmap)
             p.fieldmap = LARMOR_FIELDMAP_OFF;
         gboolean given = o.sens && !res.sens && res.combine != LM_COMBINE_RSS;
+        const double resid_norm = res.resid_norm, prior_norm = res.prior_norm; /* res is taken by the run */
         LarmorRun *run = larmor_run_new(&p, self->dataset_name, &res);
         if (given && self->maps)
             larmor_run_set_maps(run, self->maps);
         larmor_run_set_dataset_key(run, self->dataset_key);
-        larmor_run_set_lcurve(run, res.resid_norm, res.prior_norm);
+        larmor_run_set_lcurve(run, resid_norm, prior_norm);
         if (!self->fieldmap && larmor_dataset_get_fieldmap(self->dataset) && larmor_dataset_has_times(self->dataset))
             larmor_run_set_uncorrected(run, TRUE);
         if (session) {
