@@ -1,13 +1,15 @@
-/* What a reconstruction will cost, from the sizes alone, shown before it
- * runs: memory of the arrays it allocates and a rough time from a simple
- * throughput model of the variant. Plain C. An estimate: the model ignores
- * caches, the Q cache, thread counts and the GPU's transfers. */
+/* What a reconstruction will cost, shown before it runs: memory of the
+ * arrays it allocates (from the sizes alone) and the time recon/'s
+ * lm_estimate predicts from the sizes, corrected by the speeds this machine
+ * measured in its earlier runs. Plain C. The memory ignores caches and the
+ * GPU's copies. */
 #ifndef LARMOR_ESTIMATE_H
 #define LARMOR_ESTIMATE_H
 
 #include <glib.h>
 
 #include "larmor-run.h"
+#include "lm_estimate.h"
 
 G_BEGIN_DECLS
 
@@ -19,22 +21,18 @@ typedef struct {
     double coils;    /* coil maps and per-coil images: 2 C N x 8 B (multi-coil only) */
     double kdata;    /* k-space M C x 8 B and trajectory M x 12 B */
     double total;
-    /* seconds */
-    double t_q, t_fhd, t_cg, total_s;
-    double gpairs;   /* sample-voxel pairs per second used, 1e9 */
-    gboolean measured; /* gpairs from a run of this variant here, not the nominal one */
+    /* seconds (lm_estimate.h): time.total_s, time.part_s[LM_EST_Q] ... */
+    lm_estimate time;
+    gboolean time_ok;  /* FALSE: the variant is unknown here */
 } LarmorEstimate;
 
 /* n: the matrix, m samples, coils the channels reconstructed (after
- * compression), p the settings; measured_gpairs: Gpairs/s of an earlier
- * run with this variant (NaN: use the nominal rate). */
+ * compression), p the settings, fieldmap whether the data have one the
+ * settings use; rates: this machine's measured speeds (NULL: nominal). */
 void larmor_estimate_compute(const int64_t n[3], int64_t m, int coils, const LarmorReconParams *p,
-                             double measured_gpairs, LarmorEstimate *e);
-/* Nominal F^H d throughput of a variant in Gpairs/s (direct sums; for
- * NUFFT variants an equivalent rate). */
-double larmor_estimate_nominal_gpairs(const char *variant);
-/* "Estimate: ≈ 210 MB, ≈ 12 s (Q 9 s unless cached, Fᴴd 2 s, 60 CG iterations 1 s) at
- * 0.2 Gpairs/s (cpu-simd's last run)". */
+                             gboolean fieldmap, const lm_estimate_rates *rates, LarmorEstimate *e);
+/* "Estimate: memory ≈ 210 MB (Q 34 MB), time ≈ 1.2 s (Q 0.3 s unless
+ * cached, Fᴴd 0.2 s, 60 iterations 0.6 s; speeds measured here)". */
 char *larmor_estimate_text(const LarmorEstimate *e, const LarmorReconParams *p);
 /* "1.2 GB", "350 MB", "12 kB". */
 char *larmor_format_bytes(double bytes);

@@ -10,6 +10,7 @@
 #define LARMOR_WINDOW_PRIVATE_H
 
 #include "larmor-file-chooser.h"
+#include "larmor-estimate.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
 #include "larmor-session.h"
@@ -92,12 +93,15 @@ struct _LarmorWindow {
     char *fieldmap_pending;    /* name of the field-map file being read */
     gboolean fm_compare;       /* corrected against uncorrected: runs still to make */
     LarmorReconParams fm_compare_params; /* the corrected run's settings */
+    lm_estimate_rates rates;   /* this machine's measured speeds (lm_estimate.h), for the estimate */
 };
 
 /* larmor-window.c */
 void larmor_window_update_actions(LarmorWindow *self);
 void larmor_window_show_error(LarmorWindow *self, const GError *error);
 void larmor_window_show_undo_message(LarmorWindow *self, const char *text);
+/* Hides the message bar when it shows an error. */
+void larmor_window_clear_error(LarmorWindow *self);
 void larmor_window_volumes_remove(LarmorWindow *self, LarmorVolume *v);
 gboolean larmor_window_is_volume_file(const char *path);
 /* The file dialog of req for this window (larmor_choose_file with the
@@ -118,6 +122,8 @@ void larmor_window_files_init(LarmorWindow *self);
 
 /* larmor-window-runs.c */
 void larmor_window_update_compare(LarmorWindow *self);
+/* Whether two data set keys ("origin@NXxNYxNZ") name the same data, on any grid. */
+gboolean larmor_window_same_data(const char *key_a, const char *key_b);
 void larmor_window_on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindow *self);
 gboolean larmor_window_run_is_current(LarmorWindow *self, LarmorRun *run);
 gboolean larmor_window_refresh_metrics(LarmorWindow *self, LarmorRun *run);

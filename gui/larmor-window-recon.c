@@ -11,6 +11,15 @@
 
 /* --- reconstruction ---------------------------------------------------- */
 
+/* The speeds measured here so far (the task records each run's). */
+static void load_rates(LarmorWindow *self)
+{
+    lm_error err = { 0 };
+    if (lm_estimate_rates_load(NULL, &self->rates, &err) != LM_OK)
+        g_message("time estimate: %s", err.msg);
+    lm_error_clear(&err);
+}
+
 static void on_task_progress(LarmorReconTask *task, const LarmorProgressInfo *info, LarmorWindow *self)
 {
     larmor_recon_panel_set_progress(self->recon_panel, info);
@@ -339,6 +348,7 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     }
     g_clear_pointer(&runs, g_ptr_array_unref);
     larmor_window_update_actions(self);
+    load_rates(self); /* the worker recorded the runs' speeds */
     larmor_window_update_estimate(self);
     larmor_window_save_params(self);
     if (self->fm_compare)
@@ -637,6 +647,8 @@ static void on_use_lambda(LarmorSweepView *v, double lambda, LarmorWindow *self)
     g_free(t);
 }
 
+/* --- the estimate --------------------------------------------------------- */
+
 /* Memory and time of the run the sidebar would start, before it starts. */
 void larmor_window_update_estimate(LarmorWindow *self)
 {
@@ -648,18 +660,10 @@ void larmor_window_update_estimate(LarmorWindow *self)
     int coils = (int)larmor_dataset_get_coils(self->dataset);
     if (p.compress > 0)
         coils = MIN(coils, p.compress);
-    /* The newest run of this variant here gives the throughput. */
-    double measured = NAN;
-    for (guint i = g_list_model_get_n_items(G_LIST_MODEL(self->runs)); i > 0 && isnan(measured); i--) {
-        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i - 1);
-        if (larmor_run_get_params(r)->method == LM_METHOD_CG && g_strcmp0(larmor_run_get_params(r)->variant, p.variant) == 0 &&
-            isfinite(larmor_run_get_gpairs(r)))
-            measured = larmor_run_get_gpairs(r);
-        g_object_unref(r);
-    }
     LarmorEstimate e;
     larmor_estimate_compute(larmor_dataset_get_geom(self->dataset)->n, larmor_dataset_get_traj(self->dataset)->m, coils,
-                            &p, measured, &e);
+                            &p, larmor_dataset_get_fieldmap(self->dataset) && larmor_dataset_has_times(self->dataset),
+                            &self->rates, &e);
     char *t = larmor_estimate_text(&e, &p);
     gtk_label_set_text(self->estimate_label, t);
     gtk_widget_set_visible(GTK_WIDGET(self->estimate_label), TRUE);
@@ -687,6 +691,7 @@ void larmor_window_recon_class_init(GtkWidgetClass *wc)
 
 void larmor_window_recon_init(LarmorWindow *self)
 {
+    load_rates(self);
     g_signal_connect(self->sweep_view, "use-lambda", G_CALLBACK(on_use_lambda), self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(larmor_window_update_estimate), self);
     g_signal_connect(self->recon_panel, "live-lambda", G_CALLBACK(on_panel_live_lambda), self);

@@ -4,8 +4,9 @@
  * machine measured in earlier runs correct each part. The nominal speeds
  * are rough single-machine figures: a scalar core does ~0.01-0.02 Gpairs/s
  * of the direct sum (a sin and a cos per pair), the vectorised all-core
- * kernel about ten times that, a GPU hundreds of times; FFT speeds of a few
- * GFLOPS on a CPU and hundreds on a GPU. One measured run replaces them. */
+ * kernel about ten times that, a GPU hundreds of times; FFTs at about 6
+ * GFLOPS on a CPU (FFTW, two cores) and hundreds on a GPU. One measured run
+ * replaces them. */
 #include "lm_estimate.h"
 
 #include <errno.h>
@@ -21,10 +22,10 @@ static const struct {
     const char *name;
     double gpairs, gflops; /* gpairs 0: a NUFFT (its sums are counted in flops) */
 } nominal[] = {
-    {"cpu-dp", 0.01, 2},   {"cpu-sp", 0.02, 2},         {"cpu-simd", 0.2, 3},      {"cpu-nufft", 0, 3},
-    {"cpu-separable", 0.5, 3}, {"gpu-base", 2, 300},    {"gpu-regalloc", 20, 300}, {"gpu-coalesce", 30, 300},
-    {"gpu-constmem", 40, 300}, {"gpu-fasttrig", 50, 300}, {"gpu-tuned", 50, 300},  {"gpu-multi", 50, 300},
-    {"gpu-nufft", 0, 300}, {"gpu-phasor", 50, 300},
+    {"cpu-dp", 0.01, 6},       {"cpu-sp", 0.02, 6},       {"cpu-simd", 0.2, 6},      {"cpu-nufft", 0, 6},
+    {"cpu-separable", 0.5, 6}, {"gpu-base", 2, 300},      {"gpu-regalloc", 20, 300}, {"gpu-coalesce", 30, 300},
+    {"gpu-constmem", 40, 300}, {"gpu-fasttrig", 50, 300}, {"gpu-tuned", 50, 300},    {"gpu-multi", 50, 300},
+    {"gpu-nufft", 0, 300},     {"gpu-phasor", 50, 300},
 };
 
 static const char *const part_names[LM_EST_PARTS] = {"q", "fhd", "iter", "grid", "other"};
@@ -46,7 +47,7 @@ const char *lm_estimate_nominal(const char *variant, double *gpairs, double *gfl
     if (!v)
         return NULL;
     *gpairs = v->approximate ? 0 : v->device == LM_DEVICE_GPU ? 50 : 0.1;
-    *gflops = v->device == LM_DEVICE_GPU ? 300 : 3;
+    *gflops = v->device == LM_DEVICE_GPU ? 300 : 6;
     for (size_t i = 0; i < sizeof nominal / sizeof *nominal; i++)
         if (strcmp(nominal[i].name, v->name) == 0) {
             *gpairs = nominal[i].gpairs;
@@ -94,10 +95,12 @@ static void nominal_parts(const lm_estimate_size *sz, double gpairs, double gflo
                                         : (c * l * 2 * fft_flops(qp) + 20 * c * nv) / flops;
         part[LM_EST_ITER] = (double)sz->iters * (sz->inner > 0 ? sz->inner : 1) * step;
     } else {
-        part[LM_EST_GRID] = sz->method == LM_METHOD_FFT ? c * fft_flops(nv) / flops
-                                                        : c * (m * spread_flops(dims) + fft_flops(qp)) / flops;
+        /* gridding runs on the CPU whatever the variant, with its own plan */
+        part[LM_EST_GRID] = sz->method == LM_METHOD_FFT ? c * fft_flops(nv) / 3e9
+                                                        : 0.05 + c * (m * spread_flops(dims) + fft_flops(qp)) / 3e9;
     }
-    part[LM_EST_OTHER] = (nv + m * c) * 1e-8;
+    /* set-up, coils, copies: a few hundredths of a second, then per value */
+    part[LM_EST_OTHER] = 0.03 + (nv + m * c) * 1e-8;
 }
 
 static int find_variant(const lm_estimate_rates *r, const char *name)

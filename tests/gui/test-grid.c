@@ -32,33 +32,50 @@ static void test_model(void)
     const int64_t n[3] = { 32, 32, 32 };
     const double N = 32768, M = 4447;
     LarmorEstimate e;
-    larmor_estimate_compute(n, (int64_t)M, 1, &p, NAN, &e);
+    larmor_estimate_compute(n, (int64_t)M, 1, &p, FALSE, NULL, &e);
     g_assert_cmpfloat(e.q, ==, 2 * 8 * N * 8);             /* Q and its FFT: 8N complex each */
     g_assert_cmpfloat(e.vectors, ==, 5 * N * 8);
     g_assert_cmpfloat(e.coils, ==, 0);
     g_assert_cmpfloat(e.kdata, ==, M * 8 + M * 12);
     g_assert_cmpfloat(e.total, ==, e.q + e.work + e.vectors + e.coils + e.kdata);
-    g_assert_false(e.measured);
-    g_assert_cmpfloat(e.gpairs, ==, larmor_estimate_nominal_gpairs("cpu-sp"));
-    g_assert_cmpfloat_with_epsilon(e.t_q, M * 8 * N / (e.gpairs * 1e9), 1e-12);
-    g_assert_cmpfloat_with_epsilon(e.t_fhd, M * N / (e.gpairs * 1e9), 1e-12);
+    /* The time is recon/'s model (lm_estimate.h) at the variant's nominal speed. */
+    g_assert_true(e.time_ok);
+    g_assert_cmpint(e.time.measured, ==, 0);
+    double gpairs, gflops;
+    g_assert_cmpstr(lm_estimate_nominal("cpu-sp", &gpairs, &gflops, NULL), ==, "cpu-sp");
+    g_assert_cmpfloat(e.time.nominal_gpairs, ==, gpairs);
+    g_assert_cmpfloat_with_epsilon(e.time.part_s[LM_EST_Q], M * 8 * N / (gpairs * 1e9), 1e-12);
+    g_assert_cmpfloat_with_epsilon(e.time.part_s[LM_EST_FHD], M * N / (gpairs * 1e9), 1e-12);
     /* Eight coils: maps and coil images, k-space and F^H d eight times; a
-     * measured rate replaces the nominal one. */
+     * measured speed (E^H d twice as fast as nominal) replaces the nominal one. */
+    lm_estimate_rates rates = { .n = 1 };
+    g_strlcpy(rates.v[0].variant, "cpu-sp", sizeof rates.v[0].variant);
+    rates.v[0].ratio[LM_EST_FHD] = 0.5;
+    rates.v[0].runs[LM_EST_FHD] = 1;
     LarmorEstimate e8;
-    larmor_estimate_compute(n, (int64_t)M, 8, &p, 0.5, &e8);
+    larmor_estimate_compute(n, (int64_t)M, 8, &p, FALSE, &rates, &e8);
     g_assert_cmpfloat(e8.coils, ==, 2 * 8 * N * 8);
     g_assert_cmpfloat(e8.kdata, ==, M * 8 * 8 + M * 12);
-    g_assert_true(e8.measured);
-    g_assert_cmpfloat_with_epsilon(e8.t_fhd, 8 * M * N / 0.5e9, 1e-12);
+    g_assert_cmpint(e8.time.measured, ==, 1);
+    g_assert_cmpfloat_with_epsilon(e8.time.part_s[LM_EST_FHD], 0.5 * 8 * M * N / (gpairs * 1e9), 1e-12);
     char *t = larmor_estimate_text(&e8, &p);
     g_assert_true(g_str_has_prefix(t, "Estimate: "));
     g_assert_nonnull(strstr(t, "measured here"));
     g_free(t);
     /* Gridding: no Q. */
     p.method = LM_METHOD_GRID_LINEAR;
-    larmor_estimate_compute(n, (int64_t)M, 1, &p, NAN, &e);
+    larmor_estimate_compute(n, (int64_t)M, 1, &p, FALSE, NULL, &e);
     g_assert_cmpfloat(e.q, ==, 0);
-    g_assert_cmpfloat(e.t_q, ==, 0);
+    g_assert_cmpfloat(e.time.part_s[LM_EST_Q], ==, 0);
+}
+
+/* The rates the window estimates with: this machine's, from the file its
+ * runs write (lm_estimate_rates_load). */
+static lm_estimate_rates *rates_now(void)
+{
+    static lm_estimate_rates r;
+    lm_estimate_rates_load(NULL, &r, NULL);
+    return &r;
 }
 
 static void test_grid(void)
@@ -99,7 +116,7 @@ static void test_grid(void)
     g_assert_nonnull(est);
     g_assert_nonnull(strstr(est, "7 iterations"));
     LarmorEstimate e;
-    larmor_estimate_compute(g0.n, larmor_dataset_get_traj(ds)->m, 1, &p, NAN, &e);
+    larmor_estimate_compute(g0.n, larmor_dataset_get_traj(ds)->m, 1, &p, FALSE, rates_now(), &e);
     char *want = larmor_estimate_text(&e, &p);
     g_assert_cmpstr(est, ==, want);
     g_free(want);
@@ -124,7 +141,7 @@ static void test_grid(void)
     g_assert_cmpint(larmor_dataset_get_geom(ds)->n[0], ==, 48);
     g_assert_cmpfloat(larmor_dataset_get_geom(ds)->fov_mm[0], ==, g0.fov_mm[0]);
     g_assert_true(larmor_run_get_current(run));
-    larmor_estimate_compute(n48, larmor_dataset_get_traj(ds)->m, 1, &p, NAN, &e);
+    larmor_estimate_compute(n48, larmor_dataset_get_traj(ds)->m, 1, &p, FALSE, rates_now(), &e);
     want = larmor_estimate_text(&e, &p);
     g_assert_cmpstr(larmor_window_get_estimate_text(w), ==, want);
     g_free(want);
