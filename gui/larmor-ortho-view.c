@@ -1,6 +1,7 @@
 #include "larmor-ortho-view.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "larmor-traj-plot.h"
 #include "larmor-util.h"
@@ -27,6 +28,8 @@ struct _LarmorOrthoView {
     GtkWidget *toolbar;
     GtkDropDown *overlay_dropdown;
     LarmorVolume *overlay_fieldmap, *overlay_influence;
+    LarmorOverlayKind offered[3]; /* the overlay menu's items, in order (no field map: not listed) */
+    guint n_offered;
 
     LarmorViewState *state;
     LarmorSliceView *views[3];
@@ -232,9 +235,55 @@ void larmor_overlay_style_for(LarmorOverlayKind kind, LarmorVolume *image, Larmo
     }
 }
 
+static const char *const overlay_labels[] = { "No overlay", "Field map (Hz)", "Prior influence" };
+
+static LarmorOverlayKind selected_overlay(LarmorOrthoView *self)
+{
+    guint i = gtk_drop_down_get_selected(self->overlay_dropdown);
+    return i < self->n_offered ? self->offered[i] : LARMOR_OVERLAY_NONE;
+}
+
+/* The menu lists "Field map (Hz)" only while the data have one; the
+ * overlay shown stays when it is still listed, else there is none. */
+static void offer_overlays(LarmorOrthoView *self, gboolean fieldmap)
+{
+    LarmorOverlayKind keep = self->n_offered ? selected_overlay(self) : LARMOR_OVERLAY_NONE;
+    LarmorOverlayKind want[3];
+    guint n = 0;
+    want[n++] = LARMOR_OVERLAY_NONE;
+    if (fieldmap)
+        want[n++] = LARMOR_OVERLAY_FIELDMAP;
+    want[n++] = LARMOR_OVERLAY_INFLUENCE;
+    if (n == self->n_offered && memcmp(want, self->offered, n * sizeof *want) == 0)
+        return;
+    memcpy(self->offered, want, sizeof want);
+    self->n_offered = n;
+    const char *labels[4] = { NULL };
+    guint sel = 0;
+    for (guint i = 0; i < n; i++) {
+        labels[i] = overlay_labels[want[i]];
+        if (want[i] == keep)
+            sel = i;
+    }
+    GtkStringList *model = gtk_string_list_new(labels);
+    g_signal_handlers_block_by_func(self->overlay_dropdown, apply_overlay, self);
+    gtk_drop_down_set_model(self->overlay_dropdown, G_LIST_MODEL(model));
+    gtk_drop_down_set_selected(self->overlay_dropdown, sel);
+    g_signal_handlers_unblock_by_func(self->overlay_dropdown, apply_overlay, self);
+    g_object_unref(model);
+}
+
+gboolean larmor_ortho_view_offers_overlay(LarmorOrthoView *self, LarmorOverlayKind kind)
+{
+    for (guint i = 0; i < self->n_offered; i++)
+        if (self->offered[i] == kind)
+            return TRUE;
+    return FALSE;
+}
+
 static void apply_overlay(LarmorOrthoView *self)
 {
-    LarmorOverlayKind kind = gtk_drop_down_get_selected(self->overlay_dropdown);
+    LarmorOverlayKind kind = selected_overlay(self);
     /* The prior influence is the shown image's own unless one was given. */
     LarmorVolume *influence = self->overlay_influence;
     if (!influence && self->volume)
@@ -257,18 +306,29 @@ void larmor_ortho_view_set_overlay_images(LarmorOrthoView *self, LarmorVolume *f
 {
     g_set_object(&self->overlay_fieldmap, fieldmap);
     g_set_object(&self->overlay_influence, influence);
+    offer_overlays(self, fieldmap != NULL);
     apply_overlay(self);
 }
 
 void larmor_ortho_view_set_overlay(LarmorOrthoView *self, LarmorOverlayKind kind)
 {
-    gtk_drop_down_set_selected(self->overlay_dropdown, MIN((guint)kind, LARMOR_OVERLAY_INFLUENCE));
+    guint sel = 0; /* not listed: none */
+    for (guint i = 0; i < self->n_offered; i++)
+        if (self->offered[i] == kind)
+            sel = i;
+    gtk_drop_down_set_selected(self->overlay_dropdown, sel);
     apply_overlay(self);
 }
 
 LarmorOverlayKind larmor_ortho_view_get_overlay(LarmorOrthoView *self)
 {
-    return gtk_drop_down_get_selected(self->overlay_dropdown);
+    return selected_overlay(self);
+}
+
+LarmorVolume *larmor_ortho_view_get_listed_volume(LarmorOrthoView *self)
+{
+    gpointer item = gtk_drop_down_get_selected_item(self->volume_dropdown);
+    return item ? LARMOR_VOLUME(item) : NULL;
 }
 
 static void on_volume_selected(GtkDropDown *dd, GParamSpec *pspec, LarmorOrthoView *self)
@@ -317,6 +377,8 @@ void larmor_ortho_view_show_volume(LarmorOrthoView *self, LarmorVolume *volume)
             return;
         }
     }
+    /* Not listed (or none): the menu names nothing rather than an old image. */
+    gtk_drop_down_set_selected(self->volume_dropdown, GTK_INVALID_LIST_POSITION);
     set_volume(self, volume);
 }
 
@@ -444,8 +506,8 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
     g_signal_connect(self->state, "notify::cursor-z", G_CALLBACK(on_cursor), self);
 
     /* Overlay choice, after the colour map (built here: one more control). */
-    self->overlay_dropdown = GTK_DROP_DOWN(gtk_drop_down_new_from_strings(
-        (const char *const[]){ "No overlay", "Field map (Hz)", "Prior influence", NULL }));
+    self->overlay_dropdown = GTK_DROP_DOWN(gtk_drop_down_new(NULL, NULL));
+    offer_overlays(self, FALSE);
     gtk_widget_insert_after(GTK_WIDGET(self->overlay_dropdown), self->toolbar, GTK_WIDGET(self->cmap_dropdown));
     g_signal_connect_swapped(self->overlay_dropdown, "notify::selected", G_CALLBACK(apply_overlay), self);
     apply_overlay(self);

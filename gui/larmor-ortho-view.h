@@ -56,6 +56,10 @@ typedef enum {
 void larmor_ortho_view_set_overlay_images(LarmorOrthoView *self, LarmorVolume *fieldmap, LarmorVolume *influence);
 void larmor_ortho_view_set_overlay(LarmorOrthoView *self, LarmorOverlayKind kind);
 LarmorOverlayKind larmor_ortho_view_get_overlay(LarmorOrthoView *self);
+/* Whether the overlay menu lists kind now. */
+gboolean larmor_ortho_view_offers_overlay(LarmorOrthoView *self, LarmorOverlayKind kind);
+/* The image the viewer's image menu names (NULL: none). */
+LarmorVolume *larmor_ortho_view_get_listed_volume(LarmorOrthoView *self);
 /* The style an overlay image gets (for the views and tests). */
 void larmor_overlay_style_for(LarmorOverlayKind kind, LarmorVolume *image, LarmorOverlayStyle *style);
 

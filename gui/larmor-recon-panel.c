@@ -514,6 +514,12 @@ void larmor_recon_panel_set_coil_info(LarmorReconPanel *self, int ncoils, gboole
     update_coils(self);
 }
 
+void larmor_recon_panel_prefer_data_maps(LarmorReconPanel *self)
+{
+    if (self->has_maps && gtk_drop_down_get_selected(self->coils_dropdown) == LARMOR_COILS_ESTIMATE)
+        gtk_drop_down_set_selected(self->coils_dropdown, LARMOR_COILS_SENSE);
+}
+
 const char *larmor_recon_panel_get_coils_note(LarmorReconPanel *self)
 {
     return gtk_label_get_text(self->coils_note);

@@ -46,6 +46,9 @@ void larmor_recon_panel_set_status(LarmorReconPanel *self, const char *text, dou
  * with the reason when there are no maps; prewhitening insensitive without
  * noise samples); the choice itself is kept. */
 void larmor_recon_panel_set_coil_info(LarmorReconPanel *self, int ncoils, gboolean has_maps, gboolean has_noise);
+/* New data that ship coil maps: a coil source of "Estimate maps" left
+ * from other data becomes "Coil maps (SENSE)" (their maps). */
+void larmor_recon_panel_prefer_data_maps(LarmorReconPanel *self);
 /* The line under the coil choice ("SENSE with the 8 coils' maps", or why not). */
 const char *larmor_recon_panel_get_coils_note(LarmorReconPanel *self);
 gboolean larmor_recon_panel_coil_source_available(LarmorReconPanel *self, LarmorCoilSource c, const char **why);

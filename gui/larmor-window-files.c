@@ -103,6 +103,20 @@ void larmor_window_set_truth_volume(LarmorWindow *self, LarmorVolume *old, Larmo
     }
 }
 
+/* The one place where what belonged to the data loaded before is let go
+ * (issue 25, defect 8): their error message; for other data (not the same
+ * on another grid) a coil source of "Estimate maps" when these ship maps.
+ * The viewer's image menu names nothing when the new data have no image to
+ * show (larmor_ortho_view_show_volume), and the overlay menu lists "Field
+ * map (Hz)" only for data with one (sync_fieldmap, through
+ * larmor_ortho_view_set_overlay_images). */
+static void data_changed(LarmorWindow *self, gboolean other_data)
+{
+    larmor_window_clear_error(self);
+    if (other_data)
+        larmor_recon_panel_prefer_data_maps(self->recon_panel);
+}
+
 static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer data)
 {
     LarmorWindow *self = data;
@@ -133,6 +147,8 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     LarmorVolume *old_truth = self->dataset ? larmor_dataset_get_truth(self->dataset) : NULL;
     if (old_truth)
         g_object_ref(old_truth);
+    gboolean other = !self->dataset ||
+                     !larmor_window_same_data(larmor_dataset_get_key(self->dataset), larmor_dataset_get_key(ds));
     g_set_object(&self->dataset, ds);
     g_free(self->truth_origin);
     self->truth_origin = g_strdup("the analytic phantom, sub-voxel averaged");
@@ -153,6 +169,7 @@ static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer da
     /* Runs of other data stay listed, marked, but leave the comparison;
      * runs of these data (loaded again) get metrics against this truth. */
     larmor_window_show_dataset(self);
+    data_changed(self, other);
     larmor_window_refresh_runs(self);
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
     /* Without a truth, data that bring a field map show it (it is what there is to see). */

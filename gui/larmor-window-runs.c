@@ -7,6 +7,8 @@
 #include "larmor-window-private.h"
 #include "lm_metrics.h"
 
+/* --- the comparison, and which runs belong to the data ------------------ */
+
 void larmor_window_update_compare(LarmorWindow *self)
 {
     LarmorRun *sel[LARMOR_COMPARE_MAX_RUNS];
@@ -48,7 +50,7 @@ void larmor_window_on_run_compare(LarmorRun *run, GParamSpec *pspec, LarmorWindo
 
 /* The data part of a data set key ("origin@NXxNYxNZ"): runs of the same
  * data at another matrix or FOV still compare, through world coordinates. */
-static gboolean same_origin(const char *a, const char *b)
+gboolean larmor_window_same_data(const char *a, const char *b)
 {
     if (!a || !b)
         return FALSE;
@@ -61,7 +63,7 @@ static gboolean same_origin(const char *a, const char *b)
 /* Does the run belong to the data loaded now (on any grid)? */
 gboolean larmor_window_run_is_current(LarmorWindow *self, LarmorRun *run)
 {
-    return self->dataset && same_origin(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset));
+    return self->dataset && larmor_window_same_data(larmor_run_get_dataset_key(run), larmor_dataset_get_key(self->dataset));
 }
 
 /* Metrics of a run of the loaded data against the truth loaded now:
@@ -135,7 +137,7 @@ void larmor_window_add_run(LarmorWindow *self, LarmorRun *run)
         g_list_store_append(self->volumes, larmor_run_get_prior_influence(run));
 }
 
-/* --- runs -------------------------------------------------------------- */
+/* --- selecting, deleting and Undo ---------------------------------------- */
 
 LarmorRun *larmor_window_selected_run(LarmorWindow *self)
 {

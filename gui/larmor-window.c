@@ -60,6 +60,12 @@ const char *larmor_window_get_message(LarmorWindow *self)
     return gtk_revealer_get_reveal_child(self->toast_revealer) ? gtk_label_get_text(self->toast_label) : NULL;
 }
 
+void larmor_window_clear_error(LarmorWindow *self)
+{
+    if (larmor_window_get_message(self) && gtk_widget_has_css_class(gtk_revealer_get_child(self->toast_revealer), "error"))
+        hide_toast(self);
+}
+
 static void on_toast_close(GtkButton *b, LarmorWindow *self)
 {
     hide_toast(self);
