@@ -10,7 +10,10 @@
 # Usage: bench/bench-bart-fieldmap.sh [ITERS] [REPS] [LAMBDA]
 # Prints one line per run (wall, user and system CPU seconds, error %; BART's
 # scale-matched), then per tool the minimum and the spread of wall and CPU.
-# OpenMP threads wait passively, as in bench-bart-tv.sh.
+# OpenMP threads wait passively, as in bench-bart-tv.sh; WAIT=default leaves
+# the OpenMP wait policy as a user's shell has it (unset: threads spin a
+# while before they sleep). LARMOR_CLI_BEFORE=path adds another build's
+# corrected reconstruction to each round (a before/after comparison).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 IT=${1:-40}; REPS=${2:-3}; LAMBDA=${3:-0.01}
@@ -19,7 +22,9 @@ D=bench-bart/S128c8f
 command -v bart >/dev/null || { echo "bart is not installed (apt-get install bart)"; exit 1; }
 mkdir -p $D
 [ -f $D/times.cfl ] || $CLI phantom --problem S128c8f --out $D >/dev/null
-export OMP_WAIT_POLICY=passive OMP_NUM_THREADS=2
+export OMP_NUM_THREADS=2
+if [ "${WAIT:-passive}" = passive ]; then export OMP_WAIT_POLICY=passive; else unset OMP_WAIT_POLICY; fi
+BEFORE=${LARMOR_CLI_BEFORE:+$(realpath "$LARMOR_CLI_BEFORE")}
 run() { /usr/bin/time -o $D/time -f "%e %U %S" taskset -c 0,1 "$@"; read -r w u s < $D/time; }
 pe() { python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["percent_error"],2))' "$1"; }
 : >$D/runs
@@ -27,9 +32,10 @@ for r in $(seq "$REPS"); do
   run bart pics -S -l2 -r "$LAMBDA" -i "$IT" -t $D/traj $D/kspace $D/sens $D/bart >$D/bart.log 2>&1
   $CLI metrics --truth $D/truth.nii.gz --image $D/bart.cfl --scale-match --json >$D/bart.json
   echo "bart-uncorrected $w $u $s $(pe $D/bart.json)" | tee -a $D/runs
-  for mode in corrected uncorrected; do
-    fm=(); [ $mode = corrected ] && fm=(--fieldmap $D/fieldmap.nii.gz --times $D/times.cfl)
-    run $CLI recon --traj $D/traj.cfl --kspace $D/kspace.cfl --sens $D/sens.cfl "${fm[@]}" --matrix 128x128x1 \
+  for mode in corrected uncorrected ${BEFORE:+before-corrected}; do
+    fm=(); [ $mode != uncorrected ] && fm=(--fieldmap $D/fieldmap.nii.gz --times $D/times.cfl)
+    cli=$CLI; [ $mode = before-corrected ] && cli=$BEFORE
+    run $cli recon --traj $D/traj.cfl --kspace $D/kspace.cfl --sens $D/sens.cfl "${fm[@]}" --matrix 128x128x1 \
         --method cg --variant cpu-nufft --lambda "$LAMBDA" --iters "$IT" --no-cache --truth $D/truth.nii.gz \
         --out $D/larmor-$mode.nii.gz --json >$D/larmor-$mode.json
     echo "larmor-$mode $w $u $s $(pe $D/larmor-$mode.json) L=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["segments"])' $D/larmor-$mode.json)" | tee -a $D/runs
