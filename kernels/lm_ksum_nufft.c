@@ -2,8 +2,8 @@
  * regular grid through a type 1 NUFFT (lm_nufft.c). The last plan is kept
  * for the next call with the same grid, threads and samples (F^H d is often
  * asked for again with new data on one trajectory). Weight sets run through
- * one plan: the points are sorted and the spreading set up once, then one
- * execute per set. */
+ * one plan: the points are sorted and the spreading set up once, then the
+ * sets go through lm_nufft_execute_sets. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,17 +92,6 @@ static void cache_put(lm_nufft_plan *p, const lm_ksum_in *in, const lm_points *p
     pthread_mutex_unlock(&cache_lock);
 }
 
-typedef struct set_ctl {
-    const lm_ctl *parent;
-    int64_t c, nc;
-} set_ctl;
-
-static int set_progress(void *user, double f)
-{
-    const set_ctl *sc = user;
-    return lm_ctl_report(sc->parent, ((double)sc->c + f) / (double)sc->nc);
-}
-
 /* Upsampling 2, not 1.25: 1.25 has a 4x smaller FFT but its deapodisation
  * divides by a kernel transform that falls ~100x per axis towards the band
  * edge, which amplifies single-precision rounding: on B128 it measured
@@ -148,16 +137,9 @@ lm_code lm_ksum_cpu_nufft(const lm_ksum_in *in, const lm_points *pts, float *out
             return rc;
         }
     }
-    /* execute reports 0 .. 1 after each stage (spread, FFT, crop); with
-     * sets, each set's share of the whole */
-    const int64_t nc = lm_ksum_nsets(in), m = in->m, n = pts->n;
-    set_ctl sc = {.parent = ctl, .nc = nc};
-    lm_ctl sub = {.progress = set_progress, .user = &sc, .threads = threads};
-    for (int64_t c = 0; c < nc && rc == LM_OK; c++) {
-        sc.c = c;
-        rc = lm_nufft_execute(p, in->wr + c * m, in->wi ? in->wi + c * m : NULL, out_re + c * n,
-                              out_im + c * n, nc > 1 && ctl ? &sub : ctl, err);
-    }
+    /* weight sets through one call: side by side on the threads when they fit */
+    const int64_t nc = lm_ksum_nsets(in);
+    rc = lm_nufft_execute_sets(p, nc, in->wr, in->wi, in->m, out_re, out_im, pts->n, ctl, err);
     if (rc != LM_OK) {
         lm_nufft_destroy(p);
         return rc;

@@ -52,9 +52,17 @@ struct lm_nufft_plan {
     float *deap[3];        /* per output index: 1 / kernel transform (or 1) */
     fftwf_complex *fw;     /* fine grid, x fastest */
     fftwf_plan cpl[7];     /* complex passes in type 1 order: x, y (2), z (4) */
+    int64_t coff[7];       /* where each pass starts in fw (new-array execution on another grid) */
     int ncpl;
     fftwf_plan rpl[4];     /* real type 1 passes: r2c x, y, z (2); made on first use */
+    int64_t roff[4];
     int nrpl, rpl_state;   /* 0 not tried, 1 made, -1 failed (fall back to complex) */
+    /* lm_nufft_execute_sets: single-threaded twins of the passes (each thread
+     * runs whole sets on a grid of its own) and the other threads' grids */
+    fftwf_plan cpl1[7], rpl1[4];
+    int ncpl1, nrpl1;
+    fftwf_complex **fwt;
+    int nfwt;
     /* points */
     int64_t m;
     int have_points;
@@ -257,8 +265,9 @@ static fftwf_plan guru_c2c(lm_nufft_plan *p, fftwf_complex *base, fftwf_iodim64 
     return fftwf_plan_guru64_dft(1, &t, nh, h, base, base, fsign, p->opts.fftw_flags);
 }
 
-/* Called with fftw_lock held. */
-static lm_code make_complex_passes_locked(lm_nufft_plan *p)
+/* Called with fftw_lock held; the passes into pl (offsets into fw: off),
+ * their count into *n. */
+static lm_code make_complex_passes_locked(lm_nufft_plan *p, fftwf_plan *pl, int64_t *off, int *n)
 {
     const int fsign = p->sign > 0 ? FFTW_BACKWARD : FFTW_FORWARD; /* BACKWARD is exp(+i) */
     const ptrdiff_t nx = p->nf[0], ny = p->nf[1], nz = p->nf[2];
@@ -266,15 +275,17 @@ static lm_code make_complex_passes_locked(lm_nufft_plan *p)
     int cx = mode_ranges(p->g[0], p->nf[0], rx), cy = mode_ranges(p->g[1], p->nf[1], ry);
     /* x: every row */
     fftwf_iodim64 t = {nx, 1, 1}, h[2] = {{ny * nz, nx, nx}};
-    if (!(p->cpl[p->ncpl] = guru_c2c(p, p->fw, t, 1, h, fsign)))
+    off[*n] = 0;
+    if (!(pl[*n] = guru_c2c(p, p->fw, t, 1, h, fsign)))
         return LM_ERR_INTERNAL;
-    p->ncpl++;
+    (*n)++;
     /* y: columns whose x is a mode, every z */
     for (int a = 0; a < cx; a++) {
         fftwf_iodim64 ty = {ny, nx, nx}, hy[2] = {{rx[a][1], 1, 1}, {nz, nx * ny, nx * ny}};
-        if (!(p->cpl[p->ncpl] = guru_c2c(p, p->fw + rx[a][0], ty, 2, hy, fsign)))
+        off[*n] = rx[a][0];
+        if (!(pl[*n] = guru_c2c(p, p->fw + rx[a][0], ty, 2, hy, fsign)))
             return LM_ERR_INTERNAL;
-        p->ncpl++;
+        (*n)++;
     }
     if (nz == 1)
         return LM_OK;
@@ -283,9 +294,10 @@ static lm_code make_complex_passes_locked(lm_nufft_plan *p)
         for (int b = 0; b < cy; b++) {
             fftwf_iodim64 tz = {nz, nx * ny, nx * ny},
                           hz[2] = {{rx[a][1], 1, 1}, {ry[b][1], nx, nx}};
-            if (!(p->cpl[p->ncpl] = guru_c2c(p, p->fw + rx[a][0] + ry[b][0] * nx, tz, 2, hz, fsign)))
+            off[*n] = rx[a][0] + ry[b][0] * nx;
+            if (!(pl[*n] = guru_c2c(p, p->fw + off[*n], tz, 2, hz, fsign)))
                 return LM_ERR_INTERNAL;
-            p->ncpl++;
+            (*n)++;
         }
     return LM_OK;
 }
@@ -296,7 +308,7 @@ static lm_code make_complex_passes(lm_nufft_plan *p)
     pthread_mutex_lock(&fftw_lock);
     if (lm_fftw_setup())
         fftwf_plan_with_nthreads(p->nthreads);
-    lm_code rc = make_complex_passes_locked(p);
+    lm_code rc = make_complex_passes_locked(p, p->cpl, p->coff, &p->ncpl);
     pthread_mutex_unlock(&fftw_lock);
     return rc;
 }
@@ -305,10 +317,8 @@ static lm_code make_complex_passes(lm_nufft_plan *p)
  * conjugation). Rows are padded to hx = nx/2 + 1 complex values. Needed
  * modes: x in [0, g0/2] (negative x by symmetry, which also needs y and z
  * mirrored: y in [0, g1/2] and [ny - g1/2, ny)). */
-static int make_real_passes(lm_nufft_plan *p)
+static int make_real_passes_threads(lm_nufft_plan *p, int threads, fftwf_plan *out, int *nout)
 {
-    if (p->rpl_state)
-        return p->rpl_state > 0;
     const ptrdiff_t nx = p->nf[0], ny = p->nf[1], nz = p->nf[2], hx = nx / 2 + 1;
     const ptrdiff_t xc = p->g[0] / 2 + 1 < hx ? p->g[0] / 2 + 1 : hx;
     const ptrdiff_t y0[2] = {0, ny - p->g[1] / 2}, yc[2] = {p->g[1] / 2 + 1, p->g[1] / 2};
@@ -316,19 +326,22 @@ static int make_real_passes(lm_nufft_plan *p)
     int n = 0, ok = ny >= p->g[1] + 1; /* the two y ranges must not overlap (nf = g does) */
     pthread_mutex_lock(&fftw_lock);
     if (lm_fftw_setup())
-        fftwf_plan_with_nthreads(p->nthreads);
+        fftwf_plan_with_nthreads(threads);
     if (ok) {
         fftwf_iodim64 t = {nx, 1, 1}, h[1] = {{ny * nz, 2 * hx, hx}};
+        p->roff[n] = 0;
         ok = (pl[n++] = fftwf_plan_guru64_dft_r2c(1, &t, 1, h, (float *)p->fw, p->fw, p->opts.fftw_flags)) != NULL;
     }
     if (ok) {
         fftwf_iodim64 ty = {ny, hx, hx}, hy[2] = {{xc, 1, 1}, {nz, hx * ny, hx * ny}};
+        p->roff[n] = 0;
         ok = (pl[n++] = guru_c2c(p, p->fw, ty, 2, hy, FFTW_FORWARD)) != NULL;
     }
     for (int b = 0; b < 2 && ok && nz > 1; b++) {
         if (yc[b] <= 0)
             continue;
         fftwf_iodim64 tz = {nz, hx * ny, hx * ny}, hz[2] = {{xc, 1, 1}, {yc[b], hx, hx}};
+        p->roff[n] = y0[b] * hx;
         ok = (pl[n++] = guru_c2c(p, p->fw + y0[b] * hx, tz, 2, hz, FFTW_FORWARD)) != NULL;
     }
     if (!ok)
@@ -337,9 +350,17 @@ static int make_real_passes(lm_nufft_plan *p)
                 fftwf_destroy_plan(pl[i]);
     pthread_mutex_unlock(&fftw_lock);
     if (ok) {
-        memcpy(p->rpl, pl, sizeof pl);
-        p->nrpl = n;
+        memcpy(out, pl, sizeof pl);
+        *nout = n;
     }
+    return ok;
+}
+
+static int make_real_passes(lm_nufft_plan *p)
+{
+    if (p->rpl_state)
+        return p->rpl_state > 0;
+    const int ok = make_real_passes_threads(p, p->nthreads, p->rpl, &p->nrpl);
     p->rpl_state = ok ? 1 : -1;
     return ok;
 }
@@ -538,7 +559,14 @@ void lm_nufft_destroy(lm_nufft_plan *p)
         fftwf_destroy_plan(p->cpl[i]);
     for (int i = 0; i < p->nrpl; i++)
         fftwf_destroy_plan(p->rpl[i]);
+    for (int i = 0; i < p->ncpl1; i++)
+        fftwf_destroy_plan(p->cpl1[i]);
+    for (int i = 0; i < p->nrpl1; i++)
+        fftwf_destroy_plan(p->rpl1[i]);
     pthread_mutex_unlock(&fftw_lock);
+    for (int i = 0; i < p->nfwt; i++)
+        fftwf_free(p->fwt[i]);
+    free(p->fwt);
     if (p->fw)
         fftwf_free(p->fw);
     free(p);
@@ -1191,11 +1219,16 @@ static lm_code execute_strided(lm_nufft_plan *p, const float *in_re, const float
         if (lm_ctl_report(ctl, 0.35))
             return lm_fail(err, LM_ERR_CANCELLED, "nufft: cancelled");
         if (real) {
-            for (int i = 0; i < p->nrpl; i++)
-                fftwf_execute(p->rpl[i]);
+            for (int i = 0; i < p->nrpl; i++) {
+                fftwf_complex *a = p->fw + p->roff[i];
+                if (i == 0)
+                    fftwf_execute_dft_r2c(p->rpl[i], (float *)a, a);
+                else
+                    fftwf_execute_dft(p->rpl[i], a, a);
+            }
         } else {
             for (int i = 0; i < p->ncpl; i++)
-                fftwf_execute(p->cpl[i]);
+                fftwf_execute_dft(p->cpl[i], p->fw + p->coff[i], p->fw + p->coff[i]);
         }
         if (lm_ctl_report(ctl, 0.9))
             return lm_fail(err, LM_ERR_CANCELLED, "nufft: cancelled");
@@ -1209,7 +1242,7 @@ static lm_code execute_strided(lm_nufft_plan *p, const float *in_re, const float
         if (lm_ctl_report(ctl, 0.1))
             return lm_fail(err, LM_ERR_CANCELLED, "nufft: cancelled");
         for (int i = p->ncpl - 1; i >= 0; i--) /* z, y, x: the zero columns are skipped */
-            fftwf_execute(p->cpl[i]);
+            fftwf_execute_dft(p->cpl[i], p->fw + p->coff[i], p->fw + p->coff[i]);
         if (lm_ctl_report(ctl, 0.65))
             return lm_fail(err, LM_ERR_CANCELLED, "nufft: cancelled");
         interp_all(p, out_re, out_im, stride);
@@ -1235,6 +1268,112 @@ lm_code lm_nufft_execute_c(lm_nufft_plan *p, const lm_cfloat *in, lm_cfloat *out
     const float *i = (const float *)in;
     float *o = (float *)out;
     return execute_strided(p, i, i + 1, o, o + 1, 2, ctl, err);
+}
+
+typedef struct set_ctl {
+    const lm_ctl *parent;
+    int64_t c, nc;
+} set_ctl;
+
+static int set_progress(void *user, double f)
+{
+    const set_ctl *sc = user;
+    return lm_ctl_report(sc->parent, ((double)sc->c + f) / (double)sc->nc);
+}
+
+/* The single-threaded twins of the passes and a fine grid per further
+ * thread, made on the first lm_nufft_execute_sets that runs sets side by
+ * side; 0 when they cannot be made (the sets then run one by one). */
+static int make_set_workers(lm_nufft_plan *p, int real)
+{
+    if (!p->ncpl1) {
+        pthread_mutex_lock(&fftw_lock);
+        if (lm_fftw_setup())
+            fftwf_plan_with_nthreads(1);
+        int64_t off[7];
+        lm_code rc = make_complex_passes_locked(p, p->cpl1, off, &p->ncpl1);
+        pthread_mutex_unlock(&fftw_lock);
+        if (rc != LM_OK || p->ncpl1 != p->ncpl)
+            return 0;
+    }
+    if (real && !p->nrpl1 && !make_real_passes_threads(p, 1, p->rpl1, &p->nrpl1))
+        return 0;
+    if (!p->fwt) {
+        const size_t bytes = (size_t)(p->nf[0] * p->nf[1] * p->nf[2]) * sizeof(fftwf_complex);
+        if (!(p->fwt = calloc((size_t)(p->nthreads - 1), sizeof *p->fwt)))
+            return 0;
+        for (p->nfwt = 0; p->nfwt < p->nthreads - 1; p->nfwt++)
+            if (!(p->fwt[p->nfwt] = fftwf_malloc(bytes)))
+                return 0;
+    }
+    return p->nfwt == p->nthreads - 1;
+}
+
+lm_code lm_nufft_execute_sets(lm_nufft_plan *p, int64_t nsets, const float *in_re, const float *in_im,
+                              int64_t in_dist, float *out_re, float *out_im, int64_t out_dist, const lm_ctl *ctl,
+                              lm_error *err)
+{
+    if (!in_re || !out_re || !out_im || nsets < 0)
+        return lm_fail(err, LM_ERR_INVALID, "nufft: execute without data");
+    if (!p->have_points)
+        return lm_fail(err, LM_ERR_INVALID, "nufft: execute before set_points");
+    const int64_t grid = p->nf[0] * p->nf[1] * p->nf[2];
+    const int real = p->type == 1 && !in_im && !p->ph && make_real_passes(p);
+    /* side by side only when every thread has sets and the extra grids are small */
+    const int side = p->nthreads > 1 && nsets >= p->nthreads &&
+                     (double)(p->nthreads - 1) * (double)grid * sizeof(fftwf_complex) <= LM_NUFFT_SETS_BYTES &&
+                     make_set_workers(p, real);
+    if (!side) { /* each execute reports 0 .. 1: with sets, its share of the whole */
+        lm_code rc = LM_OK;
+        set_ctl sc = {.parent = ctl, .nc = nsets};
+        const lm_ctl sub = {.progress = set_progress, .user = &sc, .threads = ctl ? ctl->threads : 0};
+        for (int64_t c = 0; c < nsets && rc == LM_OK; c++) {
+            sc.c = c;
+            rc = execute_strided(p, in_re + c * in_dist, in_im ? in_im + c * in_dist : NULL, out_re + c * out_dist,
+                                 out_im + c * out_dist, 1, nsets > 1 && ctl ? &sub : ctl, err);
+        }
+        return rc;
+    }
+    /* Each thread runs whole sets on its own grid with single-threaded
+     * passes: one parallel region for all the sets instead of four per set
+     * (whose barriers and idle spinning cost more than the sets' work on a
+     * busy machine). The calling thread reports progress and takes a
+     * cancellation to every thread before its next set. */
+    int64_t next = 0, done = 0;
+    int cancelled = lm_ctl_report(ctl, 0.0);
+#pragma omp parallel num_threads(p->nthreads) if (!cancelled)
+    {
+        const int me = omp_get_thread_num();
+        lm_nufft_plan w = *p;
+        w.nthreads = 1;
+        w.fw = me == 0 ? p->fw : p->fwt[me - 1];
+        memcpy(w.cpl, p->cpl1, sizeof w.cpl);
+        memcpy(w.rpl, p->rpl1, sizeof w.rpl);
+        for (;;) {
+            int64_t c;
+            int stop;
+#pragma omp atomic read
+            stop = cancelled;
+            if (stop)
+                break;
+#pragma omp atomic capture
+            c = next++;
+            if (c >= nsets)
+                break;
+            (void)execute_strided(&w, in_re + c * in_dist, in_im ? in_im + c * in_dist : NULL,
+                                  out_re + c * out_dist, out_im + c * out_dist, 1, NULL, NULL);
+            int64_t d;
+#pragma omp atomic capture
+            d = ++done;
+            if (me == 0 && lm_ctl_report(ctl, (double)d / (double)nsets)) {
+#pragma omp atomic write
+                cancelled = 1;
+            }
+        }
+    }
+    if (cancelled || lm_ctl_report(ctl, 1.0))
+        return lm_fail(err, LM_ERR_CANCELLED, "nufft: cancelled");
+    return LM_OK;
 }
 
 lm_code lm_nufft_density(lm_nufft_plan *p, int iterations, float *w, const lm_ctl *ctl, lm_error *err)

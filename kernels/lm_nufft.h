@@ -77,6 +77,17 @@ lm_code lm_nufft_execute(lm_nufft_plan *p, const float *in_re, const float *in_i
 lm_code lm_nufft_execute_c(lm_nufft_plan *p, const lm_cfloat *in, lm_cfloat *out, const lm_ctl *ctl,
                            lm_error *err);
 
+/* nsets executes on the same points: set c reads in_re + c in_dist (and
+ * in_im + c in_dist; in_im NULL: real) and writes out_re + c out_dist and
+ * out_im + c out_dist, split complex as lm_nufft_execute. With several
+ * threads and at least as many sets, each thread runs whole sets on a fine
+ * grid of its own (single-threaded transforms), when those grids take at
+ * most LM_NUFFT_SETS_BYTES; else the sets run one by one. */
+#define LM_NUFFT_SETS_BYTES ((double)(256 << 20))
+lm_code lm_nufft_execute_sets(lm_nufft_plan *p, int64_t nsets, const float *in_re, const float *in_im,
+                              int64_t in_dist, float *out_re, float *out_im, int64_t out_dist, const lm_ctl *ctl,
+                              lm_error *err);
+
 /* Pipe-Menon density compensation with the plan's kernel on its fine grid:
  * iterates w <- w * T / (C C^T w) from w = 1, C the spreading operator, T
  * chosen so that, where samples are dense compared with the kernel, w is the

@@ -198,12 +198,13 @@ static void centres(int L, double tmin, double tmax, double *tau)
  * time and the last (b of the others is left as it is): a subset of the
  * points, so its error is never above the full one. */
 static double fit(const hist *H, lm_timeseg_kind kind, int L, const double *tau, const float *u, int64_t U,
-                  int64_t stride, lm_cfloat *b)
+                  int64_t stride, lm_cfloat *b, double *rms)
 {
     double complex *G = malloc((size_t)(L * L) * sizeof *G);
     double complex *Ae = malloc((size_t)H->P * (size_t)L * sizeof *Ae);  /* exp(-i 2 pi g_p tau_l) */
     double complex *An = malloc((size_t)H->K * (size_t)L * sizeof *An);  /* exp(+i 2 pi f_k tau_l) */
-    double worst = -1;
+    double worst = -1, ss = 0;
+    int64_t nu = 0;
     if (!G || !Ae || !An)
         goto out;
     const double fc = 0.5 * (H->fmin + H->fmax), W = H->fmax - H->fmin;
@@ -227,10 +228,10 @@ static double fit(const hist *H, lm_timeseg_kind kind, int L, const double *tau,
         for (int l = 0; l < L; l++)
             An[k * L + l] = conj(cexpm(H->node[k] * tau[l]));
     worst = 0;
-#pragma omp parallel reduction(max : worst)
+    nu = (U - 1 + stride - 1) / stride + 1; /* 0, stride, 2 stride, .., and U - 1 */
+#pragma omp parallel reduction(max : worst) reduction(+ : ss)
     {
         double complex c[LM_TIMESEG_MAX_L];
-        const int64_t nu = (U - 1 + stride - 1) / stride + 1; /* 0, stride, 2 stride, .., and U - 1 */
 #pragma omp for schedule(dynamic, 16)
         for (int64_t ii = 0; ii < nu; ii++) {
             const int64_t i = ii == nu - 1 ? U - 1 : ii * stride;
@@ -259,9 +260,19 @@ static double fit(const hist *H, lm_timeseg_kind kind, int L, const double *tau,
                 const double e = cabs(cexpm(H->eval[p] * t) - a);
                 worst = e > worst ? e : worst;
             }
+            /* the mean square over the voxels: each bin's node by its share */
+            for (int k = 0; k < H->K; k++) {
+                double complex a = 0;
+                for (int l = 0; l < L; l++)
+                    a += c[l] * conj(An[k * L + l]);
+                const double complex e = cexpm(H->node[k] * t) - a;
+                ss += H->h[k] * (creal(e) * creal(e) + cimag(e) * cimag(e));
+            }
         }
     }
 out:
+    if (rms)
+        *rms = nu > 0 ? sqrt(ss / (double)nu) : -1;
     free(G), free(Ae), free(An);
     return worst;
 }
@@ -324,28 +335,32 @@ lm_code lm_timeseg_make(const float *t, int64_t m, const float *f, int64_t n, in
         goto fail;
     }
     /* auto: each L is tried on every 8th time first (the fit at a time
-     * depends on that time only), and in full only when that passes: the
-     * same L as trying each in full, for about a quarter of the work */
+     * depends on that time only; the subset's mean square estimates the
+     * whole's, and the error falls several times per segment), skipped
+     * when that is far above tol and decided in full otherwise: the same L
+     * as trying each in full, for about a quarter of the work */
     const int64_t sub = L == LM_SEGMENTS_AUTO && U >= 64 ? 8 : 1;
     for (int l1 = L == LM_SEGMENTS_AUTO ? 1 : L; l1 <= lmax; l1++) {
         centres(l1, tmin, tmax, s->tau);
+        double rms = -1;
         if (sub > 1 && l1 < lmax) {
-            const double es = fit(&H, kind, l1, s->tau, u, U, sub, bu);
+            const double es = fit(&H, kind, l1, s->tau, u, U, sub, bu, &rms);
             if (es < 0) {
                 rc = lm_fail(err, LM_ERR_NOMEM, "time segmentation: cannot fit %d segments", l1);
                 goto fail;
             }
-            if (es >= tol)
+            if (rms >= 2 * tol * LM_TIMESEG_AUTO_SHARE)
                 continue;
         }
-        const double e = fit(&H, kind, l1, s->tau, u, U, 1, bu);
+        const double e = fit(&H, kind, l1, s->tau, u, U, 1, bu, &rms);
         if (e < 0) {
             rc = lm_fail(err, LM_ERR_NOMEM, "time segmentation: cannot fit %d segments", l1);
             goto fail;
         }
         s->L = l1;
-        s->error = e;
-        if (L != LM_SEGMENTS_AUTO || e < tol)
+        s->error = rms;
+        s->worst = e;
+        if (L != LM_SEGMENTS_AUTO || rms < tol * LM_TIMESEG_AUTO_SHARE)
             break;
     }
     /* back to every sample: b_l(t_j) = bu_l(index of t_j among the distinct times) */

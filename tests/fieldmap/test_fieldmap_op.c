@@ -283,15 +283,16 @@ int main(void)
         char dir[] = "/tmp/larmor-fieldmap-XXXXXX";
         CHECK(mkdtemp(dir) != NULL);
         setenv("XDG_CACHE_HOME", dir, 1);
-        int cached[3] = {-1, -1, -1};
+        int cached[3] = {-1, -1, -1}, auto_l = 0;
         lm_cfloat *outs[3] = {ya, yb, NULL};
         for (int r = 0; r < 3; r++) {
             lm_encoding *e = NULL;
             if (r == 2)
-                d.segments = 9;
+                d.segments = auto_l + 1;
             CHECK_OK(lm_encoding_new(&d, &e, &err), &err);
             if (!e)
                 continue;
+            auto_l = lm_encoding_segments(e, NULL);
             CHECK_OK(lm_encoding_prepare_normal(e, NULL, &cached[r], &err), &err);
             if (outs[r])
                 CHECK_OK(lm_encoding_normal(e, x1, outs[r], &err), &err);
