@@ -4,9 +4,12 @@
  *                             and OUT/NAME/, one per case below)
  *   dicom_fixture read SRC OUT.nii [UID]   what lm_load_volume reads from SRC,
  *                             written as NIfTI (float32, the affine read)
+ *   dicom_fixture convert SRC DIR [PART [SCALE]]   any volume SRC, times SCALE,
+ *                             written as a series
  * so the external checkers (dcm2niix, dciodvfy, pydicom) can judge both ways. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lm_dicom.h"
@@ -116,6 +119,22 @@ int main(int argc, char **argv)
         lm_volume_free(v);
         return 0;
     }
-    fprintf(stderr, "usage: dicom_fixture write OUT | read SRC OUT.nii [SERIES_UID]\n");
+    if (argc >= 4 && !strcmp(argv[1], "convert")) {
+        lm_error err = {0};
+        lm_volume *v = NULL;
+        lm_dicom_write_opts o;
+        lm_dicom_write_opts_init(&o);
+        o.series_description = "Larmor test input";
+        int bad = (argc > 4 && lm_dicom_part_parse(argv[4], &o.part, &err) != LM_OK) ||
+                  lm_load_volume(argv[2], &v, &err) != LM_OK;
+        for (int64_t n = 0; !bad && argc > 5 && n < lm_volume_count(v); n++)
+            v->data[n] *= (float)atof(argv[5]);
+        bad = bad || lm_dicom_write_series(argv[3], v, &o, &err) != LM_OK;
+        if (bad)
+            fprintf(stderr, "%s\n", err.msg);
+        lm_volume_free(v);
+        return bad;
+    }
+    fprintf(stderr, "usage: dicom_fixture write OUT | read SRC OUT.nii [SERIES_UID] | convert SRC DIR [PART [SCALE]]\n");
     return 2;
 }
