@@ -59,6 +59,7 @@ lm_code lm_dicom_check_out_dir(const char *dir, lm_error *err);
 
 /* 1 when path is a folder, or a file with the DICOM preamble ("DICM" at byte 128). */
 int lm_dicom_is_candidate(const char *path);
+int lm_dicom_has_preamble(const char *path);
 
 /* Reads one DICOM series: path is a folder holding one series (files of any
  * name; other non-DICOM files are refused) or one file (a multi-frame

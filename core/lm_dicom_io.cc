@@ -582,17 +582,6 @@ struct frame_src {
     double slope, intercept;
 };
 
-bool has_preamble(const char *path)
-{
-    FILE *f = std::fopen(path, "rb");
-    if (!f)
-        return false;
-    char b[132];
-    size_t n = std::fread(b, 1, sizeof b, f);
-    std::fclose(f);
-    return n == sizeof b && std::memcmp(b + 128, "DICM", 4) == 0;
-}
-
 // Looks for tag in the per-frame item, then the shared one, inside the
 // functional group macro seq.
 DcmItem *group_item(DcmItem *per, DcmItem *shared, const DcmTagKey &seq)
@@ -623,7 +612,7 @@ lm_code file_records(const std::string &file, const char *where, std::vector<lm_
                      std::vector<frame_src> *srcs, bool header_only, lm_error *err)
 {
     const char *fname = file.c_str();
-    if (!has_preamble(fname))
+    if (!lm_dicom_has_preamble(fname))
         return lm_fail(err, LM_ERR_FORMAT, "%s: not a DICOM file (no DICM preamble)", fname);
     auto ff = std::make_shared<DcmFileFormat>();
     OFCondition c = header_only ? ff->loadFileUntilTag(fname, EXS_Unknown, EGL_noChange, DCM_MaxReadLength,
@@ -825,57 +814,6 @@ lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_
 
 extern "C" {
 
-lm_code lm_dicom_part_parse(const char *s, lm_dicom_part *out, lm_error *err)
-{
-    static const struct {
-        const char *name;
-        lm_dicom_part p;
-    } t[] = {{"magnitude", LM_DICOM_MAGNITUDE}, {"phase", LM_DICOM_PHASE}, {"real", LM_DICOM_REAL},
-             {"imag", LM_DICOM_IMAG}, {"imaginary", LM_DICOM_IMAG}};
-    for (const auto &e : t)
-        if (s && !std::strcmp(s, e.name)) {
-            *out = e.p;
-            return LM_OK;
-        }
-    return lm_fail(err, LM_ERR_INVALID, "--dicom-part: '%s' is not magnitude, phase, real or imag", s ? s : "");
-}
-
-const char *lm_dicom_part_name(lm_dicom_part p)
-{
-    switch (p) {
-    case LM_DICOM_PHASE: return "phase";
-    case LM_DICOM_REAL: return "real";
-    case LM_DICOM_IMAG: return "imag";
-    default: return "magnitude";
-    }
-}
-
-void lm_dicom_write_opts_init(lm_dicom_write_opts *o)
-{
-    std::memset(o, 0, sizeof *o);
-}
-
-lm_code lm_dicom_check_out_dir(const char *dir, lm_error *err)
-{
-    struct stat st;
-    if (!dir || !*dir)
-        return lm_fail(err, LM_ERR_INVALID, "--out-dicom: an empty folder name");
-    if (stat(dir, &st) != 0)
-        return errno == ENOENT ? LM_OK : lm_fail(err, LM_ERR_IO, "%s: %s", dir, std::strerror(errno));
-    if (!S_ISDIR(st.st_mode))
-        return lm_fail(err, LM_ERR_INVALID, "%s: exists and is not a folder; nothing written", dir);
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return lm_fail(err, LM_ERR_IO, "%s: cannot open the folder: %s", dir, std::strerror(errno));
-    bool empty = true;
-    while (struct dirent *e = readdir(dp))
-        if (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, ".."))
-            empty = false;
-    closedir(dp);
-    return empty ? LM_OK
-                 : lm_fail(err, LM_ERR_INVALID, "%s: the folder exists and is not empty; nothing written", dir);
-}
-
 lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err)
 {
     dicom_setup();
@@ -922,14 +860,6 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
     if (rc)
         remove_tree(tmp.data());
     return rc;
-}
-
-int lm_dicom_is_candidate(const char *path)
-{
-    struct stat st;
-    if (!path || stat(path, &st) != 0)
-        return 0;
-    return S_ISDIR(st.st_mode) || (S_ISREG(st.st_mode) && has_preamble(path));
 }
 
 lm_code lm_dicom_read(const char *path, const char *series_uid, lm_volume **out, lm_error *err)

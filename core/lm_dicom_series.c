@@ -15,6 +15,8 @@
  * this fraction of the spacing (or LM_DICOM_POS_MM) mean a missing slice. */
 #define LM_DICOM_POS_FRAC 0.05
 #define LM_DICOM_POS_MM 1e-3
+/* Positions and spacings beyond a kilometre are damaged values, not scanners. */
+#define LM_DICOM_MAX_MM 1e6
 
 static const char *file_of(const lm_dicom_rec *r)
 {
@@ -110,10 +112,14 @@ static lm_code check_slice(const lm_dicom_rec *r0, const lm_dicom_rec *r, const 
                           : !r->has_spacing ? "PixelSpacing" : NULL;
     if (missing)
         return lm_fail(err, LM_ERR_FORMAT, "%s: %s has no %s", where, file_of(r), missing);
-    if (!finite_n(r->ipp, 3) || !finite_n(r->iop, 6) || !finite_n(r->spacing, 2) || !(r->spacing[0] > 0) ||
-        !(r->spacing[1] > 0) || !isfinite(r->thickness))
-        return lm_fail(err, LM_ERR_FORMAT, "%s: %s has a geometry value that is not a finite (positive) number",
-                       where, file_of(r));
+    int bad = !finite_n(r->ipp, 3) || !finite_n(r->iop, 6) || !finite_n(r->spacing, 2) || !(r->spacing[0] >= 1e-6) ||
+              !(r->spacing[1] >= 1e-6) || !(fabs(r->thickness) <= LM_DICOM_MAX_MM) ||
+              !(r->spacing[0] <= LM_DICOM_MAX_MM) || !(r->spacing[1] <= LM_DICOM_MAX_MM);
+    for (int a = 0; a < 3; a++)
+        bad |= !(fabs(r->ipp[a]) <= LM_DICOM_MAX_MM);
+    if (bad)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: %s has a geometry value that is not a finite (positive) number "
+                       "of mm (spacing 1e-6 to 1e6)", where, file_of(r));
     if (r->rows < 1 || r->cols < 1)
         return lm_fail(err, LM_ERR_FORMAT, "%s: %s has %d rows x %d columns", where, file_of(r), r->rows, r->cols);
     if (r->rows != r0->rows || r->cols != r0->cols)
@@ -169,7 +175,7 @@ lm_code lm_dicom_series_geometry(const lm_dicom_rec *r, int *idx, int count, con
     double step[3];
     lm_code rc = LM_OK;
     if (count == 1) {
-        double t = r0->thickness > 0 ? r0->thickness : 1.0;
+        double t = r0->thickness >= LM_DICOM_POS_MM ? r0->thickness : 1.0; /* absent or absurd: 1 mm */
         for (int a = 0; a < 3; a++)
             step[a] = nrm[a] * t;
     } else {
