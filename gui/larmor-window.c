@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "larmor-coils-view.h"
+#include "larmor-dicom-path.h"
 #include "larmor-estimate.h"
+#include "larmor-export-dicom.h"
 #include "larmor-help.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
@@ -930,7 +932,7 @@ void larmor_window_open_reference(LarmorWindow *self, const char *path)
 
 static void truth_done(LarmorWindow *self, GtkFileChooser *c)
 {
-    char *p = chooser_path(c, self);
+    char *p = larmor_dicom_series_path(chooser_path(c, self));
     if (p)
         larmor_window_open_truth(self, p);
     g_free(p);
@@ -938,7 +940,7 @@ static void truth_done(LarmorWindow *self, GtkFileChooser *c)
 
 static void reference_done(LarmorWindow *self, GtkFileChooser *c)
 {
-    char *p = chooser_path(c, self);
+    char *p = larmor_dicom_series_path(chooser_path(c, self));
     if (p)
         larmor_window_open_reference(self, p);
     g_free(p);
@@ -948,6 +950,7 @@ static void action_open_truth(GtkWidget *w, const char *name, GVariant *param)
 {
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Truth", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open", truth_done);
     add_filter(c, "Images (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", NULL });
+    add_filter(c, LARMOR_DICOM_FILTER_NAME, (const char *const[]){ "*", NULL });
     show_chooser(c);
 }
 
@@ -1019,7 +1022,7 @@ gboolean larmor_window_is_loading_fieldmap(LarmorWindow *self)
 
 static void fieldmap_done(LarmorWindow *self, GtkFileChooser *c)
 {
-    char *p = chooser_path(c, self);
+    char *p = larmor_dicom_series_path(chooser_path(c, self));
     if (p)
         larmor_window_open_fieldmap(self, p);
     g_free(p);
@@ -1030,6 +1033,7 @@ static void action_open_fieldmap(GtkWidget *w, const char *name, GVariant *param
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Field Map", GTK_FILE_CHOOSER_ACTION_OPEN, "_Open",
                                     fieldmap_done);
     add_filter(c, "Field maps in Hz (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", "*.hdr", NULL });
+    add_filter(c, LARMOR_DICOM_FILTER_NAME, (const char *const[]){ "*", NULL });
     show_chooser(c);
 }
 
@@ -1061,6 +1065,7 @@ static void action_open_reference(GtkWidget *w, const char *name, GVariant *para
     GtkFileChooser *c = chooser_new(LARMOR_WINDOW(w), "Open Anatomical Reference", GTK_FILE_CHOOSER_ACTION_OPEN,
                                     "_Open", reference_done);
     add_filter(c, "Images (.nii, .nii.gz, .cfl)", (const char *const[]){ "*.nii", "*.nii.gz", "*.cfl", NULL });
+    add_filter(c, LARMOR_DICOM_FILTER_NAME, (const char *const[]){ "*", NULL });
     show_chooser(c);
 }
 
@@ -2076,6 +2081,24 @@ static void action_export_nifti(GtkWidget *w, const char *name, GVariant *param)
     g_free(file);
     add_filter(c, "NIfTI (.nii, .nii.gz)", (const char *const[]){ "*.nii", "*.nii.gz", NULL });
     show_chooser(c);
+}
+
+static void on_dicom_exported(GtkWindow *w, const char *message, gboolean is_error)
+{
+    larmor_window_show_message(LARMOR_WINDOW(w), message, is_error);
+}
+
+static void action_export_dicom(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorVolume *v = export_volume(self);
+    if (!v) {
+        larmor_window_show_message(self, "Nothing to export: show or select an image first", TRUE);
+        return;
+    }
+    char *file = larmor_window_get_export_name(self);
+    larmor_export_dicom_start(GTK_WINDOW(self), v, file, on_dicom_exported);
+    g_free(file);
 }
 
 /* What the PNG shows: the three views, the whole comparison, or the page. */
@@ -3102,6 +3125,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     gtk_widget_class_install_property_action(wc, "win.radiological", "radiological");
     gtk_widget_class_install_property_action(wc, "win.show-colorbar", "show-colorbar");
     gtk_widget_class_install_action(wc, "win.export-nifti", NULL, action_export_nifti);
+    gtk_widget_class_install_action(wc, "win.export-dicom", NULL, action_export_dicom);
     gtk_widget_class_install_action(wc, "win.export-png", NULL, action_export_png);
     gtk_widget_class_install_action(wc, "win.export-csv", NULL, action_export_csv);
     gtk_widget_class_install_action(wc, "win.page", "s", action_page);
