@@ -759,22 +759,35 @@ lm_code frame_pixels(const frame_src &s, int rows, int cols, lm_cfloat *dst, lm_
     return LM_OK;
 }
 
-lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_error *err)
+// The records of every file path names (header_only: up to the pixel
+// data), and the indices of the series chosen (caller frees idx).
+lm_code choose_series(const char *path, const char *series_uid, bool header_only, std::vector<lm_dicom_rec> *recs,
+                      std::vector<frame_src> *srcs, int **idx, int *count, lm_error *err)
 {
     dicom_setup();
     std::vector<std::string> files;
-    lm_code rc = list_files(dir, &files, err);
+    lm_code rc = list_files(path, &files, err);
     if (rc)
         return rc;
+    try {
+        for (const std::string &f : files)
+            if ((rc = file_records(f, path, recs, srcs, header_only, err)))
+                return rc;
+    } catch (const std::bad_alloc &) {
+        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory reading the series", path);
+    }
+    for (size_t i = 0; i < recs->size(); i++)
+        (*recs)[i].file = (*srcs)[i].file.c_str();
+    return lm_dicom_series_choose(recs->data(), static_cast<int>(recs->size()), series_uid, path, idx, count, err);
+}
+
+lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_error *err)
+{
     std::vector<lm_dicom_rec> recs;
     std::vector<frame_src> srcs;
-    for (const std::string &f : files)
-        if ((rc = file_records(f, dir, &recs, &srcs, true, err)))
-            return rc;
-    for (size_t i = 0; i < recs.size(); i++)
-        recs[i].file = srcs[i].file.c_str();
     int *idx = nullptr, count = 0;
-    if ((rc = lm_dicom_series_choose(recs.data(), static_cast<int>(recs.size()), series_uid, dir, &idx, &count, err)))
+    lm_code rc = choose_series(dir, series_uid, true, &recs, &srcs, &idx, &count, err);
+    if (rc)
         return rc;
     DcmDataset *d = srcs[static_cast<size_t>(idx[0])].ff->getDataset();
     long series_max = 0;
@@ -864,25 +877,11 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
 
 lm_code lm_dicom_read(const char *path, const char *series_uid, lm_volume **out, lm_error *err)
 {
-    dicom_setup();
     *out = nullptr;
-    std::vector<std::string> files;
-    lm_code rc = list_files(path, &files, err);
-    if (rc)
-        return rc;
     std::vector<lm_dicom_rec> recs;
     std::vector<frame_src> srcs;
-    try {
-        for (const std::string &f : files)
-            if ((rc = file_records(f, path, &recs, &srcs, false, err)))
-                return rc;
-    } catch (const std::bad_alloc &) {
-        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory reading the series", path);
-    }
-    for (size_t i = 0; i < recs.size(); i++)
-        recs[i].file = srcs[i].file.c_str();
     int *idx = nullptr, count = 0;
-    rc = lm_dicom_series_choose(recs.data(), static_cast<int>(recs.size()), series_uid, path, &idx, &count, err);
+    lm_code rc = choose_series(path, series_uid, false, &recs, &srcs, &idx, &count, err);
     if (rc)
         return rc;
     double aff[4][4], vox[3];

@@ -108,18 +108,24 @@ def print_uid(d):
     print(pydicom.dcmread(files_of([d])[0], stop_before_pixels=True).SeriesInstanceUID)
 
 
-def new_slice(series_uid, study_uid, frame_uid, iop, ipp, pix, k, slope=0.5, icpt=-10.0):
+def new_dataset(sop_class, modality):
     from pydicom.dataset import Dataset, FileMetaDataset
     from pydicom.uid import ExplicitVRLittleEndian, generate_uid
     meta = FileMetaDataset()
-    meta.MediaStorageSOPClassUID = '1.2.840.10008.5.1.4.1.1.4'
+    meta.MediaStorageSOPClassUID = sop_class
     meta.MediaStorageSOPInstanceUID = generate_uid()
     meta.TransferSyntaxUID = ExplicitVRLittleEndian
     ds = Dataset()
     ds.file_meta = meta
     ds.SOPClassUID = meta.MediaStorageSOPClassUID
     ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
-    ds.Modality = 'MR'
+    ds.Modality = modality
+    ds.is_little_endian, ds.is_implicit_VR = True, False
+    return ds
+
+
+def new_slice(series_uid, study_uid, frame_uid, iop, ipp, pix, k, slope=0.5, icpt=-10.0):
+    ds = new_dataset('1.2.840.10008.5.1.4.1.1.4', 'MR')
     ds.PatientName = 'Other^Tool'
     ds.PatientID = 'PYDICOM-1'
     ds.StudyInstanceUID = study_uid
@@ -141,14 +147,11 @@ def new_slice(series_uid, study_uid, frame_uid, iop, ipp, pix, k, slope=0.5, icp
     ds.RescaleSlope = str(slope)
     ds.RescaleIntercept = str(icpt)
     ds.PixelData = pix.astype('<i2').tobytes()
-    ds.is_little_endian = True
-    ds.is_implicit_VR = False
     return ds
 
 
 def make(d, case):
-    from pydicom.dataset import Dataset, FileMetaDataset
-    from pydicom.uid import ExplicitVRLittleEndian, generate_uid
+    from pydicom.uid import generate_uid
     os.makedirs(d, exist_ok=True)
     rng = random.Random(7)
     a, b = np.radians(25), np.radians(-40)
@@ -181,17 +184,8 @@ def make(d, case):
         with open(names[3], 'r+b') as f:
             f.truncate(os.path.getsize(names[3]) - 200)
     if case == 'non-image':
-        meta = FileMetaDataset()
-        meta.MediaStorageSOPClassUID = '1.2.840.10008.5.1.4.1.1.88.11'  # Basic Text SR
-        meta.MediaStorageSOPInstanceUID = generate_uid()
-        meta.TransferSyntaxUID = ExplicitVRLittleEndian
-        ds = Dataset()
-        ds.file_meta = meta
-        ds.SOPClassUID = meta.MediaStorageSOPClassUID
-        ds.SOPInstanceUID = meta.MediaStorageSOPInstanceUID
+        ds = new_dataset('1.2.840.10008.5.1.4.1.1.88.11', 'SR')  # Basic Text SR
         ds.SeriesInstanceUID = series[0]
-        ds.Modality = 'SR'
-        ds.is_little_endian, ds.is_implicit_VR = True, False
         ds.save_as(os.path.join(d, 'report'), write_like_original=False)
     if case == 'undecodable':
         from pydicom.encaps import encapsulate
