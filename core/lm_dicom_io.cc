@@ -474,8 +474,6 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(d, DCM_KSpaceFiltering, "NONE");
     PUT(d, DCM_MagneticFieldStrength,
         ds(o->prov && o->prov->field_strength_t > 0 ? o->prov->field_strength_t : 0).c_str());
-    if (!o->nucleus || !*o->nucleus)
-        PUT(d, DCM_ResonantNucleus, "1H");
     // Multi-frame Dimension: one dimension, the in-stack position.
     const std::string dim_uid = new_uid();
     DcmItem *org = add_item(d, DCM_DimensionOrganizationSequence);
