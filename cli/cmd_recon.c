@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_data.h"
+#include "cli_dicom.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_io.h"
@@ -21,7 +22,8 @@
  * options, stacked along z in the reader's order (position along the slice
  * direction) with the affine lm_mrd_slices_affine measures. */
 static int recon_slices(const char *path, lm_acq *in, lm_geom g, lm_recon_opts *o, const char *noise_path,
-                        const char *truth_path, const char *out, int as_complex, int json, const char *refused)
+                        const char *truth_path, const char *out, int as_complex, int json, const char *refused,
+                        const cli_dicom_args *dcm)
 {
     lm_error err = {0};
     const int ns = in->nslices;
@@ -57,7 +59,7 @@ static int recon_slices(const char *path, lm_acq *in, lm_geom g, lm_recon_opts *
         goto done;
     memcpy(vol->affine, aff, sizeof aff);
     if (truth_path) {
-        if (lm_load_volume(truth_path, &truth, &err) != LM_OK)
+        if (lm_load_volume_series(truth_path, dcm->series, &truth, &err) != LM_OK)
             goto done;
         if (truth->dims[0] != dims[0] || truth->dims[1] != dims[1] || truth->dims[2] != dims[2]) {
             lm_fail(&err, LM_ERR_INVALID, "%s: truth is %lldx%lldx%lld but the %d slices stack to %lldx%lldx%lld",
@@ -107,8 +109,15 @@ static int recon_slices(const char *path, lm_acq *in, lm_geom g, lm_recon_opts *
         q_cached &= res.q_from_cache;
         iters = res.iters_done;
     }
-    if (cli_write_image(out, vol, as_complex, &err) != LM_OK)
+    if (out && cli_write_image(out, vol, as_complex, &err) != LM_OK)
         goto done;
+    if (dcm->dir) {
+        char desc[160];
+        cli_dicom_describe(desc, sizeof desc, o->method, res.coils, res.combine, o->reg,
+                           o->lambda_auto ? res.lambda_used : o->lambda, o->method == LM_METHOD_CG ? variant : NULL);
+        if (cli_dicom_write(dcm, vol, &in->prov, desc, json, &err) != LM_OK)
+            goto done;
+    }
     const int scale = lm_recon_scale_match(o->method, res.combine, res.sens_source);
     if (truth && lm_metrics_compute(vol->data, truth->data, lm_volume_count(truth), NULL, scale, &m, &err) != LM_OK)
         goto done;
@@ -137,7 +146,8 @@ static int recon_slices(const char *path, lm_acq *in, lm_geom g, lm_recon_opts *
         cli_json_num(stdout, "slice_spacing_mm", vox[2], 1);
         cli_json_int(stdout, "repetition", in->repetition, 1);
         cli_json_int(stdout, "contrast", in->contrast, 1);
-        cli_json_str(stdout, "out", out, 0);
+        cli_json_str(stdout, "out_dicom", dcm->dir ? dcm->dir : "", 1);
+        cli_json_str(stdout, "out", out ? out : "", 0);
         printf("}\n");
     } else {
         printf("%s", lm_method_name(o->method));
@@ -155,7 +165,8 @@ static int recon_slices(const char *path, lm_acq *in, lm_geom g, lm_recon_opts *
             printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error, scale ? " (scale-matched)" : "");
         if (res.noise_cov)
             printf("data prewhitened with the noise covariance of %s\n", noise_path);
-        printf("wrote %s\n", out);
+        if (out)
+            printf("wrote %s\n", out);
     }
     rc = 0;
 done:
@@ -194,6 +205,13 @@ static void help(void)
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
          "        [--fieldmap FM] [--times T] [--segments auto|L|0]\n"
+         "        [--out-dicom DIR [--dicom-enhanced] [--dicom-part magnitude|phase|real|imag] [--dicom-like DIR]]\n"
+         "        [--series UID]\n"
+         "  --out-dicom DIR: also (or, without --out, only) the image as a DICOM series (docs/dicom.md): one\n"
+         "  MR Image per slice, or one Enhanced MR multi-frame file (--dicom-enhanced); int16 rescaled;\n"
+         "  patient and study from the ISMRMRD header, or from the series in --dicom-like DIR\n"
+         "  --ref, --truth, --fieldmap, --lesion-mask may name a DICOM folder or file; --series UID picks\n"
+         "  one series where a --ref, --truth, --lesion-mask or --dicom-like folder holds several\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd);\n"
          "  --traj DIR alone: a data directory or any one file of it (traj.cfl + kspace.cfl, an .h5, an\n"
          "  IMPATIENT directory; no FOV: --fov sets it): its sens, fieldmap and times are used unless\n"
@@ -264,6 +282,9 @@ int cmd_recon(int argc, char **argv)
         {"no-register", no_argument, 0, 1003}, {"prior-influence-out", required_argument, 0, 1004},
         {"data-edge", required_argument, 0, 1005}, {"data-edge-sigma", required_argument, 0, 1006},
         {"fallback", required_argument, 0, 1007}, {"quiet", no_argument, 0, 'q'},
+        {"out-dicom", required_argument, 0, 1010}, {"dicom-enhanced", no_argument, 0, 1011},
+        {"dicom-part", required_argument, 0, 1012}, {"dicom-like", required_argument, 0, 1013},
+        {"series", required_argument, 0, 1014},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -274,6 +295,7 @@ int cmd_recon(int argc, char **argv)
     int quiet = 0, json = 0, as_complex = 0, dirac = 0, method_given = 0, repetition = -1, contrast = -1;
     lm_recon_opts o;
     lm_recon_opts_init(&o);
+    cli_dicom_args dcm = {0};
     lm_error err = {0};
     long long iv;
     int c;
@@ -357,14 +379,21 @@ int cmd_recon(int argc, char **argv)
                 return cli_error(&err);
             break;
         case 1006: if (!cli_parse_double("--data-edge-sigma", optarg, &o.data_edge_sigma)) return 1; break;
+        case 1010: dcm.dir = optarg; break;
+        case 1011: dcm.enhanced = 1; break;
+        case 1012: if (lm_dicom_part_parse(optarg, &dcm.part, &err) != LM_OK) return cli_error(&err); break;
+        case 1013: dcm.like = optarg; break;
+        case 1014: dcm.series = optarg; break;
         case 'j': json = 1; break;
         case 'q': quiet = 1; break;
         case 'h': help(); return 0;
         default: return 2;
         }
     }
-    if (!out)
-        return cli_errorf("recon: --out OUT is required");
+    if (!out && !dcm.dir)
+        return cli_errorf("recon: --out OUT (or --out-dicom DIR) is required");
+    if (cli_dicom_check(&dcm, &err) != LM_OK)
+        return cli_error(&err);
     if (o.lambda < 0)
         return cli_errorf("recon: --lambda must be >= 0 or auto (got %g)", o.lambda);
     if (o.lambda_criterion != LM_LAMBDA_DEFAULT && !o.lambda_auto)
@@ -429,7 +458,7 @@ int cmd_recon(int argc, char **argv)
                               : times_path ? "--times" : lesion_path ? "--lesion-mask"
                               : influence_path ? "--prior-influence-out" : NULL;
         rc = recon_slices(in->paths.traj, in, g, &o, noise_path, truth_path,
-                          out, as_complex, json, refused);
+                          out, as_complex, json, refused, &dcm);
         lm_acq_free(in);
         return rc;
     }
@@ -438,9 +467,9 @@ int cmd_recon(int argc, char **argv)
         goto done;
     o.fieldmap = in->fieldmap;
     fieldmap_path = in->paths.fieldmap ? in->paths.fieldmap : in->paths.traj; /* a carried map: the data's */
-    if (ref_path && lm_load_volume(ref_path, &ref, &err) != LM_OK)
+    if (ref_path && lm_load_volume_series(ref_path, dcm.series, &ref, &err) != LM_OK)
         goto done;
-    if (truth_path && lm_load_volume(truth_path, &truth, &err) != LM_OK)
+    if (truth_path && lm_load_volume_series(truth_path, dcm.series, &truth, &err) != LM_OK)
         goto done;
     if (truth && (truth->dims[0] != g.n[0] || truth->dims[1] != g.n[1] || truth->dims[2] != g.n[2])) {
         lm_fail(&err, LM_ERR_INVALID, "%s: truth is %lldx%lldx%lld but the matrix is %lldx%lldx%lld",
@@ -448,7 +477,7 @@ int cmd_recon(int argc, char **argv)
                 (long long)truth->dims[2], (long long)g.n[0], (long long)g.n[1], (long long)g.n[2]);
         goto done;
     }
-    if (lesion_path && lm_load_volume(lesion_path, &lesion, &err) != LM_OK)
+    if (lesion_path && lm_load_volume_series(lesion_path, dcm.series, &lesion, &err) != LM_OK)
         goto done;
     if (lesion && (lesion->dims[0] != g.n[0] || lesion->dims[1] != g.n[1] || lesion->dims[2] != g.n[2])) {
         lm_fail(&err, LM_ERR_INVALID, "%s: lesion mask is %lldx%lldx%lld but the matrix is %lldx%lldx%lld",
@@ -491,7 +520,7 @@ int cmd_recon(int argc, char **argv)
         lm_fail(&err, LM_ERR_INVALID, "%s: one channel: there are no coil images to write", coil_images_path);
         goto done;
     }
-    if (cli_write_image(out, res.image, as_complex, &err) != LM_OK)
+    if (out && cli_write_image(out, res.image, as_complex, &err) != LM_OK)
         goto done;
     if (influence_path && !res.prior_influence) {
         lm_fail(&err, LM_ERR_INVALID, "%s: only CG reconstructions have a prior influence", influence_path);
@@ -537,6 +566,13 @@ int cmd_recon(int argc, char **argv)
     char vlabel[96];
     snprintf(vlabel, sizeof vlabel, "%s%s%s", lm_variant_is_auto(o.variant) ? LM_VARIANT_AUTO " -> " : "",
              res.fell_back ? "fell back to " : "", v ? v->name : o.variant ? o.variant : "");
+    if (dcm.dir) {
+        char desc[160];
+        cli_dicom_describe(desc, sizeof desc, o.method, res.coils, res.combine, o.reg, res.lambda_used,
+                           is_cg && v ? v->name : NULL);
+        if (cli_dicom_write(&dcm, res.image, &in->prov, desc, json, &err) != LM_OK)
+            goto done;
+    }
     double gflops = NAN;
     if (o.method == LM_METHOD_CG && v && res.time_fhd_s > 0)
         gflops = res.fhd_pairs * lm_ksum_flops_per_pair(0) / res.time_fhd_s * 1e-9;
@@ -596,7 +632,8 @@ int cmd_recon(int argc, char **argv)
             cli_json_num(stdout, "ref_mi_end", res.ref_registered ? res.ref_mi_end : NAN, 1);
             cli_json_num(stdout, "time_register_s", res.time_register_s, 1);
         }
-        cli_json_str(stdout, "out", out, 0);
+        cli_json_str(stdout, "out_dicom", dcm.dir ? dcm.dir : "", 1);
+        cli_json_str(stdout, "out", out ? out : "", 0);
         printf("}\n");
     } else {
         printf("%s", lm_method_name(o.method));
@@ -643,7 +680,8 @@ int cmd_recon(int argc, char **argv)
                    ls.image_shell, ls.truth_lesion, ls.truth_shell);
         if (influence_path)
             printf("wrote %s (prior influence)\n", influence_path);
-        printf("wrote %s\n", out);
+        if (out)
+            printf("wrote %s\n", out);
     }
     rc = 0;
 done:

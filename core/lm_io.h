@@ -80,10 +80,14 @@ lm_code lm_parboil_write_output(const char *path, int64_t n, const float *re, co
 lm_code lm_parboil_read_output(const char *path, int64_t *n, float **re, float **im, lm_error *err);
 
 /* Loaders by extension: .cfl/.hdr, .nii/.nii.gz (volumes), .h5 (ISMRMRD,
- * when built with it), .bin (Parboil: its k points). */
+ * when built with it), .bin (Parboil: its k points). A volume may also be
+ * a DICOM series: a folder holding one, or one (multi-frame) DICOM file
+ * (lm_dicom.h; docs/dicom.md). */
 lm_code lm_load_traj(const char *path, lm_traj **out, lm_error *err);
 lm_code lm_load_kdata(const char *path, lm_kdata **out, lm_error *err);
 lm_code lm_load_volume(const char *path, lm_volume **out, lm_error *err);
+/* lm_load_volume choosing series_uid (NULL: the only one) in a DICOM folder. */
+lm_code lm_load_volume_series(const char *path, const char *series_uid, lm_volume **out, lm_error *err);
 /* Human-readable, multi-line summary of what a file holds (caller frees). */
 lm_code lm_file_info(const char *path, char **text, lm_error *err);
 

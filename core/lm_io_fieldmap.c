@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lm_dicom.h"
 #include "lm_io.h"
 #include "lm_resample.h"
 
@@ -71,7 +72,7 @@ static lm_code fieldmap_nifti(const char *path, const lm_geom *g, const double d
                               int *resampled, lm_error *err)
 {
     lm_volume *v = NULL, *r = NULL;
-    lm_code rc = lm_nifti_read(path, &v, err);
+    lm_code rc = lm_load_volume(path, &v, err); /* NIfTI or a DICOM series: both carry an affine */
     if (rc != LM_OK)
         return rc;
     rc = lm_check_finite_complex(path, v->data, (size_t)lm_volume_count(v), err);
@@ -133,9 +134,11 @@ lm_code lm_load_fieldmap(const char *path, const lm_geom *g, const double dst_af
         *resampled = 0;
     if (ends_with(path, ".nii") || ends_with(path, ".nii.gz"))
         return fieldmap_nifti(path, g, dst_affine, out, resampled, err);
+    if (!ends_with(path, ".cfl") && !ends_with(path, ".hdr") && lm_dicom_is_candidate(path))
+        return fieldmap_nifti(path, g, dst_affine, out, resampled, err);
     if (ends_with(path, ".cfl") || ends_with(path, ".hdr") || !strrchr(path, '.'))
         return fieldmap_cfl(path, g, out, err);
-    return lm_fail(err, LM_ERR_FORMAT, "%s: a field map must be .nii, .nii.gz or .cfl", path);
+    return lm_fail(err, LM_ERR_FORMAT, "%s: a field map must be .nii, .nii.gz, .cfl or a DICOM series", path);
 }
 
 lm_code lm_check_times(const float *times, int64_t m, int64_t readout, const char *path, lm_error *err)

@@ -14,6 +14,7 @@
 
 #include <nifti1_io.h>
 
+#include "lm_dicom.h"
 #include "lm_io_ismrmrd.h"
 
 /* glibc defines CMPLXF for gcc only; clang has the same builtin. */
@@ -21,7 +22,7 @@
 #define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
 #endif
 
-#define LM_SUPPORTED "supported: .cfl/.hdr (BART), .nii/.nii.gz (NIfTI), .h5 (ISMRMRD), .bin (Parboil)"
+#define LM_SUPPORTED "supported: .cfl/.hdr (BART), .nii/.nii.gz (NIfTI), .h5 (ISMRMRD), .bin (Parboil), a DICOM folder or file"
 
 lm_code lm_check_finite(const char *what, const float *v, size_t count, lm_error *err)
 {
@@ -186,7 +187,15 @@ lm_code lm_load_kdata(const char *path, lm_kdata **out, lm_error *err)
 
 lm_code lm_load_volume(const char *path, lm_volume **out, lm_error *err)
 {
-    switch (kind_of(path)) {
+    return lm_load_volume_series(path, NULL, out, err);
+}
+
+lm_code lm_load_volume_series(const char *path, const char *series_uid, lm_volume **out, lm_error *err)
+{
+    file_kind kind = kind_of(path);
+    if (kind == KIND_UNKNOWN && lm_dicom_is_candidate(path))
+        return lm_dicom_read(path, series_uid, out, err);
+    switch (kind) {
     case KIND_CFL:
         return lm_cfl_read_volume(path, out, err);
     case KIND_NIFTI:
@@ -403,12 +412,34 @@ static lm_code info_parboil(const char *path, FILE *o, lm_error *err)
     return LM_OK;
 }
 
+static lm_code info_dicom(const char *path, FILE *o, lm_error *err)
+{
+    lm_volume *v;
+    lm_code rc = lm_dicom_read(path, NULL, &v, err);
+    if (rc)
+        return rc;
+    fprintf(o, "%s: DICOM series\n  dimensions: %lld x %lld x %lld (columns, rows, slices)\n", path,
+            (long long)v->dims[0], (long long)v->dims[1], (long long)v->dims[2]);
+    fprintf(o, "  voxel size: %g x %g x %g mm\n", v->voxel_mm[0], v->voxel_mm[1], v->voxel_mm[2]);
+    for (int r = 0; r < 3; r++)
+        fprintf(o, "  affine row %d: %g %g %g %g (RAS)\n", r, v->affine[r][0], v->affine[r][1], v->affine[r][2],
+                v->affine[r][3]);
+    range rv;
+    range_init(&rv);
+    for (int64_t i = 0; i < lm_volume_count(v); i++)
+        range_add(&rv, crealf(v->data[i]));
+    fprintf(o, "  value range: [%g, %g] (rescaled)\n", rv.lo, rv.hi);
+    lm_volume_free(v);
+    return LM_OK;
+}
+
 lm_code lm_file_info(const char *path, char **text, lm_error *err)
 {
     file_kind kind = kind_of(path);
     if (kind == KIND_MRD)
         return lm_mrd_info(path, text, err);
-    if (kind == KIND_UNKNOWN && !has_suffix(path, ".out"))
+    const int dicom = kind == KIND_UNKNOWN && lm_dicom_is_candidate(path);
+    if (kind == KIND_UNKNOWN && !dicom && !has_suffix(path, ".out"))
         return unknown_kind(path, err);
 
     char *buf = NULL;
@@ -421,7 +452,7 @@ lm_code lm_file_info(const char *path, char **text, lm_error *err)
     case KIND_CFL: rc = info_cfl(path, o, err); break;
     case KIND_NIFTI: rc = info_nifti(path, o, err); break;
     case KIND_PARBOIL: rc = info_parboil(path, o, err); break;
-    default: rc = info_parboil_output(path, o, err); break; /* .out */
+    default: rc = dicom ? info_dicom(path, o, err) : info_parboil_output(path, o, err); break; /* .out */
     }
     if (fclose(o) != 0 && !rc)
         rc = lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the summary", path);

@@ -1,5 +1,6 @@
 /* The window's exports: the image shown (or the run selected) as NIfTI in
  * a worker, the page as PNG, the runs table as CSV (atomic). */
+#include "larmor-export-dicom.h"
 #include "larmor-util.h"
 #include "larmor-window-private.h"
 #include "lm_io.h"
@@ -210,9 +211,28 @@ static void action_export_csv(GtkWidget *w, const char *name, GVariant *param)
     larmor_window_choose_path(LARMOR_WINDOW(w), &req, export_csv_path);
 }
 
+static void on_dicom_exported(GtkWindow *w, const char *message, gboolean is_error)
+{
+    larmor_window_show_message(LARMOR_WINDOW(w), message, is_error);
+}
+
+static void action_export_dicom(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorVolume *v = export_volume(self);
+    if (!v) {
+        larmor_window_show_message(self, "Nothing to export: show or select an image first", TRUE);
+        return;
+    }
+    char *file = larmor_window_get_export_name(self);
+    larmor_export_dicom_start(GTK_WINDOW(self), v, file, on_dicom_exported);
+    g_free(file);
+}
+
 void larmor_window_export_class_init(GtkWidgetClass *wc)
 {
     gtk_widget_class_install_action(wc, "win.export-nifti", NULL, action_export_nifti);
+    gtk_widget_class_install_action(wc, "win.export-dicom", NULL, action_export_dicom);
     gtk_widget_class_install_action(wc, "win.export-png", NULL, action_export_png);
     gtk_widget_class_install_action(wc, "win.export-csv", NULL, action_export_csv);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_e, GDK_CONTROL_MASK, "win.export-nifti", NULL);

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "larmor-dicom-path.h"
 #include "larmor-open-times.h"
 #include "larmor-phantom-dialog.h"
 #include "larmor-util.h"
@@ -746,11 +747,34 @@ static void action_open(GtkWidget *w, const char *name, GVariant *param)
     larmor_window_choose(LARMOR_WINDOW(w), &req, on_data_chosen, NULL);
 }
 
-static const char *const image_filters[] = { "Images (.nii, .nii.gz, .cfl)", "*.nii *.nii.gz *.cfl", NULL };
+static const char *const image_filters[] = { "Images (.nii, .nii.gz, .cfl)", "*.nii *.nii.gz *.cfl",
+                                             LARMOR_DICOM_FILTER_NAME, "*", NULL };
 static const char *const fieldmap_filters[] = { "Field maps in Hz (.nii, .nii.gz, .cfl)", "*.nii *.nii.gz *.cfl *.hdr",
-                                                NULL };
+                                                LARMOR_DICOM_FILTER_NAME, "*", NULL };
 static const char *const maps_filters[] = { "Coil maps [nx, ny, nz, coils] (.cfl)", "*.cfl *.hdr", NULL };
 static const char *const times_filters[] = { "Sample times in s [1, samples, spokes] (.cfl)", "*.cfl *.hdr", NULL };
+
+/* A DICOM file chosen as a volume stands for its series' folder. */
+static void open_truth_series(LarmorWindow *self, const char *path)
+{
+    char *p = larmor_dicom_series_path(g_strdup(path));
+    larmor_window_open_truth(self, p);
+    g_free(p);
+}
+
+static void open_reference_series(LarmorWindow *self, const char *path)
+{
+    char *p = larmor_dicom_series_path(g_strdup(path));
+    larmor_window_open_reference(self, p);
+    g_free(p);
+}
+
+static void open_fieldmap_series(LarmorWindow *self, const char *path)
+{
+    char *p = larmor_dicom_series_path(g_strdup(path));
+    larmor_window_open_fieldmap(self, p);
+    g_free(p);
+}
 
 /* One file for the data loaded now: the action's name picks the dialog
  * and what is done with the file. */
@@ -759,12 +783,12 @@ static const struct {
     LarmorFileRequest req;
     LarmorWindowPathFn open;
 } companions[] = {
-    { "open-truth", { .title = "Open Truth", .accept = "_Open", .filters = image_filters }, larmor_window_open_truth },
+    { "open-truth", { .title = "Open Truth", .accept = "_Open", .filters = image_filters }, open_truth_series },
     { "open-reference", { .title = "Open Anatomical Reference", .accept = "_Open", .filters = image_filters },
-      larmor_window_open_reference },
+      open_reference_series },
     { "open-maps", { .title = "Open Coil Maps", .accept = "_Open", .filters = maps_filters }, larmor_window_open_maps },
     { "open-fieldmap", { .title = "Open Field Map", .accept = "_Open", .filters = fieldmap_filters },
-      larmor_window_open_fieldmap },
+      open_fieldmap_series },
     { "open-times", { .title = "Open Sample Times", .accept = "_Open", .filters = times_filters },
       larmor_window_open_times },
 };

@@ -1,0 +1,13 @@
+/* A chosen DICOM file stands for its series' folder. */
+#include "larmor-dicom-path.h"
+
+#include "lm_dicom.h"
+
+char *larmor_dicom_series_path(char *path)
+{
+    if (!path || !lm_dicom_has_preamble(path))
+        return path;
+    char *dir = g_path_get_dirname(path);
+    g_free(path);
+    return dir;
+}
