@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "lm_error.h"
+#include "lm_io_ismrmrd.h"
 
 #if LM_HAVE_ISMRMRD
 #include <ismrmrd/ismrmrd.h>
@@ -91,6 +92,15 @@ void lm_mrd_msg_clear(lm_mrd_msg *m);
  * which must match the header (matrix x channels x data_type); WAVEFORM
  * is not written. */
 lm_code lm_mrd_msg_write(const lm_mrd_msg *m, char **buf, size_t *len, lm_error *err);
+
+/* A stream's acquisitions (n ACQUISITION messages, in arrival order) and
+ * its XML header as one lm_mrd, by the same passes and checks as
+ * lm_mrd_read_opts reads a file's (noise scans kept for prewhitening,
+ * stored trajectories of any type, Cartesian ones from the counters, the
+ * repetition and contrast opts picks, multi-slice 2D as slices). what
+ * names the source in messages. Thread-safe. */
+lm_code lm_mrd_from_messages(const char *what, const char *xml, size_t xml_len, const lm_mrd_msg *const *acqs,
+                             size_t n, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err);
 
 /* Reader over a memory buffer (tests, fuzzing): user points to this. */
 typedef struct lm_mrd_membuf {
