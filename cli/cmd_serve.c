@@ -37,6 +37,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "lm_gpu.h"
+#include "serve_mrd.h"
 
 #define SERVE_MAGIC 0x314d4c53u   /* "SLM1" */
 #define SERVE_MAX_REQUEST (1 << 20) /* a working folder and arguments, bytes */
@@ -345,7 +346,18 @@ int cmd_serve(int argc, char **argv)
     static const struct option opts[] = {{"socket", required_argument, 0, 's'},
                                          {"idle-exit", required_argument, 0, 'i'},
                                          {"help", no_argument, 0, 'h'},
+                                         {"mrd", required_argument, 0, 'm'},
+                                         {"mrd-presets", required_argument, 0, 'P'},
+                                         {"mrd-port-file", required_argument, 0, 'F'},
+                                         {"mrd-send-timeout", required_argument, 0, 'S'},
+                                         {"mrd-idle-timeout", required_argument, 0, 'I'},
+                                         {"mrd-max-buffer", required_argument, 0, 'B'},
+                                         {"mrd-max-connections", required_argument, 0, 'C'},
                                          {0, 0, 0, 0}};
+    const char *mrd = NULL;
+    mrd_server_opts mo;
+    mrd_server_opts_init(&mo);
+    long long iv;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
     default_socket(path, sizeof path);
     double idle = 0;
@@ -360,6 +372,27 @@ int cmd_serve(int argc, char **argv)
             if (!cli_parse_double("--idle-exit", optarg, &idle) || idle < 0)
                 return cli_errorf("serve: --idle-exit wants seconds >= 0 (0: never)");
             break;
+        case 'm': mrd = optarg; break;
+        case 'P': snprintf(mo.presets, sizeof mo.presets, "%s", optarg); break;
+        case 'F': mo.port_file = optarg; break;
+        case 'S':
+            if (!cli_parse_double("--mrd-send-timeout", optarg, &mo.send_timeout_s) || mo.send_timeout_s <= 0)
+                return cli_errorf("serve: --mrd-send-timeout wants seconds > 0");
+            break;
+        case 'I':
+            if (!cli_parse_double("--mrd-idle-timeout", optarg, &mo.idle_timeout_s) || mo.idle_timeout_s <= 0)
+                return cli_errorf("serve: --mrd-idle-timeout wants seconds > 0");
+            break;
+        case 'B':
+            if (!cli_parse_int("--mrd-max-buffer", optarg, 1, 1 << 20, &iv))
+                return 1;
+            mo.max_buffer = (uint64_t)iv << 20;
+            break;
+        case 'C':
+            if (!cli_parse_int("--mrd-max-connections", optarg, 1, 1024, &iv))
+                return 1;
+            mo.max_connections = (int)iv;
+            break;
         case 'h':
             puts("usage: larmor-cli serve [--socket PATH] [--idle-exit SECONDS]\n"
                  "  Runs larmor-cli commands sent by clients (LARMOR_SERVER=PATH larmor-cli COMMAND ...) in one\n"
@@ -367,7 +400,15 @@ int cmd_serve(int argc, char **argv)
                  "  at a time in the server's environment. The default socket is $XDG_RUNTIME_DIR/larmor.sock\n"
                  "  (else /tmp/larmor-UID.sock); --idle-exit ends the server after that long without a command.\n"
                  "  A client that goes away (Ctrl-C) cancels its command; SIGINT or SIGTERM cancel the command in\n"
-                 "  progress and end the server. After a GPU driver error the server ends (exit status 3).");
+                 "  progress and end the server. After a GPU driver error the server ends (exit status 3).\n"
+                 "       larmor-cli serve --mrd [ADDR:]PORT [--mrd-presets DIR] [--mrd-port-file F]\n"
+                 "        [--mrd-send-timeout 10] [--mrd-idle-timeout 300] [--mrd-max-buffer MIB] [--mrd-max-connections 8]\n"
+                 "  An MRD streaming server (ISMRMRD/Gadgetron protocol, docs/mrd-server.md) on 127.0.0.1:PORT, or\n"
+                 "  on ADDR: the protocol has no authentication, so another interface belongs on a private network.\n"
+                 "  Port 0: one the OS picks (--mrd-port-file writes it). CONFIG_FILE names a preset NAME.conf of\n"
+                 "  --mrd-presets (default $XDG_CONFIG_HOME/larmor/presets); --mrd-max-buffer caps the acquisitions\n"
+                 "  one connection holds (MiB, default 2048); a client that reads no image for --mrd-send-timeout\n"
+                 "  seconds, or sends nothing for --mrd-idle-timeout, is dropped.");
             return 0;
         default:
             return 2;
@@ -375,6 +416,8 @@ int cmd_serve(int argc, char **argv)
     }
     if (optind < argc)
         return cli_errorf("serve: unexpected argument '%s'", argv[optind]);
+    if (mrd)
+        return cli_serve_mrd(mrd, &mo);
     struct sockaddr_un a;
     if (socket_address(path, &a))
         return cli_errorf("serve: %s: the path is too long for a socket", path);

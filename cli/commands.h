@@ -13,6 +13,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_send(int argc, char **argv);
 
 /* The command of that name (larmor-cli.c's table), or NULL. */
 typedef int (*cli_command_fn)(int argc, char **argv);

@@ -29,6 +29,7 @@ static const struct {
     {"tune", cmd_tune, "tune gpu-tuned for this GPU and store the result"},
     {"demo", cmd_demo, "headless demo: B32 with CG and gridding, NIfTI + PNG + metrics"},
     {"serve", cmd_serve, "run the commands of LARMOR_SERVER=SOCKET clients in one warm process"},
+    {"send", cmd_send, "stream an ISMRMRD file to an MRD server (serve --mrd) and write its images"},
 };
 
 cli_command_fn cli_command_find(const char *name)

@@ -80,6 +80,38 @@ static lm_code load_impatient(lm_acq *a, const char *dir, const char *kspace, lm
     return LM_OK; /* m's members now belong to a */
 }
 
+/* Moves m's data into a (m is left empty): the one place where MRD data,
+ * from a file or a stream, become an acquisition. */
+static void take_mrd(lm_acq *a, lm_mrd *m)
+{
+    a->geom = m->geom;
+    a->have_geom = 1;
+    a->traj = m->traj;
+    a->kdata = m->kdata;
+    a->noise = m->noise;
+    a->cartesian = m->cartesian;
+    if (m->cartesian) {
+        a->accel = (m->parallel.accel[0] > 1 ? m->parallel.accel[0] : 1) *
+                   (m->parallel.accel[1] > 1 ? m->parallel.accel[1] : 1);
+        a->missing_lines = m->missing_lines;
+    }
+    a->prov = m->prov;
+    a->is_mrd = 1;
+    a->fov_known = 1;
+    a->repetition = m->repetition;
+    a->contrast = m->contrast;
+    m->traj = NULL;
+    m->kdata = NULL;
+    m->noise = NULL;
+    if (m->nslices > 1) {
+        a->nslices = m->nslices;
+        a->mrd = *m; /* owns the slices */
+        memset(m, 0, sizeof *m);
+    } else {
+        lm_mrd_clear(m);
+    }
+}
+
 static lm_code load_mrd(lm_acq *a, const char *h5, const lm_acq_opts *o, lm_error *err)
 {
     lm_mrd m = {0};
@@ -92,31 +124,21 @@ static lm_code load_mrd(lm_acq *a, const char *h5, const lm_acq_opts *o, lm_erro
         c = lm_mrd_read_opts(h5, &mo, &m, err);
     if (c != LM_OK)
         return c;
-    a->geom = m.geom;
-    a->have_geom = 1;
-    a->traj = m.traj;
-    a->kdata = m.kdata;
-    a->noise = m.noise;
-    a->cartesian = m.cartesian;
-    if (m.cartesian) {
-        a->accel = (m.parallel.accel[0] > 1 ? m.parallel.accel[0] : 1) *
-                   (m.parallel.accel[1] > 1 ? m.parallel.accel[1] : 1);
-        a->missing_lines = m.missing_lines;
-    }
-    a->prov = m.prov;
-    a->is_mrd = 1;
-    a->fov_known = 1;
-    a->repetition = m.repetition;
-    a->contrast = m.contrast;
-    m.traj = NULL;
-    m.kdata = NULL;
-    m.noise = NULL;
-    if (m.nslices > 1) {
-        a->nslices = m.nslices;
-        a->mrd = m; /* owns the slices */
-    } else {
-        lm_mrd_clear(&m);
-    }
+    take_mrd(a, &m);
+    return LM_OK;
+}
+
+lm_code lm_acq_from_mrd(lm_mrd *m, lm_acq **out, lm_error *err)
+{
+    *out = NULL;
+    if (!m->traj && m->nslices <= 1)
+        return lm_fail(err, LM_ERR_FORMAT, "MRD data hold no trajectory or no k-space data");
+    lm_acq *a = calloc(1, sizeof *a);
+    if (!a)
+        return lm_fail(err, LM_ERR_NOMEM, "out of memory");
+    a->nslices = 1;
+    take_mrd(a, m);
+    *out = a;
     return LM_OK;
 }
 

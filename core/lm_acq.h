@@ -92,6 +92,10 @@ typedef struct lm_acq {
  * lm_acq_opts_init's. */
 lm_code lm_acq_load(const lm_acq_paths *p, const lm_acq_opts *o, lm_acq **out, lm_error *err);
 void lm_acq_free(lm_acq *a);
+/* An acquisition from MRD data already read (lm_mrd_read_opts, or a
+ * stream's acquisitions through lm_mrd_from_messages): m's members move
+ * into *out and m is left empty, as lm_acq_load does with a file's. */
+lm_code lm_acq_from_mrd(lm_mrd *m, lm_acq **out, lm_error *err);
 
 /* Puts the companions on g's matrix and takes g as the acquisition's geom:
  * maps and field map the input carries are resampled (trilinear through

@@ -178,6 +178,12 @@ lm_code lm_mrd_units_env(const char *path, lm_mrd_units *out, lm_error *err);
  * lm_mrd_opts_init's defaults. */
 lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err);
 
+/* Sorts m->slices by position along the first slice's slice direction
+ * (ties by index): the order lm_mrd_slices_affine stacks them in (and the
+ * reader returns them in). Also for slices that carry no data (an MRD
+ * client stacking the images it received). */
+void lm_mrd_sort_slices(lm_mrd *m);
+
 /* The index -> scanner mm affine (NIfTI RAS: MRD's LPS x and y negated) of
  * the volume stacking m->slices in their order (nx x ny x nslices, the
  * matrix m->geom.n[0..1]): columns 0 and 1 along read_dir and phase_dir

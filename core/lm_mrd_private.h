@@ -7,10 +7,6 @@
 
 #include "lm_io_ismrmrd.h"
 
-/* Sorts m->slices by position along the first slice's slice direction
- * (ties by index): the order lm_mrd_slices_affine stacks them in. */
-void lm_mrd_sort_slices(lm_mrd *m);
-
 /* The header text for a file holding geometry g (encodedSpace; recon, when
  * not NULL and set, reconSpace), ncoils channels, nacq readouts per slice,
  * readout samples per readout (0: unknown), trajectory name, nslices,

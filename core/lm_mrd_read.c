@@ -10,6 +10,7 @@
 #include "lm_config.h"
 
 #include "lm_mrd_private.h"
+#include "lm_mrd_stream.h"
 
 #include <errno.h>
 #include <math.h>
@@ -603,10 +604,57 @@ static int read_block(mrd_file *f, hid_t mt, hsize_t start, hsize_t count, void 
     return ok;
 }
 
+/* Where the acquisitions come from: an HDF5 file, or a stream's messages
+ * held in memory. The passes below read both alike, so a file and a
+ * stream become the same acquisition by the same checks. */
+typedef struct mrd_src {
+    const lm_mrd_header *hdr;
+    uint64_t nacq;
+    uint64_t max_stored; /* bytes the samples can occupy (a file's size) */
+    int data_complex;    /* data stored as {real, imag} compounds: len counts complex values */
+    int has_dwell;
+    /* count headers (acquisitions) from start into out: 1, or 0 on failure */
+    int (*heads)(struct mrd_src *src, uint64_t start, uint64_t count, mrd_head_only *out);
+    int (*acqs)(struct mrd_src *src, uint64_t start, uint64_t count, mrd_acq *out);
+    /* frees what acqs allocated (also after a failed acqs) */
+    void (*release)(struct mrd_src *src, uint64_t count, mrd_acq *buf);
+    void *ctx;
+} mrd_src;
+
+static int file_heads(mrd_src *src, uint64_t start, uint64_t count, mrd_head_only *out)
+{
+    mrd_file *f = src->ctx;
+    return read_block(f, f->types.head_only, start, count, out);
+}
+
+static int file_acqs(mrd_src *src, uint64_t start, uint64_t count, mrd_acq *out)
+{
+    mrd_file *f = src->ctx;
+    return read_block(f, f->types.acq, start, count, out);
+}
+
+static void file_release(mrd_src *src, uint64_t count, mrd_acq *buf)
+{
+    mrd_file *f = src->ctx;
+    hsize_t cnt = count;
+    hid_t ms = H5Screate_simple(1, &cnt, NULL);
+    if (ms >= 0) {
+        H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf);
+        H5Sclose(ms);
+    }
+}
+
+static void file_source(mrd_file *f, mrd_src *src)
+{
+    *src = (mrd_src){.hdr = &f->hdr, .nacq = f->nacq, .max_stored = f->file_size, .data_complex = f->data_complex,
+                     .has_dwell = f->has_dwell, .heads = file_heads, .acqs = file_acqs, .release = file_release,
+                     .ctx = f};
+}
+
 /* Pass 0: headers only, to choose the repetition and contrast. With no
  * repetition asked for, the lowest present is read, and the contrast is
  * the one asked for or the lowest present in that repetition. */
-static lm_code scan_select(mrd_file *f, const char *path, const lm_mrd_opts *o, mrd_sel *sel, lm_error *err)
+static lm_code scan_select(mrd_src *f, const char *path, const lm_mrd_opts *o, mrd_sel *sel, lm_error *err)
 {
     memset(sel, 0, sizeof *sel);
     sel->repetition = sel->contrast = -1;
@@ -624,7 +672,7 @@ static lm_code scan_select(mrd_file *f, const char *path, const lm_mrd_opts *o, 
     for (hsize_t start = 0; start < f->nacq; start += MRD_BLOCK) {
         hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
         memset(buf, 0, count * sizeof *buf);
-        if (!read_block(f, f->types.head_only, start, count, buf)) {
+        if (!f->heads(f, start, count, buf)) {
             rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
             goto out;
         }
@@ -687,7 +735,7 @@ out:
 }
 
 /* Pass 1: headers only. Counts, checks consistency and sizes. */
-static lm_code scan_headers(mrd_file *f, const char *path, const mrd_sel *sel, mrd_scan *s, lm_error *err)
+static lm_code scan_headers(mrd_src *f, const char *path, const mrd_sel *sel, mrd_scan *s, lm_error *err)
 {
     memset(s, 0, sizeof *s);
     s->tdim = -1;
@@ -708,7 +756,7 @@ static lm_code scan_headers(mrd_file *f, const char *path, const mrd_sel *sel, m
     for (hsize_t start = 0; start < f->nacq && rc == LM_OK; start += MRD_BLOCK) {
         hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
         memset(buf, 0, count * sizeof *buf);
-        if (!read_block(f, f->types.head_only, start, count, buf)) {
+        if (!f->heads(f, start, count, buf)) {
             rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisition headers");
             break;
         }
@@ -813,12 +861,12 @@ static lm_code scan_headers(mrd_file *f, const char *path, const mrd_sel *sel, m
                        (unsigned long long)s->empty);
     if (!uniform || last_len > s->readout)
         s->readout = 0;
-    if (stored > f->file_size)
+    if (stored > f->max_stored)
         return lm_fail(err, LM_ERR_FORMAT,
                        "%s: acquisition headers claim %llu bytes of samples (%lld x %lld channels) but the "
                        "file holds %llu bytes (truncated or inconsistent headers)",
                        path, (unsigned long long)stored, (long long)s->m, (long long)s->channels,
-                       (unsigned long long)f->file_size);
+                       (unsigned long long)f->max_stored);
     /* Slices are the caller's to judge; contrasts are one by selection. */
     static const char *const what[4] = {"slices", "contrasts", "cardiac phases", "sets"};
     for (int q = 2; q < 4; q++)
@@ -860,7 +908,7 @@ typedef struct mrd_target {
  * stored (tdim values per sample scaled later); for tdim 0 the trajectory
  * is derived from the counters. slice_of maps idx.slice to a target (NULL:
  * everything to target 0). */
-static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, const mrd_sel *sel,
+static lm_code read_samples(mrd_src *f, const char *path, const mrd_scan *s, const mrd_sel *sel,
                             mrd_target *tg, const int32_t *slice_of, int tdim_eff, lm_kdata *noise,
                             lm_error *err)
 {
@@ -870,19 +918,14 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, co
     lm_code rc = LM_OK;
     int64_t total = 0, npos = 0;
     const int64_t nc = s->channels;
-    const lm_mrd_header *hdr = &f->hdr;
+    const lm_mrd_header *hdr = f->hdr;
     double c1 = enc_center(hdr, 0), c2 = enc_center(hdr, 1);
     for (hsize_t start = 0; start < f->nacq && rc == LM_OK; start += MRD_BLOCK) {
         hsize_t count = f->nacq - start < MRD_BLOCK ? f->nacq - start : MRD_BLOCK;
         memset(buf, 0, count * sizeof *buf);
-        hsize_t cnt = count;
-        hid_t ms = H5Screate_simple(1, &cnt, NULL);
-        if (ms < 0 || !read_block(f, f->types.acq, start, count, buf)) {
+        if (!f->acqs(f, start, count, buf)) {
             rc = lm_h5_fail(err, LM_ERR_FORMAT, path, "cannot read the acquisitions");
-            if (ms >= 0) {
-                H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf); /* whatever was read */
-                H5Sclose(ms);
-            }
+            f->release(f, count, buf); /* whatever was read */
             break;
         }
         for (hsize_t b = 0; b < count && rc == LM_OK; b++) {
@@ -990,8 +1033,7 @@ static lm_code read_samples(mrd_file *f, const char *path, const mrd_scan *s, co
             T->pos += len;
             total += len;
         }
-        H5Dvlen_reclaim(f->types.acq, ms, H5P_DEFAULT, buf);
-        H5Sclose(ms);
+        f->release(f, count, buf);
     }
     free(buf);
     if (rc == LM_OK && total != s->m)
@@ -1028,15 +1070,13 @@ static void targets_free(mrd_target *tg, lm_traj **tr, lm_kdata **kd, int n)
     free(kd);
 }
 
-/* Locked: the caller holds lm_h5_quiet. allow_slices: return multi-slice 2D
- * data in out->slices (else such files are refused when out is given). */
-static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out, mrd_summary *sum,
-                        lm_error *err)
+/* The acquisitions of src (path names them in messages) as one lm_mrd.
+ * allow_slices: return multi-slice 2D data in out->slices (else such data
+ * are refused when out is given). */
+static lm_code mrd_load_src(mrd_src *src, const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out,
+                            mrd_summary *sum, lm_error *err)
 {
-    mrd_file f;
-    lm_code rc = mrd_file_open(path, &f, err);
-    if (rc != LM_OK)
-        return rc;
+    lm_code rc;
     mrd_scan s;
     memset(&s, 0, sizeof s);
     mrd_sel sel;
@@ -1046,12 +1086,12 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
     lm_kdata **kds = NULL;
     lm_kdata *nk = NULL;
     int nt = 0;
-    rc = scan_select(&f, path, o, &sel, err);
+    rc = scan_select(src, path, o, &sel, err);
     if (rc == LM_OK)
-        rc = scan_headers(&f, path, &sel, &s, err);
+        rc = scan_headers(src, path, &sel, &s, err);
     if (rc != LM_OK)
         goto done;
-    const lm_mrd_header *h = &f.hdr;
+    const lm_mrd_header *h = src->hdr;
     if (sum) {
         sum->scan = s;
         sum->scan.slice_m = NULL;
@@ -1119,7 +1159,7 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         else {
             tg[i].k = trs[i]->k;
             tg[i].kd = kds[i];
-            if (f.has_dwell) {
+            if (src->has_dwell) {
                 rc = lm_traj_alloc_times(trs[i], err);
                 tg[i].t = trs[i]->t;
             }
@@ -1135,7 +1175,7 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         }
         goto done;
     }
-    rc = read_samples(&f, path, &s, &sel, tg, nt > 1 ? slice_of : NULL, ndim, nk, err);
+    rc = read_samples(src, path, &s, &sel, tg, nt > 1 ? slice_of : NULL, ndim, nk, err);
     if (rc != LM_OK)
         goto done;
     /* Times only when every acquisition gave its dwell time. */
@@ -1233,7 +1273,7 @@ static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices
         sum->has_times = nt && trs[0]->t != NULL;
         sum->t_lo = tlo;
         sum->t_hi = thi;
-        sum->file_has_dwell = f.has_dwell;
+        sum->file_has_dwell = src->has_dwell;
     }
     if (out) {
         lm_geom_init(&out->geom, nx, h->matrix[1], h->matrix[2], fovx);
@@ -1301,8 +1341,109 @@ done:
     lm_kdata_free(nk);
     free(slice_of);
     free(s.slice_m);
+    return rc;
+}
+
+/* Locked: the caller holds lm_h5_quiet. */
+static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out, mrd_summary *sum,
+                        lm_error *err)
+{
+    mrd_file f;
+    lm_code rc = mrd_file_open(path, &f, err);
+    if (rc != LM_OK)
+        return rc;
+    mrd_src src;
+    file_source(&f, &src);
+    rc = mrd_load_src(&src, path, o, allow_slices, out, sum, err);
     mrd_file_close(&f);
     return rc;
+}
+
+/* ---- a stream's acquisitions -------------------------------------------- */
+
+typedef struct mem_acqs {
+    const lm_mrd_msg *const *msgs;
+} mem_acqs;
+
+static void head_from_wire(const ISMRMRD_AcquisitionHeader *a, mrd_head *h)
+{
+    memset(h, 0, sizeof *h);
+    h->flags = a->flags;
+    h->ns = a->number_of_samples;
+    h->channels = a->active_channels;
+    h->dpre = a->discard_pre;
+    h->dpost = a->discard_post;
+    h->center = a->center_sample;
+    h->encref = a->encoding_space_ref;
+    h->tdim = a->trajectory_dimensions;
+    h->idx = (mrd_idx){a->idx.kspace_encode_step_1, a->idx.kspace_encode_step_2, a->idx.average, a->idx.slice,
+                       a->idx.contrast, a->idx.phase, a->idx.repetition, a->idx.set};
+    for (int i = 0; i < 3; i++) {
+        h->geo[0][i] = a->position[i];
+        h->geo[1][i] = a->read_dir[i];
+        h->geo[2][i] = a->phase_dir[i];
+        h->geo[3][i] = a->slice_dir[i];
+    }
+    h->dwell_us = a->sample_time_us;
+}
+
+static int mem_heads(mrd_src *src, uint64_t start, uint64_t count, mrd_head_only *out)
+{
+    const mem_acqs *m = src->ctx;
+    for (uint64_t i = 0; i < count; i++)
+        head_from_wire(&m->msgs[start + i]->acq, &out[i].head);
+    return 1;
+}
+
+static int mem_acqs_read(mrd_src *src, uint64_t start, uint64_t count, mrd_acq *out)
+{
+    const mem_acqs *m = src->ctx;
+    for (uint64_t i = 0; i < count; i++) {
+        const lm_mrd_msg *q = m->msgs[start + i];
+        head_from_wire(&q->acq, &out[i].head);
+        /* the codec read exactly what the header announces */
+        out[i].traj.len = q->traj ? (size_t)q->acq.number_of_samples * q->acq.trajectory_dimensions : 0;
+        out[i].traj.p = q->traj;
+        out[i].data.len = q->data ? (size_t)q->acq.number_of_samples * q->acq.active_channels * 2 : 0;
+        out[i].data.p = q->data;
+    }
+    return 1;
+}
+
+static void mem_release(mrd_src *src, uint64_t count, mrd_acq *buf)
+{
+    (void)src;
+    (void)count;
+    (void)buf; /* the messages stay the caller's */
+}
+
+lm_code lm_mrd_from_messages(const char *what, const char *xml, size_t xml_len, const lm_mrd_msg *const *acqs,
+                             size_t n, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err)
+{
+    if (!out)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no output for the MRD acquisitions", what);
+    memset(out, 0, sizeof *out);
+    lm_mrd_opts def;
+    lm_mrd_opts_init(&def);
+    if (!opts)
+        opts = &def;
+    if (n == 0)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: no acquisitions", what);
+    if (n > MRD_MAX_ACQ)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: %zu acquisitions is absurd (more than %llu)", what, n,
+                       (unsigned long long)MRD_MAX_ACQ);
+    for (size_t i = 0; i < n; i++)
+        if (!acqs[i] || acqs[i]->id != LM_MRD_MSG_ACQUISITION)
+            return lm_fail(err, LM_ERR_INVALID, "%s: item %zu is not an acquisition", what, i);
+    lm_mrd_header hdr;
+    lm_code rc = lm_mrd_header_parse(xml, xml_len, what, &hdr, err);
+    if (rc != LM_OK)
+        return rc;
+    mem_acqs m = {acqs};
+    mrd_src src = {.hdr = &hdr, .nacq = n, .max_stored = UINT64_MAX, .data_complex = 0, .has_dwell = 1,
+                   .heads = mem_heads, .acqs = mem_acqs_read, .release = mem_release, .ctx = &m};
+    /* no HDF5 here, and the passes are reentrant: no lock */
+    return mrd_load_src(&src, what, opts, 1, out, NULL, err);
 }
 
 lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err)
