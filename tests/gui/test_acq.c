@@ -20,18 +20,13 @@
 static LarmorApplication *app;
 static char *dir;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
 static LarmorWindow *open_one(const char *name)
 {
     char *p = name ? g_build_filename(dir, name, NULL) : g_strdup(dir);
     GFile *f = g_file_new_for_path(p);
     LarmorWindow *w = larmor_window_new_for_files(GTK_APPLICATION(app), NULL, &f, 1);
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     g_object_unref(f);
     g_free(p);
     return w;
@@ -79,11 +74,11 @@ static void test_open_times(void)
     GFile *f = g_file_new_for_path(t);
     LarmorWindow *w = larmor_window_new_for_files(GTK_APPLICATION(app), NULL, &f, 1);
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     g_assert_false(larmor_dataset_has_times(larmor_window_get_dataset(w)));
     char *times = g_build_filename(dir, "times.cfl", NULL);
     larmor_window_open_times(w, times);
-    g_assert_true(gui_test_wait(has_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     g_assert_true(larmor_dataset_has_times(larmor_window_get_dataset(w)));
     gtk_window_destroy(GTK_WINDOW(w));
     g_object_unref(f);
@@ -133,19 +128,13 @@ static void test_truth_other_grid(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    dir = g_dir_make_tmp("larmor-acq-XXXXXX", NULL);
+    dir = gui_test_tmp_dir("acq");
     lm_error err = { 0 };
     if (acq_fixture_write(dir, &err) != LM_OK)
         g_error("%s", err.msg);
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/acq/open-one-member", test_open_member);
     g_test_add_func("/acq/open-sample-times", test_open_times);
     g_test_add_func("/acq/truth-other-grid", test_truth_other_grid);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

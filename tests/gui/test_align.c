@@ -134,11 +134,6 @@ static void test_shifted(void)
 
 static LarmorApplication *app;
 
-static gboolean idle_with_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
 static gboolean truth_changed(gpointer data)
 {
     gpointer *d = data;
@@ -148,18 +143,15 @@ static gboolean truth_changed(gpointer data)
 
 static void test_rescore(void)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1200, 800);
     larmor_window_set_confirm_close(w, FALSE);
-    gtk_window_set_default_size(GTK_WINDOW(w), 1200, 800);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(idle_with_data, w, 120));
     LarmorReconParams p;
     larmor_recon_params_init(&p);
     g_strlcpy(p.variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p.variant);
     p.iters = 3;
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(idle_with_data, w, 300));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 300));
     LarmorRun *run = g_list_model_get_item(larmor_window_get_runs(w), 0);
     g_object_unref(run);
     g_assert_true(larmor_run_has_metrics(run));
@@ -177,7 +169,7 @@ static void test_rescore(void)
     lm_volume_free(grid);
     for (int64_t i = 0; i < lm_volume_count(t64); i++)
         t64->data[i] *= 1.5f;
-    char *dir = g_dir_make_tmp("larmor-align-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("align");
     char *path = g_build_filename(dir, "truth64.nii", NULL);
     g_assert_cmpint(lm_nifti_write(path, t64, 1, &err), ==, LM_OK);
     lm_volume_free(t64);
@@ -222,13 +214,7 @@ static void test_rescore(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    /* Parallel tests must not find each other on the session bus. */
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/align/shifted", test_shifted);
     g_test_add_func("/align/rescore", test_rescore);
     return g_test_run();

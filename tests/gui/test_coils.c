@@ -30,43 +30,17 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
+static void coil_params(LarmorReconParams *p, int iters, LarmorCoilSource coils)
 {
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
-static void cpu_params(LarmorReconParams *p, int iters, LarmorCoilSource coils)
-{
-    larmor_recon_params_init(p);
-    p->method = LM_METHOD_CG;
-    g_strlcpy(p->variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p->variant);
-    p->iters = iters;
+    gui_test_cpu_params(p, "cpu-simd", iters);
     p->coils = coils;
-}
-
-static LarmorRun *run_at(LarmorWindow *w, guint i)
-{
-    LarmorRun *r = g_list_model_get_item(larmor_window_get_runs(w), i);
-    g_object_unref(r); /* the list keeps it */
-    return r;
 }
 
 static LarmorRun *reconstruct(LarmorWindow *w, LarmorCoilSource coils)
 {
     LarmorReconParams p;
-    cpu_params(&p, 5, coils);
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    GListModel *runs = larmor_window_get_runs(w);
-    return run_at(w, g_list_model_get_n_items(runs) - 1);
+    coil_params(&p, 5, coils);
+    return gui_test_reconstruct(w, &p);
 }
 
 /* Grey range and count of lit pixels of a rendered widget. */
@@ -89,21 +63,6 @@ static void pixel_stats(GtkWidget *widget, int *range, int *lit, GuiTestImage *k
         *keep = img;
     else
         gui_test_image_clear(&img);
-}
-
-/* With LARMOR_TEST_SHOTS=DIR, pictures of what was checked (for a look). */
-static void save_shot(GtkWidget *widget, const char *name)
-{
-    const char *dir = g_getenv("LARMOR_TEST_SHOTS");
-    if (!dir)
-        return;
-    char *p = g_build_filename(dir, name, NULL);
-    GError *error = NULL;
-    if (!larmor_widget_save_png(widget, p, &error)) {
-        printf("# %s: %s\n", p, error->message);
-        g_error_free(error);
-    }
-    g_free(p);
 }
 
 /* The toggle button with this (mnemonic) label under w. */
@@ -150,7 +109,7 @@ static void test_sense_and_rss(void)
                                .seed = 1, .coils = COILS };
     g_strlcpy(spec.phantom, "shepp-logan", sizeof spec.phantom);
     larmor_window_load(w, &spec);
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorDataset *ds = larmor_window_get_dataset(w);
     g_assert_cmpint(larmor_dataset_get_coils(ds), ==, COILS);
     LarmorCoilMaps *maps = larmor_dataset_get_maps(ds);
@@ -264,7 +223,7 @@ static void test_sense_and_rss(void)
     g_assert_true(memcmp(ld->data, ci->s + 2 * nv, (size_t)nv * sizeof(lm_cfloat)) == 0);
     pixel_stats(GTK_WIDGET(large), &range, &lit, NULL);
     g_assert_cmpint(range, >, 50);
-    save_shot(GTK_WIDGET(cv), "coils-page.png");
+    gui_test_save_shot(GTK_WIDGET(cv), "coils-page.png");
 
     /* Root-sum-of-squares: a magnitude image, "rss 4". */
     LarmorRun *rss = reconstruct(w, LARMOR_COILS_RSS);
@@ -297,7 +256,7 @@ static void test_sense_and_rss(void)
     larmor_window_set_page(w, "runs");
     gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
     gui_test_spin(0.2);
-    save_shot(GTK_WIDGET(w), "window-runs.png");
+    gui_test_save_shot(GTK_WIDGET(w), "window-runs.png");
     larmor_window_set_page(w, "coils");
 
     /* Estimated maps: only where the library does it. */
@@ -346,7 +305,7 @@ static char *paths[8];
 /* dir/beside: traj, kspace, sens; dir/bare: traj, kspace; wrong maps in dir. */
 static char *make_files(void)
 {
-    char *dir = g_dir_make_tmp("larmor-coils-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("coils");
     const int64_t n[3] = { N, N, N };
     lm_error err = { 0 };
     const lm_phantom *ph = lm_phantom_by_name("shepp-logan", &err);
@@ -392,7 +351,7 @@ static LarmorWindow *open_pair(const char *dir, const char *sub)
     LarmorWindow *w = larmor_window_new_for_files(GTK_APPLICATION(app), NULL, f, 2);
     gtk_window_set_default_size(GTK_WINDOW(w), 1400, 900);
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     g_object_unref(f[0]);
     g_object_unref(f[1]);
     g_free(tp);
@@ -444,7 +403,7 @@ static void test_files_and_wrong_maps(void)
     g_assert_nonnull(strstr(why, "Open Coil Maps"));
     g_assert_nonnull(strstr(larmor_recon_panel_get_coils_note(panel), "No coil maps"));
     LarmorReconParams p;
-    cpu_params(&p, 3, LARMOR_COILS_SENSE);
+    coil_params(&p, 3, LARMOR_COILS_SENSE);
     GError *error = NULL;
     g_assert_false(larmor_window_reconstruct(w, &p, &error));
     g_assert_nonnull(error);
@@ -485,9 +444,7 @@ static void test_files_and_wrong_maps(void)
     for (int i = 0; i < 4; i++)
         g_clear_pointer(&paths[i], g_free);
     /* Leave no files behind. */
-    char *rm = g_strdup_printf("rm -rf '%s'", dir);
-    g_assert_cmpint(system(rm), ==, 0);
-    g_free(rm);
+    gui_test_remove_tree(dir);
     g_free(dir);
 }
 
@@ -495,7 +452,7 @@ static void test_files_and_wrong_maps(void)
  * phantom dialog offers coils. */
 static void test_persist(void)
 {
-    char *dir = g_dir_make_tmp("larmor-coilprefs-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("coilprefs");
     char *path = g_build_filename(dir, "settings.ini", NULL);
     LarmorSettings *settings = larmor_settings_new(path);
     LarmorWindow *w = larmor_window_new_for_files(GTK_APPLICATION(app), settings, NULL, 0);
@@ -610,7 +567,7 @@ static void test_noise_covariance(void)
     g_assert_cmpint((top >> 16) & 0xff, >, 200);
     g_assert_cmpint((top >> 8) & 0xff, >, 200);
     gui_test_image_clear(&img);
-    save_shot(GTK_WIDGET(cv), "coils-noise.png");
+    gui_test_save_shot(GTK_WIDGET(cv), "coils-noise.png");
 
     /* None: hidden, and the note says why. */
     larmor_coils_view_set_run(cv, NULL);
@@ -623,18 +580,10 @@ static void test_noise_covariance(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/coils/sense-and-rss", test_sense_and_rss);
     g_test_add_func("/coils/files-and-wrong-maps", test_files_and_wrong_maps);
     g_test_add_func("/coils/persist", test_persist);
     g_test_add_func("/coils/noise-covariance", test_noise_covariance);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

@@ -17,11 +17,6 @@
 
 static LarmorApplication *app;
 
-static gboolean idle_with_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
 static void test_model(void)
 {
     LarmorReconParams p;
@@ -63,13 +58,10 @@ static void test_model(void)
 
 static void test_grid(void)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1200, 800);
     larmor_window_set_confirm_close(w, FALSE);
-    gtk_window_set_default_size(GTK_WINDOW(w), 1200, 800);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(idle_with_data, w, 120));
     /* B32 as files. */
-    char *dir = g_dir_make_tmp("larmor-grid-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("grid");
     char *tp = g_build_filename(dir, "traj", NULL), *kp = g_build_filename(dir, "kspace", NULL);
     LarmorDataset *b32 = larmor_window_get_dataset(w);
     lm_error err = { 0 };
@@ -79,7 +71,7 @@ static void test_grid(void)
     char *tc = g_strconcat(tp, ".cfl", NULL), *kc = g_strconcat(kp, ".cfl", NULL);
     GFile *files[2] = { g_file_new_for_path(tc), g_file_new_for_path(kc) };
     larmor_window_open_files(w, files, 2);
-    g_assert_true(gui_test_wait(idle_with_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     LarmorDataset *ds = larmor_window_get_dataset(w);
     g_assert_true(ds != b32);
     const lm_geom g0 = *larmor_dataset_get_geom(ds);
@@ -112,14 +104,14 @@ static void test_grid(void)
     gp.method = LM_METHOD_GRID_LINEAR;
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &gp, &error));
-    g_assert_true(gui_test_wait(idle_with_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorRun *run = g_list_model_get_item(larmor_window_get_runs(w), 0);
     g_object_unref(run);
     larmor_recon_panel_set_params(panel, &p);
     const int64_t n48[3] = { 48, 48, 48 };
     g_assert_true(larmor_window_set_grid(w, n48, g0.fov_mm, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle_with_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     ds = larmor_window_get_dataset(w);
     g_assert_cmpint(larmor_dataset_get_geom(ds)->n[0], ==, 48);
     g_assert_cmpfloat(larmor_dataset_get_geom(ds)->fov_mm[0], ==, g0.fov_mm[0]);
@@ -133,7 +125,7 @@ static void test_grid(void)
     /* A coarse preview (8^3, below the trajectory's Nyquist matrix) is the user's call: it loads. */
     const int64_t n8[3] = { 8, 8, 8 };
     g_assert_true(larmor_window_set_grid(w, n8, g0.fov_mm, &error));
-    g_assert_true(gui_test_wait(idle_with_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     g_assert_cmpint(larmor_dataset_get_geom(larmor_window_get_dataset(w))->n[2], ==, 8);
     /* Absurd values are refused before loading, in one line; the data stay. */
     ds = larmor_window_get_dataset(w);
@@ -152,7 +144,7 @@ static void test_grid(void)
     const int64_t n64[3] = { 64, 64, 64 };
     const double fov2[3] = { 2 * g0.fov_mm[0], 2 * g0.fov_mm[1], 2 * g0.fov_mm[2] };
     g_assert_true(larmor_window_set_grid(w, n64, fov2, &error));
-    g_assert_true(gui_test_wait(idle_with_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     ds = larmor_window_get_dataset(w);
     g_assert_cmpfloat(larmor_dataset_get_geom(ds)->fov_mm[1], ==, fov2[1]);
     double ext[3];
@@ -165,7 +157,7 @@ static void test_grid(void)
     LarmorDatasetSpec spec = { .kind = LARMOR_SOURCE_PROBLEM };
     g_strlcpy(spec.problem, "B32", sizeof spec.problem);
     larmor_window_load(w, &spec);
-    g_assert_true(gui_test_wait(idle_with_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     g_assert_false(larmor_window_set_grid(w, n48, g0.fov_mm, &error));
     g_assert_nonnull(strstr(error->message, "files"));
     g_clear_error(&error);
@@ -190,13 +182,7 @@ static void test_grid(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    /* Parallel tests must not find each other on the session bus. */
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/grid/estimate-model", test_model);
     g_test_add_func("/grid/matrix-fov", test_grid);
     return g_test_run();

@@ -16,16 +16,6 @@
 
 static LarmorApplication *app;
 
-static gboolean idle_with_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
 static LarmorRun *reconstruct(LarmorWindow *w, lm_method method, lm_reg_kind reg)
 {
     LarmorReconParams p;
@@ -35,26 +25,16 @@ static LarmorRun *reconstruct(LarmorWindow *w, lm_method method, lm_reg_kind reg
     g_strlcpy(p.variant, "cpu-nufft", sizeof p.variant);
     p.iters = 3;
     p.lambda = 0.003;
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    GListModel *runs = larmor_window_get_runs(w);
-    LarmorRun *r = g_list_model_get_item(runs, g_list_model_get_n_items(runs) - 1);
-    g_object_unref(r); /* the list keeps it */
-    return r;
+    return gui_test_reconstruct(w, &p);
 }
 
 static void test_labels(void)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1200, 800);
     larmor_window_set_confirm_close(w, FALSE);
-    gtk_window_set_default_size(GTK_WINDOW(w), 1200, 800);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(idle_with_data, w, 120));
 
     /* B32 as files in a folder named for the data. */
-    char *tmp = g_dir_make_tmp("larmor-labels-XXXXXX", NULL);
+    char *tmp = gui_test_tmp_dir("labels");
     char *dir = g_build_filename(tmp, "knee-b32", NULL);
     g_assert_cmpint(g_mkdir(dir, 0755), ==, 0);
     char *tp = g_build_filename(dir, "traj", NULL), *kp = g_build_filename(dir, "kspace", NULL);
@@ -66,7 +46,7 @@ static void test_labels(void)
     char *tc = g_strconcat(tp, ".cfl", NULL), *kc = g_strconcat(kp, ".cfl", NULL);
     GFile *files[2] = { g_file_new_for_path(tc), g_file_new_for_path(kc) };
     larmor_window_open_files(w, files, 2);
-    g_assert_true(gui_test_wait(idle_with_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     g_assert_true(larmor_window_get_dataset(w) != b32);
     g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, "knee-b32");
 
@@ -104,13 +84,13 @@ static void test_labels(void)
     p.prior_influence = TRUE;
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
     g_assert_nonnull(strstr(larmor_recon_panel_get_details(panel), "prior influence kept"));
     p.prior_influence = FALSE;
     g_assert_true(larmor_window_sweep(w, &p, 1e-3, 1e-1, 3, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     const char *details = larmor_recon_panel_get_details(panel);
     g_assert_true(details == NULL || strstr(details, "prior influence") == NULL);
 
@@ -149,15 +129,7 @@ static void test_labels(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/labels/runs-and-exports", test_labels);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

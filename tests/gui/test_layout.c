@@ -27,22 +27,9 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
 static LarmorWindow *open_window(int width, int height)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
-    gtk_window_set_default_size(GTK_WINDOW(w), width, height);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), width, height);
     gui_test_spin(0.2);
     return w;
 }
@@ -196,14 +183,6 @@ static void check_fits(LarmorWindow *w, int width, int height, const char *what)
     larmor_window_set_page(w, page);
 }
 
-static LarmorRun *last_run(LarmorWindow *w)
-{
-    GListModel *runs = larmor_window_get_runs(w);
-    LarmorRun *r = g_list_model_get_item(runs, g_list_model_get_n_items(runs) - 1);
-    g_object_unref(r); /* the list keeps it */
-    return r;
-}
-
 static void fits_at(int width, int height)
 {
     LarmorWindow *w = open_window(width, height);
@@ -214,19 +193,15 @@ static void fits_at(int width, int height)
                                .seed = 1, .coils = 4 };
     g_strlcpy(spec.phantom, "shepp-logan", sizeof spec.phantom);
     larmor_window_load(w, &spec);
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorReconParams p;
     larmor_recon_params_init(&p);
     p.method = LM_METHOD_CG;
     g_strlcpy(p.variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p.variant);
     p.iters = 4;
     p.coils = LARMOR_COILS_SENSE;
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    LarmorRun *run = last_run(w);
+    gui_test_reconstruct(w, &p);
+    LarmorRun *run = gui_test_last_run(w);
     larmor_window_select_run(w, run);
     larmor_run_set_compare(run, TRUE);
     check_fits(w, width, height, "after a SENSE run");
@@ -267,7 +242,7 @@ static void test_saved_size_fits(void)
     gdk_monitor_get_geometry(m, &r);
     g_object_unref(m);
     g_assert_cmpint(r.width, >, 0);
-    char *dir = g_dir_make_tmp("larmor-size-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("size");
     char *path = g_build_filename(dir, "settings.ini", NULL);
     LarmorSettings *settings = larmor_settings_new(path);
     larmor_settings_set_int(settings, "window", "width", r.width + 600);
@@ -278,7 +253,7 @@ static void test_saved_size_fits(void)
     g_assert_cmpint(dw, <=, r.width);
     g_assert_cmpint(dh, <=, r.height);
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     /* Grown past the screen (as a wide label once made it), then closed. */
     gtk_window_set_default_size(GTK_WINDOW(w), r.width + 11, r.height + 7);
     larmor_window_set_confirm_close(w, FALSE);
@@ -352,8 +327,6 @@ static void test_markdown(void)
     g_assert_true(tagged(buf, "twelfth", "bullet"));
     g_object_unref(buf);
 }
-
-
 
 /* The guide window has a header bar with a close button, and Escape and
  * Ctrl+W close it: its shortcut controller binds both keys, and what they
@@ -597,7 +570,7 @@ static void test_button_stays(void)
     /* A truth with a long file name. */
     LarmorVolume *truth = larmor_dataset_get_truth(larmor_window_get_dataset(w));
     g_assert_nonnull(truth);
-    char *dir = g_dir_make_tmp("larmor-button-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("button");
     char *np = g_build_filename(dir, "a-rather-long-name-for-the-reference-image-of-this-study.nii", NULL);
     lm_error err = { 0 };
     g_assert_cmpint(lm_nifti_write(np, larmor_volume_get_data(truth), 0, &err), ==, LM_OK);
@@ -711,12 +684,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "SKIP: the X server has no XTest extension\n");
         return 77;
     }
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/layout/wheel-scrolls-panel", test_wheel_scrolls_panel);
     g_test_add_func("/layout/fits-1024x600", test_fits_small);
     g_test_add_func("/layout/fits-1440x900", test_fits_large);
@@ -728,8 +696,5 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/unavailable-variant-reason", test_unavailable_variant_reason);
     g_test_add_func("/layout/toast-clear-of-toolbar", test_toast_clear_of_toolbar);
     g_test_add_func("/layout/help-window-closes", test_help_window_closes);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

@@ -19,16 +19,6 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
 static gboolean live_idle(gpointer live)
 {
     return !larmor_live_is_busy(live);
@@ -51,10 +41,7 @@ static void set_lambda(LarmorReconPanel *panel, double lambda)
 
 static void test_live(void)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
-    gtk_window_set_default_size(GTK_WINDOW(w), 1400, 900);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
     GtkToggleButton *toggle = larmor_recon_panel_get_live_toggle(panel);
     g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle))); /* no run yet */
@@ -68,7 +55,7 @@ static void test_live(void)
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
     LarmorRun *run = g_list_model_get_item(larmor_window_get_runs(w), 0);
     GObject *live = larmor_run_get_live(run);
@@ -230,16 +217,8 @@ static void test_finished_immutable(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/live/finished-immutable", test_finished_immutable);
     g_test_add_func("/live/lambda", test_live);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

@@ -21,65 +21,18 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
 static gboolean fieldmap_read(gpointer w)
 {
     return !larmor_window_is_loading_fieldmap(w);
 }
 
-/* With LARMOR_TEST_SHOTS=DIR, pictures of what was checked (for a look). */
-static void save_shot(GtkWidget *widget, const char *name)
-{
-    const char *dir = g_getenv("LARMOR_TEST_SHOTS");
-    if (!dir)
-        return;
-    gui_test_spin(0.3);
-    char *p = g_build_filename(dir, name, NULL);
-    GError *error = NULL;
-    if (!larmor_widget_save_png(widget, p, &error)) {
-        printf("# %s: %s\n", p, error->message);
-        g_error_free(error);
-    }
-    g_free(p);
-}
-
-static LarmorRun *last_run(LarmorWindow *w)
-{
-    GListModel *runs = larmor_window_get_runs(w);
-    guint n = g_list_model_get_n_items(runs);
-    g_assert_cmpuint(n, >, 0);
-    LarmorRun *r = g_list_model_get_item(runs, n - 1);
-    g_object_unref(r); /* the list keeps it */
-    return r;
-}
-
-static void cpu_params(LarmorReconParams *p, int iters)
-{
-    larmor_recon_params_init(p);
-    p->method = LM_METHOD_CG;
-    g_strlcpy(p->variant, larmor_variant_is_available("cpu-nufft", NULL) ? "cpu-nufft" : "cpu-sp", sizeof p->variant);
-    p->iters = iters;
-}
-
 static LarmorWindow *open_window(const LarmorDatasetSpec *spec)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
-    gtk_window_set_default_size(GTK_WINDOW(w), 1400, 900);
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     larmor_window_set_confirm_close(w, FALSE);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
     if (spec) {
         larmor_window_load(w, spec);
-        g_assert_true(gui_test_wait(has_data, w, 120));
+        g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     }
     return w;
 }
@@ -154,7 +107,7 @@ static void test_reg_list(void)
     if (!wav) {
         /* Without GSL a wavelet run is refused in one line before it starts. */
         LarmorReconParams p;
-        cpu_params(&p, 2);
+        gui_test_cpu_params(&p, "cpu-nufft", 2);
         p.reg = LM_REG_WAVELET;
         GError *error = NULL;
         g_assert_false(larmor_window_reconstruct(w, &p, &error));
@@ -201,7 +154,7 @@ static void test_fieldmap_opts(void)
 {
     /* The correction drop-down's three modes as the library's options. */
     LarmorReconParams p;
-    cpu_params(&p, 5);
+    gui_test_cpu_params(&p, "cpu-nufft", 5);
     float fm[4] = { 0 };
     lm_recon_opts o;
     p.fieldmap = LARMOR_FIELDMAP_OFF;
@@ -297,7 +250,7 @@ static void check_overlay(LarmorWindow *w, LarmorVolume *expect, double max_hz)
     gui_test_image_clear(&img);
     if (fbest > 0.5 * max_hz)
         g_assert_cmpint((int)(pix >> 16 & 0xff), >, (int)(pix & 0xff) + 30);
-    save_shot(GTK_WIDGET(w), "fieldmap-overlay.png");
+    gui_test_save_shot(GTK_WIDGET(w), "fieldmap-overlay.png");
 }
 
 static void test_fieldmap(void)
@@ -317,14 +270,11 @@ static void test_fieldmap(void)
 
     /* Time-segmented: the run reports its segments and their error. */
     LarmorReconParams p;
-    cpu_params(&p, 8);
+    gui_test_cpu_params(&p, "cpu-nufft", 8);
     p.fieldmap = LARMOR_FIELDMAP_SEGMENTED;
     GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    LarmorRun *corr = last_run(w);
+    gui_test_reconstruct(w, &p);
+    LarmorRun *corr = gui_test_last_run(w);
     g_assert_cmpint(larmor_run_get_params(corr)->fieldmap, ==, LARMOR_FIELDMAP_SEGMENTED);
     g_assert_cmpint(larmor_run_get_segments(corr), >, 0);
     g_assert_true(isfinite(larmor_run_get_segment_error(corr)));
@@ -335,9 +285,9 @@ static void test_fieldmap(void)
     larmor_recon_panel_set_params(panel, &p);
     g_assert_true(larmor_window_compare_fieldmap(w, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
-    LarmorRun *unc = last_run(w);
+    LarmorRun *unc = gui_test_last_run(w);
     g_assert_cmpint(larmor_run_get_params(unc)->fieldmap, ==, LARMOR_FIELDMAP_OFF);
     g_assert_cmpint(larmor_run_get_segments(unc), ==, -1);
     /* Sessions keep the mode, segments and error (exact doubles). */
@@ -355,7 +305,7 @@ static void test_fieldmap(void)
     g_assert_cmpstr(larmor_window_get_page(w), ==, "compare");
     LarmorCompareView *cv = larmor_window_get_compare_view(w);
     g_assert_true(larmor_compare_view_get_differences(cv));
-    save_shot(GTK_WIDGET(w), "fieldmap-compare.png");
+    gui_test_save_shot(GTK_WIDGET(w), "fieldmap-compare.png");
     /* With the truth the correction lowers the error. */
     printf("# error: uncorrected %.2f %%, corrected %.2f %%\n", larmor_run_get_percent_error(unc),
            larmor_run_get_percent_error(corr));
@@ -389,7 +339,7 @@ static void test_fieldmap(void)
     /* Asked again, both runs exist: no new run. */
     g_assert_true(larmor_window_compare_fieldmap(w, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
     gtk_window_destroy(GTK_WINDOW(w));
     gui_test_spin(0.1);
@@ -429,7 +379,7 @@ static void test_fieldmap_file(void)
     LarmorWindow *w = open_window(&spec);
     LarmorDataset *ds = larmor_window_get_dataset(w);
     LarmorVolume *fv = larmor_dataset_get_fieldmap_volume(ds);
-    char *dir = g_dir_make_tmp("larmor-fm-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("fm");
     char *path = g_build_filename(dir, "fieldmap.nii", NULL);
     lm_volume *half = lm_volume_copy(larmor_volume_get_data(fv), NULL);
     for (int64_t i = 0; i < lm_volume_count(half); i++)
@@ -517,7 +467,7 @@ static void test_impatient(void)
         sr[i] = 0.5f + 0.1f * (float)(i % 7);
         si[i] = 0.05f * (float)(i % 5);
     }
-    char *dir = g_dir_make_tmp("larmor-impatient-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("impatient");
     const struct { const char *name; int coils; const float *v; int64_t count; } files[] = {
         { "kx", -1, kx, M }, { "ky", -1, ky, M }, { "kz", -1, kz, M }, { "t", -1, t, M },
         { "kdata_r", C, kr, M * C }, { "kdata_i", C, ki, M * C }, { "ix", -1, ix, N }, { "iy", -1, iy, N },
@@ -530,7 +480,7 @@ static void test_impatient(void)
     GFile *f = g_file_new_for_path(dir);
     larmor_window_open_files(w, &f, 1);
     g_object_unref(f);
-    g_assert_true(gui_test_wait(has_data, w, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 60));
     LarmorDataset *ds = larmor_window_get_dataset(w);
     g_assert_cmpint(larmor_dataset_get_coils(ds), ==, C);
     g_assert_nonnull(larmor_dataset_get_maps(ds));
@@ -558,16 +508,16 @@ static void test_auto_lambda(void)
     LarmorWindow *w = open_window(NULL);
     LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
     LarmorReconParams p;
-    cpu_params(&p, 10);
+    gui_test_cpu_params(&p, "cpu-nufft", 10);
     p.reg = LM_REG_GRADIENT;
     p.lambda = 1e-5;
     larmor_recon_panel_set_params(panel, &p);
     GError *error = NULL;
     g_assert_true(larmor_window_auto_lambda(w, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    LarmorRun *run = last_run(w);
+    LarmorRun *run = gui_test_last_run(w);
     double l = larmor_run_get_lambda_used(run);
     g_assert_true(isfinite(l) && l > 0);
     g_assert_true(larmor_run_get_params(run)->lambda_auto);
@@ -584,9 +534,9 @@ static void test_auto_lambda(void)
     larmor_recon_panel_set_params(panel, &p);
     g_assert_true(larmor_window_auto_lambda(w, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    run = last_run(w);
+    run = gui_test_last_run(w);
     const double lt = larmor_run_get_lambda_used(run);
     g_assert_true(isfinite(lt) && lt > 0 && lt != l);
     g_assert_cmpstr(larmor_run_get_lambda_criterion(run), ==, "discrepancy");
@@ -601,20 +551,20 @@ static void test_prior_influence(void)
 {
     LarmorWindow *w = open_window(NULL);
     LarmorReconParams p;
-    cpu_params(&p, 6);
+    gui_test_cpu_params(&p, "cpu-nufft", 6);
     p.reg = LM_REG_GRADIENT;
     p.lambda = 1;
     p.prior_influence = FALSE;
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_null(larmor_run_get_prior_influence(last_run(w)));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    g_assert_null(larmor_run_get_prior_influence(gui_test_last_run(w)));
 
     p.prior_influence = TRUE;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    LarmorRun *run = last_run(w);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    LarmorRun *run = gui_test_last_run(w);
     LarmorVolume *pi = larmor_run_get_prior_influence(run);
     g_assert_nonnull(pi);
     const lm_volume *a = larmor_volume_get_data(pi), *b = larmor_volume_get_data(larmor_run_get_image(run));
@@ -647,7 +597,7 @@ static void test_prior_influence(void)
     g_assert_cmpint(st.colormap, ==, LARMOR_COLORMAP_HOT);
     g_assert_true(st.ramp);
     g_assert_cmpfloat(st.hi, >, 0);
-    save_shot(GTK_WIDGET(w), "prior-influence.png");
+    gui_test_save_shot(GTK_WIDGET(w), "prior-influence.png");
     printf("# prior influence max %.4g, overlay to %.4g, listed %d\n", m, st.hi, listed);
     /* Showing the truth: no influence to overlay. */
     larmor_ortho_view_show_volume(ov, larmor_dataset_get_truth(larmor_window_get_dataset(w)));
@@ -659,12 +609,7 @@ static void test_prior_influence(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/priors/overlay-map", test_overlay_map);
     g_test_add_func("/priors/reg-list", test_reg_list);
     g_test_add_func("/priors/fieldmap-opts", test_fieldmap_opts);
@@ -674,8 +619,5 @@ int main(int argc, char **argv)
     g_test_add_func("/priors/impatient", test_impatient);
     g_test_add_func("/priors/auto-lambda", test_auto_lambda);
     g_test_add_func("/priors/prior-influence", test_prior_influence);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

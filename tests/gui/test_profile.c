@@ -147,7 +147,7 @@ static void test_compare(void)
     gtk_test_widget_wait_for_draw(GTK_WIDGET(panel));
 
     /* The CSV: header, then one line per sample with every panel's value. */
-    char *dir = g_dir_make_tmp("larmor-profile-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("profile");
     char *path = g_build_filename(dir, "profile.csv", NULL);
     GError *error = NULL;
     g_assert_true(larmor_compare_view_write_profile_csv(cv, path, &error));

@@ -32,7 +32,7 @@ static int count_recent(LarmorSettings *s)
 
 static void test_settings(void)
 {
-    char *dir = g_dir_make_tmp("larmor-recent-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("recent");
     char *ini = g_build_filename(dir, "settings.ini", NULL);
     LarmorSettings *s = larmor_settings_new(ini);
     char *files[10][2];
@@ -117,21 +117,11 @@ static void test_settings(void)
     g_free(dir);
 }
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
 static LarmorWindow *window_with_run(void)
 {
     LarmorWindow *w = larmor_window_new(app, NULL, "B32");
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorReconParams p;
     larmor_recon_params_init(&p); /* the default variant: auto */
     p.method = LM_METHOD_CG;
@@ -139,7 +129,7 @@ static LarmorWindow *window_with_run(void)
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
     return w;
 }
@@ -204,7 +194,7 @@ static void test_unsaved(void)
     /* Exported (the runs' CSV): no question. */
     w = window_with_run();
     g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
-    char *dir = g_dir_make_tmp("larmor-unsaved-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("unsaved");
     char *csv = g_build_filename(dir, "runs.csv", NULL);
     GError *error = NULL;
     g_assert_true(larmor_window_export_csv(w, csv, &error));

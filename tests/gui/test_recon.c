@@ -20,33 +20,6 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
-static LarmorWindow *open_window(void)
-{
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
-    gtk_window_set_default_size(GTK_WINDOW(w), 1400, 900);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
-    return w;
-}
-
-static void cpu_params(LarmorReconParams *p, int iters)
-{
-    larmor_recon_params_init(p);
-    p->method = LM_METHOD_CG;
-    g_strlcpy(p->variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p->variant);
-    p->iters = iters;
-}
-
 static int ticks;
 static gboolean count_tick(gpointer data)
 {
@@ -54,23 +27,16 @@ static gboolean count_tick(gpointer data)
     return G_SOURCE_CONTINUE;
 }
 
-static LarmorRun *run_at(LarmorWindow *w, guint i)
-{
-    LarmorRun *r = g_list_model_get_item(larmor_window_get_runs(w), i);
-    g_object_unref(r); /* the list keeps it */
-    return r;
-}
-
 static void test_reconstruct(void)
 {
-    LarmorWindow *w = open_window();
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     LarmorDataset *ds = larmor_window_get_dataset(w);
     g_assert_cmpstr(larmor_dataset_get_name(ds), ==, "B32");
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
     g_assert_nonnull(truth);
 
     LarmorReconParams p;
-    cpu_params(&p, 10);
+    gui_test_cpu_params(&p, "cpu-simd", 10);
     GError *error = NULL;
     ticks = 0;
     guint tick = g_timeout_add(5, count_tick, NULL);
@@ -81,14 +47,14 @@ static void test_reconstruct(void)
     g_assert_false(larmor_window_reconstruct(w, &p, &error));
     g_assert_nonnull(error);
     g_clear_error(&error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_source_remove(tick);
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
     /* The main loop ran while the worker computed (the window stayed live). */
     g_assert_cmpint(ticks, >, 0);
 
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
-    LarmorRun *run = run_at(w, 0);
+    LarmorRun *run = gui_test_run_at(w, 0);
     g_assert_cmpint(larmor_run_get_iters_done(run), <=, 10);
     LarmorVolume *img = larmor_run_get_image(run);
     g_assert_nonnull(img);
@@ -137,9 +103,9 @@ static void test_reconstruct(void)
     LarmorReconParams g = p;
     g.method = LM_METHOD_GRID_KB;
     g_assert_true(larmor_window_reconstruct(w, &g, &error));
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    LarmorRun *grid = run_at(w, 1);
+    LarmorRun *grid = gui_test_run_at(w, 1);
     iv = larmor_volume_get_data(larmor_run_get_image(grid));
     g_assert_cmpint(lm_metrics_compute(iv->data, tv->data, lm_volume_count(tv), NULL, 1, &m, &err), ==, LM_OK);
     g_assert_cmpfloat(larmor_run_get_psnr(grid), ==, m.psnr_db);
@@ -149,13 +115,13 @@ static void test_reconstruct(void)
     LarmorReconParams s = p;
     s.iters = 4;
     g_assert_true(larmor_window_sweep(w, &s, 1e-3, 1e-1, 3, &error));
-    g_assert_true(gui_test_wait(idle, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
     g_assert_cmpstr(larmor_window_get_page(w), ==, "sweep");
     LarmorRun *best = larmor_sweep_view_get_best(LARMOR_SWEEP_VIEW(larmor_window_get_sweep_view(w)));
     g_assert_nonnull(best);
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 3);
-    g_assert_true(run_at(w, 2) == best);
+    g_assert_true(gui_test_run_at(w, 2) == best);
     g_assert_nonnull(larmor_run_get_image(best));
     /* The L-curve numbers were computed too (single channel, CG). */
     g_assert_true(isfinite(larmor_run_get_data_norm(best)) && larmor_run_get_data_norm(best) > 0);
@@ -167,16 +133,16 @@ static void test_reconstruct(void)
 
 static void test_cancel(void)
 {
-    LarmorWindow *w = open_window();
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     /* Iterations enough for minutes: only a cancel ends these runs. */
     LarmorReconParams p;
-    cpu_params(&p, 100000);
+    gui_test_cpu_params(&p, "cpu-simd", 100000);
     GError *error = NULL;
 
     /* Cancel right after the start. */
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     larmor_window_cancel(w);
-    g_assert_true(gui_test_wait(idle, w, 120));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 120));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "cancelled");
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 0);
     g_assert_null(larmor_window_get_message(w)); /* a cancel is not an error */
@@ -186,7 +152,7 @@ static void test_cancel(void)
     gui_test_spin(1.0);
     gint64 t0 = g_get_monotonic_time();
     larmor_window_cancel(w);
-    g_assert_true(gui_test_wait(idle, w, 120));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 120));
     double stop_ms = (g_get_monotonic_time() - t0) / 1000.0;
     printf("# cancel mid-run: stopped %.1f ms after the request\n", stop_ms);
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "cancelled");
@@ -194,10 +160,7 @@ static void test_cancel(void)
 
     /* The window is still usable: a short run completes. */
     p.iters = 3;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
+    gui_test_reconstruct(w, &p);
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
 
     /* Closing while a run is going cancels it and destroys the window once
@@ -205,13 +168,10 @@ static void test_cancel(void)
     p.iters = 100000;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     gui_test_spin(0.3);
-    g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
-    larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test-recent.c */
-    gtk_window_close(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait_gone((gpointer *)&w));
+    gui_test_close_window(w);
 
     /* Destroyed outright while running: the late callbacks find it gone. */
-    w = open_window();
+    w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
     gui_test_spin(0.2);
     gtk_window_destroy(GTK_WINDOW(w));
@@ -220,11 +180,11 @@ static void test_cancel(void)
 
 static void test_errors_shown(void)
 {
-    LarmorWindow *w = open_window();
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     /* An unknown variant is refused with the reason in the message bar. */
     GError *error = NULL;
     LarmorReconParams p;
-    cpu_params(&p, 3);
+    gui_test_cpu_params(&p, "cpu-simd", 3);
     g_strlcpy(p.variant, "no-such-variant", sizeof p.variant);
     g_assert_false(larmor_window_reconstruct(w, &p, &error));
     g_assert_nonnull(error);
@@ -235,10 +195,10 @@ static void test_errors_shown(void)
     LarmorDatasetSpec flat = { .kind = LARMOR_SOURCE_PHANTOM, .matrix = 32, .traj_kind = LM_TRAJ_RADIAL2D, .seed = 1 };
     g_strlcpy(flat.phantom, "shepp-logan-2d", sizeof flat.phantom);
     larmor_window_load(w, &flat);
-    g_assert_true(gui_test_wait(idle, w, 30));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 30));
     g_assert_null(larmor_dataset_get_reference(larmor_window_get_dataset(w)));
     /* Anatomical regularisation without a reference: refused. */
-    cpu_params(&p, 3);
+    gui_test_cpu_params(&p, "cpu-simd", 3);
     p.reg = LM_REG_ANATOMICAL;
     g_assert_false(larmor_window_reconstruct(w, &p, &error));
     g_assert_nonnull(strstr(error->message, "reference"));
@@ -247,7 +207,7 @@ static void test_errors_shown(void)
     char *kept = g_strdup(larmor_dataset_get_name(larmor_window_get_dataset(w)));
     GFile *f[2] = { g_file_new_for_path("/nonexistent/traj.cfl"), g_file_new_for_path("/nonexistent/ksp.cfl") };
     larmor_window_open_files(w, f, 2);
-    g_assert_true(gui_test_wait(idle, w, 30));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 30));
     g_assert_nonnull(larmor_window_get_message(w));
     g_assert_nonnull(strstr(larmor_window_get_message(w), "/nonexistent/"));
     g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, kept);
@@ -286,7 +246,7 @@ static gboolean message_changed(gpointer data)
  * would) and a NIfTI truth. */
 static void test_open_files(void)
 {
-    char *dir = g_dir_make_tmp("larmor-gui-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("gui");
     char *tp = g_build_filename(dir, "traj.cfl", NULL), *kp = g_build_filename(dir, "ksp.hdr", NULL);
     char *np = g_build_filename(dir, "truth.nii.gz", NULL);
     lm_geom g;
@@ -299,10 +259,10 @@ static void test_open_files(void)
     g_assert_cmpint(lm_cfl_write_kdata(kp, k, t->readout, &err), ==, LM_OK);
     g_assert_cmpint(lm_nifti_write(np, v, 0, &err), ==, LM_OK);
 
-    LarmorWindow *w = open_window();
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     GFile *f[2] = { g_file_new_for_path(kp), g_file_new_for_path(tp) };
     larmor_window_open_files(w, f, 2);
-    g_assert_true(gui_test_wait(idle, w, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
     LarmorDataset *ds = larmor_window_get_dataset(w);
     char *folder = g_path_get_basename(dir); /* "traj.cfl" names no data: its folder does */
     g_assert_cmpstr(larmor_dataset_get_name(ds), ==, folder);
@@ -316,11 +276,11 @@ static void test_open_files(void)
     larmor_window_open_files(w, &nf, 1);
     g_assert_true(gui_test_wait(has_truth, w, 60));
     LarmorReconParams p;
-    cpu_params(&p, 5);
+    gui_test_cpu_params(&p, "cpu-simd", 5);
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(idle, w, 300));
-    LarmorRun *run = run_at(w, 0);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    LarmorRun *run = gui_test_run_at(w, 0);
     g_assert_true(larmor_run_has_metrics(run));
     lm_metrics m;
     g_assert_cmpint(lm_metrics_compute(larmor_volume_get_data(larmor_run_get_image(run))->data, v->data,
@@ -335,11 +295,8 @@ static void test_open_files(void)
     g_assert_nonnull(strstr(larmor_window_get_message(w), "Reference"));
     p.reg = LM_REG_ANATOMICAL;
     p.lambda = 0.05;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-    g_assert_true(larmor_run_has_metrics(run_at(w, 1)));
+    gui_test_reconstruct(w, &p);
+    g_assert_true(larmor_run_has_metrics(gui_test_run_at(w, 1)));
 
     /* Exports: NIfTI magnitude and complex, PNG of the view, CSV. */
     char *out = g_build_filename(dir, "out.nii.gz", NULL), *outc = g_build_filename(dir, "outc.nii", NULL);
@@ -406,20 +363,20 @@ static void test_open_files(void)
 /* Preferences: the settings of the last run come back in a new window. */
 static void test_preferences(void)
 {
-    char *dir = g_dir_make_tmp("larmor-prefs-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("prefs");
     char *path = g_build_filename(dir, "settings.ini", NULL);
     LarmorSettings *settings = larmor_settings_new(path);
     LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), settings, "B32");
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorReconParams p, q;
-    cpu_params(&p, 7);
+    gui_test_cpu_params(&p, "cpu-simd", 7);
     p.lambda = 0.05;
     p.reg = LM_REG_GRADIENT;
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(idle, w, 300));
-    larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test-recent.c */
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test_recent.c */
     gtk_window_close(GTK_WINDOW(w));
     gui_test_spin(0.1);
     g_object_unref(settings);
@@ -433,7 +390,7 @@ static void test_preferences(void)
     g_assert_cmpfloat_with_epsilon(q.lambda, 0.05, 1e-12);
     g_assert_cmpint(q.reg, ==, LM_REG_GRADIENT);
     g_assert_cmpstr(q.variant, ==, p.variant);
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, "B32");
     gtk_window_destroy(GTK_WINDOW(w));
     gui_test_spin(0.1);
@@ -487,9 +444,9 @@ static gboolean probe_finished(gpointer data)
 
 static void test_progress_main_thread(void)
 {
-    LarmorWindow *w = open_window();
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     LarmorReconParams p;
-    cpu_params(&p, 100000);
+    gui_test_cpu_params(&p, "cpu-simd", 100000);
     ProgressProbe pr = { g_thread_self(), 0, 0, FALSE };
     LarmorReconTask *task = larmor_recon_task_new(larmor_window_get_dataset(w), NULL, &p, NULL, 0);
     g_signal_connect(task, "progress", G_CALLBACK(probe_progress), &pr);
@@ -512,21 +469,12 @@ static void test_progress_main_thread(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    /* Parallel tests must not find each other on the session bus. */
-    g_application_set_flags(G_APPLICATION(app), G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/recon/reconstruct", test_reconstruct);
     g_test_add_func("/recon/cancel", test_cancel);
     g_test_add_func("/recon/progress-main-thread", test_progress_main_thread);
     g_test_add_func("/recon/errors", test_errors_shown);
     g_test_add_func("/recon/open-files", test_open_files);
     g_test_add_func("/recon/preferences", test_preferences);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

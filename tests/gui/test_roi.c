@@ -223,7 +223,7 @@ static void test_compare(void)
     }
 
     /* The CSV: a header and one line per row, written atomically. */
-    char *dir = g_dir_make_tmp("larmor-roi-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("roi");
     char *path = g_build_filename(dir, "roi.csv", NULL);
     GError *error = NULL;
     g_assert_true(larmor_compare_view_write_roi_csv(cv, path, &error));
@@ -334,7 +334,7 @@ static void test_snr(void)
     double nsd;
     g_assert_cmpfloat(larmor_compare_view_get_roi_snr(cv, 0, &nsd), ==, snr);
     g_assert_cmpfloat(nsd, ==, ns.sd);
-    char *dir = g_dir_make_tmp("larmor-snr-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("snr");
     char *path = g_build_filename(dir, "roi.csv", NULL);
     GError *error = NULL;
     g_assert_true(larmor_compare_view_write_roi_csv(cv, path, &error));

@@ -20,46 +20,20 @@
 
 static LarmorApplication *app;
 
-static gboolean idle_with_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
 static LarmorWindow *open_window(void)
 {
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1200, 800);
     larmor_window_set_confirm_close(w, FALSE);
-    gtk_window_set_default_size(GTK_WINDOW(w), 1200, 800);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(idle_with_data, w, 120));
     return w;
 }
 
 static void reconstruct(LarmorWindow *w, lm_method method, int iters)
 {
     LarmorReconParams p;
-    larmor_recon_params_init(&p);
+    gui_test_cpu_params(&p, "cpu-simd", iters);
     p.method = method;
-    g_strlcpy(p.variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p.variant);
-    p.iters = iters;
     p.lambda = 1e-3;
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-}
-
-static LarmorRun *run_at(LarmorWindow *w, guint i)
-{
-    LarmorRun *r = g_list_model_get_item(larmor_window_get_runs(w), i);
-    g_object_unref(r); /* the list keeps it */
-    return r;
+    gui_test_reconstruct(w, &p);
 }
 
 /* Equal, NaN equal to NaN. */
@@ -120,25 +94,9 @@ static int count_nii(const char *dir)
     return n;
 }
 
-static void remove_tree(const char *path)
-{
-    GDir *d = g_dir_open(path, 0, NULL);
-    if (d) {
-        const char *name;
-        while ((name = g_dir_read_name(d))) {
-            char *p = g_build_filename(path, name, NULL);
-            remove_tree(p);
-            g_free(p);
-        }
-        g_dir_close(d);
-        g_rmdir(path);
-    } else
-        g_remove(path);
-}
-
 static void test_round_trip(void)
 {
-    char *dir = g_dir_make_tmp("larmor-session-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("session");
     char *path = g_build_filename(dir, "study.larmor", NULL);
     char *data_dir = larmor_session_data_dir(path);
 
@@ -149,7 +107,7 @@ static void test_round_trip(void)
     g_assert_cmpint(larmor_window_count_unexported(a), ==, 2);
     /* Views: run #1 in the viewer at a given voxel with its own window. */
     LarmorOrthoView *ov = larmor_window_get_ortho_view(a);
-    LarmorVolume *img1 = larmor_run_get_image(run_at(a, 0));
+    LarmorVolume *img1 = larmor_run_get_image(gui_test_run_at(a, 0));
     larmor_ortho_view_show_volume(ov, img1);
     larmor_view_state_set_window_level(larmor_ortho_view_get_state(ov), 0.7, 0.3);
     const int64_t cur[3] = { 5, 6, 7 };
@@ -157,7 +115,7 @@ static void test_round_trip(void)
     larmor_compare_view_set_orientation(larmor_window_get_compare_view(a), LARMOR_ORIENT_CORONAL);
 
     larmor_window_save_session(a, path);
-    g_assert_true(gui_test_wait(idle, a, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, a, 60));
     g_assert_nonnull(larmor_window_get_message(a));
     g_assert_true(g_str_has_prefix(larmor_window_get_message(a), "Session saved to "));
     g_assert_cmpint(larmor_window_count_unexported(a), ==, 0);
@@ -165,7 +123,7 @@ static void test_round_trip(void)
     g_assert_cmpint(count_nii(data_dir), ==, 2);
     /* Saved again: the new images replace the old (one generation). */
     larmor_window_save_session(a, path);
-    g_assert_true(gui_test_wait(idle, a, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, a, 60));
     g_assert_cmpint(count_nii(data_dir), ==, 2);
 
     /* Another window with other data: opening reloads B32. */
@@ -174,19 +132,19 @@ static void test_round_trip(void)
                                 .samples = 1500, .seed = 2 };
     g_strlcpy(other.phantom, "shepp-logan", sizeof other.phantom);
     larmor_window_load(b, &other);
-    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, b, 60));
     g_assert_cmpstr(larmor_dataset_get_key(larmor_window_get_dataset(b)), !=,
                     larmor_dataset_get_key(larmor_window_get_dataset(a)));
     larmor_window_open_session(b, path);
-    g_assert_true(gui_test_wait(idle, b, 120));
+    g_assert_true(gui_test_wait(gui_test_idle, b, 120));
     g_assert_cmpstr(larmor_dataset_get_key(larmor_window_get_dataset(b)), ==,
                     larmor_dataset_get_key(larmor_window_get_dataset(a)));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 2);
     for (guint i = 0; i < 2; i++) {
-        same_run(run_at(a, i), run_at(b, i));
-        g_assert_true(larmor_run_get_current(run_at(b, i)));
-        g_assert_true(larmor_run_get_compare(run_at(b, i)));
-        g_assert_false(larmor_run_get_metrics_stale(run_at(b, i)));
+        same_run(gui_test_run_at(a, i), gui_test_run_at(b, i));
+        g_assert_true(larmor_run_get_current(gui_test_run_at(b, i)));
+        g_assert_true(larmor_run_get_compare(gui_test_run_at(b, i)));
+        g_assert_false(larmor_run_get_metrics_stale(gui_test_run_at(b, i)));
     }
     /* Exactly that: the viewer's shown image ("run-1") is no image file. */
     g_assert_cmpstr(larmor_window_get_message(b), ==, "study.larmor: 2 runs restored");
@@ -197,7 +155,7 @@ static void test_round_trip(void)
     g_assert_cmpint(larmor_compare_view_get_orientation(cvb), ==, LARMOR_ORIENT_CORONAL);
     /* The viewer: the same image, voxel and window. */
     LarmorOrthoView *ovb = larmor_window_get_ortho_view(b);
-    g_assert_true(larmor_ortho_view_get_volume(ovb) == larmor_run_get_image(run_at(b, 0)));
+    g_assert_true(larmor_ortho_view_get_volume(ovb) == larmor_run_get_image(gui_test_run_at(b, 0)));
     int64_t got[3];
     larmor_view_state_get_cursor(larmor_ortho_view_get_state(ovb), got);
     g_assert_cmpint(got[0], ==, 5);
@@ -207,7 +165,7 @@ static void test_round_trip(void)
     g_assert_cmpfloat(larmor_view_state_get_level(larmor_ortho_view_get_state(ovb)), ==, 0.3);
     /* Runs continue numbering after the session's. */
     reconstruct(b, LM_METHOD_GRID_LINEAR, 0);
-    g_assert_cmpint(larmor_run_get_index(run_at(b, 2)), ==, 3);
+    g_assert_cmpint(larmor_run_get_index(gui_test_run_at(b, 2)), ==, 3);
 
     /* The data file gone: the runs are listed (not current), one line says what is missing. */
     char *text = NULL;
@@ -228,18 +186,18 @@ static void test_round_trip(void)
     text = g_key_file_to_data(kf, NULL, NULL);
     g_assert_true(g_file_set_contents(moved, text, -1, NULL));
     larmor_window_open_session(b, moved);
-    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, b, 60));
     const char *msg = larmor_window_get_message(b);
     g_assert_nonnull(msg);
     g_assert_nonnull(strstr(msg, "moved.larmor: 2 runs restored; data not found: /nonexistent/larmor/traj"));
     g_assert_null(strchr(msg, '\n'));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 2);
     for (guint i = 0; i < 2; i++) {
-        LarmorRun *r = run_at(b, i);
+        LarmorRun *r = gui_test_run_at(b, i);
         g_assert_false(larmor_run_get_current(r));
         g_assert_false(larmor_run_get_compare(r));
-        g_assert_cmpfloat(larmor_run_get_percent_error(r), ==, larmor_run_get_percent_error(run_at(a, i)));
-        const lm_volume *va = larmor_volume_get_data(larmor_run_get_image(run_at(a, i)));
+        g_assert_cmpfloat(larmor_run_get_percent_error(r), ==, larmor_run_get_percent_error(gui_test_run_at(a, i)));
+        const lm_volume *va = larmor_volume_get_data(larmor_run_get_image(gui_test_run_at(a, i)));
         g_assert_cmpmem(va->data, sizeof(lm_cfloat) * lm_volume_count(va),
                         larmor_volume_get_data(larmor_run_get_image(r))->data, sizeof(lm_cfloat) * lm_volume_count(va));
     }
@@ -250,12 +208,12 @@ static void test_round_trip(void)
     char *bad = g_build_filename(dir, "bad.larmor", NULL);
     g_assert_true(g_file_set_contents(bad, "[session]\nformat=1\nruns=1\n[run-1]\nmethod=warp-drive\n", -1, NULL));
     larmor_window_open_session(b, bad);
-    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, b, 60));
     g_assert_nonnull(strstr(larmor_window_get_message(b), "bad.larmor"));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 3);
     g_assert_true(g_file_set_contents(bad, "not a key file", -1, NULL));
     larmor_window_open_session(b, bad);
-    g_assert_true(gui_test_wait(idle, b, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, b, 60));
     g_assert_nonnull(strstr(larmor_window_get_message(b), "bad.larmor"));
     g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 3);
 
@@ -263,7 +221,7 @@ static void test_round_trip(void)
     g_free(text);
     gtk_window_destroy(GTK_WINDOW(a));
     gtk_window_destroy(GTK_WINDOW(b));
-    remove_tree(dir);
+    gui_test_remove_tree(dir);
     g_free(bad);
     g_free(moved);
     g_free(moved_dir);
@@ -300,7 +258,7 @@ static gboolean has_reference(gpointer w)
  * image, the ROI, the noise region and the profile line come back. */
 static void test_extras(void)
 {
-    char *dir = g_dir_make_tmp("larmor-session-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("session");
     char *path = g_build_filename(dir, "extras.larmor", NULL);
     LarmorWindow *a = open_window();
     LarmorDataset *b32 = g_object_ref(larmor_window_get_dataset(a)); /* its truth is the reference file */
@@ -315,7 +273,7 @@ static void test_extras(void)
     /* k-space first */
     GFile *files[2] = { g_file_new_for_path(kc), g_file_new_for_path(tc) };
     larmor_window_open_files(a, files, 2);
-    g_assert_true(gui_test_wait(idle_with_data, a, 60));
+    g_assert_true(gui_test_wait(gui_test_has_data, a, 60));
     g_assert_true(larmor_window_get_dataset(a) != b32);
     larmor_window_open_reference(a, refp);
     g_assert_true(gui_test_wait(has_reference, a, 60));
@@ -329,8 +287,8 @@ static void test_extras(void)
     GError *error = NULL;
     g_assert_true(larmor_window_reconstruct(a, &p, &error));
     g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, a, 300));
-    LarmorRun *ra = run_at(a, 0);
+    g_assert_true(gui_test_wait(gui_test_idle, a, 300));
+    LarmorRun *ra = gui_test_run_at(a, 0);
     LarmorVolume *pia = larmor_run_get_prior_influence(ra);
     g_assert_nonnull(pia);
 
@@ -345,7 +303,7 @@ static void test_extras(void)
     larmor_view_state_set_line(ost, &line);
 
     larmor_window_save_session(a, path);
-    g_assert_true(gui_test_wait(idle, a, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, a, 60));
     GKeyFile *kf = g_key_file_new();
     g_assert_true(g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, NULL));
     char *t = g_key_file_get_string(kf, "data", "trajectory-file", NULL);
@@ -358,12 +316,12 @@ static void test_extras(void)
 
     LarmorWindow *b = open_window();
     larmor_window_open_session(b, path);
-    g_assert_true(gui_test_wait(idle, b, 120));
+    g_assert_true(gui_test_wait(gui_test_idle, b, 120));
     g_assert_cmpstr(larmor_window_get_message(b), ==, "extras.larmor: 1 run restored");
     g_assert_cmpstr(larmor_dataset_get_key(larmor_window_get_dataset(b)), ==,
                     larmor_dataset_get_key(larmor_window_get_dataset(a)));
     /* the prior influence image, bit for bit, listed with the images */
-    LarmorVolume *pib = larmor_run_get_prior_influence(run_at(b, 0));
+    LarmorVolume *pib = larmor_run_get_prior_influence(gui_test_run_at(b, 0));
     g_assert_nonnull(pib);
     g_assert_true(has_volume(b, pib));
     const lm_volume *va = larmor_volume_get_data(pia), *vb = larmor_volume_get_data(pib);
@@ -389,7 +347,7 @@ static void test_extras(void)
     g_object_unref(b32);
     gtk_window_destroy(GTK_WINDOW(a));
     gtk_window_destroy(GTK_WINDOW(b));
-    remove_tree(dir);
+    gui_test_remove_tree(dir);
     g_free(tc);
     g_free(kc);
     g_free(tp);
@@ -402,13 +360,7 @@ static void test_extras(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    /* Parallel tests must not find each other on the session bus. */
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/session/round-trip", test_round_trip);
     g_test_add_func("/session/extras", test_extras);
     return g_test_run();

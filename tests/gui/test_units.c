@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gui-test.h"
 #include "larmor-colorbar.h"
 #include "larmor-colormap.h"
 #include "larmor-run.h"
@@ -317,7 +318,7 @@ static void test_lcurve_corner(void)
 
 static void test_settings(void)
 {
-    char *dir = g_dir_make_tmp("larmor-settings-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("settings");
     char *path = g_build_filename(dir, "sub", "settings.ini", NULL);
     LarmorSettings *s = larmor_settings_new(path); /* missing file: defaults */
     g_assert_cmpfloat(larmor_settings_get_double(s, "recon", "lambda", 0.5), ==, 0.5);

@@ -25,53 +25,10 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
-static LarmorWindow *open_window(int width, int height)
-{
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
-    gtk_window_set_default_size(GTK_WINDOW(w), width, height);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
-    return w;
-}
-
-static void cpu_params(LarmorReconParams *p, int iters)
-{
-    larmor_recon_params_init(p);
-    p->method = LM_METHOD_CG;
-    g_strlcpy(p->variant, larmor_variant_is_available("cpu-simd", NULL) ? "cpu-simd" : "cpu-sp", sizeof p->variant);
-    p->iters = iters;
-}
-
-static LarmorRun *run_at(LarmorWindow *w, guint i)
-{
-    LarmorRun *r = g_list_model_get_item(larmor_window_get_runs(w), i);
-    g_object_unref(r); /* the list keeps it */
-    return r;
-}
-
-static void reconstruct(LarmorWindow *w, const LarmorReconParams *p)
-{
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    g_assert_cmpstr(larmor_window_get_last_status(w), ==, "done");
-}
-
 static void load_spec(LarmorWindow *w, const LarmorDatasetSpec *spec)
 {
     larmor_window_load(w, spec);
-    g_assert_true(gui_test_wait(idle, w, 120));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 120));
     g_assert_nonnull(larmor_window_get_dataset(w));
 }
 
@@ -101,12 +58,12 @@ static gboolean truth_is(gpointer data)
  * they are marked stale. */
 static void test_data_identity(void)
 {
-    LarmorWindow *w = open_window(1400, 900);
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     LarmorCompareView *cv = larmor_window_get_compare_view(w);
     LarmorReconParams p;
-    cpu_params(&p, 4);
-    reconstruct(w, &p);
-    LarmorRun *run = run_at(w, 0);
+    gui_test_cpu_params(&p, "cpu-simd", 4);
+    gui_test_reconstruct(w, &p);
+    LarmorRun *run = gui_test_run_at(w, 0);
     g_assert_true(larmor_run_get_current(run));
     g_assert_true(larmor_run_get_compare(run));
     check_metrics(run, larmor_dataset_get_truth(larmor_window_get_dataset(w)));
@@ -154,7 +111,7 @@ static void test_data_identity(void)
     g_assert_nonnull(larmor_compare_view_get_panel(cv, 1));
 
     /* A new truth (twice the old one): the metrics follow it, at once. */
-    char *dir = g_dir_make_tmp("larmor-identity-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("identity");
     char *np = g_build_filename(dir, "truth2.nii", NULL);
     lm_error err = { 0 };
     lm_volume *t2 = lm_volume_copy(larmor_volume_get_data(truth), &err);
@@ -181,18 +138,18 @@ static void test_data_identity(void)
                     ==, LM_OK);
     GFile *f[2] = { g_file_new_for_path(tp), g_file_new_for_path(kp) };
     larmor_window_open_files(w, f, 2);
-    g_assert_true(gui_test_wait(idle, w, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
     /* named after the folder, not "traj" (issue 25, 13) */
     char *folder = g_path_get_basename(dir);
     g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, folder);
     g_free(folder);
     larmor_window_open_truth(w, np);
     g_assert_true(gui_test_wait(truth_is, (gpointer[]){ w, NULL }, 30));
-    reconstruct(w, &p);
-    LarmorRun *frun = run_at(w, 1);
+    gui_test_reconstruct(w, &p);
+    LarmorRun *frun = gui_test_run_at(w, 1);
     g_assert_true(larmor_run_has_metrics(frun));
     larmor_window_open_files(w, f, 2); /* the same files again, no truth this time */
-    g_assert_true(gui_test_wait(idle, w, 60));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
     g_assert_null(larmor_dataset_get_truth(larmor_window_get_dataset(w)));
     g_assert_true(larmor_run_get_current(frun));
     g_assert_true(larmor_run_get_metrics_stale(frun));
@@ -223,11 +180,11 @@ static void test_data_identity(void)
  * the direct sum. */
 static void test_q_cache_and_figures(void)
 {
-    LarmorWindow *w = open_window(1400, 900);
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
     LarmorReconParams p, q;
-    cpu_params(&p, 2);
-    reconstruct(w, &p); /* Q is in the cache after this one, if not before */
+    gui_test_cpu_params(&p, "cpu-simd", 2);
+    gui_test_reconstruct(w, &p); /* Q is in the cache after this one, if not before */
 
     /* Ticked in the panel: the next run computes Q, then the box clears. */
     larmor_recon_panel_set_params(panel, &p);
@@ -240,15 +197,15 @@ static void test_q_cache_and_figures(void)
     g_assert_no_error(error);
     g_assert_true(larmor_recon_panel_get_params(panel, &q, NULL));
     g_assert_false(q.recompute_q);
-    g_assert_true(gui_test_wait(idle, w, 300));
-    LarmorRun *computed = run_at(w, 1);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    LarmorRun *computed = gui_test_run_at(w, 1);
     g_assert_false(larmor_run_get_q_from_cache(computed));
     char *t = larmor_runs_cell_text(computed, "Q from");
     g_assert_cmpstr(t, ==, "computed");
     g_free(t);
     /* The next run takes the cache again. */
-    reconstruct(w, &p);
-    LarmorRun *cached = run_at(w, 2);
+    gui_test_reconstruct(w, &p);
+    LarmorRun *cached = gui_test_run_at(w, 2);
     g_assert_true(larmor_run_get_q_from_cache(cached));
     t = larmor_runs_cell_text(cached, "Q from");
     g_assert_cmpstr(t, ==, "cache");
@@ -263,8 +220,8 @@ static void test_q_cache_and_figures(void)
     if (larmor_variant_is_available("cpu-nufft", NULL)) {
         LarmorReconParams n = p;
         g_strlcpy(n.variant, "cpu-nufft", sizeof n.variant);
-        reconstruct(w, &n);
-        LarmorRun *nu = run_at(w, 3);
+        gui_test_reconstruct(w, &n);
+        LarmorRun *nu = gui_test_run_at(w, 3);
         g_assert_true(isfinite(larmor_run_get_gpairs(nu)) && larmor_run_get_gpairs(nu) > 0);
         g_assert_true(isnan(larmor_run_get_gflops(nu)));
         t = larmor_runs_cell_text(nu, "GFLOPS");
@@ -294,7 +251,7 @@ static void test_q_cache_and_figures(void)
  * room it gets, and the sidebar scrolls down to the sweep. */
 static void test_small_window(void)
 {
-    LarmorWindow *w = open_window(1024, 600);
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1024, 600);
     gui_test_spin(0.3);
     g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(w)), <=, 1024);
     g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(w)), <=, 600);
@@ -466,14 +423,14 @@ static void test_window_per_image(void)
  * regulariser and its edge included, and the colour map. */
 static void test_settings_persist(void)
 {
-    char *dir = g_dir_make_tmp("larmor-prefs-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("prefs");
     char *path = g_build_filename(dir, "settings.ini", NULL);
     LarmorSettings *settings = larmor_settings_new(path);
     LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), settings, "B32");
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorReconParams p, q;
-    cpu_params(&p, 9);
+    gui_test_cpu_params(&p, "cpu-simd", 9);
     g_strlcpy(p.variant, "cpu-sp", sizeof p.variant);
     p.lambda = 0.3;
     p.reg = LM_REG_ANATOMICAL;
@@ -507,7 +464,7 @@ static void test_settings_persist(void)
     g_assert_cmpint(steps, ==, 7);
     g_assert_cmpint(larmor_view_state_get_colormap(larmor_ortho_view_get_state(larmor_window_get_ortho_view(w))), ==,
                     LARMOR_COLORMAP_VIRIDIS);
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     gtk_window_destroy(GTK_WINDOW(w));
     gui_test_spin(0.1);
     g_object_unref(settings);
@@ -539,7 +496,7 @@ static gboolean window_with_truth(gpointer data)
 static void test_open_path(void)
 {
     g_assert_true(g_application_get_flags(G_APPLICATION(app)) & G_APPLICATION_HANDLES_OPEN);
-    char *dir = g_dir_make_tmp("larmor-open-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("open");
     char *tp = g_build_filename(dir, "traj.cfl", NULL), *kp = g_build_filename(dir, "ksp.cfl", NULL);
     char *np = g_build_filename(dir, "truth.nii.gz", NULL);
     lm_geom g;
@@ -601,13 +558,7 @@ static void test_open_path(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    /* Parallel tests must not find each other on the session bus. */
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
-    g_application_hold(G_APPLICATION(app));
+    app = gui_test_app_new();
     g_test_add_func("/window/data-identity", test_data_identity);
     g_test_add_func("/window/q-cache-and-figures", test_q_cache_and_figures);
     g_test_add_func("/window/small-window", test_small_window);
@@ -616,8 +567,5 @@ int main(int argc, char **argv)
     g_test_add_func("/window/window-per-image", test_window_per_image);
     g_test_add_func("/window/settings-persist", test_settings_persist);
     g_test_add_func("/window/open-path", test_open_path);
-    int rc = g_test_run();
-    g_application_release(G_APPLICATION(app));
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }

@@ -21,32 +21,14 @@
 
 static LarmorApplication *app;
 
-static gboolean has_data(gpointer w)
-{
-    return larmor_window_get_dataset(w) && !larmor_window_is_busy(w);
-}
-
-static gboolean idle(gpointer w)
-{
-    return !larmor_window_is_busy(w);
-}
-
-static void close_window(LarmorWindow *w)
-{
-    larmor_window_set_confirm_close(w, FALSE);
-    g_object_add_weak_pointer(G_OBJECT(w), (gpointer *)&w);
-    gtk_window_close(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait_gone((gpointer *)&w));
-}
-
 static void test_display_actions(void)
 {
-    char *dir = g_dir_make_tmp("larmor-display-XXXXXX", NULL);
+    char *dir = gui_test_tmp_dir("display");
     char *ini = g_build_filename(dir, "settings.ini", NULL);
     LarmorSettings *s = larmor_settings_new(ini);
     LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), s, "B32");
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     LarmorViewState *ost = larmor_ortho_view_get_state(larmor_window_get_ortho_view(w));
     LarmorViewState *cst = larmor_compare_view_get_state(larmor_window_get_compare_view(w));
     g_assert_false(larmor_view_state_get_radiological(ost));
@@ -71,7 +53,7 @@ static void test_display_actions(void)
     g_assert_false(larmor_view_state_get_show_colorbar(cst));
     g_assert_true(larmor_settings_get_bool(s, "view", "radiological", FALSE));
     g_assert_false(larmor_settings_get_bool(s, "view", "colorbar", TRUE));
-    close_window(w);
+    gui_test_close_window(w);
     GError *error = NULL;
     g_assert_true(larmor_settings_save(s, &error));
     g_assert_no_error(error);
@@ -81,7 +63,7 @@ static void test_display_actions(void)
     s = larmor_settings_new(ini);
     w = larmor_window_new(GTK_APPLICATION(app), s, "B32");
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     ost = larmor_ortho_view_get_state(larmor_window_get_ortho_view(w));
     g_assert_true(larmor_view_state_get_radiological(ost));
     g_assert_false(larmor_view_state_get_show_colorbar(ost));
@@ -93,7 +75,7 @@ static void test_display_actions(void)
     g_assert_cmpstr(e[1], ==, "L");
     for (int i = 0; i < 4; i++)
         g_free(e[i]);
-    close_window(w);
+    gui_test_close_window(w);
     g_object_unref(s);
     g_remove(ini);
     g_rmdir(dir);
@@ -107,10 +89,7 @@ static void reconstruct(LarmorWindow *w, int iters)
     larmor_recon_params_init(&p);
     p.method = LM_METHOD_CG;
     p.iters = iters;
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_no_error(error);
-    g_assert_true(gui_test_wait(idle, w, 300));
+    gui_test_reconstruct(w, &p);
 }
 
 static gboolean model_has(GListModel *m, gpointer item, guint *pos)
@@ -130,7 +109,7 @@ static void test_undo_delete(void)
 {
     LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
     gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(has_data, w, 120));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
     reconstruct(w, 1);
     reconstruct(w, 2);
     GListModel *runs = larmor_window_get_runs(w);
@@ -172,7 +151,7 @@ static void test_undo_delete(void)
     gtk_widget_activate_action(GTK_WIDGET(w), "win.undo", NULL);
     g_assert_cmpuint(g_list_model_get_n_items(runs), ==, 2);
     g_object_unref(first);
-    close_window(w);
+    gui_test_close_window(w);
 }
 
 /* Accelerators of a GtkShortcutsShortcut: space-separated, "<Alt>1...5"
@@ -322,21 +301,15 @@ static void test_shortcuts_and_help(void)
     g_assert_true(larmor_window_get_help_window(w) == help);
     gtk_window_destroy(help);
     g_assert_null(larmor_window_get_help_window(w));
-    close_window(w);
+    gui_test_close_window(w);
 }
 
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    app = larmor_application_new();
-    g_application_set_flags(G_APPLICATION(app), g_application_get_flags(G_APPLICATION(app)) | G_APPLICATION_NON_UNIQUE);
-    GError *error = NULL;
-    g_assert_true(g_application_register(G_APPLICATION(app), NULL, &error));
-    g_assert_no_error(error);
+    app = gui_test_app_new();
     g_test_add_func("/workbench/display-actions", test_display_actions);
     g_test_add_func("/workbench/undo-delete", test_undo_delete);
     g_test_add_func("/workbench/shortcuts-and-help", test_shortcuts_and_help);
-    int rc = g_test_run();
-    g_object_unref(app);
-    return rc;
+    return gui_test_app_run(app);
 }
