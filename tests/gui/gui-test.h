@@ -10,6 +10,7 @@
 #include <gtk/gtk.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "larmor-application.h"
 #include "larmor-recon-panel.h"
@@ -155,6 +156,33 @@ static inline LarmorWindow *gui_test_open_window(GtkApplication *app, int width,
     gtk_window_set_default_size(GTK_WINDOW(w), width, height);
     gui_test_show(GTK_WINDOW(w));
     g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
+    return w;
+}
+
+/* A run of an image (taken) with default parameters, as the runs table
+ * lists it at index. */
+static inline LarmorRun *gui_test_run_new(lm_volume *img, const char *name, int index)
+{
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    lm_recon_result res;
+    memset(&res, 0, sizeof res);
+    res.image = img;
+    LarmorRun *r = larmor_run_new(&p, name, &res);
+    larmor_run_set_index(r, index);
+    return r;
+}
+
+/* A 1400 x 900 window on B32 that closes without asking, then the data set
+ * spec when given, loaded. */
+static inline LarmorWindow *gui_test_open_data(GtkApplication *app, const LarmorDatasetSpec *spec)
+{
+    LarmorWindow *w = gui_test_open_window(app, 1400, 900);
+    larmor_window_set_confirm_close(w, FALSE);
+    if (spec) {
+        larmor_window_load(w, spec);
+        g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
+    }
     return w;
 }
 

@@ -83,8 +83,8 @@ static char *cell(LarmorRun *run, const char *title)
     return larmor_runs_cell_text(run, title);
 }
 
-/* 1. Phantom with 4 coils: SENSE with its true maps, the coils page, rss. */
-/* Issue 25 (6): a run whose scale and phase are not the truth's (rss,
+/* Phantom with 4 coils: SENSE with its true maps, the coils page, rss. */
+/* A run whose scale and phase are not the truth's (rss,
  * estimated maps) is scored scale-matched, as larmor-cli metrics
  * --scale-match scores its image; SENSE with the true maps is not. */
 static void check_scored(LarmorWindow *w, LarmorRun *run, int scale_match)
@@ -448,7 +448,7 @@ static void test_files_and_wrong_maps(void)
     g_free(dir);
 }
 
-/* 3. The coil choice and compression are kept between sessions; the
+/* The coil choice and compression are kept between sessions; the
  * phantom dialog offers coils. */
 static void test_persist(void)
 {
@@ -517,7 +517,7 @@ static void test_persist(void)
     gtk_window_destroy(GTK_WINDOW(d));
 }
 
-/* 4. A run that measured a noise covariance (built here as the library
+/* A run that measured a noise covariance (built here as the library
  * would hand it over): the coils page draws |cov| with its colour bar;
  * a run without one hides the picture. */
 static void test_noise_covariance(void)

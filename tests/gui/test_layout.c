@@ -1,28 +1,34 @@
-/* The workbench's layout and input (issue 25, defects 4, 5, 10-12, 14, 15):
- * real pointer events through XTest on the X server the test runs on, and
- * assertions on widget allocations, not pictures. No timed assertions: a
- * wait ends on a condition, its timeout is only a bound. */
-#include <gdk/x11/gdkx.h>
-#include <glib/gstdio.h>
+/* Layout and input with real pointer events through XTest: the mouse
+ * wheel scrolls the panel, not the control under the pointer; every
+ * control reachable at 1024 x 600 and 1440 x 900 (the sidebar scrolls down
+ * to the sweep); a saved size larger than the screen is not restored; the
+ * colour-bar menu item and bars apart from the image; buttons that stay in
+ * place; why a variant is unavailable; toasts clear of the toolbar. */
 #include <X11/extensions/XTest.h>
 #include <X11/keysym.h>
+#include <gdk/x11/gdkx.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
 #include "gui-test.h"
 #include "larmor-application.h"
+#include "larmor-colormap.h"
 #include "larmor-compare-view.h"
 #include "larmor-dataset.h"
 #include "larmor-help.h"
 #include "larmor-ortho-view.h"
+#include "larmor-plot.h"
 #include "larmor-profile.h"
 #include "larmor-recon-panel.h"
+#include "larmor-runs-view.h"
 #include "larmor-settings.h"
 #include "larmor-slice-view.h"
-#include "larmor-window.h"
 #include "larmor-volume.h"
+#include "larmor-window.h"
 #include "lm_io.h"
 #include "lm_kernels.h"
+#include "lm_metrics.h"
 #include "lm_trajgen.h"
 
 static LarmorApplication *app;
@@ -33,8 +39,6 @@ static LarmorWindow *open_window(int width, int height)
     gui_test_spin(0.2);
     return w;
 }
-
-/* --- pointer events through XTest ------------------------------------ */
 
 static Display *xdisplay(GtkWidget *w)
 {
@@ -67,8 +71,6 @@ static void wheel(GtkWidget *widget, gboolean down)
     XTestFakeButtonEvent(d, down ? 5 : 4, False, CurrentTime);
     XFlush(d);
 }
-
-/* --- 4. the wheel scrolls the panel, not the value --------------------- */
 
 typedef struct {
     GtkAdjustment *panel, *control;
@@ -137,8 +139,6 @@ static void test_wheel_scrolls_panel(void)
     gtk_window_destroy(GTK_WINDOW(w));
     gui_test_spin(0.1);
 }
-
-/* --- 5. every toolbar control on screen; the window never grows -------- */
 
 /* Each control of the toolbar lies wholly inside the window, at no less
  * than its minimum width. */
@@ -270,105 +270,6 @@ static void test_saved_size_fits(void)
     g_free(dir);
 }
 
-/* --- 11. the user guide: Markdown rendered, the window closes ------------ */
-
-/* Whether the text at the first occurrence of needle carries the tag. */
-static gboolean tagged(GtkTextBuffer *buf, const char *needle, const char *tag_name)
-{
-    GtkTextIter s, e, ms, me;
-    gtk_text_buffer_get_bounds(buf, &s, &e);
-    if (!gtk_text_iter_forward_search(&s, needle, 0, &ms, &me, NULL))
-        g_error("\"%s\" not in the rendered text", needle);
-    GtkTextTag *tag = gtk_text_tag_table_lookup(gtk_text_buffer_get_tag_table(buf), tag_name);
-    g_assert_nonnull(tag);
-    for (GtkTextIter i = ms; gtk_text_iter_compare(&i, &me) < 0; gtk_text_iter_forward_char(&i))
-        if (!gtk_text_iter_has_tag(&i, tag))
-            return FALSE;
-    return TRUE;
-}
-
-static void test_markdown(void)
-{
-    GtkTextBuffer *buf = gtk_text_buffer_new(NULL);
-    larmor_help_render_markdown(buf, "# Guide\n"
-                                     "Press *Apply*, then **Run now** with `a_b * c` and _this_ in\n"
-                                     "my_file_name.nii; see [the docs](https://example.org) and 2 * 3 * 4 \\*x\\*.\n"
-                                     "\n"
-                                     "#### Small heading\n"
-                                     "- item *one*\n"
-                                     "  continued\n"
-                                     "1. first\n"
-                                     "12. twelfth");
-    GtkTextIter s, e;
-    gtk_text_buffer_get_bounds(buf, &s, &e);
-    char *text = gtk_text_buffer_get_text(buf, &s, &e, FALSE);
-    g_assert_cmpstr(text, ==, "Guide\n"
-                              "Press Apply, then Run now with a_b * c and this in my_file_name.nii; see the docs "
-                              "and 2 * 3 * 4 *x*.\n"
-                              "\n"
-                              "Small heading\n"
-                              "• item one continued\n"
-                              "1. first\n"
-                              "12. twelfth\n");
-    g_free(text);
-    g_assert_true(tagged(buf, "Guide", "h1"));
-    g_assert_true(tagged(buf, "Apply", "em"));
-    g_assert_false(tagged(buf, "Press", "em"));
-    g_assert_true(tagged(buf, "Run now", "bold"));
-    g_assert_true(tagged(buf, "a_b * c", "code"));
-    g_assert_false(tagged(buf, "a_b * c", "em"));
-    g_assert_true(tagged(buf, "this", "em"));
-    g_assert_false(tagged(buf, "file", "em"));
-    g_assert_true(tagged(buf, "the docs", "link"));
-    g_assert_false(tagged(buf, "3", "em"));
-    g_assert_true(tagged(buf, "Small heading", "h3"));
-    g_assert_true(tagged(buf, "one", "em"));
-    g_assert_true(tagged(buf, "item", "bullet"));
-    g_assert_true(tagged(buf, "twelfth", "bullet"));
-    g_object_unref(buf);
-}
-
-/* The guide window has a header bar with a close button, and Escape and
- * Ctrl+W close it: its shortcut controller binds both keys, and what they
- * trigger closes the window. (Checked through the controller, not with key
- * presses: without a window manager under Xvfb the keyboard focus is not
- * reliably the new window's.) */
-static void test_help_window_closes(void)
-{
-    static const char *keys[2] = { "Escape", "<Control>w" };
-    for (int k = 0; k < 2; k++) {
-        GtkWindow *help = larmor_help_window_new(NULL);
-        GtkWidget *bar = gtk_window_get_titlebar(help);
-        g_assert_true(GTK_IS_HEADER_BAR(bar));
-        g_assert_true(gtk_header_bar_get_show_title_buttons(GTK_HEADER_BAR(bar)));
-        gpointer weak = help;
-        g_object_add_weak_pointer(G_OBJECT(help), &weak);
-        gui_test_show(help);
-        GtkShortcut *found = NULL;
-        GListModel *ctrls = gtk_widget_observe_controllers(GTK_WIDGET(help));
-        for (guint i = 0; i < g_list_model_get_n_items(ctrls) && !found; i++) {
-            GObject *c = g_list_model_get_item(ctrls, i);
-            if (GTK_IS_SHORTCUT_CONTROLLER(c))
-                for (guint j = 0; j < g_list_model_get_n_items(G_LIST_MODEL(c)) && !found; j++) {
-                    GtkShortcut *sc = g_list_model_get_item(G_LIST_MODEL(c), j);
-                    char *t = gtk_shortcut_trigger_to_string(gtk_shortcut_get_trigger(sc));
-                    if (strstr(t, keys[k]))
-                        found = g_object_ref(sc);
-                    g_free(t);
-                    g_object_unref(sc);
-                }
-            g_object_unref(c);
-        }
-        g_object_unref(ctrls);
-        g_assert_nonnull(found);
-        g_assert_true(gtk_shortcut_action_activate(gtk_shortcut_get_action(found), 0, GTK_WIDGET(help), NULL));
-        g_object_unref(found);
-        g_assert_true(gui_test_wait_gone(&weak));
-    }
-}
-
-/* --- 10. View -> Colour Bars: a check item that hides and shows them ----- */
-
 static GtkWidget *find_type(GtkWidget *w, const char *type)
 {
     if (g_strcmp0(G_OBJECT_TYPE_NAME(w), type) == 0)
@@ -443,8 +344,6 @@ static void test_colour_bars_item(void)
     gui_test_spin(0.1);
 }
 
-/* --- 12. the overlay's colour bar clear of the image's ------------------- */
-
 static LarmorVolume *ramp_volume(const char *name)
 {
     const int64_t dims[3] = { 16, 16, 4 };
@@ -505,8 +404,6 @@ static void test_colour_bars_apart(void)
     g_object_unref(over);
     gui_test_spin(0.1);
 }
-
-/* --- 14. the Reconstruct button stays where it is ------------------------ */
 
 static gboolean truth_changed(gpointer data)
 {
@@ -586,8 +483,6 @@ static void test_button_stays(void)
     gui_test_spin(0.1);
 }
 
-/* --- 15. an unavailable kernel says why, in its row ---------------------- */
-
 static void collect_labels(GtkWidget *w, GPtrArray *out)
 {
     if (GTK_IS_LABEL(w))
@@ -640,8 +535,6 @@ static void test_unavailable_variant_reason(void)
     gui_test_spin(0.1);
 }
 
-/* --- 15. toasts leave the viewer's toolbar free -------------------------- */
-
 static void test_toast_clear_of_toolbar(void)
 {
     LarmorWindow *w = open_window(1024, 600);
@@ -672,6 +565,50 @@ static void test_toast_clear_of_toolbar(void)
     gui_test_spin(0.1);
 }
 
+/* At 1024 x 600 every control is reachable: no page is wider than the
+ * room it gets, and the sidebar scrolls down to the sweep. */
+static void test_small_window(void)
+{
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1024, 600);
+    gui_test_spin(0.3);
+    g_assert_cmpint(gtk_widget_get_width(GTK_WIDGET(w)), <=, 1024);
+    g_assert_cmpint(gtk_widget_get_height(GTK_WIDGET(w)), <=, 600);
+    /* Each page fits the width it is given (none is clipped). */
+    static const char *pages[] = { "viewer", "compare", "runs", "sweep", "coils" };
+    for (guint i = 0; i < G_N_ELEMENTS(pages); i++) {
+        larmor_window_set_page(w, pages[i]);
+        gui_test_spin(0.3);
+        GtkWidget *stack = gtk_widget_get_parent(GTK_WIDGET(larmor_window_get_ortho_view(w)));
+        int min, nat;
+        gtk_widget_measure(stack, GTK_ORIENTATION_HORIZONTAL, -1, &min, &nat, NULL, NULL);
+        g_assert_cmpint(min, <=, gtk_widget_get_width(stack));
+        gtk_widget_measure(stack, GTK_ORIENTATION_VERTICAL, gtk_widget_get_width(stack), &min, &nat, NULL, NULL);
+        g_assert_cmpint(min, <=, gtk_widget_get_height(stack));
+    }
+    /* The sidebar scrolls, and the sweep button lies in what it scrolls. */
+    GtkWidget *sidebar = larmor_window_get_sidebar(w);
+    g_assert_true(GTK_IS_SCROLLED_WINDOW(sidebar));
+    GtkWidget *sweep = larmor_recon_panel_get_sweep_button(larmor_window_get_recon_panel(w));
+    g_assert_true(gtk_widget_is_ancestor(sweep, sidebar));
+    GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment(GTK_SCROLLED_WINDOW(sidebar));
+    g_assert_cmpfloat(gtk_adjustment_get_upper(adj), >, gtk_adjustment_get_page_size(adj));
+    graphene_rect_t b;
+    g_assert_true(gtk_widget_compute_bounds(sweep, sidebar, &b));
+    double top = b.origin.y + gtk_adjustment_get_value(adj);
+    g_assert_cmpfloat(top + b.size.height, <=, gtk_adjustment_get_upper(adj) + 0.5);
+    /* Scrolled to the bottom, the button is inside the visible part. */
+    gtk_adjustment_set_value(adj, gtk_adjustment_get_upper(adj) - gtk_adjustment_get_page_size(adj));
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.2);
+    g_assert_true(gtk_widget_compute_bounds(sweep, sidebar, &b));
+    g_assert_cmpfloat(b.origin.y, >=, 0);
+    g_assert_cmpfloat(b.origin.y + b.size.height, <=, gtk_widget_get_height(sidebar));
+    g_assert_true(gtk_widget_get_mapped(sweep));
+    g_assert_true(gtk_widget_is_sensitive(sweep));
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
@@ -689,12 +626,11 @@ int main(int argc, char **argv)
     g_test_add_func("/layout/fits-1024x600", test_fits_small);
     g_test_add_func("/layout/fits-1440x900", test_fits_large);
     g_test_add_func("/layout/saved-size-fits", test_saved_size_fits);
-    g_test_add_func("/layout/help-markdown", test_markdown);
     g_test_add_func("/layout/colour-bars-item", test_colour_bars_item);
     g_test_add_func("/layout/colour-bars-apart", test_colour_bars_apart);
     g_test_add_func("/layout/button-stays", test_button_stays);
     g_test_add_func("/layout/unavailable-variant-reason", test_unavailable_variant_reason);
     g_test_add_func("/layout/toast-clear-of-toolbar", test_toast_clear_of_toolbar);
-    g_test_add_func("/layout/help-window-closes", test_help_window_closes);
+    g_test_add_func("/layout/small-window", test_small_window);
     return gui_test_app_run(app);
 }

@@ -219,7 +219,7 @@ int main(int argc, char **argv)
     g_signal_connect(app, "activate", G_CALLBACK(on_activate), NULL);
     g_assert_true(g_application_register(G_APPLICATION(app), NULL, NULL));
     g_test_add_func("/recent/settings-and-menu", test_settings);
-    g_test_add_func("/window/unsaved-runs", test_unsaved);
+    g_test_add_func("/recent/unsaved-runs", test_unsaved);
     int rc = g_test_run();
     g_object_unref(app);
     return rc;

@@ -253,7 +253,7 @@ static gboolean has_reference(gpointer w)
     return reference_of(w) != NULL;
 }
 
-/* Issue 25 (7): k-space picked before the trajectory is saved as what it
+/* K-space picked before the trajectory is saved as what it
  * is; the anatomical reference the user opened, a run's prior influence
  * image, the ROI, the noise region and the profile line come back. */
 static void test_extras(void)

@@ -1,12 +1,30 @@
-/* The slice view on screen: the right pixels for a known volume, window/
- * level and colour map as stated in larmor-colormap.h, the crosshair linked
- * between axial, coronal and sagittal views; the draw time of a 256 x 256
- * slice is printed for information (no timed assertion). */
+/* Showing images: the slice view's pixels, window/level on screen, the
+ * linked crosshair, the radiological convention, the colour bar, draw time
+ * (printed only), 0-based slice labels equal to the read-out, window/level
+ * per image, and the radiological and colour-bar actions and settings. */
+#include <glib/gstdio.h>
 #include <math.h>
+#include <string.h>
 
 #include "gui-test.h"
+#include "larmor-application.h"
 #include "larmor-colormap.h"
+#include "larmor-compare-view.h"
+#include "larmor-help.h"
+#include "larmor-ortho-view.h"
+#include "larmor-plot.h"
+#include "larmor-recon-panel.h"
+#include "larmor-run.h"
+#include "larmor-runs-view.h"
+#include "larmor-settings.h"
 #include "larmor-slice-view.h"
+#include "larmor-window.h"
+#include "lm_io.h"
+#include "lm_kernels.h"
+#include "lm_metrics.h"
+#include "lm_trajgen.h"
+
+static LarmorApplication *app;
 
 /* 8 x 6 x 4 voxels, value (x + 8 y) / 47 + z / 100 (real). */
 static LarmorVolume *make_volume(void)
@@ -495,13 +513,156 @@ static void test_draw_time(void)
     g_object_unref(vol);
 }
 
+/* One convention: the slice label and the cursor read-out say the same
+ * (0-based) index. */
+static void test_slice_labels(void)
+{
+    int64_t dims[3] = { 8, 6, 4 };
+    double mm[3] = { 1, 1, 1 };
+    lm_volume *v = lm_volume_new(dims, mm, NULL);
+    LarmorVolume *vol = larmor_volume_new_take(v, "v");
+    LarmorSliceView *view = LARMOR_SLICE_VIEW(larmor_slice_view_new(LARMOR_ORIENT_AXIAL));
+    g_object_ref_sink(view);
+    larmor_slice_view_set_volume(view, vol);
+    LarmorViewState *st = larmor_slice_view_get_state(view);
+    larmor_view_state_set_dims(st, dims);
+    larmor_view_state_set_cursor(st, (int64_t[]){ 1, 2, 0 });
+    char *label = larmor_slice_view_get_slice_text(view);
+    g_assert_cmpstr(label, ==, "z 0 (0–3)");
+    g_free(label);
+    larmor_view_state_set_cursor_axis(st, 2, 3);
+    label = larmor_slice_view_get_slice_text(view);
+    g_assert_cmpstr(label, ==, "z 3 (0–3)");
+    char *readout = larmor_format_voxel(vol, (int64_t[]){ 1, 2, 3 });
+    g_assert_nonnull(strstr(readout, "z   3"));
+    g_free(readout);
+    g_free(label);
+    g_object_unref(view);
+    g_object_unref(vol);
+}
+
+/* Window/level per image: each from its own histogram (1st and 99.5th
+ * magnitude percentiles), kept per image when switching. */
+static LarmorVolume *ramp(double scale, const char *name)
+{
+    int64_t dims[3] = { 20, 10, 5 }; /* 1000 voxels: values 0 .. 999 x scale */
+    double mm[3] = { 1, 1, 1 };
+    lm_volume *v = lm_volume_new(dims, mm, NULL);
+    for (int64_t i = 0; i < 1000; i++)
+        v->data[i] = (float)(i * scale);
+    return larmor_volume_new_take(v, name);
+}
+
+static void test_window_per_image(void)
+{
+    LarmorVolume *a = ramp(1, "a"), *b = ramp(1000, "b");
+    double w, l;
+    larmor_volume_auto_window(a, LARMOR_MODE_MAGNITUDE, &w, &l);
+    /* p1 = 10, p99.5 = 995, within a histogram bin. */
+    g_assert_cmpfloat(fabs((l - w / 2) - 10), <, 1.0);
+    g_assert_cmpfloat(fabs((l + w / 2) - 995), <, 1.0);
+
+    LarmorOrthoView *ov = LARMOR_ORTHO_VIEW(larmor_ortho_view_new());
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(win), 900, 600);
+    gtk_window_set_child(GTK_WINDOW(win), GTK_WIDGET(ov));
+    gui_test_show(GTK_WINDOW(win));
+    LarmorViewState *st = larmor_ortho_view_get_state(ov);
+    larmor_ortho_view_show_volume(ov, a);
+    double wa, la, wb, lb;
+    larmor_volume_auto_window(a, LARMOR_MODE_MAGNITUDE, &wa, &la);
+    larmor_volume_auto_window(b, LARMOR_MODE_MAGNITUDE, &wb, &lb);
+    g_assert_cmpfloat(larmor_view_state_get_window(st), ==, wa);
+    /* Same grid, 1000 times the values: b gets its own window. */
+    larmor_ortho_view_show_volume(ov, b);
+    g_assert_cmpfloat(larmor_view_state_get_window(st), ==, wb);
+    g_assert_cmpfloat(larmor_view_state_get_level(st), ==, lb);
+    /* A window set by hand on b stays with b; a gets its own back. */
+    larmor_view_state_set_window_level(st, 5000, 2500);
+    larmor_ortho_view_show_volume(ov, a);
+    g_assert_cmpfloat(larmor_view_state_get_window(st), ==, wa);
+    g_assert_cmpfloat(larmor_view_state_get_level(st), ==, la);
+    larmor_ortho_view_show_volume(ov, b);
+    g_assert_cmpfloat(larmor_view_state_get_window(st), ==, 5000);
+    g_assert_cmpfloat(larmor_view_state_get_level(st), ==, 2500);
+    gtk_window_destroy(GTK_WINDOW(win));
+    g_object_unref(a);
+    g_object_unref(b);
+}
+
+static void test_display_actions(void)
+{
+    char *dir = gui_test_tmp_dir("display");
+    char *ini = g_build_filename(dir, "settings.ini", NULL);
+    LarmorSettings *s = larmor_settings_new(ini);
+    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), s, "B32");
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
+    LarmorViewState *ost = larmor_ortho_view_get_state(larmor_window_get_ortho_view(w));
+    LarmorViewState *cst = larmor_compare_view_get_state(larmor_window_get_compare_view(w));
+    g_assert_false(larmor_view_state_get_radiological(ost));
+    g_assert_true(larmor_view_state_get_show_colorbar(ost));
+    /* Phase takes the cyclic map through the viewer's map dropdown (bound
+     * both ways to the state) and gives the user's map back after. */
+    larmor_view_state_set_colormap(ost, LARMOR_COLORMAP_VIRIDIS);
+    larmor_view_state_set_mode(ost, LARMOR_MODE_PHASE);
+    gui_test_spin(0.05);
+    g_assert_cmpint(larmor_view_state_get_colormap(ost), ==, LARMOR_COLORMAP_CYCLIC);
+    larmor_view_state_set_mode(ost, LARMOR_MODE_MAGNITUDE);
+    gui_test_spin(0.05);
+    g_assert_cmpint(larmor_view_state_get_colormap(ost), ==, LARMOR_COLORMAP_VIRIDIS);
+
+    /* Stateful actions (menu check items): toggled, every view follows. */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.radiological", NULL));
+    g_assert_true(larmor_window_get_radiological(w));
+    g_assert_true(larmor_view_state_get_radiological(ost));
+    g_assert_true(larmor_view_state_get_radiological(cst));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.show-colorbar", NULL));
+    g_assert_false(larmor_view_state_get_show_colorbar(ost));
+    g_assert_false(larmor_view_state_get_show_colorbar(cst));
+    g_assert_true(larmor_settings_get_bool(s, "view", "radiological", FALSE));
+    g_assert_false(larmor_settings_get_bool(s, "view", "colorbar", TRUE));
+    gui_test_close_window(w);
+    GError *error = NULL;
+    g_assert_true(larmor_settings_save(s, &error));
+    g_assert_no_error(error);
+    g_object_unref(s);
+
+    /* Kept: a new window with the same settings file starts that way. */
+    s = larmor_settings_new(ini);
+    w = larmor_window_new(GTK_APPLICATION(app), s, "B32");
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
+    ost = larmor_ortho_view_get_state(larmor_window_get_ortho_view(w));
+    g_assert_true(larmor_view_state_get_radiological(ost));
+    g_assert_false(larmor_view_state_get_show_colorbar(ost));
+    /* The viewer's axial view has R on the screen's left. */
+    LarmorSliceView *axial = larmor_ortho_view_get_slice_view(larmor_window_get_ortho_view(w), LARMOR_ORIENT_AXIAL);
+    char *e[4];
+    g_assert_true(larmor_slice_view_edge_labels(axial, e));
+    g_assert_cmpstr(e[0], ==, "R");
+    g_assert_cmpstr(e[1], ==, "L");
+    for (int i = 0; i < 4; i++)
+        g_free(e[i]);
+    gui_test_close_window(w);
+    g_object_unref(s);
+    g_remove(ini);
+    g_rmdir(dir);
+    g_free(ini);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
+    app = gui_test_app_new();
     g_test_add_func("/slice-view/pixels", test_pixels);
     g_test_add_func("/slice-view/linked-crosshair", test_linked_crosshair);
     g_test_add_func("/slice-view/radiological", test_radiological);
     g_test_add_func("/slice-view/colorbar", test_colorbar);
     g_test_add_func("/slice-view/draw-time", test_draw_time);
-    return g_test_run();
+    g_test_add_func("/slice-view/slice-labels", test_slice_labels);
+    g_test_add_func("/slice-view/window-per-image", test_window_per_image);
+    g_test_add_func("/slice-view/display-actions", test_display_actions);
+    return gui_test_app_run(app);
 }

@@ -1,23 +1,27 @@
-/* Compare by world coordinates: a volume against itself shifted by a known
- * offset in its affine (and the same function sampled at another matrix)
- * lands on the truth's voxels through the affines, so their differences
- * vanish where the run covers the truth; index by index they do not.
- * A truth of another matrix opened for the data re-scores every run
- * (metrics against the truth resampled onto the run's grid, stale mark
- * cleared) and keeps it in the comparison. No timed assertions. */
+/* Comparing runs: compare through affines (a shifted run and one of
+ * another matrix), re-scoring against a new truth, and runs of other data
+ * not offered for comparison with their metrics recomputed or marked stale
+ * when the truth changes. */
+#include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
-
 #include "gui-test.h"
 #include "larmor-application.h"
+#include "larmor-colormap.h"
 #include "larmor-compare-view.h"
+#include "larmor-plot.h"
+#include "larmor-recon-panel.h"
+#include "larmor-runs-view.h"
+#include "larmor-slice-view.h"
 #include "larmor-window.h"
 #include "lm_io.h"
 #include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_resample.h"
+#include "lm_trajgen.h"
+
+static LarmorApplication *app;
 
 /* Linear in scanner mm: trilinear resampling reproduces it exactly. */
 static double f(const double mm[3])
@@ -53,18 +57,6 @@ static lm_volume *make(int64_t n, double vox, double shift_mm)
     return v;
 }
 
-static LarmorRun *make_run(lm_volume *img, int index)
-{
-    LarmorReconParams p;
-    larmor_recon_params_init(&p);
-    lm_recon_result res;
-    memset(&res, 0, sizeof res);
-    res.image = img;
-    LarmorRun *r = larmor_run_new(&p, "linear", &res);
-    larmor_run_set_index(r, index);
-    return r;
-}
-
 /* Largest |difference| over the voxels i, j, k in [lo, hi]. */
 static double max_diff(LarmorVolume *d, int lo, int hi)
 {
@@ -87,7 +79,7 @@ static void test_shifted(void)
     /* Truth: 16^3 of 2 mm. Run #1: the same grid moved 6 mm (3 voxels)
      * along x in its affine, with f where it now lies. Run #2: 8^3 of 4 mm. */
     LarmorVolume *truth = larmor_volume_new_take(make(16, 2, 0), "truth");
-    LarmorRun *runs[2] = { make_run(make(16, 2, 6), 1), make_run(make(8, 4, 0), 2) };
+    LarmorRun *runs[2] = { gui_test_run_new(make(16, 2, 6), "linear", 1), gui_test_run_new(make(8, 4, 0), "linear", 2) };
     /* Index by index the shifted run differs from the truth everywhere (by 12). */
     const lm_volume *t = larmor_volume_get_data(truth), *a = larmor_volume_get_data(larmor_run_get_image(runs[0]));
     g_assert_cmpfloat(fabs(crealf(a->data[100]) - crealf(t->data[100]) - 12), <, 1e-4);
@@ -131,8 +123,6 @@ static void test_shifted(void)
     g_object_unref(runs[1]);
     g_object_unref(truth);
 }
-
-static LarmorApplication *app;
 
 static gboolean truth_changed(gpointer data)
 {
@@ -211,11 +201,162 @@ static void test_rescore(void)
     g_free(dir);
 }
 
+static void load_spec(LarmorWindow *w, const LarmorDatasetSpec *spec)
+{
+    larmor_window_load(w, spec);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 120));
+    g_assert_nonnull(larmor_window_get_dataset(w));
+}
+
+static void check_metrics(LarmorRun *run, LarmorVolume *truth)
+{
+    const lm_volume *iv = larmor_volume_get_data(larmor_run_get_image(run)), *tv = larmor_volume_get_data(truth);
+    lm_metrics m;
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_metrics_compute(iv->data, tv->data, lm_volume_count(tv), NULL,
+                                       larmor_run_get_params(run)->method != LM_METHOD_CG, &m, &err), ==, LM_OK);
+    g_assert_cmpfloat(larmor_run_get_percent_error(run), ==, m.percent_error);
+    g_assert_cmpfloat(larmor_run_get_psnr(run), ==, m.psnr_db);
+    g_assert_cmpuint(larmor_run_get_metrics_truth(run), ==, larmor_volume_get_serial(truth));
+    g_assert_false(larmor_run_get_metrics_stale(run));
+}
+
+static gboolean truth_is(gpointer data)
+{
+    gpointer *d = data;
+    LarmorDataset *ds = larmor_window_get_dataset(d[0]);
+    return ds && larmor_dataset_get_truth(ds) && larmor_dataset_get_truth(ds) != d[1];
+}
+
+/* Runs carry their data set: after other data are loaded an earlier run
+ * is not offered for comparison (and says so); loaded again, it is, with
+ * metrics against that truth; a new truth recomputes them; without a truth
+ * they are marked stale. */
+static void test_data_identity(void)
+{
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
+    LarmorCompareView *cv = larmor_window_get_compare_view(w);
+    LarmorReconParams p;
+    gui_test_cpu_params(&p, "cpu-simd", 4);
+    gui_test_reconstruct(w, &p);
+    LarmorRun *run = gui_test_run_at(w, 0);
+    g_assert_true(larmor_run_get_current(run));
+    g_assert_true(larmor_run_get_compare(run));
+    check_metrics(run, larmor_dataset_get_truth(larmor_window_get_dataset(w)));
+    g_assert_nonnull(larmor_compare_view_get_metric_text(cv, 0, "error"));
+
+    /* Another phantom on the same 32^3 grid: other data all the same. */
+    LarmorDatasetSpec other = { .kind = LARMOR_SOURCE_PHANTOM, .matrix = 32, .traj_kind = LM_TRAJ_RADIAL3D,
+                                .samples = 4000, .noise = 0.01, .seed = 3 };
+    g_strlcpy(other.phantom, "shepp-logan", sizeof other.phantom);
+    load_spec(w, &other);
+    g_assert_false(larmor_run_get_current(run));
+    g_assert_false(larmor_run_get_compare(run));
+    /* Not in the comparison: the truth alone, no metrics row. */
+    g_assert_nonnull(larmor_compare_view_get_panel(cv, 0));
+    g_assert_null(larmor_compare_view_get_panel(cv, 1));
+    g_assert_null(larmor_compare_view_get_metric_text(cv, 0, "error"));
+    /* Ticking it is refused with a message naming its data. */
+    larmor_run_set_compare(run, TRUE);
+    g_assert_false(larmor_run_get_compare(run));
+    g_assert_nonnull(larmor_window_get_message(w));
+    g_assert_nonnull(strstr(larmor_window_get_message(w), "B32"));
+    g_assert_null(larmor_compare_view_get_panel(cv, 1));
+    char *data = larmor_runs_cell_text(run, "Data");
+    g_assert_cmpstr(data, ==, "B32 (not loaded)");
+    g_free(data);
+
+    /* Another grid (2D, 32 x 32): the same. */
+    LarmorDatasetSpec flat = { .kind = LARMOR_SOURCE_PHANTOM, .matrix = 32, .traj_kind = LM_TRAJ_RADIAL2D, .seed = 1 };
+    g_strlcpy(flat.phantom, "shepp-logan-2d", sizeof flat.phantom);
+    load_spec(w, &flat);
+    g_assert_false(larmor_run_get_current(run));
+    larmor_run_set_compare(run, TRUE);
+    g_assert_false(larmor_run_get_compare(run));
+
+    /* B32 again: the run belongs to the data loaded, with metrics against
+     * this (new) truth, and can be compared. */
+    LarmorDatasetSpec b32 = { .kind = LARMOR_SOURCE_PROBLEM };
+    g_strlcpy(b32.problem, "B32", sizeof b32.problem);
+    load_spec(w, &b32);
+    LarmorVolume *truth = larmor_dataset_get_truth(larmor_window_get_dataset(w));
+    g_assert_true(larmor_run_get_current(run));
+    check_metrics(run, truth);
+    larmor_run_set_compare(run, TRUE);
+    g_assert_true(larmor_run_get_compare(run));
+    g_assert_nonnull(larmor_compare_view_get_panel(cv, 1));
+
+    /* A new truth (twice the old one): the metrics follow it, at once. */
+    char *dir = gui_test_tmp_dir("identity");
+    char *np = g_build_filename(dir, "truth2.nii", NULL);
+    lm_error err = { 0 };
+    lm_volume *t2 = lm_volume_copy(larmor_volume_get_data(truth), &err);
+    g_assert_nonnull(t2);
+    for (int64_t i = 0; i < lm_volume_count(t2); i++)
+        t2->data[i] *= 2;
+    g_assert_cmpint(lm_nifti_write(np, t2, 0, &err), ==, LM_OK);
+    lm_volume_free(t2);
+    double before = larmor_run_get_percent_error(run);
+    larmor_window_open_truth(w, np);
+    g_assert_true(gui_test_wait(truth_is, (gpointer[]){ w, truth }, 30));
+    LarmorVolume *truth2 = larmor_dataset_get_truth(larmor_window_get_dataset(w));
+    check_metrics(run, truth2);
+    g_assert_cmpfloat(fabs(larmor_run_get_percent_error(run) - before), >, 1.0);
+    char want[32];
+    g_snprintf(want, sizeof want, "%.2f", larmor_run_get_percent_error(run));
+    g_assert_cmpstr(larmor_compare_view_get_metric_text(cv, 0, "error"), ==, want);
+
+    /* No truth for the data any more: the metrics stay, marked stale. */
+    char *tp = g_build_filename(dir, "traj.cfl", NULL), *kp = g_build_filename(dir, "ksp.cfl", NULL);
+    const lm_traj *t = larmor_dataset_get_traj(larmor_window_get_dataset(w));
+    g_assert_cmpint(lm_cfl_write_traj(tp, t, &err), ==, LM_OK);
+    g_assert_cmpint(lm_cfl_write_kdata(kp, larmor_dataset_get_kdata(larmor_window_get_dataset(w)), t->readout, &err),
+                    ==, LM_OK);
+    GFile *f[2] = { g_file_new_for_path(tp), g_file_new_for_path(kp) };
+    larmor_window_open_files(w, f, 2);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
+    /* named after the folder, not "traj" */
+    char *folder = g_path_get_basename(dir);
+    g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, folder);
+    g_free(folder);
+    larmor_window_open_truth(w, np);
+    g_assert_true(gui_test_wait(truth_is, (gpointer[]){ w, NULL }, 30));
+    gui_test_reconstruct(w, &p);
+    LarmorRun *frun = gui_test_run_at(w, 1);
+    g_assert_true(larmor_run_has_metrics(frun));
+    larmor_window_open_files(w, f, 2); /* the same files again, no truth this time */
+    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
+    g_assert_null(larmor_dataset_get_truth(larmor_window_get_dataset(w)));
+    g_assert_true(larmor_run_get_current(frun));
+    g_assert_true(larmor_run_get_metrics_stale(frun));
+    char *cell = larmor_runs_cell_text(frun, "Error %");
+    g_assert_true(cell[0] == '(');
+    g_free(cell);
+    g_assert_false(larmor_run_get_current(run)); /* B32's run: other data */
+
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+    g_object_unref(f[0]);
+    g_object_unref(f[1]);
+    const char *names[] = { "truth2.nii", "traj.cfl", "traj.hdr", "ksp.cfl", "ksp.hdr" };
+    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *pth = g_build_filename(dir, names[i], NULL);
+        g_remove(pth);
+        g_free(pth);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+    g_free(np);
+    g_free(tp);
+    g_free(kp);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
     app = gui_test_app_new();
-    g_test_add_func("/align/shifted", test_shifted);
-    g_test_add_func("/align/rescore", test_rescore);
-    return g_test_run();
+    g_test_add_func("/compare/shifted", test_shifted);
+    g_test_add_func("/compare/rescore", test_rescore);
+    g_test_add_func("/compare/data-identity", test_data_identity);
+    return gui_test_app_run(app);
 }

@@ -1,4 +1,4 @@
-/* Issue 25 (13, 15): labels and exports say what a run is. File data are
+/* Run labels and exports say what a run is. File data are
  * named after their folder when the files are "traj" and "kspace"; a TV
  * run reads "ADMM" in the Method column and names its regulariser in its
  * label; a gridding run's CSV row has no regulariser or lambda; the
@@ -76,7 +76,7 @@ static void test_labels(void)
     g_free(csv);
 
     /* A run keeping its prior influence, then a sweep: the details are the
-     * sweep's best point's, not "prior influence kept" (issue 25, 15). */
+     * sweep's best point's, not "prior influence kept". */
     LarmorReconParams p;
     larmor_recon_params_init(&p);
     g_strlcpy(p.variant, "cpu-nufft", sizeof p.variant);
@@ -130,6 +130,6 @@ int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
     app = gui_test_app_new();
-    g_test_add_func("/labels/runs-and-exports", test_labels);
+    g_test_add_func("/export/runs-and-exports", test_labels);
     return gui_test_app_run(app);
 }

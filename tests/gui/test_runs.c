@@ -1,26 +1,37 @@
-/* End to end: the application window reconstructs B32 with CG on the CPU
- * in the worker thread while the main loop keeps running; the comparison
- * is not blank and shows the PSNR that lm_metrics_compute gives (as the
- * CLI prints it); gridding is scale-matched; a small lambda sweep marks a
- * best lambda. Cancelling right after the start, or in the middle, ends the
- * run cancelled and leaves the window usable. */
+/* Reconstruction runs in the window: end to end on B32 (CG, gridding, a
+ * lambda sweep and its best run), cancel, progress delivered on the main
+ * thread, errors shown, "Recompute Q" and where Q came from, FFT runs named,
+ * Gpairs/s for every kernel and GFLOPS only for the direct sum, the L-curve
+ * drawn without a stray line, and undo of a deleted run. No timed
+ * assertions. */
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 
 #include "gui-test.h"
 #include "larmor-application.h"
+#include "larmor-colormap.h"
+#include "larmor-compare-view.h"
+#include "larmor-help.h"
+#include "larmor-ortho-view.h"
+#include "larmor-plot.h"
 #include "larmor-recon-panel.h"
 #include "larmor-recon-task.h"
+#include "larmor-run.h"
+#include "larmor-runs-view.h"
+#include "larmor-settings.h"
+#include "larmor-slice-view.h"
 #include "larmor-sweep-view.h"
 #include "larmor-window.h"
 #include "lm_io.h"
+#include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_trajgen.h"
 
 static LarmorApplication *app;
 
 static int ticks;
+
 static gboolean count_tick(gpointer data)
 {
     ticks++;
@@ -228,179 +239,6 @@ static void test_errors_shown(void)
     gui_test_spin(0.1);
 }
 
-static gboolean has_truth(gpointer w)
-{
-    return larmor_window_get_dataset(w) && larmor_dataset_get_truth(larmor_window_get_dataset(w)) &&
-           g_strcmp0(larmor_volume_get_name(larmor_dataset_get_truth(larmor_window_get_dataset(w))), "Truth") == 0 &&
-           larmor_window_get_message(w);
-}
-
-static gboolean message_changed(gpointer data)
-{
-    gpointer *d = data;
-    const char *m = larmor_window_get_message(d[0]);
-    return m && g_strcmp0(m, d[1]) != 0;
-}
-
-/* Files as a user has them: a BART pair (given in either order, as a drop
- * would) and a NIfTI truth. */
-static void test_open_files(void)
-{
-    char *dir = gui_test_tmp_dir("gui");
-    char *tp = g_build_filename(dir, "traj.cfl", NULL), *kp = g_build_filename(dir, "ksp.hdr", NULL);
-    char *np = g_build_filename(dir, "truth.nii.gz", NULL);
-    lm_geom g;
-    lm_traj *t = NULL;
-    lm_kdata *k = NULL;
-    lm_volume *v = NULL;
-    lm_error err = { 0 };
-    g_assert_cmpint(lm_problem_make(lm_problem_find("B32", NULL), &g, &t, &k, &v, &err), ==, LM_OK);
-    g_assert_cmpint(lm_cfl_write_traj(tp, t, &err), ==, LM_OK);
-    g_assert_cmpint(lm_cfl_write_kdata(kp, k, t->readout, &err), ==, LM_OK);
-    g_assert_cmpint(lm_nifti_write(np, v, 0, &err), ==, LM_OK);
-
-    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
-    GFile *f[2] = { g_file_new_for_path(kp), g_file_new_for_path(tp) };
-    larmor_window_open_files(w, f, 2);
-    g_assert_true(gui_test_wait(gui_test_idle, w, 60));
-    LarmorDataset *ds = larmor_window_get_dataset(w);
-    char *folder = g_path_get_basename(dir); /* "traj.cfl" names no data: its folder does */
-    g_assert_cmpstr(larmor_dataset_get_name(ds), ==, folder);
-    g_free(folder);
-    g_assert_cmpint(larmor_dataset_get_geom(ds)->n[0], ==, 32);
-    g_assert_cmpint(larmor_dataset_get_traj(ds)->m, ==, t->m);
-    /* truth.nii.gz beside the pair is found with it, as larmor-cli finds it */
-    g_assert_nonnull(larmor_dataset_get_truth(ds));
-
-    GFile *nf = g_file_new_for_path(np);
-    larmor_window_open_files(w, &nf, 1);
-    g_assert_true(gui_test_wait(has_truth, w, 60));
-    LarmorReconParams p;
-    gui_test_cpu_params(&p, "cpu-simd", 5);
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
-    LarmorRun *run = gui_test_run_at(w, 0);
-    g_assert_true(larmor_run_has_metrics(run));
-    lm_metrics m;
-    g_assert_cmpint(lm_metrics_compute(larmor_volume_get_data(larmor_run_get_image(run))->data, v->data,
-                                       lm_volume_count(v), NULL, 0, &m, &err), ==, LM_OK);
-    g_assert_cmpfloat(larmor_run_get_psnr(run), ==, m.psnr_db);
-
-    /* The truth as anatomical reference: the regulariser runs with it. */
-    char *tn = g_strdup(larmor_window_get_message(w));
-    larmor_window_open_reference(w, np);
-    g_assert_true(gui_test_wait(message_changed, (gpointer[]){ w, tn }, 30));
-    g_free(tn);
-    g_assert_nonnull(strstr(larmor_window_get_message(w), "Reference"));
-    p.reg = LM_REG_ANATOMICAL;
-    p.lambda = 0.05;
-    gui_test_reconstruct(w, &p);
-    g_assert_true(larmor_run_has_metrics(gui_test_run_at(w, 1)));
-
-    /* Exports: NIfTI magnitude and complex, PNG of the view, CSV. */
-    char *out = g_build_filename(dir, "out.nii.gz", NULL), *outc = g_build_filename(dir, "outc.nii", NULL);
-    char *png = g_build_filename(dir, "view.png", NULL), *csv = g_build_filename(dir, "runs.csv", NULL);
-    const lm_volume *shown = larmor_volume_get_data(larmor_ortho_view_get_volume(larmor_window_get_ortho_view(w)));
-    for (int c = 0; c < 2; c++) {
-        char *before = g_strdup(larmor_window_get_message(w));
-        larmor_window_export_nifti(w, c ? outc : out, c);
-        g_assert_true(gui_test_wait(message_changed, (gpointer[]){ w, before }, 30));
-        g_free(before);
-        g_assert_true(g_str_has_prefix(larmor_window_get_message(w), "Wrote"));
-        lm_volume *back = NULL;
-        g_assert_cmpint(lm_nifti_read(c ? outc : out, &back, &err), ==, LM_OK);
-        g_assert_cmpint(back->dims[0], ==, 32);
-        for (int64_t i = 0; i < lm_volume_count(back); i += 97) {
-            lm_cfloat want = c ? shown->data[i] : cabsf(shown->data[i]);
-            g_assert_cmpfloat_with_epsilon(cabsf(back->data[i] - want), 0, 1e-5);
-        }
-        lm_volume_free(back);
-    }
-    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
-    g_assert_true(larmor_window_export_png(w, png, &error));
-    g_assert_no_error(error);
-    GdkTexture *tex = gdk_texture_new_from_filename(png, &error);
-    g_assert_no_error(error);
-    g_assert_cmpint(gdk_texture_get_width(tex), >, 200);
-    g_object_unref(tex);
-    g_assert_true(larmor_window_export_csv(w, csv, &error));
-    char *text = NULL;
-    g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
-    char **lines = g_strsplit(text, "\n", -1);
-    g_assert_cmpint(g_strv_length(lines), ==, 4); /* header, two runs, final newline */
-    g_strfreev(lines);
-    g_free(text);
-
-    gtk_window_destroy(GTK_WINDOW(w));
-    gui_test_spin(0.1);
-    g_object_unref(f[0]);
-    g_object_unref(f[1]);
-    g_object_unref(nf);
-    const char *outs[] = { out, outc, png, csv };
-    for (guint i = 0; i < G_N_ELEMENTS(outs); i++)
-        g_remove(outs[i]);
-    g_free(out);
-    g_free(outc);
-    g_free(png);
-    g_free(csv);
-    lm_traj_free(t);
-    lm_kdata_free(k);
-    lm_volume_free(v);
-    const char *names[] = { "traj.cfl", "traj.hdr", "ksp.cfl", "ksp.hdr", "truth.nii.gz" };
-    for (guint i = 0; i < G_N_ELEMENTS(names); i++) {
-        char *pth = g_build_filename(dir, names[i], NULL);
-        g_remove(pth);
-        g_free(pth);
-    }
-    g_rmdir(dir);
-    g_free(dir);
-    g_free(tp);
-    g_free(kp);
-    g_free(np);
-}
-
-/* Preferences: the settings of the last run come back in a new window. */
-static void test_preferences(void)
-{
-    char *dir = gui_test_tmp_dir("prefs");
-    char *path = g_build_filename(dir, "settings.ini", NULL);
-    LarmorSettings *settings = larmor_settings_new(path);
-    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), settings, "B32");
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
-    LarmorReconParams p, q;
-    gui_test_cpu_params(&p, "cpu-simd", 7);
-    p.lambda = 0.05;
-    p.reg = LM_REG_GRADIENT;
-    GError *error = NULL;
-    g_assert_true(larmor_window_reconstruct(w, &p, &error));
-    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
-    larmor_window_set_confirm_close(w, FALSE); /* the unsaved-runs question: test_recent.c */
-    gtk_window_close(GTK_WINDOW(w));
-    gui_test_spin(0.1);
-    g_object_unref(settings);
-    g_assert_true(g_file_test(path, G_FILE_TEST_EXISTS));
-
-    settings = larmor_settings_new(path);
-    w = larmor_window_new(GTK_APPLICATION(app), settings, NULL);
-    gui_test_show(GTK_WINDOW(w));
-    g_assert_true(larmor_window_get_params(w, &q));
-    g_assert_cmpint(q.iters, ==, 7);
-    g_assert_cmpfloat_with_epsilon(q.lambda, 0.05, 1e-12);
-    g_assert_cmpint(q.reg, ==, LM_REG_GRADIENT);
-    g_assert_cmpstr(q.variant, ==, p.variant);
-    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
-    g_assert_cmpstr(larmor_dataset_get_name(larmor_window_get_dataset(w)), ==, "B32");
-    gtk_window_destroy(GTK_WINDOW(w));
-    gui_test_spin(0.1);
-    g_object_unref(settings);
-    g_remove(path);
-    g_rmdir(dir);
-    g_free(path);
-    g_free(dir);
-}
-
 /* Progress reaches the handlers in the main thread only, also while the main
  * thread is not iterating its context (a test's g_usleep between
  * g_main_context_iteration calls, any blocking wait): then
@@ -466,15 +304,210 @@ static void test_progress_main_thread(void)
     gui_test_spin(0.1);
 }
 
+/* "Recompute Q" bypasses the cache for one run; where Q came from
+ * is shown; FFT runs have a name; Gpairs/s for every kernel, GFLOPS only for
+ * the direct sum. */
+static void test_q_cache_and_figures(void)
+{
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    LarmorReconParams p, q;
+    gui_test_cpu_params(&p, "cpu-simd", 2);
+    gui_test_reconstruct(w, &p); /* Q is in the cache after this one, if not before */
+
+    /* Ticked in the panel: the next run computes Q, then the box clears. */
+    larmor_recon_panel_set_params(panel, &p);
+    g_assert_true(larmor_recon_panel_get_params(panel, &q, NULL));
+    g_assert_false(q.recompute_q);
+    q.recompute_q = TRUE;
+    larmor_recon_panel_set_params(panel, &q);
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, NULL, &error));
+    g_assert_no_error(error);
+    g_assert_true(larmor_recon_panel_get_params(panel, &q, NULL));
+    g_assert_false(q.recompute_q);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    LarmorRun *computed = gui_test_run_at(w, 1);
+    g_assert_false(larmor_run_get_q_from_cache(computed));
+    char *t = larmor_runs_cell_text(computed, "Q from");
+    g_assert_cmpstr(t, ==, "computed");
+    g_free(t);
+    /* The next run takes the cache again. */
+    gui_test_reconstruct(w, &p);
+    LarmorRun *cached = gui_test_run_at(w, 2);
+    g_assert_true(larmor_run_get_q_from_cache(cached));
+    t = larmor_runs_cell_text(cached, "Q from");
+    g_assert_cmpstr(t, ==, "cache");
+    g_free(t);
+
+    /* Throughput: the direct sum has both figures, explained. */
+    g_assert_true(isfinite(larmor_run_get_gpairs(cached)) && larmor_run_get_gpairs(cached) > 0);
+    g_assert_true(isfinite(larmor_run_get_gflops(cached)));
+    g_assert_nonnull(strstr(larmor_runs_column_tooltip("Gpairs/s"), "pairs per second"));
+    g_assert_nonnull(strstr(larmor_runs_column_tooltip("GFLOPS"), "direct-sum"));
+    /* A NUFFT kernel: pairs per second, no direct-sum GFLOPS. */
+    if (larmor_variant_is_available("cpu-nufft", NULL)) {
+        LarmorReconParams n = p;
+        g_strlcpy(n.variant, "cpu-nufft", sizeof n.variant);
+        gui_test_reconstruct(w, &n);
+        LarmorRun *nu = gui_test_run_at(w, 3);
+        g_assert_true(isfinite(larmor_run_get_gpairs(nu)) && larmor_run_get_gpairs(nu) > 0);
+        g_assert_true(isnan(larmor_run_get_gflops(nu)));
+        t = larmor_runs_cell_text(nu, "GFLOPS");
+        g_assert_cmpstr(t, ==, "—");
+        g_free(t);
+    } else
+        printf("# cpu-nufft unavailable here: NUFFT figures not checked\n");
+    gtk_window_destroy(GTK_WINDOW(w));
+    gui_test_spin(0.1);
+
+    /* FFT runs: named, never "?". */
+    LarmorReconParams f;
+    larmor_recon_params_init(&f);
+    f.method = LM_METHOD_FFT;
+    lm_recon_result res;
+    memset(&res, 0, sizeof res);
+    LarmorRun *r = larmor_run_new(&f, "cart", &res);
+    larmor_run_set_index(r, 8);
+    g_assert_cmpstr(larmor_run_get_label(r), ==, "#8 FFT");
+    t = larmor_runs_cell_text(r, "Method");
+    g_assert_cmpstr(t, ==, "FFT");
+    g_free(t);
+    g_object_unref(r);
+}
+
+/* The L-curve: point labels, then the corner marker; nothing joins the
+ * last label to the marker. Highlight pixels (yellow) lie on its ring only. */
+static gboolean is_highlight(guint32 p)
+{
+    int r = (p >> 16) & 0xff, g = (p >> 8) & 0xff, b = p & 0xff;
+    return r > 200 && g > 150 && g < 240 && b < 120 && r - b > 120;
+}
+
+static void test_plot_no_stray_line(void)
+{
+    GtkWidget *plot = larmor_plot_new();
+    GtkWidget *win = gtk_window_new();
+    gtk_window_set_default_size(GTK_WINDOW(win), 600, 400);
+    gtk_window_set_decorated(GTK_WINDOW(win), FALSE);
+    gtk_window_set_child(GTK_WINDOW(win), plot);
+    const double x[5] = { 1, 1.1, 1.3, 3, 9 }, y[5] = { 90, 20, 4, 3, 2.5 };
+    const char *labels[5] = { "1e-4", "1e-3", "0.01", "0.1", "1" };
+    larmor_plot_set_axes(LARMOR_PLOT(plot), "‖Fρ − d‖", TRUE, "‖Wρ‖", TRUE);
+    larmor_plot_add_series(LARMOR_PLOT(plot), "", x, y, 5, LARMOR_PLOT_LINES | LARMOR_PLOT_MARKERS, 0);
+    larmor_plot_set_point_labels(LARMOR_PLOT(plot), labels, 5);
+    larmor_plot_set_highlight(LARMOR_PLOT(plot), x[2], y[2], NULL);
+    gui_test_show(GTK_WINDOW(win));
+    GuiTestImage img;
+    g_assert_true(gui_test_capture(plot, &img));
+    /* The marker's centre: the highlighted pixels' bounding box centre
+     * within the ring is unknown to the test, so find the ring as the
+     * densest highlight area, then count highlight pixels far from it. */
+    int n = 0;
+    double sx = 0, sy = 0;
+    for (int yy = 0; yy < img.h; yy++)
+        for (int xx = 0; xx < img.w; xx++)
+            if (is_highlight(img.px[(size_t)yy * img.w + xx] & 0xffffff)) {
+                n++;
+                sx += xx;
+                sy += yy;
+            }
+    g_assert_cmpint(n, >, 20); /* the ring is drawn */
+    /* The ring is symmetric about its centre: with nothing else yellow the
+     * mean is that centre, and every highlight pixel is within its radius. */
+    double cx = sx / n, cy = sy / n;
+    int far = 0;
+    for (int yy = 0; yy < img.h; yy++)
+        for (int xx = 0; xx < img.w; xx++)
+            if (is_highlight(img.px[(size_t)yy * img.w + xx] & 0xffffff) && hypot(xx - cx, yy - cy) > 12)
+                far++;
+    printf("# L-curve marker: %d highlight pixels, %d away from the ring\n", n, far);
+    g_assert_cmpint(far, ==, 0);
+    gui_test_image_clear(&img);
+    gtk_window_destroy(GTK_WINDOW(win));
+}
+
+static void reconstruct(LarmorWindow *w, int iters)
+{
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    p.method = LM_METHOD_CG;
+    p.iters = iters;
+    gui_test_reconstruct(w, &p);
+}
+
+static gboolean model_has(GListModel *m, gpointer item, guint *pos)
+{
+    for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
+        gpointer it = g_list_model_get_item(m, i);
+        g_object_unref(it);
+        if (it == item) {
+            *pos = i;
+            return TRUE;
+        }
+    }
+    return FALSE;
+}
+
+static void test_undo_delete(void)
+{
+    LarmorWindow *w = larmor_window_new(GTK_APPLICATION(app), NULL, "B32");
+    gui_test_show(GTK_WINDOW(w));
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
+    reconstruct(w, 1);
+    reconstruct(w, 2);
+    GListModel *runs = larmor_window_get_runs(w);
+    g_assert_cmpuint(g_list_model_get_n_items(runs), ==, 2);
+    LarmorRun *first = g_list_model_get_item(runs, 0); /* ours: kept alive for the checks */
+    LarmorVolume *img = larmor_run_get_image(first);
+    g_assert_nonnull(img);
+    double psnr = larmor_run_get_psnr(first), err = larmor_run_get_percent_error(first);
+    int index = larmor_run_get_index(first);
+    g_assert_true(isfinite(psnr));
+
+    /* Nothing to undo yet. */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.undo", NULL));
+    g_assert_cmpuint(g_list_model_get_n_items(runs), ==, 2);
+    /* Select the first run on the Runs page, then Delete's action. */
+    larmor_window_set_page(w, "runs");
+    g_assert_true(larmor_window_select_run(w, first));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.remove-run", NULL));
+    g_assert_cmpuint(g_list_model_get_n_items(runs), ==, 1);
+    guint pos = G_MAXUINT;
+    g_assert_false(model_has(runs, first, &pos));
+    g_assert_nonnull(strstr(larmor_window_get_message(w), "deleted"));
+    g_assert_true(larmor_window_get_message_has_undo(w));
+
+    /* Ctrl+Z's action: the same object, at index 0, same image and metrics. */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.undo", NULL));
+    g_assert_cmpuint(g_list_model_get_n_items(runs), ==, 2);
+    g_assert_true(model_has(runs, first, &pos));
+    g_assert_cmpuint(pos, ==, 0);
+    g_assert_true(larmor_run_get_image(first) == img);
+    g_assert_cmpfloat(larmor_run_get_psnr(first), ==, psnr);
+    g_assert_cmpfloat(larmor_run_get_percent_error(first), ==, err);
+    g_assert_cmpint(larmor_run_get_index(first), ==, index);
+    g_assert_false(larmor_window_get_message_has_undo(w));
+    /* Its image is offered in the viewer again. */
+    GListModel *vols = larmor_window_get_volumes(w);
+    g_assert_true(model_has(vols, img, &pos));
+    /* Once only: a second undo changes nothing. */
+    gtk_widget_activate_action(GTK_WIDGET(w), "win.undo", NULL);
+    g_assert_cmpuint(g_list_model_get_n_items(runs), ==, 2);
+    g_object_unref(first);
+    gui_test_close_window(w);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
     app = gui_test_app_new();
-    g_test_add_func("/recon/reconstruct", test_reconstruct);
-    g_test_add_func("/recon/cancel", test_cancel);
-    g_test_add_func("/recon/progress-main-thread", test_progress_main_thread);
-    g_test_add_func("/recon/errors", test_errors_shown);
-    g_test_add_func("/recon/open-files", test_open_files);
-    g_test_add_func("/recon/preferences", test_preferences);
+    g_test_add_func("/runs/reconstruct", test_reconstruct);
+    g_test_add_func("/runs/cancel", test_cancel);
+    g_test_add_func("/runs/progress-main-thread", test_progress_main_thread);
+    g_test_add_func("/runs/errors", test_errors_shown);
+    g_test_add_func("/runs/q-cache-and-figures", test_q_cache_and_figures);
+    g_test_add_func("/runs/plot-no-stray-line", test_plot_no_stray_line);
+    g_test_add_func("/runs/undo-delete", test_undo_delete);
     return gui_test_app_run(app);
 }

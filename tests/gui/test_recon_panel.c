@@ -271,8 +271,8 @@ static void test_phantom_dialog(void)
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
-    g_test_add_func("/panels/variants", test_variants);
-    g_test_add_func("/panels/params", test_params);
-    g_test_add_func("/panels/phantom-dialog", test_phantom_dialog);
+    g_test_add_func("/recon-panel/variants", test_variants);
+    g_test_add_func("/recon-panel/params", test_params);
+    g_test_add_func("/recon-panel/phantom-dialog", test_phantom_dialog);
     return g_test_run();
 }
