@@ -535,13 +535,17 @@ static void test_unavailable_variant_reason(void)
     gui_test_spin(0.1);
 }
 
+static gboolean revealed(gpointer revealer)
+{
+    return gtk_revealer_get_child_revealed(GTK_REVEALER(revealer));
+}
+
 static void test_toast_clear_of_toolbar(void)
 {
     LarmorWindow *w = open_window(1024, 600);
     larmor_window_show_message(w, "A long message of the kind a failed open gives: the file could not be read "
                                   "(/tmp/a-long-path/kspace.cfl)", TRUE);
     gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
-    gui_test_spin(0.6); /* the revealer's transition */
     GPtrArray *labels = g_ptr_array_new();
     collect_labels(GTK_WIDGET(w), labels);
     GtkWidget *toast = NULL;
@@ -550,8 +554,11 @@ static void test_toast_clear_of_toolbar(void)
             toast = gtk_widget_get_ancestor(labels->pdata[k], GTK_TYPE_REVEALER);
     g_ptr_array_unref(labels);
     g_assert_nonnull(toast);
+    /* The revealer's transition, however long a loaded machine takes (a
+     * fixed 0.6 s wait failed once under load). */
+    g_assert_true(gui_test_wait(revealed, toast, 30));
+    gui_test_spin(0.1);
     graphene_rect_t tb, bb;
-    g_assert_true(gtk_revealer_get_child_revealed(GTK_REVEALER(toast)));
     g_assert_true(gtk_widget_compute_bounds(toast, GTK_WIDGET(w), &tb));
     g_assert_cmpfloat(tb.size.width, >, 0);
     GtkWidget *toolbar = larmor_ortho_view_get_toolbar(larmor_window_get_ortho_view(w));
