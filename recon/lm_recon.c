@@ -147,7 +147,7 @@ void lm_recon_opts_init(lm_recon_opts *o)
     /* Tikhonov with lambda = 0.01 of the diagonal of F^H F: a light touch.
      * On noiseless B32 lambda 0 .. 0.1 give the same error after 60
      * iterations (47.8 %; the error there is set by undersampling, see
-     * tests/solver/test_recon.c), while a non-zero lambda keeps the system
+     * tests/recon/test_recon.c), while a non-zero lambda keeps the system
      * positive definite when the trajectory leaves k-space unsampled and
      * limits noise growth on noisy data if more iterations are run. */
     o->lambda = 0.01;

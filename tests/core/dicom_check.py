@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Checks for Larmor's DICOM series with the tools outside Larmor
-(tests/core/test_dicom_tools.sh, tests/cli/test_cli_dicom.sh):
+(tests/core/test_dicom_tools.sh, tests/cli/test_dicom.sh):
 
   dicom_check.py same OURS.nii OTHER.nii REL MM   the same image in world space:
       every voxel of OTHER maps (through both affines) onto a voxel of OURS

@@ -40,7 +40,7 @@ fi
 
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter"
-INC="-I$OUT -I$SRC/core -I$SRC/phantoms -I$SRC/kernels -I$SRC/tests/ismrmrd -I/usr/include/nifti $(pkg-config --cflags libxml-2.0)"
+INC="-I$OUT -I$SRC/core -I$SRC/phantoms -I$SRC/kernels -I$SRC/tests/core -I/usr/include/nifti $(pkg-config --cflags libxml-2.0)"
 LIBS="-lfftw3f_threads -lfftw3f -lniftiio -lznz $(pkg-config --libs libxml-2.0) -lz -lm -lpthread"
 if [ "$have_mrd" = 1 ]; then
     INC="$INC $(pkg-config --cflags hdf5)"

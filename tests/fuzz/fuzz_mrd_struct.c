@@ -1,7 +1,7 @@
 /* Structured ISMRMRD fuzzing: the input describes an MRD file (header
  * choice or raw XML, up to 8 acquisitions with fuzzed header fields, stored
  * lengths that may disagree with them, and fuzzed sample values), which is
- * written with HDF5 (tests/ismrmrd/mrd_craft.h) and read back. This reaches
+ * written with HDF5 (tests/core/mrd_craft.h) and read back. This reaches
  * Larmor's own checks far more often than raw bytes, which HDF5 mostly
  * rejects at the superblock. */
 #include "fuzz_common.h"

@@ -19,7 +19,7 @@ B=build-gpu
 if [ $# -gt 0 ]; then
     TARGETS="$*"
 else
-    TARGETS="cli/larmor-cli tests/gpu/gpu_bench tests/gpu/bench_nufft tests/solver/bench_session tests/fieldmap/test_fieldmap_op $(sed -n "s/^ *'\(gpu_[a-z0-9_]*\)' *: *\[.*/tests\/gpu\/test_\1/p" tests/gpu/meson.build | tr '\n' ' ')"
+    TARGETS="cli/larmor-cli tests/gpu/gpu_bench tests/gpu/bench_nufft tests/recon/bench_session tests/recon/test_fieldmap_op $(sed -n "s/^ *'\([a-z0-9_]*\)' *: *[0-9]*,.*/tests\/gpu\/test_\1/p" tests/gpu/meson.build | tr '\n' ' ')"
 fi
 ninja -C $B $TARGETS
 S=$(mktemp -d)

@@ -3,10 +3,10 @@
 # GPU benchmark, leave the logs in $OUT (default ./gpu-out).
 #
 #   tests/gpu/run.sh [quick|multi|cli|quality|coils] # quick: tests and B64 only; cli: tests then larmor-cli bench/recon;
-#                                    # coils: gpu_sense test, SENSE bench on B64c8 and B128c32;
+#                                    # coils: gpu-sense test, SENSE bench on B64c8 and B128c32;
 #                                    # quality: bench/quality-sweep.sh with gpu-nufft and the B128 bench;
-#                                    # multi: gpu_multi test, B128 gpu-tuned vs gpu-multi;
-#                                    # time: gpu_time test, F^H d with/without field map on B64 and B128
+#                                    # multi: gpu-multi test, B128 gpu-tuned vs gpu-multi;
+#                                    # time: gpu-time test, F^H d with/without field map on B64 and B128
 #                                    # fallback: issue 14's GPU-failure tests (+ compute-sanitizer)
 #                                    # build: build only (the caller runs what it wants from build-dev)
 #
@@ -134,7 +134,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_gpu_timeseg3d tests/gpu/test_gpu_sense_split tests/gpu/test_gpu_forward tests/gpu/test_gpu_session tests/solver/bench_session tests/gpu/test_gpu_avail tests/gpu/test_gpu_ksum tests/gpu/test_gpu_cg tests/gpu/test_gpu_oom tests/gpu/test_gpu_multi tests/gpu/test_gpu_sense tests/gpu/gpu_bench cli/larmor-cli tests/fieldmap/test_fieldmap_op tests/gpu/test_gpu_time tests/gpu/test_gpu_admm tests/solver/test_prox tests/gpu/test_gpu_fallback tests/solver/test_fallback tests/gpu/test_gpu_nufft_plan tests/gpu/bench_nufft"
+TARGETS="tests/gpu/test_timeseg3d tests/gpu/test_sense_split tests/gpu/test_forward tests/gpu/test_session tests/recon/bench_session tests/gpu/test_avail tests/gpu/test_ksum tests/gpu/test_cg tests/gpu/test_oom tests/gpu/test_multi tests/gpu/test_sense tests/gpu/gpu_bench cli/larmor-cli tests/recon/test_fieldmap_op tests/gpu/test_time tests/gpu/test_admm tests/recon/test_prox tests/gpu/test_fallback tests/recon/test_fallback tests/gpu/test_nufft_plan tests/gpu/bench_nufft"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
@@ -165,15 +165,15 @@ if [ "$MODE" = quality ]; then
     exit 0
 elif [ "$MODE" = fallback ]; then
     # Issue 14: injected out-of-memory and a lost device fall back to the
-    # CPU (tests/gpu/test_gpu_fallback.c, tests/solver/test_fallback.c,
-    # tests/cli/test_cli_fallback.sh with LARMOR_GPU_FAULT), then the GPU
+    # CPU (tests/gpu/test_fallback.c, tests/recon/test_fallback.c,
+    # tests/cli/test_fallback.sh with LARMOR_GPU_FAULT), then the GPU
     # test under compute-sanitizer when there is one.
-    $MESON test -C $B --no-rebuild --print-errorlogs --num-processes 1 -v gpu_fallback fallback cli-fallback \
+    $MESON test -C $B --no-rebuild --print-errorlogs --num-processes 1 -v gpu-fallback recon-fallback cli-fallback \
         >"$OUT/tests.log" 2>&1
     grep -E "^ *[0-9]+/|->|note:|FAIL|CHECK" "$OUT/tests.log" | head -60
     if command -v compute-sanitizer >/dev/null 2>&1; then
         for tool in memcheck racecheck; do
-            compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_gpu_fallback >"$OUT/sanitizer-$tool.log" 2>&1
+            compute-sanitizer --tool $tool --error-exitcode 9 $B/tests/gpu/test_fallback >"$OUT/sanitizer-$tool.log" 2>&1
             echo "compute-sanitizer $tool: exit $? ($(grep -c 'ERROR SUMMARY: 0 errors' "$OUT/sanitizer-$tool.log") clean summary)"
         done
     fi
@@ -182,8 +182,8 @@ elif [ "$MODE" = fallback ]; then
 elif [ "$MODE" = coils ]; then
     # SENSE on the device: the encoding test, then whole reconstructions with
     # the true maps (Q cached after a warm-up run), E^H d over every coil.
-    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_sense gpu_cg >"$OUT/tests.log" 2>&1
-    grep -E "gpu_sense|gpu_cg|E\^H|SENSE|FFT strategy|rho vs|CHECK" "$OUT/tests.log" | head -80
+    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu-sense gpu-cg >"$OUT/tests.log" 2>&1
+    grep -E "gpu-sense|gpu-cg|E\^H|SENSE|FFT strategy|rho vs|CHECK" "$OUT/tests.log" | head -80
     CLI=./$B/cli/larmor-cli
     $CLI bench --problem B64c8 --variants gpu-nufft,gpu-phasor,gpu-tuned,cpu-nufft | tee "$OUT/bench-B64c8.txt"
     $CLI bench --problem B128c32 --variants ${COIL_VARIANTS:-gpu-nufft,gpu-phasor} | tee "$OUT/bench-B128c32.txt"
@@ -193,7 +193,7 @@ elif [ "$MODE" = time ]; then
     # The off-resonance term: every direct variant against cpu-dp, E^H d with
     # a field map, then one coil's F^H d with and without it (target: B128
     # under 0.6 s on an H100).
-    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_time >"$OUT/tests.log" 2>&1
+    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu-time >"$OUT/tests.log" 2>&1
     TRC=$?
     grep -E "rel error|CHECK|Ok:|Fail:|Skipped:" "$OUT/tests.log" | head -120
     ./$B/tests/gpu/gpu_bench --problems B64,B128 --variants gpu-tuned,gpu-phasor,gpu-fasttrig,gpu-multi --fieldmap \
@@ -201,7 +201,7 @@ elif [ "$MODE" = time ]; then
     echo "time mode done after $(( $(date +%s) - T0 )) s, tests rc $TRC"
     exit $TRC
 elif [ "$MODE" = multi ]; then
-    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu_avail gpu_ksum gpu_multi >"$OUT/tests.log" 2>&1
+    $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v gpu-avail gpu-ksum gpu-multi >"$OUT/tests.log" 2>&1
 else
     $MESON test -C $B --no-rebuild --suite gpu --print-errorlogs --num-processes 1 -v >"$OUT/tests.log" 2>&1
 fi

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fieldmap/fm_common.h"
+#include "fm_common.h"
 #include "lm_estimate.h"
 #include "lm_test.h"
 

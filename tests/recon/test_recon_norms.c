@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fieldmap/fm_common.h"
+#include "fm_common.h"
 #include "lm_recon.h"
 #include "lm_test.h"
 
