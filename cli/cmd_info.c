@@ -5,9 +5,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
-#include "lm_io_fieldmap.h"
-#include "lm_io_impatient.h"
+#include "larmor.h"
 
 int cmd_info(int argc, char **argv)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "larmor-util.h"
-#include "lm_kernels.h"
+#include "larmor.h"
 
 /* Rough single-machine rates: a scalar core does ~0.01-0.02 Gpairs/s of
  * the direct sum (sin and cos per pair), the vectorised all-core kernel

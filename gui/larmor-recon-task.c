@@ -5,9 +5,7 @@
 #include <string.h>
 
 #include "larmor-util.h"
-#include "lm_metrics.h"
-#include "lm_recon_session.h"
-#include "lm_solver.h"
+#include "larmor.h"
 
 struct _LarmorReconTask {
     GObject parent_instance;
@@ -237,33 +235,18 @@ static void lcurve_norms(LarmorReconTask *self, const lm_volume *rho, double lam
     *data_norm = *reg_norm = NAN;
     const lm_kdata *k = larmor_dataset_get_kdata(self->dataset);
     const lm_traj *t = larmor_dataset_get_traj(self->dataset);
-    /* Quadratic priors whose W^H W lm_reg_apply gives from the reference
+    /* Quadratic priors whose value lm_reg_quadratic_value gives from the reference
      * alone: not tv and wavelet (ADMM), nor anatomical (the data's edges). */
     lm_reg_kind reg = self->params.reg;
     if (k->ncoils != 1 || isnan(self->last_cost) || self->fieldmap ||
         !(reg == LM_REG_IDENTITY || reg == LM_REG_GRADIENT || reg == LM_REG_ANATOMICAL_EDGES))
         return;
     const int64_t N = lm_geom_voxels(&self->geom);
-    float *weights = NULL;
-    if (reg == LM_REG_ANATOMICAL_EDGES) {
-        lm_error err = { 0 };
-        if (!self->reference ||
-            lm_reg_anatomical_weights(larmor_volume_get_data(self->reference), self->geom.n,
-                                      self->params.edge > 0 ? self->params.edge : LM_EDGE_FRAC_DEFAULT,
-                                      &weights, &err))
-            return;
-    }
-    lm_cfloat *y = g_try_new(lm_cfloat, N);
-    if (!y) {
-        free(weights);
-        return;
-    }
-    lm_reg_apply(self->geom.n, lm_reg_weighted(reg) ? LM_REG_ANATOMICAL : reg, weights, rho->data, y, 0);
     double wr = 0;
-    for (int64_t i = 0; i < N; i++)
-        wr += crealf(conjf(rho->data[i]) * y[i]);
-    g_free(y);
-    free(weights);
+    lm_error err = { 0 };
+    if (lm_reg_quadratic_value(self->geom.n, reg, self->reference ? larmor_volume_get_data(self->reference) : NULL,
+                               self->params.edge, rho->data, &wr, &err) != LM_OK)
+        return;
     double q0 = 0;
     for (int64_t m = 0; m < t->m; m++) {
         double phi = lm_geom_phi(&self->geom, t->k[3 * m], t->k[3 * m + 1], t->k[3 * m + 2]);
