@@ -9,9 +9,7 @@
 
 #include "bench_coils.h"
 #include "cli_util.h"
-#include "lm_kernels.h"
-#include "lm_metrics.h"
-#include "lm_recon.h"
+#include "larmor.h"
 
 int bench_coils(const lm_problem_def *def, const char *const *names, int nnames, int iters, double lambda,
                 int json)

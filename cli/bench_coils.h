@@ -2,7 +2,7 @@
 #ifndef LM_BENCH_COILS_H
 #define LM_BENCH_COILS_H
 
-#include "lm_trajgen.h"
+#include "larmor.h"
 
 /* Returns the command's exit status. */
 int bench_coils(const lm_problem_def *def, const char *const *names, int nnames, int iters, double lambda, int json);

@@ -20,10 +20,7 @@
 
 #include "bench_fieldmap.h"
 #include "cli_util.h"
-#include "lm_encoding.h"
-#include "lm_kernels.h"
-#include "lm_metrics.h"
-#include "lm_recon.h"
+#include "larmor.h"
 
 enum { MODE_UNCORRECTED, MODE_SEGMENTED, MODE_EXACT, MODES };
 static const char *const mode_names[MODES] = {"uncorrected", "segmented", "exact"};

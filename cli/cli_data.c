@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm_io.h"
+#include "larmor.h"
 
 int cli_has_suffix(const char *s, const char *suffix)
 {

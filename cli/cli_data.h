@@ -4,8 +4,7 @@
 #ifndef LM_CLI_DATA_H
 #define LM_CLI_DATA_H
 
-#include "lm_acq.h"
-#include "lm_types.h"
+#include "larmor.h"
 
 typedef struct cli_acq_args {
     const char *cmd;                         /* "recon", "convert": names the stderr line */

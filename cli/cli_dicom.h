@@ -3,8 +3,7 @@
 #ifndef CLI_DICOM_H
 #define CLI_DICOM_H
 
-#include "lm_dicom.h"
-#include "lm_recon.h"
+#include "larmor.h"
 
 typedef struct cli_dicom_args {
     const char *dir;      /* --out-dicom DIR, or NULL */

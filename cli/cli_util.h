@@ -4,8 +4,7 @@
 
 #include <stdio.h>
 
-#include "lm_error.h"
-#include "lm_recon.h"
+#include "larmor.h"
 
 /* Prints "larmor-cli: <msg>" as one line on stderr; returns 1 (the exit code). */
 int cli_error(const lm_error *err);

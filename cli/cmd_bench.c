@@ -16,11 +16,7 @@
 #include "bench_fieldmap.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_kernels.h"
-#include "lm_metrics.h"
-#include "lm_recon.h"
-#include "lm_solver.h"
-#include "lm_trajgen.h"
+#include "larmor.h"
 
 typedef struct bench_row {
     const char *variant;       /* as asked: a name or "auto" */

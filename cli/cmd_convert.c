@@ -13,7 +13,7 @@
 #include "cli_data.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
+#include "larmor.h"
 
 static void usage(FILE *f)
 {

@@ -9,13 +9,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_atomic.h"
-#include "lm_coils_synth.h"
-#include "lm_io.h"
-#include "lm_metrics.h"
-#include "lm_recon.h"
-#include "lm_phantom.h"
-#include "lm_trajgen.h"
+#include "larmor.h"
 #include "montage.h"
 
 int cmd_demo(int argc, char **argv)

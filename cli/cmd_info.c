@@ -5,9 +5,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
-#include "lm_io_fieldmap.h"
-#include "lm_io_impatient.h"
+#include "larmor.h"
 
 /* --json: the geometry of a volume (NIfTI, cfl, DICOM) as one JSON line:
  * dims, voxel size and the 4x4 index -> RAS mm affine. */

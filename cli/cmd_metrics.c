@@ -6,8 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
-#include "lm_metrics.h"
+#include "larmor.h"
 
 int cmd_metrics(int argc, char **argv)
 {

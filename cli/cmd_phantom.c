@@ -9,13 +9,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
-#include "lm_coils_synth.h"
-#include "lm_fieldmap_synth.h"
-#include "lm_spiral.h"
-#include "lm_io_ismrmrd.h"
-#include "lm_lesion.h"
-#include "lm_trajgen.h"
+#include "larmor.h"
 
 static void help(void)
 {

@@ -7,8 +7,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
-#include "lm_kernels.h"
+#include "larmor.h"
 
 int cmd_q(int argc, char **argv)
 {

@@ -10,13 +10,7 @@
 #include "cli_dicom.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io.h"
-#include "lm_io_fieldmap.h"
-#include "lm_gpu.h"
-#include "lm_kernels.h"
-#include "lm_metrics.h"
-#include "lm_recon.h"
-#include "lm_trace.h"
+#include "larmor.h"
 
 /* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
  * options, stacked along z in the reader's order (position along the slice
@@ -419,7 +413,7 @@ int cmd_recon(int argc, char **argv)
     if (o.method == LM_METHOD_CG) {
         const lm_variant *pv = lm_variant_is_auto(o.variant) ? NULL : lm_variant_find(o.variant, NULL);
         if (!pv || pv->device == LM_DEVICE_GPU)
-            lm_gpu_prewarm();
+            larmor_gpu_prewarm();
     }
     const cli_acq_args la = {.cmd = "recon", .traj = traj, .kspace = kspace, .sens = sens_path,
                              .fieldmap = fieldmap_path, .times = times_path, .repetition = repetition,

@@ -5,7 +5,7 @@
  * volume: one image as it is, the slices of 2D images stacked by position
  * along their slice direction, as larmor-cli recon stacks a multi-slice
  * file. */
-#include "lm_config.h"
+#include "larmor.h"
 
 #include <getopt.h>
 #include <netdb.h>
@@ -20,7 +20,6 @@
 #include "cli_data.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_io_ismrmrd.h"
 
 static void help(void)
 {
@@ -43,7 +42,6 @@ int cmd_send(int argc, char **argv)
 
 #include <ismrmrd/dataset.h>
 
-#include "lm_mrd_stream.h"
 
 typedef struct conn_io {
     int fd;

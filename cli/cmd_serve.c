@@ -36,7 +36,7 @@
 #include "cli_serve.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_gpu.h"
+#include "larmor.h"
 #include "serve_mrd.h"
 
 #define SERVE_MAGIC 0x314d4c53u   /* "SLM1" */
@@ -451,7 +451,7 @@ int cmd_serve(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a client gone mid-command must not end the server */
-    lm_gpu_prewarm();         /* the GPU context made now, not in the first command */
+    larmor_gpu_prewarm();         /* the GPU context made now, not in the first command */
     fprintf(stderr, "larmor-cli serve: listening on %s (export LARMOR_SERVER=%s)\n", path, path);
     double last = cli_now();
     int status = 0;
@@ -468,7 +468,7 @@ int cmd_serve(int argc, char **argv)
                 close(cfd);
                 last = cli_now();
             }
-            if (lm_gpu_lost()) { /* the context is gone until the process ends: a new server gets a new one */
+            if (larmor_gpu_lost()) { /* the context is gone until the process ends: a new server gets a new one */
                 fprintf(stderr, "larmor-cli serve: the GPU failed (driver error); ending so that a new server "
                                 "starts with a working context\n");
                 status = 3;
@@ -482,7 +482,7 @@ int cmd_serve(int argc, char **argv)
     }
     close(ls);
     unlink(path);
-    lm_gpu_prewarm_wait();
+    larmor_gpu_prewarm_wait();
     fprintf(stderr, "larmor-cli serve: stopped\n");
     return status;
 }

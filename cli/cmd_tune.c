@@ -6,7 +6,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_gpu.h"
+#include "larmor.h"
 
 static int tune_progress(void *user, double fraction)
 {
@@ -29,27 +29,16 @@ int cmd_tune(int argc, char **argv)
             return cli_errorf("tune: unknown option '%s'", argv[i]);
     }
     lm_error err = {0};
-    if (lm_gpu_available(&err) != LM_OK)
-        return cli_error(&err);
-    lm_gpu_info info;
-    char line[512], source[1024];
-    if (lm_gpu_describe(0, &info, &err) != LM_OK)
-        return cli_error(&err);
-    lm_gpu_info_string(&info, line, sizeof line);
-    lm_gpu_tune_params p;
-    if (show) {
-        if (lm_gpu_tune_get(0, &p, source, sizeof source, &err) != LM_OK)
-            return cli_error(&err);
-    } else {
-        cli_progress prog;
+    char report[2048];
+    cli_progress prog;
+    if (!show)
         cli_progress_init(&prog, 1);
-        lm_ctl ctl = {.progress = tune_progress, .user = &prog};
-        lm_code c = lm_gpu_tune(0, &p, source, sizeof source, &ctl, &err);
+    lm_ctl ctl = {.progress = tune_progress, .user = &prog};
+    lm_code c = larmor_gpu_tune(show, report, sizeof report, show ? NULL : &ctl, &err);
+    if (!show)
         cli_progress_done(&prog);
-        if (c != LM_OK)
-            return cli_error(&err);
-    }
-    printf("%s\ngpu-tuned: %d threads/block, tile %d, unroll %d, %d points/thread (%s)\n", line,
-           p.threads, p.tile, p.unroll, p.vpt, source);
+    if (c != LM_OK)
+        return cli_error(&err);
+    printf("%s\n", report);
     return 0;
 }

@@ -4,7 +4,7 @@
 
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_kernels.h"
+#include "larmor.h"
 
 int cmd_variants(int argc, char **argv)
 {

@@ -8,10 +8,7 @@
 #include "cli_serve.h"
 #include "cli_util.h"
 #include "commands.h"
-#include "lm_gpu.h"
-#include "lm_tuning.h"
-#include "lm_trace.h"
-#include "lm_config.h"
+#include "larmor.h"
 
 static const struct {
     const char *name;
@@ -52,13 +49,12 @@ int main(int argc, char **argv)
     cli_trace("main");
     lm_trace_set(getenv("LARMOR_TRACE") ? cli_trace : NULL); /* the library's milestones, every command */
     lm_error terr = {0};
-    if (lm_tuning_init_from_env(&terr) != LM_OK) { /* the LARMOR_* knobs (docs/tuning.md) */
+    if (larmor_tuning_init_from_env(&terr) != LM_OK) { /* the LARMOR_* knobs (docs/tuning.md) */
         fprintf(stderr, "larmor-cli: %s\n", terr.msg);
         return 2;
     }
-    const char *fault = getenv("LARMOR_GPU_FAULT"); /* test-only: a bad value injects nothing */
-    if (fault)
-        (void)lm_gpu_fault_set(fault, NULL);
+    /* test-only hooks: a bad value injects nothing */
+    (void)larmor_fault_set(getenv("LARMOR_GPU_FAULT"), getenv("LARMOR_IO_FAULT"), NULL);
     if (argc < 2) {
         usage(stderr);
         return 2;
@@ -83,7 +79,7 @@ int main(int argc, char **argv)
         return 2;
     }
     const int rc = fn(argc - 1, argv + 1);
-    lm_gpu_prewarm_wait(); /* a context still being made must not race the exit */
+    larmor_gpu_prewarm_wait(); /* a context still being made must not race the exit */
     cli_trace("command done");
     return rc;
 }

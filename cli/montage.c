@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "lm_atomic.h"
+#include "larmor.h"
 
 static double value(const lm_volume *v, int64_t x, int64_t y, int64_t z)
 {

@@ -2,7 +2,7 @@
 #ifndef LM_CLI_MONTAGE_H
 #define LM_CLI_MONTAGE_H
 
-#include "lm_types.h"
+#include "larmor.h"
 
 /* rows: volumes (magnitude shown), each as axial, coronal, sagittal central
  * slices on a shared grey window [0, vmax] (vmax <= 0: the first volume's max). */

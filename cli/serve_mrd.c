@@ -19,7 +19,7 @@
 #endif
 #include "serve_mrd.h"
 
-#include "lm_config.h"
+#include "larmor.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -39,8 +39,6 @@
 #include <libxml/parser.h>
 
 #include "cli_util.h"
-#include "lm_atomic.h"
-#include "lm_gpu.h"
 #include "serve_mrd_config.h"
 
 void mrd_server_opts_init(mrd_server_opts *o)
@@ -63,10 +61,6 @@ int cli_serve_mrd(const char *spec, const mrd_server_opts *o)
 
 #else
 
-#include "lm_acq.h"
-#include "lm_kernels.h"
-#include "lm_mrd_stream.h"
-#include "lm_recon.h"
 
 static volatile sig_atomic_t g_stop;
 static pthread_mutex_t g_recon_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -242,9 +236,8 @@ static lm_code recon_group(session *s, lm_mrd_msg **group, size_t n, lm_error *e
     lm_mrd m;
     lm_acq *a = NULL;
     lm_recon_result res = {0};
-    lm_code rc = lm_mrd_units_env("MRD stream", &mo.units, err);
-    if (rc == LM_OK)
-        rc = lm_mrd_from_messages("MRD stream", s->xml, s->xml_len, all, total, &mo, &m, err);
+    mo.units = lm_mrd_units_default(); /* the front end's LARMOR_MRD_TRAJ_UNITS, as for files */
+    lm_code rc = lm_mrd_from_messages("MRD stream", s->xml, s->xml_len, all, total, &mo, &m, err);
     free(all);
     if (rc == LM_OK) {
         rc = lm_acq_from_mrd(&m, &a, err);
@@ -614,7 +607,7 @@ int cli_serve_mrd(const char *spec, const mrd_server_opts *so)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     xmlInitParser(); /* before the threads that parse headers and configurations */
-    lm_gpu_prewarm();
+    larmor_gpu_prewarm();
     fprintf(stderr, "larmor-cli serve: MRD server listening on %s:%d%s\n", host, port,
             a.sin_addr.s_addr == htonl(INADDR_LOOPBACK) ? "" : " (no authentication: keep this port on a private "
                                                               "network)");
@@ -664,7 +657,7 @@ int cli_serve_mrd(const char *spec, const mrd_server_opts *so)
     pthread_attr_destroy(&attr);
     close(ls);
     /* connections in progress end with the process */
-    lm_gpu_prewarm_wait();
+    larmor_gpu_prewarm_wait();
     fprintf(stderr, "larmor-cli serve: MRD server stopped\n");
     return 0;
 }

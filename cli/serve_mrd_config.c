@@ -13,7 +13,7 @@
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 
-#include "lm_reg.h"
+#include "larmor.h"
 
 #define MRD_PRESET_MAX_BYTES (64 * 1024)
 

@@ -7,8 +7,7 @@
 
 #include <stdint.h>
 
-#include "lm_error.h"
-#include "lm_recon.h"
+#include "larmor.h"
 
 typedef struct mrd_job_opts {
     lm_recon_opts recon;  /* variant points into variant[] */

@@ -119,9 +119,8 @@ static lm_code load_mrd(lm_acq *a, const char *h5, const lm_acq_opts *o, lm_erro
     lm_mrd_opts_init(&mo);
     mo.repetition = o->repetition;
     mo.contrast = o->contrast;
-    lm_code c = lm_mrd_units_env(h5, &mo.units, err);
-    if (c == LM_OK)
-        c = lm_mrd_read_opts(h5, &mo, &m, err);
+    mo.units = lm_mrd_units_default();
+    lm_code c = lm_mrd_read_opts(h5, &mo, &m, err);
     if (c != LM_OK)
         return c;
     take_mrd(a, &m);

@@ -144,14 +144,26 @@ static void sync_folder(const char *path)
     free(dir);
 }
 
-/* Test hook: LARMOR_IO_FAULT=stop-before-rename stops the process (SIGSTOP)
- * once the temporary is complete and durable but not yet renamed, so a test
- * can kill the writer at exactly that point instead of racing it. Read at
- * each commit (a forked child may set it); other values do nothing. */
-static void io_fault_point(const char *point)
+/* Test hook (lm_io_fault_set): "stop-before-rename" stops the process
+ * (SIGSTOP) once the temporary is complete and durable but not yet renamed,
+ * so a test can kill the writer at exactly that point instead of racing
+ * it. Set once by a front end or a test, read at each commit. */
+static volatile int g_stop_before_rename;
+
+lm_code lm_io_fault_set(const char *spec, lm_error *err)
 {
-    const char *spec = getenv("LARMOR_IO_FAULT");
-    if (spec && strncmp(spec, "stop-", 5) == 0 && strcmp(spec + 5, point) == 0)
+    if (!spec || !*spec || strcmp(spec, "none") == 0)
+        g_stop_before_rename = 0;
+    else if (strcmp(spec, "stop-before-rename") == 0)
+        g_stop_before_rename = 1;
+    else
+        return lm_fail(err, LM_ERR_INVALID, "I/O fault '%s' unknown (stop-before-rename or none)", spec);
+    return LM_OK;
+}
+
+static void io_fault_point(void)
+{
+    if (g_stop_before_rename)
         raise(SIGSTOP);
 }
 
@@ -182,7 +194,7 @@ lm_code lm_atomic_commit(lm_atomic *a, lm_error *err)
         }
     }
     if (!e)
-        io_fault_point("before-rename");
+        io_fault_point();
     if (!e && rename(a->tmp_path, path) != 0)
         e = errno;
     if (e) {

@@ -17,12 +17,16 @@ typedef struct lm_atomic {
  * libraries that open by name, such as libniftiio). */
 lm_code lm_atomic_begin(lm_atomic *a, const char *path, int open_stream, lm_error *err);
 /* Flushes, fsyncs and renames. On failure removes the temporary file.
- * Tests only: LARMOR_IO_FAULT=stop-before-rename stops the process with
- * SIGSTOP between the fsync and the rename. */
+ * Tests only: after lm_io_fault_set("stop-before-rename") it stops the
+ * process with SIGSTOP between the fsync and the rename. */
 lm_code lm_atomic_commit(lm_atomic *a, lm_error *err);
 /* Removes the temporary file; the destination is untouched. Commit and
  * abort both release the struct, so abort after commit (or after a failed
  * begin, on a zeroed struct) does nothing: writers can always call it. */
 void lm_atomic_abort(lm_atomic *a);
+/* Test-only fault injection, set by a front end (larmor-cli and the
+ * workbench pass LARMOR_IO_FAULT) or a test: "stop-before-rename" (see
+ * lm_atomic_commit), "none", NULL or "" (nothing). Another spec is refused. */
+lm_code lm_io_fault_set(const char *spec, lm_error *err);
 
 #endif

@@ -109,8 +109,8 @@ typedef enum lm_mrd_units {
 /* "auto", "normalized" (or "normalised"), "cycles". */
 lm_code lm_mrd_units_parse(const char *s, lm_mrd_units *out, lm_error *err);
 const char *lm_mrd_units_name(lm_mrd_units u);
-/* lm_mrd_read with the units given instead of taken from the environment
- * (lm_mrd_read reads LARMOR_MRD_TRAJ_UNITS, default auto). */
+/* lm_mrd_read with the units given instead of the process's default
+ * (lm_mrd_units_default: auto unless the front end set LARMOR_MRD_TRAJ_UNITS). */
 lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_error *err);
 /* lm_mrd_write naming the header's <trajectory> (cartesian, epi, radial,
  * goldenangle, spiral, other; NULL: other). */
@@ -159,16 +159,18 @@ lm_code lm_mrd_header_parse(const char *xml, size_t len, const char *what, lm_mr
  * contrast are skipped (info counts them). */
 typedef struct lm_mrd_opts {
     lm_mrd_units units; /* as lm_mrd_read_units (AUTO: tag, then max|k|; the
-                           environment is not read: see lm_mrd_units_env) */
+                           process default is not applied: see lm_mrd_units_default) */
     int repetition;     /* idx.repetition to read; -1: the lowest present */
     int contrast;       /* idx.contrast to read; -1: the lowest present */
 } lm_mrd_opts;
 
 /* units AUTO, repetition and contrast -1. */
 void lm_mrd_opts_init(lm_mrd_opts *o);
-/* The units LARMOR_MRD_TRAJ_UNITS asks for (AUTO when unset); path names
- * the file in the message when the variable is not understood. */
-lm_code lm_mrd_units_env(const char *path, lm_mrd_units *out, lm_error *err);
+/* The units lm_mrd_read (and the acquisition loader) assume: AUTO unless a
+ * front end set others (lm_tuning_set applies LARMOR_MRD_TRAJ_UNITS, read by
+ * lm_tuning_from_env; the library never reads the environment). */
+void lm_mrd_units_set_default(lm_mrd_units u);
+lm_mrd_units lm_mrd_units_default(void);
 /* Reads one repetition and contrast. Unlike lm_mrd_read, files whose
  * acquisitions span several idx.slice values with an encoded z of 1 are
  * read as multi-slice 2D data: out->nslices > 1, out->slices set and

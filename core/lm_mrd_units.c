@@ -53,15 +53,17 @@ void lm_mrd_opts_init(lm_mrd_opts *o)
     o->contrast = -1;
 }
 
-lm_code lm_mrd_units_env(const char *path, lm_mrd_units *u, lm_error *err)
+/* The units lm_mrd_read and the acquisition loader assume, set by the front
+ * end (lm_tuning_set, from LARMOR_MRD_TRAJ_UNITS): an int read and written
+ * whole, so no lock is needed. */
+static volatile int g_default_units = LM_MRD_UNITS_AUTO;
+
+void lm_mrd_units_set_default(lm_mrd_units u)
 {
-    const char *env = getenv("LARMOR_MRD_TRAJ_UNITS");
-    *u = LM_MRD_UNITS_AUTO;
-    if (env && *env) {
-        lm_code rc = lm_mrd_units_parse(env, u, err);
-        if (rc != LM_OK)
-            return lm_fail(err, rc, "%s: LARMOR_MRD_TRAJ_UNITS='%s' unknown (auto, normalized or cycles)",
-                           path ? path : "", env);
-    }
-    return LM_OK;
+    g_default_units = (int)u;
+}
+
+lm_mrd_units lm_mrd_units_default(void)
+{
+    return (lm_mrd_units)g_default_units;
 }

@@ -3,9 +3,7 @@
 #include "larmor-recon-panel.h"
 #include "larmor-util.h"
 #include "larmor-window.h"
-#include "lm_config.h"
-#include "lm_gpu.h"
-#include "lm_trajgen.h"
+#include "larmor.h"
 
 struct _LarmorApplication {
     GtkApplication parent_instance;
@@ -166,7 +164,7 @@ static void larmor_application_startup(GApplication *app)
     LarmorApplication *self = LARMOR_APPLICATION(app);
     /* With a GPU, its CUDA context is made while the window is built (about
      * 0.2 s the first reconstruction would otherwise wait). */
-    lm_gpu_prewarm();
+    larmor_gpu_prewarm();
     /* Before chaining up: GtkApplication loads gtk/help-overlay.ui from the
      * resources during startup. */
     larmor_resources_ensure();
@@ -254,7 +252,7 @@ static void larmor_application_shutdown(GApplication *app)
     LarmorApplication *self = LARMOR_APPLICATION(app);
     if (self->settings)
         larmor_settings_save(self->settings, NULL);
-    lm_gpu_prewarm_wait();
+    larmor_gpu_prewarm_wait();
     G_APPLICATION_CLASS(larmor_application_parent_class)->shutdown(app);
 }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "larmor-util.h"
-#include "lm_io.h"
+#include "larmor.h"
 
 struct _LarmorCoilMaps {
     GObject parent_instance;

@@ -8,7 +8,7 @@
 
 #include <gio/gio.h>
 
-#include "lm_types.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

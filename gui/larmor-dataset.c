@@ -8,14 +8,7 @@
 
 #include "larmor-data-name.h"
 #include "larmor-util.h"
-#include "lm_coils_synth.h"
-#include "lm_fieldmap_synth.h"
-#include "lm_io.h"
-#include "lm_io_fieldmap.h"
-#include "lm_acq.h"
-#include "lm_resample.h"
-#include "lm_phantom.h"
-#include "lm_spiral.h"
+#include "larmor.h"
 
 struct _LarmorDataset {
     GObject parent_instance;

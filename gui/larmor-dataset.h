@@ -9,8 +9,7 @@
 
 #include "larmor-coil-maps.h"
 #include "larmor-volume.h"
-#include "lm_trajgen.h"
-#include "lm_types.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

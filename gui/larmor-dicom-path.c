@@ -1,7 +1,7 @@
 /* A chosen DICOM file stands for its series' folder. */
 #include "larmor-dicom-path.h"
 
-#include "lm_dicom.h"
+#include "larmor.h"
 
 char *larmor_dicom_series_path(char *path)
 {

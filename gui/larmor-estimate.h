@@ -9,7 +9,7 @@
 #include <glib.h>
 
 #include "larmor-run.h"
-#include "lm_estimate.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -8,7 +8,7 @@
 #include <gtk/gtk.h>
 
 #include "larmor-volume.h"
-#include "lm_dicom.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -11,7 +11,7 @@
 #include "larmor-slice-view.h"
 #include "larmor-view-state.h"
 #include "larmor-volume.h"
-#include "lm_types.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "larmor-util.h"
-#include "lm_trajgen.h"
+#include "larmor.h"
 
 #define N_KINDS 6
 

@@ -5,8 +5,7 @@
 
 #include "larmor-scroll-guard.h"
 #include "larmor-util.h"
-#include "lm_kernels.h"
-#include "lm_wavelet.h"
+#include "larmor.h"
 
 struct _LarmorReconPanel {
     GtkWidget parent_instance;
@@ -242,11 +241,8 @@ gboolean larmor_reg_is_available(lm_reg_kind r, const char **why)
         return TRUE;
     if (probed < 0) {
         /* The wavelet prior needs GSL: the library says so when it lacks it. */
-        lm_wavelet *w = NULL;
         lm_error err = { 0 };
-        const int64_t n[3] = { 2, 1, 1 };
-        probed = lm_wavelet_new(n, LM_WAVELET_DB4, 1, &w, &err) == LM_OK;
-        lm_wavelet_free(w);
+        probed = larmor_wavelet_available(&err) == LM_OK;
         g_strlcpy(reason, err.msg[0] ? err.msg : "this build has no wavelet transform (GSL)", sizeof reason);
     }
     if (why && !probed)

@@ -5,10 +5,7 @@
 #include <string.h>
 
 #include "larmor-util.h"
-#include "lm_estimate.h"
-#include "lm_metrics.h"
-#include "lm_recon_session.h"
-#include "lm_solver.h"
+#include "larmor.h"
 
 struct _LarmorReconTask {
     GObject parent_instance;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "larmor-slice.h"
-#include "lm_types.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "larmor-util.h"
-#include "lm_kernels.h"
+#include "larmor.h"
 
 struct _LarmorRun {
     GObject parent_instance;

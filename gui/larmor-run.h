@@ -8,7 +8,7 @@
 
 #include "larmor-coil-maps.h"
 #include "larmor-volume.h"
-#include "lm_recon.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -7,7 +7,7 @@
 #include <glib/gstdio.h>
 
 #include "larmor-util.h"
-#include "lm_io.h"
+#include "larmor.h"
 
 typedef struct {
     char *group;

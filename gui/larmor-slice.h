@@ -13,7 +13,7 @@
 
 #include <stdint.h>
 
-#include "lm_types.h"
+#include "larmor.h"
 
 typedef enum {
     LARMOR_ORIENT_AXIAL = 0,

@@ -5,7 +5,7 @@
 
 #include <gtk/gtk.h>
 
-#include "lm_error.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -2,7 +2,7 @@
 
 #include <math.h>
 
-#include "lm_resample.h"
+#include "larmor.h"
 
 struct _LarmorVolume {
     GObject parent_instance;

@@ -7,7 +7,7 @@
 #include <glib-object.h>
 
 #include "larmor-slice.h"
-#include "lm_types.h"
+#include "larmor.h"
 
 G_BEGIN_DECLS
 

@@ -3,7 +3,7 @@
 #include "larmor-export-dicom.h"
 #include "larmor-util.h"
 #include "larmor-window-private.h"
-#include "lm_io.h"
+#include "larmor.h"
 
 /* The image to export: the selected run on the Runs page, else the one
  * shown in the viewer. */

@@ -10,8 +10,7 @@
 #include "larmor-phantom-dialog.h"
 #include "larmor-util.h"
 #include "larmor-window-private.h"
-#include "lm_io.h"
-#include "lm_io_fieldmap.h"
+#include "larmor.h"
 
 /* The data's field map: in the image list, the viewer's overlay and the panel. */
 static void sync_fieldmap(LarmorWindow *self)

@@ -5,7 +5,7 @@
 
 #include "larmor-util.h"
 #include "larmor-window-private.h"
-#include "lm_metrics.h"
+#include "larmor.h"
 
 /* --- the comparison, and which runs belong to the data ------------------ */
 

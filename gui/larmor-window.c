@@ -15,11 +15,7 @@
 #include "larmor-util.h"
 #include "larmor-open-times.h"
 #include "larmor-window-size.h"
-#include "lm_acq.h"
-#include "lm_io.h"
-#include "lm_io_fieldmap.h"
-#include "lm_io_impatient.h"
-#include "lm_metrics.h"
+#include "larmor.h"
 
 #include "larmor-window-private.h"
 

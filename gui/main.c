@@ -5,20 +5,18 @@
 #include <stdlib.h>
 
 #include "larmor-application.h"
-#include "lm_gpu.h"
-#include "lm_tuning.h"
+#include "larmor.h"
 
 int main(int argc, char **argv)
 {
     setlocale(LC_ALL, "");
     lm_error err = {0};
-    if (lm_tuning_init_from_env(&err) != LM_OK) { /* the LARMOR_* knobs (docs/tuning.md) */
+    if (larmor_tuning_init_from_env(&err) != LM_OK) { /* the LARMOR_* knobs (docs/tuning.md) */
         fprintf(stderr, "larmor: %s\n", err.msg);
         return 2;
     }
-    const char *fault = getenv("LARMOR_GPU_FAULT"); /* test-only: a bad value injects nothing */
-    if (fault)
-        (void)lm_gpu_fault_set(fault, NULL);
+    /* test-only hooks: a bad value injects nothing */
+    (void)larmor_fault_set(getenv("LARMOR_GPU_FAULT"), getenv("LARMOR_IO_FAULT"), NULL);
     LarmorApplication *app = larmor_application_new();
     int status = g_application_run(G_APPLICATION(app), argc, argv);
     if (status == 0)

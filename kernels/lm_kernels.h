@@ -73,6 +73,8 @@ typedef struct lm_ctl {
 
 /* True when the caller asked to stop. ctl may be NULL. */
 int lm_ctl_report(const lm_ctl *ctl, double fraction);
+/* Threads a kernel should use: ctl->threads, or all (OpenMP's default). */
+int lm_ctl_threads(const lm_ctl *ctl);
 
 typedef lm_code (*lm_ksum_fn)(const lm_ksum_in *in, const lm_points *pts,
                               float *out_re, float *out_im, const lm_ctl *ctl, lm_error *err);

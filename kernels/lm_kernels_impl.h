@@ -35,8 +35,6 @@ lm_code lm_ksum_time_check(const char *name, const lm_ksum_in *in, const lm_poin
  * structure it relies on, a sum of separable or gridded exponentials, has
  * no room for f(x) t): LM_OK when no times are given. */
 lm_code lm_ksum_time_refuse(const char *name, const lm_ksum_in *in, const lm_points *pts, lm_error *err);
-/* Threads a kernel should use: ctl->threads, or all (OpenMP's default). */
-int lm_ctl_threads(const lm_ctl *ctl);
 /* One unit of work, [0, units): called from several threads at once. */
 typedef void (*lm_unit_fn)(void *ctx, int64_t unit);
 /* Runs body over every unit on lm_ctl_threads(ctl) OpenMP threads, handing

@@ -21,22 +21,9 @@
 
 #include <stdint.h>
 
+#include "lm_reg_kind.h"
 #include "lm_types.h"
 
-typedef enum lm_reg_kind {
-    LM_REG_IDENTITY = 0, /* W = I (Tikhonov) */
-    LM_REG_GRADIENT,     /* W = 3D forward finite differences */
-    LM_REG_ANATOMICAL,   /* the reference's edges times the data's (docs/priors.md) */
-    /* Not quadratic: solved by ADMM (recon/lm_admm.h), not by lm_reg_apply. */
-    LM_REG_TV,           /* isotropic total variation sum_x ||D rho(x)||_2 */
-    LM_REG_WAVELET,      /* ||Psi rho||_1, Psi an orthogonal wavelet (lm_wavelet.h) */
-    LM_REG_ANATOMICAL_EDGES /* finite differences weighted by a reference's edges alone */
-} lm_reg_kind;
-
-/* True for the kinds whose W^H W is D^T diag(w) D with edge weights: one
- * kernel serves both (lm_reg_apply, lm_gpu_reg_apply with
- * LM_REG_ANATOMICAL). */
-static inline int lm_reg_weighted(lm_reg_kind k) { return k == LM_REG_ANATOMICAL || k == LM_REG_ANATOMICAL_EDGES; }
 
 /* Anatomical weights: w = 1 where the reference is smooth, small across its
  * edges: w = 1 / (1 + (|diff ref| / (edge_frac * max|ref|))^2).
@@ -46,10 +33,7 @@ static inline int lm_reg_weighted(lm_reg_kind k) { return k == LM_REG_ANATOMICAL
  * round(i * dims / n) (both grids share the FOV and put voxel n/2 at the
  * centre). An all-zero reference gives w = 1. *weights is malloc'd (3N
  * floats). */
-/* 0.05: region steps in a typical reference are well above 5 % of its
- * maximum, so edges get weights near 1/17 while noise-level wiggles keep ~1
- * (B32: 16.7 % error at 0.05 against 24.7 % at 0.1; BENCHMARKS.md). */
-#define LM_EDGE_FRAC_DEFAULT 0.05
+/* edge_frac: LM_EDGE_FRAC_DEFAULT (lm_reg_kind.h) unless the caller has another. */
 
 lm_code lm_reg_anatomical_weights(const lm_volume *ref, const int64_t n[3], double edge_frac,
                                   float **weights, lm_error *err);

@@ -2,6 +2,7 @@
  * for front ends, and the process's current set. */
 #include "lm_tuning.h"
 
+#include "lm_io_ismrmrd.h"
 #include "lm_nufft.h"
 
 #include <errno.h>
@@ -73,6 +74,13 @@ lm_code lm_tuning_from_env(lm_tuning *t, lm_error *err)
         rc = env_int("LARMOR_GPU_NUFFT_OVERLAP", 0, 1, &t->gpu_nufft_overlap, err);
     if (rc == LM_OK)
         rc = env_int("LARMOR_GPU_PHASOR_NOSYM", 0, 1 << 30, &t->gpu_phasor_nosym, err);
+    v = getenv("LARMOR_MRD_TRAJ_UNITS");
+    if (rc == LM_OK && v && *v) {
+        lm_mrd_units u;
+        if (lm_mrd_units_parse(v, &u, NULL) != LM_OK)
+            return lm_fail(err, LM_ERR_INVALID, "LARMOR_MRD_TRAJ_UNITS='%s' unknown (auto, normalized or cycles)", v);
+        t->mrd_traj_units = (int)u;
+    }
     return rc;
 }
 
@@ -82,6 +90,7 @@ void lm_tuning_set(const lm_tuning *t)
     g_tuning = *t;
     g_init = 1;
     pthread_mutex_unlock(&g_lock);
+    lm_mrd_units_set_default((lm_mrd_units)t->mrd_traj_units);
 }
 
 const lm_tuning *lm_tuning_get(void)

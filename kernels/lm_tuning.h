@@ -43,6 +43,9 @@ typedef struct lm_tuning {
                                     thread and colour (default 4; 0: fixed slabs) */
     int trace;                   /* LARMOR_TRACE (any value): the GPU products time their phases
                                     for lm_trace */
+    int mrd_traj_units;          /* LARMOR_MRD_TRAJ_UNITS: auto (default), normalized or cycles, as an
+                                    lm_mrd_units (core/lm_io_ismrmrd.h): how MRD trajectories are
+                                    scaled; lm_tuning_set hands it to lm_mrd_units_set_default */
 } lm_tuning;
 
 /* The defaults. */

@@ -8,6 +8,7 @@
  * GFLOPS on a CPU (FFTW, two cores) and hundreds on a GPU. One measured run
  * replaces them. */
 #include "lm_estimate.h"
+#include "lm_kernels.h"
 
 #include <errno.h>
 #include <math.h>

@@ -7,12 +7,14 @@
 #ifndef LM_RECON_H
 #define LM_RECON_H
 
-#include "lm_kernels.h"
-#include "lm_lambda.h"
+#include "lm_lambda_criterion.h"
+#include "lm_reg_kind.h"
 #include "lm_resample.h"
-#include "lm_sums.h"
-#include "lm_solver.h"
 #include "lm_types.h"
+
+/* A row of the variant table (kernels/lm_kernels.h): front ends reach it
+ * through larmor.h; this header names it without the kernels' interface. */
+struct lm_variant;
 
 typedef enum lm_method {
     LM_METHOD_CG = 0,
@@ -258,6 +260,6 @@ lm_code lm_recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k,
 /* The CPU variant a GPU one falls back to: gpu-nufft -> cpu-nufft, the
  * direct sums -> cpu-simd (cpu-sp without a SIMD ISA); v itself when it is
  * a CPU variant. NULL and the error when none is available. */
-const lm_variant *lm_recon_cpu_twin(const lm_variant *v, lm_error *err);
+const struct lm_variant *lm_recon_cpu_twin(const struct lm_variant *v, lm_error *err);
 
 #endif

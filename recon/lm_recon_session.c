@@ -12,8 +12,10 @@
 #include "lm_admm.h"
 #include "lm_cg.h"
 #include "lm_encoding.h"
+#include "lm_lambda.h"
 #include "lm_recon_impl.h"
 #include "lm_register.h"
+#include "lm_solver.h"
 #include "lm_trace.h"
 
 #define SESSION_MAGIC 0x4c4d5353u /* "LMSS" */

@@ -1,7 +1,7 @@
 /* Atomic writes survive SIGKILL: a child process replaces an existing file
  * through lm_atomic (its FILE* directly, lm_cfl_write, lm_mrd_write) and is
- * killed at the last moment before the commit: LARMOR_IO_FAULT=
- * stop-before-rename stops it once the temporary is complete and synced,
+ * killed at the last moment before the commit: lm_io_fault_set(
+ * "stop-before-rename") stops it once the temporary is complete and synced,
  * so the kill lands there every time (no race with the writer). The old
  * file must be intact, byte for byte, and no partial destination may
  * appear. A killed writer leaves its hidden temporary
@@ -134,7 +134,7 @@ static void kill_before_rename(const char *label, writer_fn fn, const char *dest
 
     pid_t pid = fork();
     if (pid == 0) {
-        setenv("LARMOR_IO_FAULT", "stop-before-rename", 1);
+        CHECK(lm_io_fault_set("stop-before-rename", NULL) == LM_OK); /* as larmor-cli does from LARMOR_IO_FAULT */
         fn(dest);
         _exit(0);
     }
@@ -170,6 +170,12 @@ static void kill_before_rename(const char *label, writer_fn fn, const char *dest
 
 int main(void)
 {
+    {
+        lm_error fe;
+        lm_error_clear(&fe);
+        CHECK(lm_io_fault_set("stop-sometime", &fe) == LM_ERR_INVALID && strstr(fe.msg, "stop-sometime"));
+        CHECK(lm_io_fault_set("none", &fe) == LM_OK);
+    }
     lm_tmp_make("atomic-kill");
     lm_error err;
     lm_error_clear(&err);

@@ -10,6 +10,7 @@
 #include "lm_config.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_test.h"
+#include "lm_tuning.h"
 #include "mrd_test_util.h"
 
 #if LM_HAVE_ISMRMRD
@@ -306,9 +307,13 @@ int main(void)
     }
     lm_mrd_clear(&r);
 
-    /* Units override given in the environment is checked. */
+    /* A units override in the environment is checked where a front end
+     * reads it (lm_tuning_init_from_env), naming the variable. */
     setenv("LARMOR_MRD_TRAJ_UNITS", "furlongs", 1);
-    expect_bad_path("bad LARMOR_MRD_TRAJ_UNITS", okp, LM_ERR_INVALID, NULL);
+    lm_error te;
+    lm_error_clear(&te);
+    CHECK(lm_tuning_init_from_env(&te) == LM_ERR_INVALID);
+    CHECK(lm_msg_ok("bad LARMOR_MRD_TRAJ_UNITS", &te, NULL, "LARMOR_MRD_TRAJ_UNITS='furlongs'"));
     unsetenv("LARMOR_MRD_TRAJ_UNITS");
     chmod(okp, 0644);
     free(okp);

@@ -8,6 +8,7 @@
 #include "lm_config.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_test.h"
+#include "lm_tuning.h"
 #include "mrd_test_util.h"
 
 static uint64_t rng = 88172645463325252ull;
@@ -142,16 +143,25 @@ int main(void)
     if (r.traj)
         CHECK(r.traj->k[3] == ts->k[3] * 32.0f && r.traj->k[4] == ts->k[4] * 32.0f);
     lm_mrd_clear(&r);
+    /* The library never reads the environment: the variable alone changes
+     * nothing; the front end's lm_tuning_init_from_env applies it. */
     setenv("LARMOR_MRD_TRAJ_UNITS", "normalized", 1);
+    CHECK_OK(lm_mrd_read(ps, &r, &err), &err);
+    if (r.traj)
+        CHECK(r.traj->k[3] == ts->k[3]);
+    lm_mrd_clear(&r);
+    CHECK_OK(lm_tuning_init_from_env(&err), &err);
+    CHECK(lm_mrd_units_default() == LM_MRD_UNITS_NORMALIZED);
     CHECK_OK(lm_mrd_read(ps, &r, &err), &err);
     if (r.traj)
         CHECK(r.traj->k[3] == ts->k[3] * 32.0f);
     lm_mrd_clear(&r);
     setenv("LARMOR_MRD_TRAJ_UNITS", "parsecs", 1);
-    CHECK(lm_mrd_read(ps, &r, &err) == LM_ERR_INVALID);
+    CHECK(lm_tuning_init_from_env(&err) == LM_ERR_INVALID);
     CHECK(lm_msg_ok("bad units variable", &err, NULL, "LARMOR_MRD_TRAJ_UNITS"));
-    CHECK(r.traj == NULL);
     unsetenv("LARMOR_MRD_TRAJ_UNITS");
+    CHECK_OK(lm_tuning_init_from_env(&err), &err);
+    CHECK(lm_mrd_units_default() == LM_MRD_UNITS_AUTO);
 
     /* Overwrite: new content, and no temporary file left behind. */
     CHECK_OK(lm_mrd_write(p2, &g2, ts, ks, &err), &err);

@@ -9,6 +9,7 @@
 #include "lm_qcache.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
+#include "lm_sums.h"
 #include "lm_test.h"
 #include "solver_common.h"
 

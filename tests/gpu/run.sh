@@ -144,7 +144,7 @@ grep -E "spill|stack frame" "$OUT/build.log" | grep -v " 0 bytes" | sort | uniq 
 echo "built in $(( $(date +%s) - T0 )) s"
 if command -v cuobjdump >/dev/null 2>&1; then
     # instruction mix of gpu-phasor's grid kernel (complex weights), sm_90
-    cuobjdump -sass -arch sm_90 $B/liblarmor.a.p/lm_gpu_phasor.o 2>/dev/null |
+    cuobjdump -sass -arch sm_90 $B/kernels/liblarmor-kernels.a.p/lm_gpu_phasor.o 2>/dev/null |
         awk '/Function : _Z9k_ph_gridILb1/{f=1} f&&/Function : /&&!/k_ph_gridILb1/{f=0} f' |
         grep -oE "^\s+/\*[0-9a-f]+\*/\s+[A-Z0-9_.@!P]+( [A-Z0-9_.]+)?" | awk '{print $2}' | sed 's/^@!\?P[0-9]//' |
         cut -d. -f1 | sort | uniq -c | sort -rn | head -14 | tr '\n' ' '

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lm_kernels.h"
 #include "lm_metrics.h"
 #include "lm_recon.h"
 #include "lm_test.h"

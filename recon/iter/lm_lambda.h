@@ -24,20 +24,12 @@
 #include <stdint.h>
 
 #include "lm_cg.h"
+#include "lm_lambda_criterion.h"
 #include "lm_encoding.h"
 #include "lm_linop.h"
 #include "lm_reg.h"
 #include "lm_types.h"
 
-typedef enum lm_lambda_criterion {
-    LM_LAMBDA_DEFAULT = 0,   /* the regulariser's own (lm_lambda_default_criterion) */
-    LM_LAMBDA_DISCREPANCY,
-    LM_LAMBDA_GCV
-} lm_lambda_criterion;
-
-/* "default", "discrepancy", "gcv". */
-const char *lm_lambda_criterion_name(lm_lambda_criterion c);
-lm_code lm_lambda_criterion_parse(const char *s, lm_lambda_criterion *out, lm_error *err);
 /* The criterion that met the issue's target for this regulariser
  * (docs/lambda.md): discrepancy for identity and gradient (and any other
  * prior), GCV for anatomical. */

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm_kernels_impl.h"
+#include "lm_kernels.h"
 
 #define LM_ESPIRIT_MAX_N 2048 /* C x K beyond this: compress coils first */
 

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm_kernels_impl.h"
+#include "lm_kernels.h"
 #include "lm_nufft.h"
 #include "lm_progress.h"
 

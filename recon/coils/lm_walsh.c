@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lm_kernels_impl.h"
+#include "lm_kernels.h"
 
 #define TUKEY_FLAT 0.5
 

@@ -5,6 +5,7 @@
 #ifndef LM_COIL_PREP_H
 #define LM_COIL_PREP_H
 
+#include "lm_kernels.h"
 #include "lm_recon.h"
 
 typedef struct lm_coil_prep {
