@@ -34,9 +34,8 @@ static unsigned char *gunzip_all(const char *path, size_t *n)
     return k < 0 ? (free(buf), NULL) : buf;
 }
 
-/* gzip members in a file: each starts with 1f 8b 08 (counted from the
- * start of each member by following the file: a member of ours ends where
- * the next magic begins, so count magics at member boundaries via zlib). */
+/* gzip members in a file: inflated one after another with zlib, each
+ * ending where the next begins; -1 when one is damaged. */
 static int count_members(const char *path)
 {
     FILE *f = fopen(path, "rb");
