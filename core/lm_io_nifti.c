@@ -118,7 +118,7 @@ static lm_code write_gz(FILE *f, const char *tmp, const char *path, nifti_image 
     free(head);
     if (rc == LM_OK && fflush(f) != 0)
         rc = lm_fail(err, LM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-    struct stat st;
+    struct stat st = {0};
     if (rc == LM_OK && (stat(tmp, &st) != 0 || (size_t)st.st_size != wrote))
         rc = lm_fail(err, LM_ERR_IO, "%s: cannot write (%lld of %zu compressed bytes on disk; disk full?)", path,
                      (long long)st.st_size, wrote);
