@@ -40,6 +40,7 @@
 
 #include "lm_kernels.h"
 
+#include "lm_encoding_cache.h"
 #include "lm_estimate.h"
 #include "lm_recon.h"
 #include "lm_recon_session.h"

@@ -6,7 +6,8 @@
 #
 # PROBLEM: a benchmark problem (made by larmor-cli phantom) or a directory
 # that `recon --traj DIR` reads whole (IMPATIENT's, with its matrix); EXTRA
-# adds options (e.g. "--lambda 0 --iters 30 --no-cache").
+# adds options (e.g. "--lambda 0 --iters 30 --no-cache"); OUTF names the
+# image written (default out.nii; out.nii.gz for compressed output).
 #
 # Runs the command REPS times per configuration with LARMOR_TRACE=1
 # (larmor-cli and the library print epoch times at their milestones; the
@@ -29,6 +30,7 @@ V=${2:-gpu-nufft}
 R=${3:-5}
 W=${WORK:-/tmp/larmor-startup}
 CONFIGS=${CONFIGS:-default no-prewarm served cuda-floor}
+OUTF=${OUTF:-out.nii}
 mkdir -p "$W"
 if [ -d "$P" ]; then
     INPUTS="--traj $P"
@@ -92,10 +94,10 @@ for cfg in $CONFIGS; do
         LARMOR_TRACE=1 "$CLI" serve --socket "$W/serve.sock" --idle-exit 300 2>"$W/serve.log" &
         for _ in $(seq 100); do grep -q listening "$W/serve.log" 2>/dev/null && break; sleep 0.1; done
         envs="LARMOR_SERVER=$W/serve.sock"
-        env $envs "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii" >/dev/null 2>&1 ;;
+        env $envs "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/$OUTF" >/dev/null 2>&1 ;;
     *) echo "unknown configuration $cfg" >&2; exit 2 ;;
     esac
-    timed_runs "$cfg" env $envs LARMOR_TRACE=1 "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/out.nii"
+    timed_runs "$cfg" env $envs LARMOR_TRACE=1 "$CLI" recon $INPUTS --variant "$V" ${EXTRA:-} --out "$W/$OUTF"
     [ "$cfg" = served ] && kill %1 2>/dev/null && wait
 done | tee "$W/startup.log" | python3 -c "
 import sys, statistics as st

@@ -7,4 +7,9 @@
 
 int cli_serve_forward(const char *path, int argc, char **argv);
 
+/* In a command run by larmor-cli serve: the server's encoding cache
+ * (lm_encoding_cache.h; --cache-mb), for lm_recon_opts.encodings. NULL
+ * outside a server or with --cache-mb 0. */
+struct lm_encoding_cache *cli_serve_encodings(void);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "cli_data.h"
 #include "cli_dicom.h"
+#include "cli_serve.h"
 #include "cli_util.h"
 #include "commands.h"
 #include "larmor.h"
@@ -408,6 +409,7 @@ int cmd_recon(int argc, char **argv)
     lm_kdata *noise = NULL;
     lm_recon_result res = {0};
     int rc = 1;
+    o.encodings = cli_serve_encodings(); /* served: Q and plans kept between commands */
     cli_trace("options parsed");
     /* A GPU run's CUDA context is made while the inputs are read. */
     if (o.method == LM_METHOD_CG) {
@@ -590,6 +592,7 @@ int cmd_recon(int argc, char **argv)
         cli_json_int(stdout, "iters", res.iters_done, 1);
         cli_json_num(stdout, "time_q_s", res.time_q_s, 1);
         cli_json_bool(stdout, "q_cached", res.q_from_cache, 1);
+        cli_json_bool(stdout, "encoding_cached", res.encoding_cached, 1);
         cli_json_num(stdout, "time_fhd_s", res.time_fhd_s, 1);
         cli_json_num(stdout, "time_cg_s", res.time_cg_s, 1);
         cli_json_num(stdout, "time_total_s", res.time_total_s, 1);
@@ -635,7 +638,7 @@ int cmd_recon(int argc, char **argv)
             printf(" (%s, lambda %g%s, %s, %d iterations)", vlabel, res.lambda_used, o.lambda_auto ? " auto" : "",
                    lm_reg_name(o.reg), res.iters_done);
         printf(": Q %.3f s%s, F^H d %.3f s, CG %.3f s, total %.3f s\n", res.time_q_s,
-               res.q_from_cache ? " (cached)" : "", res.time_fhd_s, res.time_cg_s, res.time_total_s);
+               res.encoding_cached ? " (kept by the server)" : res.q_from_cache ? " (cached)" : "", res.time_fhd_s, res.time_cg_s, res.time_total_s);
         if (truth)
             printf("PSNR %.2f dB, error %.2f %%%s\n", m.psnr_db, m.percent_error, scale ? " (scale-matched)" : "");
         if (res.coils > 1 && res.combine == LM_COMBINE_RSS)

@@ -14,7 +14,14 @@
  * a time, in the server's environment (XDG_CACHE_HOME, LARMOR_* as it was
  * started with). Only the server's own user may connect (SO_PEERCRED). A
  * client that goes away (Ctrl-C) cancels its command at the next progress
- * report, as the GUI's Cancel does, so the server is free again. */
+ * report, as the GUI's Cancel does, so the server is free again.
+ *
+ * The server keeps reconstructions' encodings (Q and its Toeplitz
+ * operator, the NUFFT plan, the trajectory on the device) between
+ * commands in an LRU of --cache-mb megabytes (lm_encoding_cache.h): a
+ * command with the trajectory, matrix, variant and segmentation of an
+ * earlier one starts at E^H d. Each command's log line gives the cache's
+ * state. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* SCM_RIGHTS, SO_PEERCRED, accept4 */
 #endif
@@ -44,6 +51,16 @@
 #define SERVE_MAX_ARGS 4096
 
 static volatile sig_atomic_t g_stop;
+static lm_encoding_cache *g_encodings; /* while serving */
+
+/* What a served B128 gpu-nufft encoding holds is about 0.4 GB: the default
+ * keeps a handful of trajectories. */
+#define SERVE_CACHE_MB_DEFAULT 2048
+
+struct lm_encoding_cache *cli_serve_encodings(void)
+{
+    return g_encodings;
+}
 
 static void on_signal(int sig)
 {
@@ -329,8 +346,16 @@ static void serve_one(int c)
     for (int i = 0; i < 2; i++)
         if (done[i] >= 0)
             close(done[i]);
-    fprintf(stderr, "larmor-cli serve: %s (%d arguments) exit %d in %.3f s%s\n", argv[0], argc - 1, (int)rc,
-            cli_now() - t0, cli_cancel_requested() ? " (cancelled: the client went away or the server was stopped)" : "");
+    char cache[160] = "";
+    if (g_encodings) {
+        lm_encoding_cache_stats cs;
+        lm_encoding_cache_get_stats(g_encodings, &cs);
+        snprintf(cache, sizeof cache, "; cache: %d entries, %.1f of %.0f MB, %lld hits, %lld misses, %lld evicted",
+                 cs.entries, cs.bytes / 1048576.0, cs.cap_bytes / 1048576.0, cs.hits, cs.misses, cs.evictions);
+    }
+    fprintf(stderr, "larmor-cli serve: %s (%d arguments) exit %d in %.3f s%s%s\n", argv[0], argc - 1, (int)rc,
+            cli_now() - t0, cli_cancel_requested() ? " (cancelled: the client went away or the server was stopped)" : "",
+            cache);
     cli_cancel_set(0);
     (void)write_all(c, &rc, sizeof rc);
 done:
@@ -345,6 +370,7 @@ int cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {{"socket", required_argument, 0, 's'},
                                          {"idle-exit", required_argument, 0, 'i'},
+                                         {"cache-mb", required_argument, 0, 'c'},
                                          {"help", no_argument, 0, 'h'},
                                          {"mrd", required_argument, 0, 'm'},
                                          {"mrd-presets", required_argument, 0, 'P'},
@@ -360,7 +386,7 @@ int cmd_serve(int argc, char **argv)
     long long iv;
     char path[sizeof(((struct sockaddr_un *)0)->sun_path) + 64];
     default_socket(path, sizeof path);
-    double idle = 0;
+    double idle = 0, cache_mb = SERVE_CACHE_MB_DEFAULT;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -393,8 +419,12 @@ int cmd_serve(int argc, char **argv)
                 return 1;
             mo.max_connections = (int)iv;
             break;
+        case 'c':
+            if (!cli_parse_double("--cache-mb", optarg, &cache_mb) || !(cache_mb >= 0))
+                return cli_errorf("serve: --cache-mb wants megabytes >= 0 (0: keep nothing)");
+            break;
         case 'h':
-            puts("usage: larmor-cli serve [--socket PATH] [--idle-exit SECONDS]\n"
+            puts("usage: larmor-cli serve [--socket PATH] [--idle-exit SECONDS] [--cache-mb 2048]\n"
                  "  Runs larmor-cli commands sent by clients (LARMOR_SERVER=PATH larmor-cli COMMAND ...) in one\n"
                  "  process: the GPU context, plans and memory pools stay warm between commands. Commands run one\n"
                  "  at a time in the server's environment. The default socket is $XDG_RUNTIME_DIR/larmor.sock\n"
@@ -408,7 +438,10 @@ int cmd_serve(int argc, char **argv)
                  "  Port 0: one the OS picks (--mrd-port-file writes it). CONFIG_FILE names a preset NAME.conf of\n"
                  "  --mrd-presets (default $XDG_CONFIG_HOME/larmor/presets); --mrd-max-buffer caps the acquisitions\n"
                  "  one connection holds (MiB, default 2048); a client that reads no image for --mrd-send-timeout\n"
-                 "  seconds, or sends nothing for --mrd-idle-timeout, is dropped.");
+                 "  seconds, or sends nothing for --mrd-idle-timeout, is dropped.\n"
+                 "  Reconstructions without coil maps keep their encoding (Q, NUFFT plan, trajectory on the GPU)\n"
+                 "  for later commands with the same trajectory, matrix, variant and segmentation: least recently\n"
+                 "  used first out beyond --cache-mb megabytes of host and GPU memory (0: keep nothing).");
             return 0;
         default:
             return 2;
@@ -452,6 +485,13 @@ int cmd_serve(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN); /* a client gone mid-command must not end the server */
     larmor_gpu_prewarm();         /* the GPU context made now, not in the first command */
+    larmor_gpu_prewarm();         /* the GPU context made now, not in the first command */
+    lm_error cerr = {0};
+    if (cache_mb > 0 && lm_encoding_cache_new(cache_mb * 1048576.0, &g_encodings, &cerr) != LM_OK) {
+        close(ls);
+        unlink(path);
+        return cli_error(&cerr);
+    }
     fprintf(stderr, "larmor-cli serve: listening on %s (export LARMOR_SERVER=%s)\n", path, path);
     double last = cli_now();
     int status = 0;
@@ -482,6 +522,9 @@ int cmd_serve(int argc, char **argv)
     }
     close(ls);
     unlink(path);
+    larmor_gpu_prewarm_wait();
+    lm_encoding_cache_free(g_encodings);
+    g_encodings = NULL;
     larmor_gpu_prewarm_wait();
     fprintf(stderr, "larmor-cli serve: stopped\n");
     return status;

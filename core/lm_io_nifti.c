@@ -5,7 +5,10 @@
  * reports a short write only on stderr and returns nothing. Every written
  * file is re-read before it replaces the destination. The reader checks the
  * 348-byte header itself before libniftiio sees it (precheck_header), so bad
- * headers get Larmor's one-line messages and libniftiio prints nothing. */
+ * headers get Larmor's one-line messages and libniftiio prints nothing.
+ * A .nii.gz is written here too, header and voxels as one byte stream
+ * compressed on every core (lm_gzip_parallel.h): zlib's single thread took
+ * longer than a served reconstruction. */
 #include "lm_io.h"
 
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <nifti1_io.h>
 
 #include "lm_atomic.h"
+#include "lm_gzip_parallel.h"
 
 /* glibc defines CMPLXF for gcc only; clang has the same builtin. */
 #ifndef CMPLXF
@@ -45,31 +49,8 @@ static int is_gz(const char *path)
     return has_suffix(path, ".gz");
 }
 
-/* Uncompressed length of a gzip file, reading it through; -1 when the
- * stream is damaged or truncated. */
-static int64_t gz_length(const char *path)
-{
-    char *buf = malloc(1 << 16);
-    gzFile g = buf ? gzopen(path, "rb") : NULL;
-    if (!g) {
-        free(buf);
-        return -1;
-    }
-    int64_t total = 0;
-    int n;
-    while ((n = gzread(g, buf, 1 << 16)) > 0)
-        total += n;
-    free(buf);
-    int errnum = Z_OK;
-    gzerror(g, &errnum);
-    int bad = n < 0 || (errnum != Z_OK && errnum != Z_STREAM_END);
-    if (gzclose_r(g) != Z_OK)
-        bad = 1;
-    return bad ? -1 : total;
-}
-
-/* Checks that libniftiio really wrote what was asked: a readable header
- * with the right dims and type, and the full data. */
+/* Checks that a .nii holds what was asked: a readable header with the
+ * right dims and type, and the full data. */
 static lm_code verify_written(const char *tmp, const char *path, const nifti_image *nim,
                               lm_error *err)
 {
@@ -82,17 +63,74 @@ static lm_code verify_written(const char *tmp, const char *path, const nifti_ima
     if (!ok)
         return lm_fail(err, LM_ERR_IO, "%s: cannot write (libniftiio wrote no valid header)", path);
     int64_t need = (int64_t)nim->iname_offset + (int64_t)(nim->nvox * (size_t)nim->nbyper);
-    int64_t have;
-    if (is_gz(tmp)) {
-        have = gz_length(tmp);
-    } else {
-        struct stat st;
-        have = stat(tmp, &st) == 0 ? (int64_t)st.st_size : -1;
-    }
+    struct stat st;
+    const int64_t have = stat(tmp, &st) == 0 ? (int64_t)st.st_size : -1;
     if (have != need)
         return lm_fail(err, LM_ERR_IO, "%s: cannot write (libniftiio wrote %lld of %lld bytes; "
                        "disk full or file too large?)", path, (long long)have, (long long)need);
     return LM_OK;
+}
+
+/* .nii through libniftiio's header writer; the voxels written here,
+ * because its own data writer reports a short write only on stderr
+ * (unconditionally) and returns nothing. Re-read before it is kept. */
+static lm_code write_plain(const char *tmp, const char *path, nifti_image *nim, lm_error *err)
+{
+    if (nifti_set_filenames(nim, tmp, 0, 1) != 0)
+        return lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio rejects the temporary name %s", path, tmp);
+    znzFile fp = nifti_image_write_hdr_img(nim, 2, "wb");
+    if (znz_isnull(fp))
+        return lm_fail(err, LM_ERR_IO, "%s: cannot write the NIfTI header: %s", path, strerror(errno));
+    size_t bytes = nim->nvox * (size_t)nim->nbyper;
+    int bad_offset = znztell(fp) != (znz_off_t)nim->iname_offset;
+    errno = 0;
+    size_t wrote = bad_offset ? 0 : znzwrite(nim->data, 1, bytes, fp);
+    int write_errno = errno;
+    int closed = znzclose(fp);
+    if (bad_offset)
+        return lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio left the file at an unexpected offset", path);
+    if (wrote != bytes || closed != 0)
+        return lm_fail(err, LM_ERR_IO, "%s: cannot write: %s", path,
+                       write_errno ? strerror(write_errno) : "short write (disk full or file too large?)");
+    return verify_written(tmp, path, nim, err);
+}
+
+/* .nii.gz: libniftiio's header (348 bytes, then the 4-byte extender of no
+ * extensions) and the voxels, as parallel gzip members into f. The header
+ * is read back, and the file's length must be what was written (every
+ * write was checked; inflating it all again would cost as much as
+ * compressing it on two cores). */
+static lm_code write_gz(FILE *f, const char *tmp, const char *path, nifti_image *nim, lm_error *err)
+{
+    nifti_set_iname_offset(nim);
+    const size_t head_len = (size_t)nim->iname_offset;
+    if (head_len < sizeof(nifti_1_header) + 4)
+        return lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio put the voxels at byte %zu", path, head_len);
+    unsigned char *head = lm_calloc(head_len, 1, err, path);
+    if (!head)
+        return LM_ERR_NOMEM;
+    const nifti_1_header h = nifti_convert_nim2nhdr(nim);
+    memcpy(head, &h, sizeof h); /* the extender after it stays 0: no extensions */
+    const void *parts[2] = {head, nim->data};
+    const size_t sizes[2] = {head_len, nim->nvox * (size_t)nim->nbyper};
+    size_t wrote = 0;
+    lm_code rc = lm_gzip_parallel_write(f, parts, sizes, 2, LM_GZIP_LEVEL, 0, &wrote, path, err);
+    free(head);
+    if (rc == LM_OK && fflush(f) != 0)
+        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    struct stat st = {0};
+    if (rc == LM_OK && (stat(tmp, &st) != 0 || (size_t)st.st_size != wrote))
+        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write (%lld of %zu compressed bytes on disk; disk full?)", path,
+                     (long long)st.st_size, wrote);
+    int swapped = 0;
+    nifti_1_header *back = rc == LM_OK ? nifti_read_header(tmp, &swapped, 1) : NULL;
+    int ok = back && back->datatype == nim->datatype && back->vox_offset == (float)head_len;
+    for (int i = 0; ok && i < 5; i++)
+        ok = back->dim[i] == nim->dim[i];
+    free(back);
+    if (rc == LM_OK && !ok)
+        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write (the header does not read back)", path);
+    return rc;
 }
 
 lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_error *err)
@@ -170,44 +208,20 @@ lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t fram
     nim->qto_xyz = nifti_quatern_to_mat44(qb, qc, qd, qx, qy, qz, nim->dx, nim->dy, nim->dz, qfac);
     nim->qto_ijk = nifti_mat44_inverse(nim->qto_xyz);
 
-    lm_atomic a;
-    lm_code rc = lm_atomic_begin(&a, path, 0, err);
-    if (rc)
-        goto out;
+    lm_atomic a = {0};
+    lm_code rc;
     nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
-    if (nifti_set_filenames(nim, a.tmp_path, 0, 1) != 0) {
-        rc = lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio rejects the temporary name %s", path,
-                     a.tmp_path);
-        goto out;
+    if (is_gz(path)) {
+        rc = lm_atomic_begin(&a, path, 1, err);
+        if (rc == LM_OK)
+            rc = write_gz(a.f, a.tmp_path, path, nim, err);
+    } else {
+        rc = lm_atomic_begin(&a, path, 0, err);
+        if (rc == LM_OK)
+            rc = write_plain(a.tmp_path, path, nim, err);
     }
-    /* libniftiio writes the header and leaves the file open; the voxels are
-     * written here, because its own data writer reports a short write only
-     * on stderr (unconditionally) and returns nothing. */
-    znzFile fp = nifti_image_write_hdr_img(nim, 2, "wb");
-    if (znz_isnull(fp)) {
-        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write the NIfTI header: %s", path, strerror(errno));
-        goto out;
-    }
-    size_t bytes = nim->nvox * (size_t)nim->nbyper;
-    int bad_offset = znztell(fp) != (znz_off_t)nim->iname_offset;
-    errno = 0;
-    size_t wrote = bad_offset ? 0 : znzwrite(nim->data, 1, bytes, fp);
-    int write_errno = errno;
-    int closed = znzclose(fp);
-    if (bad_offset) {
-        rc = lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio left the file at an unexpected offset", path);
-        goto out;
-    }
-    if (wrote != bytes || closed != 0) {
-        rc = lm_fail(err, LM_ERR_IO, "%s: cannot write: %s", path,
-                     write_errno ? strerror(write_errno) : "short write (disk full or file too large?)");
-        goto out;
-    }
-    rc = verify_written(a.tmp_path, path, nim, err);
-    if (rc)
-        goto out;
-    rc = lm_atomic_commit(&a, err);
-out:
+    if (rc == LM_OK)
+        rc = lm_atomic_commit(&a, err);
     lm_atomic_abort(&a);
     nim->data = NULL;
     nifti_image_free(nim);

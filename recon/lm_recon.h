@@ -140,6 +140,10 @@ typedef struct lm_recon_opts {
      * again, every other option kept, on the CPU twin; the result says so
      * (fell_back, fallback_note). Cancellation and bad input never fall back. */
     lm_fallback fallback;
+    /* CG without coil maps: take the encoding (Q, plans, the trajectory on
+     * the device) from this cache and leave it there (lm_encoding_cache.h;
+     * larmor-cli serve keeps one). NULL: made and freed per run. */
+    struct lm_encoding_cache *encodings;
 } lm_recon_opts;
 
 /* The non-quadratic priors (reg tv, wavelet) are solved by ADMM
@@ -175,6 +179,7 @@ typedef struct lm_recon_result {
     lm_volume *image;          /* N complex, truth's units */
     double time_q_s, time_fhd_s, time_cg_s, time_total_s;
     int q_from_cache;
+    int encoding_cached;       /* the encoding came from lm_recon_opts.encodings, made before */
     int iters_done;
     double *resid_history;     /* iters_done + 1 entries */
     double fhd_pairs;          /* M x N x channels, for Gpairs/s */

@@ -13,6 +13,7 @@
 #include "lm_cg.h"
 #include "lm_encoding.h"
 #include "lm_lambda.h"
+#include "lm_encoding_cache.h"
 #include "lm_recon_impl.h"
 #include "lm_register.h"
 #include "lm_solver.h"
@@ -29,6 +30,8 @@ struct lm_recon_session {
     float *fieldmap_own;
     const lm_sens *sens;      /* the maps of the model (SENSE), or NULL */
     lm_encoding *e;
+    lm_encoding_cache *ecache; /* e is this cache's (lm_recon_opts.encodings), else the session's */
+    int failed;               /* set-up failed: a cached e is dropped */
     lm_linop *normal;         /* the encoding's */
     int rss;                  /* channels solved one by one, combined by root-sum-of-squares */
     int64_t nv, nch;          /* voxels; right-hand sides (channels under rss, else 1) */
@@ -295,7 +298,10 @@ static void session_destroy(lm_recon_session *s)
         if (s->x)
             be->release(be, s->x);
     }
-    lm_encoding_free(s->e); /* normal is the encoding's */
+    if (s->ecache) /* normal is the encoding's */
+        lm_encoding_cache_release(s->ecache, s->e, s->failed);
+    else
+        lm_encoding_free(s->e);
     free(s->b_host), free(s->x_host), free(s->energy), free(s->weights);
     lm_traj_free(s->traj_own);
     lm_sens_free(s->sens_own);
@@ -505,7 +511,12 @@ static lm_code session_build(const lm_geom *g, const lm_traj *t, const lm_kdata 
     lm_encoding_desc d = {.geom = g, .traj = tu, .sens = s->sens, .variant = o->variant, .fieldmap = fm,
                           .segments = o->segments, .use_cache = o->use_cache, .threads = o->threads};
     double t_prep = lm_run_now();
-    rc = lm_encoding_new(&d, &s->e, err);
+    if (o->encodings && !s->sens) {
+        rc = lm_encoding_cache_get(o->encodings, &d, &s->e, &res->encoding_cached, err);
+        s->ecache = rc == LM_OK ? o->encodings : NULL;
+    } else {
+        rc = lm_encoding_new(&d, &s->e, err);
+    }
     res->time_prep_s += lm_run_now() - t_prep;
     lm_trace("encoding made");
     if (rc != LM_OK) {
@@ -528,6 +539,8 @@ static lm_code session_build(const lm_geom *g, const lm_traj *t, const lm_kdata 
     double ts = lm_run_now();
     if (rc == LM_OK)
         rc = lm_encoding_prepare_normal(s->e, ctl, &res->q_from_cache, err);
+    if (rc == LM_OK && res->encoding_cached)
+        res->q_from_cache = 1; /* kept in memory with its encoding */
     res->time_q_s = lm_run_now() - ts;
     lm_trace("Q ready");
     if (rc == LM_OK && lm_encoding_gpu_workers(s->e) > 1) {
@@ -548,6 +561,7 @@ static lm_code session_build(const lm_geom *g, const lm_traj *t, const lm_kdata 
     if (rc == LM_OK && weighted)
         rc = make_weights(s, c, res, err);
     if (rc != LM_OK) {
+        s->failed = rc != LM_ERR_CANCELLED && rc != LM_ERR_INVALID; /* the encoding itself may be broken */
         session_destroy(s);
         return rc;
     }

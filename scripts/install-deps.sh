@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential meson ninja-build pkg-config python3
       libgtk-4-dev libcairo2-dev adwaita-icon-theme hicolor-icon-theme fonts-dejavu-core fonts-cantarell
-      libxtst-dev libfftw3-dev libgsl-dev libnifti-dev nifti-bin zlib1g-dev liblapacke-dev libnlopt-dev libxml2-dev
+      libxtst-dev libfftw3-dev libgsl-dev libnifti-dev nifti-bin zlib1g-dev libdeflate-dev liblapacke-dev libnlopt-dev libxml2-dev
       libismrmrd-dev ismrmrd-tools libhdf5-dev python3-h5py python3-numpy python3-pytest
       libdcmtk-dev dcmtk dcm2niix dicom3tools python3-pydicom
       bart xvfb xauth clang libclang-rt-14-dev)

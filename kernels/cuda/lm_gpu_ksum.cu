@@ -291,6 +291,35 @@ static int g_usable[LM_GMAX_DEV];   /* compute capability >= 8.0 */
 static int g_sms[LM_GMAX_DEV];
 static pthread_mutex_t g_dev_locks[LM_GMAX_DEV];
 
+/* A device's compute capability and SM count, read on first need through
+ * cudaDeviceGetAttribute: cudaGetDeviceProperties reads every property,
+ * some over PCIe, and on a two-GPU host counting the devices with it cost
+ * every command about 0.3 s; a command on one GPU must not touch the
+ * others (no property reads, no context). */
+static int g_probed[LM_GMAX_DEV];
+static pthread_mutex_t g_probe_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int device_usable(int d)
+{
+    if (d < 0 || d >= g_dev_count)
+        return 0;
+    if (__atomic_load_n(&g_probed[d], __ATOMIC_ACQUIRE))
+        return g_usable[d];
+    pthread_mutex_lock(&g_probe_lock);
+    if (!g_probed[d]) {
+        int major = 0, sms = 0;
+        if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess &&
+            cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) == cudaSuccess) {
+            g_sms[d] = sms;
+            g_usable[d] = major >= 8;
+        }
+        (void)cudaGetLastError();
+        __atomic_store_n(&g_probed[d], 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&g_probe_lock);
+    return g_usable[d];
+}
+
 static void avail_init(void)
 {
     /* recursive: a progress callback may call the engine again */
@@ -325,24 +354,18 @@ static void avail_init(void)
     if (n > LM_GMAX_DEV)
         n = LM_GMAX_DEV;
     g_dev_count = n;
+    /* available when one device is usable: the first such is all a
+     * single-GPU command reads (usually device 0) */
     int usable = 0;
-    char old[400] = "";
-    for (int d = 0; d < n; d++) {
-        cudaDeviceProp p;
-        if (cudaGetDeviceProperties(&p, d) != cudaSuccess) {
-            (void)cudaGetLastError();
-            continue;
-        }
-        g_sms[d] = p.multiProcessorCount;
-        if (p.major >= 8) {
-            g_usable[d] = 1;
-            usable++;
-        } else if (!old[0]) {
-            snprintf(old, sizeof old, "%s has compute capability %d.%d; this build needs 8.0 or newer",
-                     p.name, p.major, p.minor);
-        }
-    }
+    for (int d = 0; d < n && !usable; d++)
+        usable = device_usable(d);
     if (!usable) {
+        char old[400] = "";
+        cudaDeviceProp p; /* the message names the device: the slow query, only on this failure */
+        if (cudaGetDeviceProperties(&p, 0) == cudaSuccess)
+            snprintf(old, sizeof old, "%s has compute capability %d.%d; this build needs 8.0 or newer", p.name,
+                     p.major, p.minor);
+        (void)cudaGetLastError();
         snprintf(g_avail_msg, sizeof g_avail_msg, "%s", old[0] ? old : "no usable CUDA device");
         return;
     }
@@ -366,15 +389,15 @@ extern "C" int lm_gpu_device_count(void)
     if (g_avail_code != LM_OK || lm_gpu_lost())
         return 0;
     int c = 0;
-    for (int d = 0; d < g_dev_count; d++)
-        c += g_usable[d];
+    for (int d = 0; d < g_dev_count; d++) /* probes every device: for callers that split work */
+        c += device_usable(d);
     return c;
 }
 
 int lm_gdevice_sm_count(int device)
 {
     pthread_once(&g_avail_once, avail_init);
-    return device >= 0 && device < LM_GMAX_DEV && g_sms[device] > 0 ? g_sms[device] : 1;
+    return device_usable(device) && g_sms[device] > 0 ? g_sms[device] : 1;
 }
 
 lm_code lm_gdevice_begin(const char *who, int *device, lm_error *err)
@@ -389,7 +412,7 @@ lm_code lm_gdevice_begin(const char *who, int *device, lm_error *err)
     cudaError_t e = cudaGetDevice(&d);
     if (e != cudaSuccess)
         return lm_gcuda_fail(err, e, who, "current device");
-    if (d < 0 || d >= g_dev_count || !g_usable[d])
+    if (!device_usable(d))
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: CUDA device %d is not usable (compute capability < 8.0)",
                        who, d);
     *device = d;
@@ -459,8 +482,11 @@ extern "C" void lm_gpu_release(void)
 {
     lm_gpu_prewarm_wait();
     lm_gnufft_release();
-    for (int d = 0; d < g_dev_count; d++) {
+    for (int d = 0; d < g_dev_count && d < 64; d++) {
         int prev = 0;
+        /* only devices this process used: selecting another would make its context */
+        if (!__atomic_load_n(&g_pool_set[d], __ATOMIC_ACQUIRE))
+            continue;
         if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(d) == cudaSuccess) {
             (void)cudaStreamSynchronize(cudaStreamPerThread);
             (void)cudaSetDevice(prev);
@@ -480,7 +506,7 @@ static void *prewarm_main(void *arg)
 {
     (void)arg;
     pthread_once(&g_avail_once, avail_init);
-    if (g_avail_code == LM_OK && !lm_gpu_lost() && g_usable[0]) {
+    if (g_avail_code == LM_OK && !lm_gpu_lost() && device_usable(0)) {
         if (cudaSetDevice(0) == cudaSuccess && cudaFree(0) == cudaSuccess)
             pool_setup(0);
         (void)cudaGetLastError();
@@ -1870,7 +1896,7 @@ extern "C" lm_code lm_gpu_tune(int device, lm_gpu_tune_params *best, char *path_
     lm_error_clear(&why);
     if (lm_gpu_available(&why) != LM_OK)
         return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: %s", who, why.msg);
-    if (device < 0 || device >= g_dev_count || !g_usable[device])
+    if (!device_usable(device))
         return lm_fail(err, LM_ERR_INVALID, "%s: no usable CUDA device %d", who, device);
     LM_GCHECK(cudaGetDevice(&prev), who, "current device");
     have_prev = 1;

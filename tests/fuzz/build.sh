@@ -41,7 +41,7 @@ fi
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined"
 CFLAGS="-g -O1 -fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter"
 INC="-I$OUT -I$SRC/core -I$SRC/phantoms -I$SRC/kernels -I$SRC/tests/core -I/usr/include/nifti $(pkg-config --cflags libxml-2.0)"
-LIBS="-lfftw3f_threads -lfftw3f -lniftiio -lznz $(pkg-config --libs libxml-2.0) -lz -lm -lpthread"
+LIBS="-lfftw3f_threads -lfftw3f -lniftiio -lznz -ldeflate $(pkg-config --libs libxml-2.0) -lz -lm -lpthread"
 if [ "$have_mrd" = 1 ]; then
     INC="$INC $(pkg-config --cflags hdf5)"
     LIBS="-lismrmrd $(pkg-config --libs hdf5) $LIBS"
@@ -51,7 +51,7 @@ fi
 # coverage (fuzzer-no-link) and the sanitizers. DICOM files are dcmtk's to
 # parse: the targets link the build without it (lm_dicom_none.c) and fuzz
 # Larmor's series logic on tag records (fuzz_dicom_series).
-LIBSRC="lm_error.c lm_types.c lm_atomic.c lm_io_cfl.c lm_io_nifti.c lm_io_parboil.c lm_io_load.c lm_fftw.c lm_mrd_units.c lm_mrd_slices.c lm_mrd_header.c lm_mrd_h5.c lm_mrd_read.c lm_mrd_write.c lm_mrd_oversampling.c lm_mrd_stream.c lm_dicom_series.c lm_dicom_common.c lm_dicom_none.c"
+LIBSRC="lm_error.c lm_types.c lm_atomic.c lm_io_cfl.c lm_io_nifti.c lm_gzip_parallel.c lm_io_parboil.c lm_io_load.c lm_fftw.c lm_mrd_units.c lm_mrd_slices.c lm_mrd_header.c lm_mrd_h5.c lm_mrd_read.c lm_mrd_write.c lm_mrd_oversampling.c lm_mrd_stream.c lm_dicom_series.c lm_dicom_common.c lm_dicom_none.c"
 objs=""
 for s in $LIBSRC; do
     o="$OUT/obj/${s%.c}.o"

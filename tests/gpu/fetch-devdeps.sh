@@ -10,7 +10,8 @@ cd .devdeps
 apt-get download libfftw3-dev libfftw3-single3 libfftw3-double3 libfftw3-long3 libfftw3-bin \
     libniftiio-dev libniftiio2 libnifti2-dev libznz-dev libznz3 zlib1g-dev \
     liblapacke liblapacke-dev liblapack3 liblapack-dev libblas3 libblas-dev libtmglib3 libtmglib-dev \
-    libgfortran5 libquadmath0 libgsl-dev libgsl27 libgslcblas0 libnlopt-dev libnlopt0 libgomp1
+    libgfortran5 libquadmath0 libgsl-dev libgsl27 libgslcblas0 libnlopt-dev libnlopt0 libgomp1 \
+    libdeflate-dev libdeflate0
 # larmor-cli built here links cairo (the demo's PNG): its run-time libraries,
 # for binaries carried to the device (tests/gpu/bundle.sh)
 apt-get download libcairo2 libpixman-1-0 libfontconfig1 fontconfig-config libfreetype6 libpng16-16 \
