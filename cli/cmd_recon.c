@@ -243,7 +243,8 @@ static void help(void)
          "  --spokes-per-frame N or --frames F; --reg ttv|ttv+tv|ttik|llr (temporal TV, with spatial TV,\n"
          "  temporal Tikhonov, locally low rank [--llr-block 8]); --lambda L|auto the temporal weight,\n"
          "  --lambda-space L the spatial; --iters ADMM iterations; OUT .cfl (frames in dimension 10) or\n"
-         "  .nii/.nii.gz (4D, pixdim[4] the frame duration); --truth a 4D NIfTI or cfl");
+         "  .nii/.nii.gz (4D, pixdim[4] the frame duration: --frame-ms MS where the data carry none);\n"
+         "  --truth a 4D NIfTI or cfl");
 }
 
 int cmd_recon(int argc, char **argv)
@@ -272,6 +273,7 @@ int cmd_recon(int argc, char **argv)
         {"fallback", required_argument, 0, 1007}, {"quiet", no_argument, 0, 'q'},
         {"spokes-per-frame", required_argument, 0, 1010}, {"frames", required_argument, 0, 1011},
         {"lambda-space", required_argument, 0, 1012}, {"llr-block", required_argument, 0, 1013},
+        {"frame-ms", required_argument, 0, 1014},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -383,6 +385,10 @@ int cmd_recon(int argc, char **argv)
                 return cli_errorf("recon: --lambda-space must be a number >= 0 (got %s)", optarg);
             break;
         case 1013: if (!cli_parse_int("--llr-block", optarg, 2, 256, &dyn.llr_block)) return 1; break;
+        case 1014:
+            if (!cli_parse_double("--frame-ms", optarg, &dyn.frame_ms) || !(dyn.frame_ms > 0))
+                return cli_errorf("recon: --frame-ms must be a duration > 0 ms (got %s)", optarg);
+            break;
         case 'j': json = 1; break;
         case 'q': quiet = 1; break;
         case 'h': help(); return 0;

@@ -36,7 +36,8 @@ int cli_dyn_reg_parse(const char *s, cli_dyn_args *a)
 
 int cli_dyn_wanted(const cli_dyn_args *a, const lm_acq *in)
 {
-    return a->reg_given || a->spokes_per_frame > 0 || a->frames > 0 || a->lambda_space >= 0 || (in && in->frames);
+    return a->reg_given || a->spokes_per_frame > 0 || a->frames > 0 || a->lambda_space >= 0 || a->frame_ms > 0 ||
+           (in && in->frames);
 }
 
 /* The truth of every frame: a 4D NIfTI or a cfl with frames in dimension 10. */
@@ -156,6 +157,8 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
     const double total = cli_now() - t0;
     if (truth && lm_metrics_compute(res.x, truth, res.frames * res.nvox, NULL, 0, &met, &err) != LM_OK)
         goto done;
+    if (a->frame_ms > 0)
+        in->frames->duration_s = 1e-3 * a->frame_ms;
     if (write_frames(r->out, g, &res, in->frames->duration_s, r->as_complex, &err) != LM_OK)
         goto done;
     const char *reg = a->space_tv ? "ttv+tv" : lm_dyn_time_name(a->time);

@@ -15,6 +15,7 @@ typedef struct cli_dyn_args {
     double lambda_space;      /* --lambda-space (-1: not given) */
     long long spokes_per_frame, frames; /* binning (0: none) */
     long long llr_block;
+    double frame_ms;          /* --frame-ms: the frame duration where the data carry none (0: unknown) */
 } cli_dyn_args;
 
 void cli_dyn_args_init(cli_dyn_args *a);

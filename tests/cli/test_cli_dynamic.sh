@@ -28,19 +28,19 @@ print(d[0], d[1], d[2], d[3], d[4], round(p[4], 6))" "$1"; }
 
 "$CLI" phantom --problem D128c8 --out "$T/d" 2>"$T/p.err"
 check "phantom D128c8 writes its data" [ -s "$T/d/kspace.cfl" -a -s "$T/d/sens.cfl" -a -s "$T/d/truth.nii.gz" ]
-check "traj.hdr: 3 x 128 x 21, 24 frames in dimension 10" grep -qx "3 128 21 1 1 1 1 1 1 1 24" "$T/d/traj.hdr"
-check "kspace.hdr: 1 x 128 x 21 x 8 coils, 24 frames in dimension 10" grep -qx "1 128 21 8 1 1 1 1 1 1 24" "$T/d/kspace.hdr"
+check "traj.hdr: 3 x 128 x 21, 24 frames in dimension 10" grep -q "^3 128 21 1 1 1 1 1 1 1 24 " "$T/d/traj.hdr"
+check "kspace.hdr: 1 x 128 x 21 x 8 coils, 24 frames in dimension 10" grep -q "^1 128 21 8 1 1 1 1 1 1 24 " "$T/d/kspace.hdr"
 check "truth.nii.gz: 4D 128 x 128 x 1 x 24, 84 ms frames" [ "$(nifti_dims "$T/d/truth.nii.gz")" = "4 128 128 1 24 0.084" ]
 
 D="--traj $T/d/traj.cfl --kspace $T/d/kspace.cfl --sens $T/d/sens.cfl --matrix 128x128"
-"$CLI" recon $D --reg ttv --lambda 0.02 --iters 6 --truth "$T/d/truth.nii.gz" --out "$T/o.nii.gz" --json \
+"$CLI" recon $D --reg ttv --lambda 0.02 --iters 6 --frame-ms 84 --truth "$T/d/truth.nii.gz" --out "$T/o.nii.gz" --json \
     >"$T/o.json" 2>"$T/o.err"
 check "recon ttv: 24 frames" [ "$(json "$T/o.json" frames)" = 24 ]
-check "recon ttv: the output is 4D with the frame duration" [ "$(nifti_dims "$T/o.nii.gz")" = "4 128 128 1 24 0.084" ]
+check "recon ttv --frame-ms 84: the output is 4D with the frame duration" [ "$(nifti_dims "$T/o.nii.gz")" = "4 128 128 1 24 0.084" ]
 check "recon ttv: error below 30 % after 6 iterations" \
     $PY -c "import json,sys; e=json.load(open(sys.argv[1]))['percent_error']; print(e); sys.exit(not e < 30)" "$T/o.json"
 "$CLI" recon $D --reg ttv+tv --lambda 0.02 --lambda-space 0.005 --iters 2 --out "$T/o.cfl" >/dev/null 2>&1
-check "recon ttv+tv to cfl: frames in dimension 10" grep -qx "128 128 1 1 1 1 1 1 1 1 24" "$T/o.hdr"
+check "recon ttv+tv to cfl: frames in dimension 10" grep -q "^128 128 1 1 1 1 1 1 1 1 24 " "$T/o.hdr"
 "$CLI" recon $D --reg llr --lambda 0.02 --iters 2 --out "$T/l.cfl" >/dev/null 2>&1
 check "recon llr runs" [ -s "$T/l.cfl" ]
 
