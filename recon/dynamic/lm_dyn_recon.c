@@ -61,6 +61,20 @@ static lm_code solve_frames(lm_dyn_model *m, const lm_cfloat *b, lm_cfloat *x, c
     return LM_OK;
 }
 
+/* ADMM's monitor: the caller's, then its watch with the iterate. */
+typedef struct watch_ctx {
+    const lm_dyn_opts *o;
+    const lm_cfloat *x;
+} watch_ctx;
+
+static int watch_monitor(void *user, int iter, double rel, double cost, double elapsed)
+{
+    const watch_ctx *w = user;
+    if (w->o->monitor && w->o->monitor(w->o->monitor_user, iter, rel, cost, elapsed))
+        return 1;
+    return w->o->watch ? w->o->watch(w->o->watch_user, iter, w->x, elapsed) : 0;
+}
+
 /* One solve at relative weights (lt, ls) into x (back end; warm when
  * warm is set). */
 static lm_code solve_at(lm_dyn_model *m, lm_linop *normal, const lm_cfloat *b, lm_cfloat *x, const lm_dyn_opts *o,
@@ -77,9 +91,10 @@ static lm_code solve_at(lm_dyn_model *m, lm_linop *normal, const lm_cfloat *b, l
     lm_code rc = lm_dyn_prior_new(normal->be, &pd, &p, err);
     if (rc != LM_OK)
         return rc;
+    watch_ctx wc = {.o = o, .x = x};
     lm_admm_params ap = {.iters = o->iters, .cg_iters = o->cg_iters > 0 ? o->cg_iters : LM_DYN_CG_ITERS_DEFAULT,
                          .lambda = 1, .rho = (o->rho > 0 ? o->rho : 1.0) * normal->diag, .adaptive = 1,
-                         .warm_start = warm, .monitor = o->monitor, .monitor_user = o->monitor_user};
+                         .warm_start = warm, .monitor = watch_monitor, .monitor_user = &wc};
     lm_admm_report ar = {0};
     rc = lm_admm(normal, b, lm_dyn_prior_get(p), x, &ap, &ar, err);
     free(ar.resid_history);

@@ -35,6 +35,10 @@ typedef struct lm_dyn_opts {
     int lambda_auto;      /* choose lambda_t (discrepancy) */
     lm_cg_monitor_fn monitor;  /* ADMM's (or each frame's CG) */
     void *monitor_user;
+    /* Optional, for benchmarks: after every ADMM iteration, the current
+     * frames (T N values in the back end's memory); non-zero cancels. */
+    int (*watch)(void *user, int iter, const lm_cfloat *x, double elapsed_s);
+    void *watch_user;
 } lm_dyn_opts;
 
 #define LM_DYN_ITERS_DEFAULT 30
