@@ -241,8 +241,8 @@ static void help(void)
          "  the lesion contrast (needs --truth)\n"
          "  dynamic data (docs/dynamic.md): cfl with frames in dimension 10, or binned by\n"
          "  --spokes-per-frame N or --frames F; --reg ttv|ttv+tv|ttik|llr (temporal TV, with spatial TV,\n"
-         "  temporal Tikhonov, locally low rank [--llr-block 8]); --lambda L|auto the temporal weight,\n"
-         "  --lambda-space L the spatial; --iters ADMM iterations; OUT .cfl (frames in dimension 10) or\n"
+         "  temporal Tikhonov, locally low rank [--llr-block 8]); --lambda L|auto the temporal weight\n"
+         "  (default 0.03), --lambda-space L the spatial; --iters ADMM iterations (default 8); OUT .cfl (frames in dimension 10) or\n"
          "  .nii/.nii.gz (4D, pixdim[4] the frame duration: --frame-ms MS where the data carry none);\n"
          "  --truth a 4D NIfTI or cfl");
 }
@@ -286,7 +286,7 @@ int cmd_recon(int argc, char **argv)
     lm_recon_opts_init(&o);
     cli_dyn_args dyn;
     cli_dyn_args_init(&dyn);
-    int iters_given = 0;
+    int iters_given = 0, lambda_given = 0;
     lm_error err = {0};
     long long iv;
     int c;
@@ -303,6 +303,7 @@ int cmd_recon(int argc, char **argv)
             break;
         case 'v': o.variant = optarg; break;
         case 'l':
+            lambda_given = 1;
             if (strcmp(optarg, "auto") == 0)
                 o.lambda_auto = 1;
             else if (!cli_parse_double("--lambda", optarg, &o.lambda))
@@ -460,7 +461,7 @@ int cmd_recon(int argc, char **argv)
                               : noise_path ? "--noise" : fieldmap_path ? "--fieldmap" : coil_images_path ? "--coil-images"
                               : sens_out ? "--sens-out" : lesion_path ? "--lesion-mask"
                               : influence_path ? "--prior-influence-out" : o.compress_coils ? "--coils-compress" : NULL;
-        const cli_dyn_run run = {.variant = o.variant, .lambda = o.lambda, .lambda_auto = o.lambda_auto,
+        const cli_dyn_run run = {.variant = o.variant, .lambda = lambda_given ? o.lambda : -1, .lambda_auto = o.lambda_auto,
                                  .iters = iters_given ? o.iters : 0, .use_cache = o.use_cache, .truth = truth_path,
                                  .out = out, .as_complex = as_complex, .json = json, .refused = refused};
         rc = cli_recon_dynamic(in, &g, &dyn, &run);

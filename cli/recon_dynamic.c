@@ -146,7 +146,7 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
     lm_dyn_opts_init(&o);
     o.time = a->time;
     o.space_tv = a->space_tv;
-    o.lambda_t = r->lambda;
+    o.lambda_t = r->lambda >= 0 ? r->lambda : LM_DYN_LAMBDA_DEFAULT;
     o.lambda_s = a->lambda_space > 0 ? a->lambda_space : 0;
     o.lambda_auto = r->lambda_auto;
     o.llr_block = (int)a->llr_block;

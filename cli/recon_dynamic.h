@@ -26,7 +26,7 @@ int cli_dyn_wanted(const cli_dyn_args *a, const lm_acq *in);
 
 typedef struct cli_dyn_run {
     const char *variant;
-    double lambda;            /* temporal, relative */
+    double lambda;            /* temporal, relative (< 0: LM_DYN_LAMBDA_DEFAULT) */
     int lambda_auto;
     int iters;                /* 0: the default */
     int use_cache;

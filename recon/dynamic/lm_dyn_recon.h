@@ -28,7 +28,7 @@ typedef struct lm_dyn_opts {
     double lambda_t;      /* its relative weight */
     int space_tv;         /* spatial TV on every frame */
     double lambda_s;      /* its relative weight */
-    int iters;            /* ADMM iterations (CG steps without a prior); default 30 */
+    int iters;            /* ADMM iterations (CG steps without a prior); LM_DYN_ITERS_DEFAULT */
     int cg_iters;         /* CG steps per ADMM x-update (0: LM_DYN_CG_ITERS_DEFAULT) */
     double rho;           /* initial ADMM penalty relative to d (0: 1) */
     int llr_block;        /* llr block edge (0: LM_DYN_LLR_BLOCK_DEFAULT) */
@@ -41,7 +41,11 @@ typedef struct lm_dyn_opts {
     void *watch_user;
 } lm_dyn_opts;
 
-#define LM_DYN_ITERS_DEFAULT 30
+/* The temporal weight and ADMM iterations of least error on D128c8
+ * (BENCHMARKS.md, "Dynamic"): past about 8 iterations the error rises again
+ * at every weight swept (0.03 to 3). */
+#define LM_DYN_LAMBDA_DEFAULT 0.03
+#define LM_DYN_ITERS_DEFAULT 8
 #define LM_DYN_CG_ITERS_DEFAULT 4
 /* lambda_auto: the search's bracket and bisection steps. */
 #define LM_DYN_AUTO_LO 1e-4
