@@ -28,6 +28,18 @@ static lm_frames *frames_new(int64_t count, lm_error *err)
     return f;
 }
 
+/* count frames of per samples each, from sample 0. */
+static lm_code frames_even(int64_t count, int64_t per, lm_frames **out, lm_error *err)
+{
+    lm_frames *f = frames_new(count, err);
+    if (!f)
+        return err ? err->code : LM_ERR_NOMEM;
+    for (int64_t t = 0; t <= count; t++)
+        f->start[t] = t * per;
+    *out = f;
+    return LM_OK;
+}
+
 lm_code lm_frames_check(const lm_frames *f, int64_t m, const char *what, lm_error *err)
 {
     if (!f || f->count < 1 || !f->start)
@@ -47,13 +59,7 @@ lm_code lm_frames_equal(int64_t m, int64_t frames, lm_frames **out, lm_error *er
     if (frames < 1 || m < frames || m % frames)
         return lm_fail(err, LM_ERR_INVALID, "frames: %lld samples do not split into %lld equal frames", (long long)m,
                        (long long)frames);
-    lm_frames *f = frames_new(frames, err);
-    if (!f)
-        return err ? err->code : LM_ERR_NOMEM;
-    for (int64_t t = 0; t <= frames; t++)
-        f->start[t] = t * (m / frames);
-    *out = f;
-    return LM_OK;
+    return frames_even(frames, m / frames, out, err);
 }
 
 lm_code lm_frames_by_spokes(int64_t m, int64_t readout, int64_t spokes_per_frame, lm_frames **out, lm_error *err)
@@ -66,14 +72,7 @@ lm_code lm_frames_by_spokes(int64_t m, int64_t readout, int64_t spokes_per_frame
     if (spokes_per_frame < 1 || spokes_per_frame > spokes)
         return lm_fail(err, LM_ERR_INVALID, "binning: %lld spokes per frame, the data hold %lld spokes",
                        (long long)spokes_per_frame, (long long)spokes);
-    const int64_t frames = spokes / spokes_per_frame;
-    lm_frames *f = frames_new(frames, err);
-    if (!f)
-        return err ? err->code : LM_ERR_NOMEM;
-    for (int64_t t = 0; t <= frames; t++)
-        f->start[t] = t * spokes_per_frame * readout;
-    *out = f;
-    return LM_OK;
+    return frames_even(spokes / spokes_per_frame, spokes_per_frame * readout, out, err);
 }
 
 lm_code lm_frames_by_count(int64_t m, int64_t readout, int64_t frames, lm_frames **out, lm_error *err)
@@ -85,14 +84,7 @@ lm_code lm_frames_by_count(int64_t m, int64_t readout, int64_t frames, lm_frames
     if (frames < 1 || frames > m / readout)
         return lm_fail(err, LM_ERR_INVALID, "binning: %lld frames from %lld spokes (need 1 to one per spoke)",
                        (long long)frames, (long long)(m / readout));
-    const int64_t per = (m / readout) / frames; /* spokes per frame; the rest dropped */
-    lm_frames *f = frames_new(frames, err);
-    if (!f)
-        return err ? err->code : LM_ERR_NOMEM;
-    for (int64_t t = 0; t <= frames; t++)
-        f->start[t] = t * per * readout;
-    *out = f;
-    return LM_OK;
+    return frames_even(frames, (m / readout) / frames * readout, out, err); /* the rest dropped */
 }
 
 lm_code lm_frames_by_time(const double *spoke_time, int64_t nspokes, int64_t readout, int64_t frames,

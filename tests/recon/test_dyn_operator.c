@@ -10,10 +10,9 @@
 #include "lm_coils_synth.h"
 #include "lm_dyn_model.h"
 #include "lm_dyn_ops.h"
+#include "dyn_test.h"
 #include "lm_test.h"
 #include "lm_trajgen.h"
-
-typedef double _Complex zc;
 
 /* (E_t x)_c(m) = (1/N) phi(k_m) sum_n s_c(x_n) x(x_n) exp(-i 2 pi k_m . x_n) */
 static void direct_forward(const lm_geom *g, const lm_traj *t, int64_t a, int64_t m, const lm_sens *s,
@@ -52,15 +51,6 @@ static void direct_adjoint(const lm_geom *g, const lm_traj *t, int64_t a, int64_
     }
 }
 
-static double rel_err(const lm_cfloat *a, const zc *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += pow(cabs((zc)a[i] - b[i]), 2);
-        den += pow(cabs(b[i]), 2);
-    }
-    return sqrt(num / den);
-}
 
 int main(void)
 {
@@ -100,7 +90,7 @@ int main(void)
         direct_forward(&g, t, f->start[fr], mt, s, xd + fr * N, yd + fr * mt * C);
         direct_adjoint(&g, t, f->start[fr], mt, s, yd + fr * mt * C, xnd + fr * N);
     }
-    const double ef = rel_err(y, yd, T * mt * C), en = rel_err(xn, xnd, T * N);
+    const double ef = dyn_rel_err(y, yd, T * mt * C), en = dyn_rel_err(xn, xnd, T * N);
     fprintf(stderr, "E: %.3g, E^H E: %.3g relative to the double direct sums\n", ef, en);
     CHECK(ef < 1e-5);
     CHECK(en < 1e-5);
@@ -108,7 +98,7 @@ int main(void)
     for (int64_t i = 0; i < N; i++)
         x[i] = 0;
     CHECK_OK(lm_linop_apply(E, x, y, &err), &err);
-    CHECK(rel_err(y + mt * C, yd + mt * C, mt * C) < 1e-5);
+    CHECK(dyn_rel_err(y + mt * C, yd + mt * C, mt * C) < 1e-5);
     double zero = 0;
     for (int64_t i = 0; i < mt * C; i++)
         zero += cabsf(y[i]);

@@ -15,19 +15,9 @@
 #include "lm_admm.h"
 #include "lm_dyn_ops.h"
 #include "lm_dyn_prior.h"
+#include "dyn_test.h"
 #include "lm_test.h"
 
-typedef double _Complex zc;
-
-static double rel_err(const lm_cfloat *a, const zc *b, int64_t n)
-{
-    double num = 0, den = 0;
-    for (int64_t i = 0; i < n; i++) {
-        num += pow(cabs((zc)a[i] - b[i]), 2);
-        den += pow(cabs(b[i]), 2);
-    }
-    return sqrt(num / den);
-}
 
 static void two_frames(lm_backend *be, lm_dyn_time kind, double lambda)
 {
@@ -50,7 +40,7 @@ static void two_frames(lm_backend *be, lm_dyn_time kind, double lambda)
     CHECK_OK(lm_dyn_prior_new(be, &pd, &p, &err), &err);
     lm_admm_params ap = {.iters = 400, .cg_iters = 6, .lambda = 1, .rho = 1, .adaptive = 1};
     CHECK_OK(lm_admm(id, v, lm_dyn_prior_get(p), x, &ap, NULL, &err), &err);
-    const double e = rel_err(x, ref, 2 * N);
+    const double e = dyn_rel_err(x, ref, 2 * N);
     fprintf(stderr, "%s, lambda %g: %.3g relative to the closed form\n", kind == LM_DYN_TIME_TV ? "ttv" : "ttik",
             lambda, e);
     CHECK(e < 1e-4);
@@ -79,14 +69,14 @@ static void llr(lm_backend *be)
     for (int64_t i = 0; i < P * T; i++)
         v[i] = (lm_cfloat)a[i];
     lm_dyn_llr_prox(be, n, T, 8, z, v, t);
-    const double e = rel_err(z, ref, P * T);
+    const double e = dyn_rel_err(z, ref, P * T);
     fprintf(stderr, "llr: SVT %.3g relative to the closed form\n", e);
     CHECK(e < 1e-5);
     CHECK_NEAR(lm_dyn_llr_value(be, n, T, 8, v), 3 + 1.5 + 0.5 + 0.2, 1e-5);
     /* in place, and blocks of 4: each block's own SVT (the value is the sum
      * over the 4 blocks, each no larger than the whole's) */
     lm_dyn_llr_prox(be, n, T, 8, v, v, t);
-    CHECK(rel_err(v, ref, P * T) < 1e-5);
+    CHECK(dyn_rel_err(v, ref, P * T) < 1e-5);
     for (int64_t i = 0; i < P * T; i++)
         v[i] = (lm_cfloat)a[i];
     const double v4 = lm_dyn_llr_value(be, n, T, 4, v);
