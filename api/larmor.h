@@ -43,6 +43,8 @@
 #include "lm_encoding_cache.h"
 #include "lm_estimate.h"
 #include "lm_recon.h"
+#include "lm_dyn_recon.h"
+#include "lm_frames.h"
 #include "lm_recon_session.h"
 #include "lm_reg_norm.h"
 #include "lm_encoding.h"
@@ -50,6 +52,7 @@
 #include "lm_sums.h"
 
 #include "lm_coils_synth.h"
+#include "lm_dynamic_phantom.h"
 #include "lm_fieldmap_synth.h"
 #include "lm_lesion.h"
 #include "lm_phantom.h"

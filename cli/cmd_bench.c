@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "bench_coils.h"
+#include "bench_dynamic.h"
 #include "bench_fieldmap.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -162,12 +163,19 @@ int cmd_bench(int argc, char **argv)
                  "  available one. A variant whose full F^H d (or Q) would take\n"
                  "  longer than --budget seconds is timed on the reference voxel subset and extrapolated.\n"
                  "  A problem with a field map (S128c8f, B128c8f) is reconstructed uncorrected, time-segmented and\n"
-                 "  exact per variant (default variants: auto only).");
+                 "  exact per variant (default variants: auto only).\n"
+                 "  A dynamic problem (D128c8, D64c8) runs frame-by-frame SENSE and temporal TV (--lambda, default\n"
+                 "  the sweep's best on D128c8; --iters default 8) with one variant (--variants NAME, default auto).");
             return 0;
         default: return 2;
         }
     }
     lm_error err = {0};
+    if (lm_dyn_problem_find(problem)) { /* dynamic: auto unless named (bench_dynamic.c) */
+        const char *one[1] = {list ? list : LM_VARIANT_AUTO};
+        return bench_dynamic(lm_dyn_problem_find(problem), one, 1, iters == 60 ? LM_DYN_ITERS_DEFAULT : (int)iters,
+                             lambda, json);
+    }
     const lm_problem_def *def = lm_problem_find(problem, &err);
     if (!def)
         return cli_error(&err);

@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "larmor.h"
+#include "phantom_dynamic.h"
 
 static void help(void)
 {
@@ -18,6 +19,8 @@ static void help(void)
          "       larmor-cli phantom --matrix N [--phantom shepp-logan|shepp-logan-2d] [--traj KIND]\n"
          "                          [--samples M] [--readout R] [--noise LEVEL] [--seed S] [--coils C] --out DIR\n"
          "  NAME: B32 B64 B128 B64n B128n B64c8 B128c32 B64c8n S128c8f B128c8f (its data need a GPU)\n"
+         "        dynamic (docs/dynamic.md): D128c8 D64c8, frames in dimension 10 of traj.cfl and\n"
+         "        kspace.cfl, truth.nii.gz 4D (pixdim[4] the frame duration); --noise LEVEL adds noise\n"
          "  C: receive coils 1..64 (1: one uniform coil; more: synthetic head-coil maps, the exact\n"
          "     k-space per coil in kspace.cfl [1, samples, spokes, coils] and the maps in\n"
          "     sens.cfl [nx, ny, nz, coils]; with --problem it replaces the problem's count)\n"
@@ -102,6 +105,11 @@ int cmd_phantom(int argc, char **argv)
         return cli_errorf("phantom: --lesion, --ref-shift-vox and --ref-half-res need --problem NAME");
     if (noise < 0 || noise > 10)
         return cli_errorf("phantom: --noise %g is out of range 0..10", noise);
+    if (problem && lm_dyn_problem_find(problem)) {
+        if (strcmp(format, "cfl") || coils || fm_hz >= 0 || readout_ms > 0 || lesion_mode)
+            return cli_errorf("phantom: %s takes --out, --noise and --seed only", problem);
+        return cli_phantom_dynamic(lm_dyn_problem_find(problem), out, noise, seed);
+    }
 
     lm_error err = {0};
     lm_geom g;

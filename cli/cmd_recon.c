@@ -12,6 +12,7 @@
 #include "cli_util.h"
 #include "commands.h"
 #include "larmor.h"
+#include "recon_dynamic.h"
 
 /* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
  * options, stacked along z in the reader's order (position along the slice
@@ -250,7 +251,13 @@ static void help(void)
          "  0.03); --data-edge-sigma V: the pilot is smoothed by a Gaussian of V voxels first (default 1)\n"
          "  --prior-influence-out F: |this image - the same with the identity prior| (.nii magnitude)\n"
          "  --lesion-mask M: labels 1 lesion, 2 surrounding shell (larmor-cli phantom --lesion): prints\n"
-         "  the lesion contrast (needs --truth)");
+         "  the lesion contrast (needs --truth)\n"
+         "  dynamic data (docs/dynamic.md): cfl with frames in dimension 10, or binned by\n"
+         "  --spokes-per-frame N or --frames F; --reg ttv|ttv+tv|ttik|llr (temporal TV, with spatial TV,\n"
+         "  temporal Tikhonov, locally low rank [--llr-block 8]); --lambda L|auto the temporal weight\n"
+         "  (default 0.03), --lambda-space L the spatial; --iters ADMM iterations (default 8); OUT .cfl (frames in dimension 10) or\n"
+         "  .nii/.nii.gz (4D, pixdim[4] the frame duration: --frame-ms MS where the data carry none);\n"
+         "  --truth a 4D NIfTI or cfl");
 }
 
 int cmd_recon(int argc, char **argv)
@@ -280,6 +287,9 @@ int cmd_recon(int argc, char **argv)
         {"out-dicom", required_argument, 0, 1010}, {"dicom-enhanced", no_argument, 0, 1011},
         {"dicom-part", required_argument, 0, 1012}, {"dicom-like", required_argument, 0, 1013},
         {"series", required_argument, 0, 1014},
+        {"spokes-per-frame", required_argument, 0, 1020}, {"frames", required_argument, 0, 1021},
+        {"lambda-space", required_argument, 0, 1022}, {"llr-block", required_argument, 0, 1023},
+        {"frame-ms", required_argument, 0, 1024},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -291,6 +301,9 @@ int cmd_recon(int argc, char **argv)
     lm_recon_opts o;
     lm_recon_opts_init(&o);
     cli_dicom_args dcm = {0};
+    cli_dyn_args dyn;
+    cli_dyn_args_init(&dyn);
+    int iters_given = 0, lambda_given = 0;
     lm_error err = {0};
     long long iv;
     int c;
@@ -307,6 +320,7 @@ int cmd_recon(int argc, char **argv)
             break;
         case 'v': o.variant = optarg; break;
         case 'l':
+            lambda_given = 1;
             if (strcmp(optarg, "auto") == 0)
                 o.lambda_auto = 1;
             else if (!cli_parse_double("--lambda", optarg, &o.lambda))
@@ -316,9 +330,17 @@ int cmd_recon(int argc, char **argv)
             if (lm_lambda_criterion_parse(optarg, &o.lambda_criterion, &err) != LM_OK)
                 return cli_error(&err);
             break;
-        case 'r': if (lm_reg_parse(optarg, &o.reg, &err) != LM_OK) return cli_error(&err); break;
+        case 'r':
+            if (!cli_dyn_reg_parse(optarg, &dyn) && lm_reg_parse(optarg, &o.reg, &err) != LM_OK)
+                return cli_error(&err);
+            break;
         case 'R': ref_path = optarg; break;
-        case 'i': if (!cli_parse_int("--iters", optarg, 0, 100000, &iv)) return 1; o.iters = (int)iv; break;
+        case 'i':
+            if (!cli_parse_int("--iters", optarg, 0, 100000, &iv))
+                return 1;
+            o.iters = (int)iv;
+            iters_given = 1;
+            break;
         case 'T': if (!cli_parse_double("--tol", optarg, &o.tol)) return 1; break;
         case 'x': truth_path = optarg; break;
         case 'o': out = optarg; break;
@@ -379,6 +401,17 @@ int cmd_recon(int argc, char **argv)
         case 1012: if (lm_dicom_part_parse(optarg, &dcm.part, &err) != LM_OK) return cli_error(&err); break;
         case 1013: dcm.like = optarg; break;
         case 1014: dcm.series = optarg; break;
+        case 1020: if (!cli_parse_int("--spokes-per-frame", optarg, 1, 1LL << 40, &dyn.spokes_per_frame)) return 1; break;
+        case 1021: if (!cli_parse_int("--frames", optarg, 1, 1LL << 40, &dyn.frames)) return 1; break;
+        case 1022:
+            if (!cli_parse_double("--lambda-space", optarg, &dyn.lambda_space) || dyn.lambda_space < 0)
+                return cli_errorf("recon: --lambda-space must be a number >= 0 (got %s)", optarg);
+            break;
+        case 1023: if (!cli_parse_int("--llr-block", optarg, 2, 256, &dyn.llr_block)) return 1; break;
+        case 1024:
+            if (!cli_parse_double("--frame-ms", optarg, &dyn.frame_ms) || !(dyn.frame_ms > 0))
+                return cli_errorf("recon: --frame-ms must be a duration > 0 ms (got %s)", optarg);
+            break;
         case 'j': json = 1; break;
         case 'q': quiet = 1; break;
         case 'h': help(); return 0;
@@ -447,6 +480,18 @@ int cmd_recon(int argc, char **argv)
                     traj ? traj : kspace, (long long)(in->accel > 1 ? in->accel : 1), (long long)in->missing_lines);
         else
             o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
+    }
+    if (cli_dyn_wanted(&dyn, in)) { /* frames: recon_dynamic.c */
+        const char *refused = method_given && o.method != LM_METHOD_CG ? "--method" : ref_path ? "--ref"
+                              : noise_path ? "--noise" : fieldmap_path ? "--fieldmap" : coil_images_path ? "--coil-images"
+                              : sens_out ? "--sens-out" : lesion_path ? "--lesion-mask"
+                              : influence_path ? "--prior-influence-out" : o.compress_coils ? "--coils-compress" : NULL;
+        const cli_dyn_run run = {.variant = o.variant, .lambda = lambda_given ? o.lambda : -1, .lambda_auto = o.lambda_auto,
+                                 .iters = iters_given ? o.iters : 0, .use_cache = o.use_cache, .truth = truth_path,
+                                 .out = out, .as_complex = as_complex, .json = json, .refused = refused};
+        rc = cli_recon_dynamic(in, &g, &dyn, &run);
+        lm_acq_free(in);
+        return rc;
     }
     if (in->nslices > 1) {
         const char *refused = sens_path ? "--sens" : sens_out ? "--sens-out" : coil_images_path ? "--coil-images"

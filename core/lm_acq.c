@@ -44,6 +44,7 @@ void lm_acq_free(lm_acq *a)
         return;
     lm_traj_free(a->traj);
     lm_kdata_free(a->kdata);
+    lm_frames_free(a->frames);
     lm_kdata_free(a->noise);
     lm_sens_free(a->sens);
     free(a->fieldmap);
@@ -141,6 +142,25 @@ lm_code lm_acq_from_mrd(lm_mrd *m, lm_acq **out, lm_error *err)
     return LM_OK;
 }
 
+/* Frames in BART's time dimension (lm_frames.h): traj and kspace must
+ * agree. Files that are not cfl have none. */
+static lm_code cfl_frames(lm_acq *a, const char *tp, const char *kp, lm_error *err)
+{
+    int nt, nk;
+    int64_t dt[LM_CFL_MAX_DIMS], dk[LM_CFL_MAX_DIMS];
+    lm_error ignore = {0};
+    if (lm_cfl_read_dims(tp, &nt, dt, &ignore) != LM_OK || lm_cfl_read_dims(kp, &nk, dk, &ignore) != LM_OK)
+        return LM_OK;
+    const int64_t ft = dt[LM_CFL_TIME_DIM], fk = dk[LM_CFL_TIME_DIM];
+    if (ft != fk)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: %lld frames in dimension %d, but %s has %lld", kp, (long long)fk,
+                       LM_CFL_TIME_DIM, tp, (long long)ft);
+    if (ft <= 1)
+        return LM_OK;
+    lm_code c = lm_frames_equal(a->traj->m, ft, &a->frames, err);
+    return c == LM_OK ? lm_frames_check_kdata(a->frames, a->kdata, kp, err) : c;
+}
+
 /* Two BART files: whichever reads as a trajectory (3 x samples) is the
  * trajectory, so files picked in either order work. */
 static lm_code load_pair(lm_acq *a, lm_error *err)
@@ -162,6 +182,8 @@ static lm_code load_pair(lm_acq *a, lm_error *err)
         c = lm_load_kdata(*kp, &a->kdata, err);
     if (c == LM_OK)
         c = lm_check_traj_kdata(a->traj, a->kdata, *tp, *kp, err);
+    if (c == LM_OK)
+        c = cfl_frames(a, *tp, *kp, err);
     return c;
 }
 
@@ -339,5 +361,31 @@ lm_code lm_acq_regrid(lm_acq *a, const lm_geom *g, lm_error *err)
         a->geom.fov_mm[ax] = g->fov_mm[ax];
     }
     a->geom.basis = g->basis;
+    return LM_OK;
+}
+
+lm_code lm_acq_bin(lm_acq *a, int64_t spokes_per_frame, int64_t frames, lm_error *err)
+{
+    const char *what = a->paths.kspace ? a->paths.kspace : "data";
+    if (!a->traj || !a->kdata)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no single-volume data to bin into frames", what);
+    if (a->frames)
+        return lm_fail(err, LM_ERR_INVALID, "%s: already has %lld frames (dimension %d); drop the binning option",
+                       what, (long long)a->frames->count, LM_CFL_TIME_DIM);
+    const int64_t readout = a->traj->readout > 0 ? a->traj->readout : a->traj->m;
+    lm_frames *f = NULL;
+    lm_code c = spokes_per_frame > 0 ? lm_frames_by_spokes(a->traj->m, readout, spokes_per_frame, &f, err)
+                                     : lm_frames_by_count(a->traj->m, readout, frames, &f, err);
+    if (c != LM_OK) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        return lm_fail(err, c, "%s: %s", what, msg);
+    }
+    c = lm_frames_check_kdata(f, a->kdata, what, err);
+    if (c != LM_OK) {
+        lm_frames_free(f);
+        return c;
+    }
+    a->frames = f;
     return LM_OK;
 }

@@ -14,6 +14,7 @@
 #ifndef LM_ACQ_H
 #define LM_ACQ_H
 
+#include "lm_frames.h"
 #include "lm_io_ismrmrd.h"
 #include "lm_types.h"
 
@@ -62,6 +63,8 @@ typedef struct lm_acq {
     int64_t missing_lines; /* Cartesian: phase-encode lines never sampled */
     lm_traj *traj;      /* cycles/FOV; t (s) from the file or paths.times, else NULL */
     lm_kdata *kdata;    /* every coil */
+    lm_frames *frames;  /* dynamic data: which samples make each frame (a cfl's dimension 10,
+                           or lm_acq_bin); NULL for one static volume */
     lm_kdata *noise;    /* noise scans of an ISMRMRD file, or NULL */
     /* ISMRMRD multi-slice 2D: nslices > 1, traj and kdata NULL, mrd holds the
      * slices in stacking order; else nslices 1 and mrd empty. */
@@ -103,6 +106,12 @@ lm_code lm_acq_from_mrd(lm_mrd *m, lm_acq **out, lm_error *err);
  * map file is read onto g (lm_load_fieldmap); coil maps from a file must be
  * on g's matrix. A field map without sample times is refused. */
 lm_code lm_acq_regrid(lm_acq *a, const lm_geom *g, lm_error *err);
+
+/* Bins a continuous acquisition into frames (replacing any it has):
+ * spokes_per_frame > 0 spokes per frame, else `frames` frames of equal
+ * spoke count (lm_frames.h). Data that already have frames (a cfl's
+ * dimension 10) are refused: binning them again would mix frames. */
+lm_code lm_acq_bin(lm_acq *a, int64_t spokes_per_frame, int64_t frames, lm_error *err);
 
 /* Receive channels (first slice of a multi-slice file). */
 int64_t lm_acq_channels(const lm_acq *a);

@@ -15,6 +15,8 @@
  * (trailing 1s trimmed, at least 1). Checks size against the header. */
 lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS],
                     lm_cfloat **data, lm_error *err);
+/* The header's sizes only (all LM_CFL_MAX_DIMS set, 1 past ndim). */
+lm_code lm_cfl_read_dims(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], lm_error *err);
 lm_code lm_cfl_write(const char *path, int ndim, const int64_t *dims,
                      const lm_cfloat *data, lm_error *err);
 
@@ -25,6 +27,15 @@ lm_code lm_cfl_write_traj(const char *path, const lm_traj *t, lm_error *err);
  * any shape whose product is m x coils is accepted on read. */
 lm_code lm_cfl_read_kdata(const char *path, lm_kdata **out, lm_error *err);
 lm_code lm_cfl_write_kdata(const char *path, const lm_kdata *k, int64_t readout, lm_error *err);
+/* Dynamic data with frames equal frames of m / frames samples in BART's
+ * time dimension 10 (lm_frames.h): traj [3, readout, spokes, 1, ...,
+ * frames], kspace [1, readout, spokes, coils, 1, ..., frames]; images
+ * [x, y, z, 1, ..., frames]. */
+lm_code lm_cfl_write_traj_frames(const char *path, const lm_traj *t, int64_t frames, lm_error *err);
+lm_code lm_cfl_write_kdata_frames(const char *path, const lm_kdata *k, int64_t readout, int64_t frames,
+                                  lm_error *err);
+lm_code lm_cfl_write_image_frames(const char *path, const int64_t n[3], int64_t frames, const lm_cfloat *data,
+                                  lm_error *err);
 /* Images as x y z. A cfl stores no geometry: the volume read has
  * no_geometry set (voxel 1 mm, centred, as placeholders). */
 lm_code lm_cfl_read_volume(const char *path, lm_volume **out, lm_error *err);
@@ -41,6 +52,13 @@ lm_code lm_nifti_read(const char *path, lm_volume **out, lm_error *err);
  * frame slowest), with v's voxel size and affine. */
 lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t frames, const lm_cfloat *data,
                               int as_complex, lm_error *err);
+/* The same as a time series: pixdim[4] = frame_s, time units seconds
+ * (frame_s 0: unknown, as lm_nifti_write_frames). */
+lm_code lm_nifti_write_series(const char *path, const lm_volume *v, int64_t frames, const lm_cfloat *data,
+                              int as_complex, double frame_s, lm_error *err);
+/* A 4D file's frame duration in seconds (pixdim[4] in its time units); 0
+ * for a 3D file or none stored. */
+lm_code lm_nifti_frame_seconds(const char *path, double *frame_s, lm_error *err);
 /* Reads a 3D or 4D image: (*out)->data holds *frames volumes. */
 lm_code lm_nifti_read_frames(const char *path, lm_volume **out, int64_t *frames, lm_error *err);
 

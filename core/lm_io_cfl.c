@@ -2,6 +2,7 @@
  * name.cfl raw complex64, first dimension fastest (docs/conventions.md section 6).
  * Files are native (little-endian) byte order, as BART writes them. */
 #include "lm_io.h"
+#include "lm_frames.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -189,6 +190,19 @@ static lm_code parse_hdr(const char *hdr_path, int *ndim, int64_t dims[LM_CFL_MA
         n--;
     *ndim = n;
     return LM_OK;
+}
+
+lm_code lm_cfl_read_dims(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], lm_error *err)
+{
+    cfl_names nm;
+    lm_code rc = cfl_names_make(path, &nm, err);
+    if (rc)
+        return rc;
+    for (int i = 0; i < LM_CFL_MAX_DIMS; i++)
+        dims[i] = 1;
+    rc = parse_hdr(nm.hdr, ndim, dims, err);
+    cfl_names_free(&nm);
+    return rc;
 }
 
 lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], lm_cfloat **data,
@@ -471,4 +485,86 @@ lm_code lm_cfl_write_volume(const char *path, const lm_volume *v, lm_error *err)
     if (!v || !v->data)
         return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", path);
     return lm_cfl_write(path, 3, v->dims, v->data, err);
+}
+
+/* ---- dynamic data: frames in BART's dimension 10 ---- */
+
+/* readout x spokes per frame: m / frames samples split by readout. */
+static lm_code frame_shape(const char *path, int64_t m, int64_t readout, int64_t frames, int64_t *r, int64_t *s,
+                           lm_error *err)
+{
+    if (frames < 1 || m % frames)
+        return lm_fail(err, LM_ERR_INVALID, "%s: %lld samples do not split into %lld equal frames", path,
+                       (long long)m, (long long)frames);
+    const int64_t per = m / frames;
+    *r = readout > 0 && per % readout == 0 ? readout : per;
+    *s = per / *r;
+    return LM_OK;
+}
+
+lm_code lm_cfl_write_traj_frames(const char *path, const lm_traj *t, int64_t frames, lm_error *err)
+{
+    if (!t || t->m <= 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: empty trajectory", path);
+    int64_t dims[LM_CFL_TIME_DIM + 1], r = 0, s = 0;
+    lm_code rc = frame_shape(path, t->m, t->readout, frames, &r, &s, err);
+    if (rc != LM_OK)
+        return rc;
+    for (int i = 0; i <= LM_CFL_TIME_DIM; i++)
+        dims[i] = 1;
+    dims[0] = 3;
+    dims[1] = r;
+    dims[2] = s;
+    dims[LM_CFL_TIME_DIM] = frames;
+    lm_cfloat *c = lm_alloc((size_t)t->m, 3 * sizeof(lm_cfloat), err, path);
+    if (!c)
+        return err ? err->code : LM_ERR_NOMEM;
+    for (int64_t i = 0; i < 3 * t->m; i++)
+        c[i] = t->k[i];
+    rc = lm_cfl_write(path, LM_CFL_TIME_DIM + 1, dims, c, err);
+    free(c);
+    return rc;
+}
+
+lm_code lm_cfl_write_kdata_frames(const char *path, const lm_kdata *k, int64_t readout, int64_t frames,
+                                  lm_error *err)
+{
+    if (!k || k->m <= 0 || k->ncoils <= 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: empty k-space data", path);
+    int64_t dims[LM_CFL_TIME_DIM + 1], r = 0, s = 0;
+    lm_code rc = frame_shape(path, k->m, readout, frames, &r, &s, err);
+    if (rc != LM_OK)
+        return rc;
+    for (int i = 0; i <= LM_CFL_TIME_DIM; i++)
+        dims[i] = 1;
+    dims[1] = r;
+    dims[2] = s;
+    dims[3] = k->ncoils;
+    dims[LM_CFL_TIME_DIM] = frames;
+    /* BART order (sample, coil, frame); Larmor's per coil (sample, frame) */
+    const int64_t per = k->m / frames;
+    lm_cfloat *p = lm_alloc((size_t)k->m, (size_t)k->ncoils * sizeof(lm_cfloat), err, path);
+    if (!p)
+        return err ? err->code : LM_ERR_NOMEM;
+    for (int64_t f = 0; f < frames; f++)
+        for (int64_t c = 0; c < k->ncoils; c++)
+            memcpy(p + per * (c + k->ncoils * f), k->d + c * k->m + f * per, (size_t)per * sizeof(lm_cfloat));
+    rc = lm_cfl_write(path, LM_CFL_TIME_DIM + 1, dims, p, err);
+    free(p);
+    return rc;
+}
+
+lm_code lm_cfl_write_image_frames(const char *path, const int64_t n[3], int64_t frames, const lm_cfloat *data,
+                                  lm_error *err)
+{
+    if (!data || frames < 1)
+        return lm_fail(err, LM_ERR_INVALID, "%s: empty image", path);
+    int64_t dims[LM_CFL_TIME_DIM + 1];
+    for (int i = 0; i <= LM_CFL_TIME_DIM; i++)
+        dims[i] = 1;
+    dims[0] = n[0];
+    dims[1] = n[1];
+    dims[2] = n[2];
+    dims[LM_CFL_TIME_DIM] = frames;
+    return lm_cfl_write(path, LM_CFL_TIME_DIM + 1, dims, data, err);
 }

@@ -141,6 +141,12 @@ lm_code lm_nifti_write(const char *path, const lm_volume *v, int as_complex, lm_
 lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t frames, const lm_cfloat *data,
                               int as_complex, lm_error *err)
 {
+    return lm_nifti_write_series(path, v, frames, data, as_complex, 0, err);
+}
+
+lm_code lm_nifti_write_series(const char *path, const lm_volume *v, int64_t frames, const lm_cfloat *data,
+                              int as_complex, double frame_s, lm_error *err)
+{
     if (!v || !data)
         return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", path);
     if (frames < 1 || frames > LM_NIFTI_MAX_DIM)
@@ -178,6 +184,10 @@ lm_code lm_nifti_write_frames(const char *path, const lm_volume *v, int64_t fram
     nim->dz = nim->pixdim[3] = (float)v->voxel_mm[2];
     nim->xyz_units = NIFTI_UNITS_MM;
     nim->time_units = NIFTI_UNITS_UNKNOWN;
+    if (frames > 1 && frame_s > 0) { /* a time series: pixdim[4] the frame duration */
+        nim->dt = nim->pixdim[4] = (float)frame_s;
+        nim->time_units = NIFTI_UNITS_SEC;
+    }
     nim->scl_slope = 1.0f;
     nim->scl_inter = 0.0f;
     snprintf(nim->descrip, sizeof nim->descrip, "Larmor %s", as_complex > 0 ? "complex" : as_complex ? "real" : "magnitude");
@@ -557,4 +567,19 @@ out:
     lm_volume_free(v);
     nifti_image_free(nim);
     return rc;
+}
+
+lm_code lm_nifti_frame_seconds(const char *path, double *frame_s, lm_error *err)
+{
+    *frame_s = 0;
+    nifti_quiet();
+    nifti_image *nim = nifti_image_read(path, 0);
+    if (!nim)
+        return lm_fail(err, LM_ERR_FORMAT, "%s: not a readable NIfTI-1 file", path);
+    if (nim->dim[0] >= 4 && nim->dim[4] > 1 && nim->pixdim[4] > 0) {
+        double scale = nim->time_units == NIFTI_UNITS_MSEC ? 1e-3 : nim->time_units == NIFTI_UNITS_USEC ? 1e-6 : 1;
+        *frame_s = nim->pixdim[4] * scale;
+    }
+    nifti_image_free(nim);
+    return LM_OK;
 }

@@ -1,0 +1,150 @@
+/* Per-frame encodings and their block-diagonal operators (lm_dyn_model.h). */
+#include "lm_dyn_model.h"
+
+#include <stdlib.h>
+
+#include "lm_dyn_ops.h"
+#include "lm_io.h"
+
+struct lm_dyn_model {
+    lm_geom geom;
+    int64_t T, N;
+    lm_traj **traj;
+    lm_kdata **kdata;
+    lm_encoding **enc;
+    lm_linop *op, *normal;
+};
+
+void lm_dyn_model_free(lm_dyn_model *m)
+{
+    if (!m)
+        return;
+    lm_linop_free(m->op);
+    lm_linop_free(m->normal);
+    for (int64_t t = 0; t < m->T; t++) {
+        if (m->enc)
+            lm_encoding_free(m->enc[t]);
+        if (m->traj)
+            lm_traj_free(m->traj[t]);
+        if (m->kdata)
+            lm_kdata_free(m->kdata[t]);
+    }
+    free(m->enc);
+    free(m->traj);
+    free(m->kdata);
+    free(m);
+}
+
+lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_error *err)
+{
+    *out = NULL;
+    if (!d || !d->geom || !d->traj || !d->frames)
+        return lm_fail(err, LM_ERR_INVALID, "dynamic model: geometry, trajectory or frames missing");
+    lm_code rc = lm_frames_check(d->frames, d->traj->m, "dynamic data", err);
+    if (rc != LM_OK)
+        return rc;
+    if (d->kdata && d->kdata->m != d->traj->m)
+        return lm_fail(err, LM_ERR_INVALID, "dynamic data: %lld k-space samples per channel, %lld trajectory samples",
+                       (long long)d->kdata->m, (long long)d->traj->m);
+    if (d->sens && (rc = lm_check_sens(d->sens, d->geom->n, d->kdata ? d->kdata->ncoils : d->sens->ncoils, "coil maps",
+                                       err)) != LM_OK)
+        return rc;
+    lm_dyn_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return lm_fail(err, LM_ERR_NOMEM, "dynamic model: out of memory");
+    m->geom = *d->geom;
+    m->T = d->frames->count;
+    m->N = lm_geom_voxels(d->geom);
+    m->traj = lm_calloc((size_t)m->T, sizeof *m->traj, err, "dynamic model");
+    m->kdata = m->traj ? lm_calloc((size_t)m->T, sizeof *m->kdata, err, "dynamic model") : NULL;
+    m->enc = m->kdata ? lm_calloc((size_t)m->T, sizeof *m->enc, err, "dynamic model") : NULL;
+    if (!m->enc) {
+        lm_dyn_model_free(m);
+        return LM_ERR_NOMEM;
+    }
+    for (int64_t t = 0; t < m->T && rc == LM_OK; t++) {
+        rc = lm_frames_extract(d->frames, t, d->traj, d->kdata, &m->traj[t], d->kdata ? &m->kdata[t] : NULL, err);
+        if (rc != LM_OK)
+            break;
+        lm_encoding_desc ed = {.geom = d->geom, .traj = m->traj[t], .sens = d->sens,
+                               .variant = d->variant ? d->variant : "auto", .use_cache = d->use_cache,
+                               .threads = d->threads};
+        rc = lm_encoding_new(&ed, &m->enc[t], err);
+        if (rc == LM_OK && lm_encoding_backend(m->enc[t])->device != lm_encoding_backend(m->enc[0])->device)
+            rc = lm_fail(err, LM_ERR_INVALID, "dynamic model: frames on different devices");
+    }
+    if (rc != LM_OK) {
+        lm_dyn_model_free(m);
+        return rc;
+    }
+    *out = m;
+    return LM_OK;
+}
+
+int64_t lm_dyn_model_frames(const lm_dyn_model *m) { return m->T; }
+int64_t lm_dyn_model_voxels(const lm_dyn_model *m) { return m->N; }
+const lm_geom *lm_dyn_model_geom(const lm_dyn_model *m) { return &m->geom; }
+lm_backend *lm_dyn_model_backend(const lm_dyn_model *m) { return lm_encoding_backend(m->enc[0]); }
+lm_encoding *lm_dyn_model_encoding(const lm_dyn_model *m, int64_t t) { return m->enc[t]; }
+const lm_traj *lm_dyn_model_traj(const lm_dyn_model *m, int64_t t) { return m->traj[t]; }
+const lm_kdata *lm_dyn_model_kdata(const lm_dyn_model *m, int64_t t) { return m->kdata[t]; }
+
+/* diag(parts(t)) over the frames. */
+static lm_code frames_blockdiag(lm_dyn_model *m, lm_code (*part)(lm_encoding *, lm_linop **, lm_error *),
+                                lm_linop **out, lm_error *err)
+{
+    lm_linop **ops = lm_calloc((size_t)m->T, sizeof *ops, err, "dynamic model");
+    if (!ops)
+        return LM_ERR_NOMEM;
+    lm_code rc = LM_OK;
+    for (int64_t t = 0; t < m->T && rc == LM_OK; t++)
+        rc = part(m->enc[t], &ops[t], err);
+    if (rc == LM_OK)
+        rc = lm_linop_blockdiag((int)m->T, ops, out, err);
+    free(ops); /* the encodings own their operators */
+    return rc;
+}
+
+lm_code lm_dyn_model_op(lm_dyn_model *m, lm_linop **out, lm_error *err)
+{
+    if (!m->op) {
+        lm_code rc = frames_blockdiag(m, lm_encoding_op, &m->op, err);
+        if (rc != LM_OK)
+            return rc;
+    }
+    *out = m->op;
+    return LM_OK;
+}
+
+lm_code lm_dyn_model_normal(lm_dyn_model *m, lm_linop **out, lm_error *err)
+{
+    if (!m->normal) {
+        lm_code rc = frames_blockdiag(m, lm_encoding_normal_op, &m->normal, err);
+        if (rc != LM_OK)
+            return rc;
+        m->normal->name = "dynamic E^H E";
+        m->normal->diag = lm_dyn_model_diag(m);
+    }
+    *out = m->normal;
+    return LM_OK;
+}
+
+lm_code lm_dyn_model_adjoint(lm_dyn_model *m, lm_cfloat *b, lm_error *err)
+{
+    if (!m->kdata[0])
+        return lm_fail(err, LM_ERR_INVALID, "dynamic model: made without k-space");
+    for (int64_t t = 0; t < m->T; t++) {
+        lm_code rc = lm_encoding_adjoint(m->enc[t], m->kdata[t], b + t * m->N, NULL, err);
+        if (rc != LM_OK)
+            return rc;
+    }
+    return LM_OK;
+}
+
+double lm_dyn_model_diag(const lm_dyn_model *m)
+{
+    double s = 0;
+    for (int64_t t = 0; t < m->T; t++)
+        s += lm_encoding_diag(m->enc[t]);
+    return s / (double)m->T;
+}

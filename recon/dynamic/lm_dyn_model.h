@@ -1,0 +1,54 @@
+/* The encoding of a dynamic acquisition (docs/dynamic.md): frame t has its
+ * own samples (lm_frames.h) and its own encoding E_t = F_t S
+ * (lm_encoding.h: its trajectory, its Q and Toeplitz normal operator, the
+ * shared coil maps), and the whole system is block diagonal over frames:
+ *
+ *   E = diag(E_1, ..., E_T),   E^H E = diag(E_1^H E_1, ..., E_T^H E_T)
+ *
+ * built from the encodings' own operators (lm_encoding_op,
+ * lm_encoding_normal_op) with lm_linop_blockdiag. The unknown is T frames
+ * of N voxels, frame-major, on the encodings' back end (one back end for
+ * all frames: the variant's device). */
+#ifndef LM_DYN_MODEL_H
+#define LM_DYN_MODEL_H
+
+#include "lm_encoding.h"
+#include "lm_frames.h"
+
+typedef struct lm_dyn_model lm_dyn_model;
+
+typedef struct lm_dyn_model_desc {
+    const lm_geom *geom;
+    const lm_traj *traj;     /* every frame's samples, in frame order */
+    const lm_kdata *kdata;   /* may be NULL (operators only) */
+    const lm_sens *sens;     /* NULL: one coil */
+    const lm_frames *frames;
+    const char *variant;     /* kernel variant (NULL: "auto") */
+    int use_cache;
+    int threads;
+} lm_dyn_model_desc;
+
+/* Splits the data into frames and makes each frame's encoding; refuses a
+ * frame without samples and maps of another matrix or channel count. */
+lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_error *err);
+void lm_dyn_model_free(lm_dyn_model *m);
+
+int64_t lm_dyn_model_frames(const lm_dyn_model *m);
+int64_t lm_dyn_model_voxels(const lm_dyn_model *m); /* per frame */
+const lm_geom *lm_dyn_model_geom(const lm_dyn_model *m);
+lm_backend *lm_dyn_model_backend(const lm_dyn_model *m);
+lm_encoding *lm_dyn_model_encoding(const lm_dyn_model *m, int64_t t);
+/* Frame t's samples and k-space (borrowed). */
+const lm_traj *lm_dyn_model_traj(const lm_dyn_model *m, int64_t t);
+const lm_kdata *lm_dyn_model_kdata(const lm_dyn_model *m, int64_t t);
+
+/* E and E^H E as operators (borrowed: freed with m); the normal operator
+ * makes every frame's Q on first use. */
+lm_code lm_dyn_model_op(lm_dyn_model *m, lm_linop **out, lm_error *err);
+lm_code lm_dyn_model_normal(lm_dyn_model *m, lm_linop **out, lm_error *err);
+/* b = E^H d (T N values on the back end): every frame's adjoint. */
+lm_code lm_dyn_model_adjoint(lm_dyn_model *m, lm_cfloat *b, lm_error *err);
+/* The mean over frames of the encodings' mean diagonals (lm_encoding_diag). */
+double lm_dyn_model_diag(const lm_dyn_model *m);
+
+#endif

@@ -1,0 +1,77 @@
+/* Dynamic reconstruction (docs/dynamic.md): minimise over T frames x_t
+ *
+ *   sum_t ||E_t x_t - d_t||^2 + lambda_t R_time(x) + lambda_s R_space(x)
+ *
+ * by ADMM (lm_admm.h) on the block-diagonal normal operator of the
+ * per-frame encodings (lm_dyn_model.h) with the priors of lm_dyn_prior.h
+ * as one separable prior. Without a prior (both weights 0) the frames
+ * decouple: each is its own static reconstruction, CG on E_t^H E_t x_t =
+ * E_t^H d_t for iters steps.
+ *
+ * The weights are relative, as lm_recon's (lm_recon.h): with d the mean
+ * diagonal of E^H E and s = RMS(E^H d) / d, the absolute weight is
+ * lambda d s for the terms of degree 1 (ttv, llr, tv) and lambda d for
+ * temporal Tikhonov, so one lambda means the same whatever the data's
+ * scale. lambda_auto chooses lambda_t by the discrepancy principle
+ * (lm_lambda.h): ||E x - d||^2 = LM_LAMBDA_TAU M sigma^2 over all frames'
+ * M samples and channels, sigma from the outer k-space
+ * (lm_lambda_noise_outer), by bisection on log lambda. */
+#ifndef LM_DYN_RECON_H
+#define LM_DYN_RECON_H
+
+#include "lm_cg.h"
+#include "lm_dyn_model.h"
+#include "lm_dyn_prior.h"
+
+typedef struct lm_dyn_opts {
+    lm_dyn_time time;     /* temporal prior */
+    double lambda_t;      /* its relative weight */
+    int space_tv;         /* spatial TV on every frame */
+    double lambda_s;      /* its relative weight */
+    int iters;            /* ADMM iterations (CG steps without a prior); LM_DYN_ITERS_DEFAULT */
+    int cg_iters;         /* CG steps per ADMM x-update (0: LM_DYN_CG_ITERS_DEFAULT) */
+    double rho;           /* initial ADMM penalty relative to d (0: 1) */
+    int llr_block;        /* llr block edge (0: LM_DYN_LLR_BLOCK_DEFAULT) */
+    int lambda_auto;      /* choose lambda_t (discrepancy) */
+    lm_cg_monitor_fn monitor;  /* ADMM's (or each frame's CG) */
+    void *monitor_user;
+    /* Optional, for benchmarks: after every ADMM iteration, the current
+     * frames (T N values in the back end's memory); non-zero cancels. */
+    int (*watch)(void *user, int iter, const lm_cfloat *x, double elapsed_s);
+    void *watch_user;
+} lm_dyn_opts;
+
+/* The temporal weight and ADMM iterations of least error on D128c8
+ * (BENCHMARKS.md, "Dynamic"): past about 8 iterations the error rises again
+ * at every weight swept (0.03 to 3). */
+#define LM_DYN_LAMBDA_DEFAULT 0.03
+#define LM_DYN_ITERS_DEFAULT 8
+#define LM_DYN_CG_ITERS_DEFAULT 4
+/* lambda_auto: the search's bracket and bisection steps. */
+#define LM_DYN_AUTO_LO 1e-4
+#define LM_DYN_AUTO_HI 10.0
+#define LM_DYN_AUTO_STEPS 8
+
+void lm_dyn_opts_init(lm_dyn_opts *o);
+const char *lm_dyn_time_name(lm_dyn_time t);
+
+typedef struct lm_dyn_result {
+    int64_t frames, nvox;
+    lm_cfloat *x;          /* frames x nvox (host), frame-major */
+    double lambda_t, lambda_s; /* relative weights solved with */
+    double scale_t, scale_s;   /* the absolute weight per unit of each */
+    int iters_done;
+    int solves;            /* full solves (lambda_auto: its trials and the last) */
+    double sigma;          /* lambda_auto: the noise sigma used */
+    double time_prep_s;    /* E^H d and every frame's Q */
+    double time_solve_s;
+} lm_dyn_result;
+
+void lm_dyn_result_clear(lm_dyn_result *r);
+
+/* Solves on m (made with k-space). r is overwritten. */
+lm_code lm_dyn_solve(lm_dyn_model *m, const lm_dyn_opts *o, lm_dyn_result *r, lm_error *err);
+/* ||E x - d||^2 over every frame and channel for x (T N values, host). */
+lm_code lm_dyn_residual(lm_dyn_model *m, const lm_cfloat *x, double *resid, lm_error *err);
+
+#endif

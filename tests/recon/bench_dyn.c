@@ -1,0 +1,123 @@
+/* Dynamic reconstruction benchmark (BENCHMARKS.md, "Dynamic"): a dynamic
+ * problem (D128c8 by default) with its true maps; Q and E^H d once, then
+ * for each temporal weight the error over all frames after every ADMM
+ * iteration with the solve's elapsed time (one run gives the whole curve),
+ * frame-by-frame SENSE (lambda 0), and the automatic lambda.
+ *   bench_dyn [PROBLEM [ITERS [REG [LAMBDA...]]]]   REG: ttv ttik llr ttv+tv
+ * LM_BENCH_VARIANT picks the kernel variant (default auto). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lm_dyn_recon.h"
+#include "lm_dynamic_phantom.h"
+#include "lm_metrics.h"
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+typedef struct watch {
+    lm_backend *be;
+    const lm_cfloat *truth;
+    lm_cfloat *host;
+    int64_t n;
+} watch;
+
+static int show(void *user, int iter, const lm_cfloat *x, double elapsed)
+{
+    watch *w = user;
+    w->be->download(w->be, w->host, x, (size_t)w->n * sizeof *w->host);
+    printf("  iter %3d  %8.3f s  error %6.2f %%\n", iter, elapsed, 100 * lm_rel_error_c(w->host, w->truth, w->n));
+    fflush(stdout);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *name = argc > 1 ? argv[1] : "D128c8";
+    const int iters = argc > 2 ? atoi(argv[2]) : 30;
+    const char *reg = argc > 3 ? argv[3] : "ttv";
+    const lm_dyn_problem_def *def = lm_dyn_problem_find(name);
+    if (!def) {
+        fprintf(stderr, "bench_dyn: no dynamic problem %s\n", name);
+        return 1;
+    }
+    lm_error err = {0};
+    lm_geom g;
+    lm_traj *t = NULL;
+    lm_kdata *k = NULL;
+    lm_sens *s = NULL;
+    lm_cfloat *truth = NULL;
+    lm_frames *f = NULL;
+    double t0 = now_s();
+    if (lm_dyn_problem_make(def, &g, &t, &k, &s, &truth, &f, &err) != LM_OK) {
+        fprintf(stderr, "bench_dyn: %s\n", err.msg);
+        return 1;
+    }
+    printf("%s: %lld frames, made in %.1f s\n", name, (long long)f->count, now_s() - t0);
+    const char *variant = getenv("LM_BENCH_VARIANT");
+    lm_dyn_model_desc md = {.geom = &g, .traj = t, .kdata = k, .sens = s, .frames = f,
+                            .variant = variant ? variant : "auto"};
+    lm_dyn_model *m = NULL;
+    t0 = now_s();
+    if (lm_dyn_model_new(&md, &m, &err) != LM_OK) {
+        fprintf(stderr, "bench_dyn: %s\n", err.msg);
+        return 1;
+    }
+    const int64_t n = f->count * lm_geom_voxels(&g);
+    watch w = {.be = lm_dyn_model_backend(m), .truth = truth, .host = malloc(sizeof(lm_cfloat) * (size_t)n), .n = n};
+    lm_dyn_opts o;
+    lm_dyn_opts_init(&o);
+    o.iters = iters;
+    o.time = !strcmp(reg, "ttik") ? LM_DYN_TIME_TIKHONOV : !strcmp(reg, "llr") ? LM_DYN_TIME_LLR : LM_DYN_TIME_TV;
+    o.space_tv = !strcmp(reg, "ttv+tv");
+    o.lambda_s = o.space_tv ? 0.002 : 0;
+    lm_dyn_result r = {0};
+    /* frame-by-frame SENSE first: it also makes every Q (timed) */
+    o.lambda_t = 0;
+    o.lambda_s = 0;
+    if (lm_dyn_solve(m, &o, &r, &err) != LM_OK) {
+        fprintf(stderr, "bench_dyn: %s\n", err.msg);
+        return 1;
+    }
+    printf("frame-by-frame SENSE, %d CG iterations: error %.2f %% (set-up with every Q %.2f s, solve %.2f s)\n",
+           iters, 100 * lm_rel_error_c(r.x, truth, n), now_s() - t0 - r.time_solve_s, r.time_solve_s);
+    lm_dyn_result_clear(&r);
+    o.watch = show;
+    o.watch_user = &w;
+    o.lambda_s = o.space_tv ? 0.002 : 0;
+    for (int i = 4; i < argc; i++) {
+        o.lambda_t = atof(argv[i]);
+        printf("%s lambda %g:\n", reg, o.lambda_t);
+        if (lm_dyn_solve(m, &o, &r, &err) != LM_OK) {
+            fprintf(stderr, "bench_dyn: %s\n", err.msg);
+            return 1;
+        }
+        lm_dyn_result_clear(&r);
+    }
+    if (argc <= 4 || getenv("LM_BENCH_AUTO")) {
+        o.watch = NULL;
+        o.lambda_auto = 1;
+        if (lm_dyn_solve(m, &o, &r, &err) != LM_OK) {
+            fprintf(stderr, "bench_dyn: %s\n", err.msg);
+            return 1;
+        }
+        printf("%s lambda auto: %.4g (sigma %.3g, %d solves, %.1f s): error %.2f %%\n", reg, r.lambda_t, r.sigma,
+               r.solves, r.time_solve_s, 100 * lm_rel_error_c(r.x, truth, n));
+        lm_dyn_result_clear(&r);
+    }
+    free(w.host);
+    lm_dyn_model_free(m);
+    lm_traj_free(t);
+    lm_kdata_free(k);
+    lm_sens_free(s);
+    free(truth);
+    lm_frames_free(f);
+    return 0;
+}
