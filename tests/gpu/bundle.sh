@@ -15,7 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=build-gpu
-[ -f $B/build.ninja ] || meson setup $B -Dcuda=enabled -Dgui=disabled -Dismrmrd=disabled -Dmarch=x86-64-v3 >/dev/null
+# the device has no Debian packages beyond .devdeps: DICOM (dcmtk) stays off there
+[ -f $B/build.ninja ] || meson setup $B -Dcuda=enabled -Dgui=disabled -Dismrmrd=disabled -Ddicom=disabled -Dmarch=x86-64-v3 >/dev/null
+meson configure $B -Ddicom=disabled >/dev/null
 if [ $# -gt 0 ]; then
     TARGETS="$*"
 else

@@ -121,9 +121,12 @@ int main(void)
             CHECK_OK(lm_ksum_gpu_phasor(&smp.in, &p, o2, o2 + n, NULL, &err), &err);
             CHECK_MSG(!memcmp(or, o2, (size_t)n * 2 * sizeof(float)), "gpu-phasor on %s: not deterministic", k->name);
             if (!k->complex_w) {
-                setenv("LARMOR_GPU_PHASOR_NOSYM", "1", 1);
+                lm_tuning t = *lm_tuning_get(); /* as LARMOR_GPU_PHASOR_NOSYM=1 sets it */
+                t.gpu_phasor_nosym = 1;
+                lm_tuning_set(&t);
                 CHECK_OK(lm_ksum_gpu_phasor(&smp.in, &p, o2, o2 + n, NULL, &err), &err);
-                unsetenv("LARMOR_GPU_PHASOR_NOSYM");
+                t.gpu_phasor_nosym = 0;
+                lm_tuning_set(&t);
                 double e1 = gu_rel_error(or, oi, rr, ri, n), e2 = gu_rel_error(o2, o2 + n, rr, ri, n);
                 fprintf(stderr, "  %-28s gpu-phasor symmetric %.2e, direct %.2e\n", k->name, e1, e2);
                 CHECK(e2 <= 1e-4);

@@ -70,7 +70,7 @@ int main(void)
     compare_with_tuned(&smp.in, &gp, "grid, every GPU");
     compare_with_tuned(&smp.in, &ep, "explicit, every GPU");
     /* two workers on device 0: small shares split the samples ... */
-    setenv("LARMOR_GPU_DEVICES", "0,0", 1);
+    gpu_tune_devices("0,0"); /* as LARMOR_GPU_DEVICES=0,0 would set it */
     CHECK_MSG(compare_with_tuned(&smp.in, &gp, "grid, 0,0") == 1, "a small grid should split the samples");
     compare_with_tuned(&smp.in, &ep, "explicit, 0,0");
     {   /* ... with the double reference too (the partial sums added on the host) */

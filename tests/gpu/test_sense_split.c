@@ -111,7 +111,7 @@ int main(void)
     lm_recon_result r1 = {0}, r2 = {0};
     gpu_tune_devices("0");
     CHECK_OK(lm_recon_run(&g, t, k, &o, &r1, &err), &err);
-    setenv("LARMOR_GPU_DEVICES", "0,0", 1);
+    gpu_tune_devices("0,0");
     CHECK_OK(lm_recon_run(&g, t, k, &o, &r2, &err), &err);
     const double ri = gu_rel_diff(r2.image->data, r1.image->data, nv);
     printf("SENSE CG, 20 iterations, split over 2 workers against one: %.2e\n", ri);
