@@ -487,6 +487,7 @@ void larmor_recon_opts_from_params(const LarmorReconParams *p, const float *fiel
     o->tol = p->tol;
     /* "Recompute Q" bypasses the cache for this task (every point of a sweep). */
     o->use_cache = p->recompute_q ? 0 : 1;
+    o->lcurve_norms = 1; /* the Runs page's L-curve */
     o->edge_frac = p->edge;
     /* lambda from the data (docs/lambda.md): the run reports the choice. */
     o->lambda_auto = p->lambda_auto && p->method == LM_METHOD_CG;

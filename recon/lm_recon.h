@@ -91,6 +91,9 @@ typedef struct lm_recon_opts {
     int iters;                 /* default 60 */
     double tol;
     int use_cache;             /* Q cache under $XDG_CACHE_HOME/larmor */
+    int lcurve_norms;          /* fill lm_recon_result.resid_norm and prior_norm (CG): costs one
+                                  E rho, a forward transform per coil (+15 % on B128c32), so only
+                                  callers that plot the L-curve ask (the workbench); default 0 */
     int threads;
     lm_progress_fn progress;
     void *progress_user;
@@ -240,7 +243,8 @@ typedef struct lm_recon_result {
      * resid_norm = ||E rho - d||, prior_norm = ||W rho|| = sqrt(rho^H W^H W
      * rho) for identity, gradient and the anatomical priors, f(G rho) for tv
      * (total variation) and wavelet (l1 of the coefficients). NaN where
-     * there is no such number: gridding, channels combined by
+     * there is no such number or it was not asked for
+     * (lm_recon_opts.lcurve_norms 0): gridding, channels combined by
      * root-sum-of-squares (no single image solves E), an anatomical prior
      * without its reference. */
     double resid_norm, prior_norm;

@@ -710,7 +710,7 @@ static lm_code run_solves(lm_recon_session *s, const lm_geom *g, const lm_traj *
         res->resid_history = rep.resid_history;
         rep.resid_history = NULL;
     }
-    if (rc == LM_OK && !s->rss) {
+    if (rc == LM_OK && !s->rss && o->lcurve_norms) {
         /* Not worth failing a finished run over: the numbers stay NaN. */
         lm_error e2 = {0};
         if (lm_recon_norms(s->e, g->n, k, o->reg, s->weights, res->image->data, &res->resid_norm, &res->prior_norm,

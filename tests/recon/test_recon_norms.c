@@ -106,6 +106,7 @@ int main(void)
 
     lm_recon_opts o;
     lm_recon_opts_init(&o);
+    o.lcurve_norms = 1;
     o.iters = 15;
     o.use_cache = 0;
     o.threads = 2;
