@@ -455,6 +455,17 @@ static void action_open_recent(GtkWidget *w, const char *name, GVariant *param)
 
 void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
 {
+    /* A saved session (`larmor study.larmor`, or dropped on the window)
+     * opens as a session, with its data, runs and views. */
+    for (int i = 0; i < n; i++) {
+        char *path = g_file_get_path(files[i]);
+        if (path && g_str_has_suffix(path, ".larmor")) {
+            larmor_window_open_session(self, path);
+            g_free(path);
+            return;
+        }
+        g_free(path);
+    }
     GPtrArray *data = g_ptr_array_new_with_free_func(g_free);
     char *truth = NULL, *sens = NULL;
     for (int i = 0; i < n; i++) {
