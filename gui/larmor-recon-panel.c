@@ -594,6 +594,11 @@ void larmor_recon_panel_set_details(LarmorReconPanel *self, const char *text)
     gtk_widget_set_visible(GTK_WIDGET(self->details_label), text && *text);
 }
 
+const char *larmor_recon_panel_get_status(LarmorReconPanel *self)
+{
+    return gtk_label_get_text(self->progress_label);
+}
+
 const char *larmor_recon_panel_get_details(LarmorReconPanel *self)
 {
     return gtk_label_get_text(self->details_label);

@@ -113,8 +113,12 @@ void larmor_window_set_truth_volume(LarmorWindow *self, LarmorVolume *old, Larmo
 static void data_changed(LarmorWindow *self, gboolean other_data)
 {
     larmor_window_clear_error(self);
-    if (other_data)
+    if (other_data) {
         larmor_recon_panel_prefer_data_maps(self->recon_panel);
+        /* "#N done ... PSNR" and the run's details were the old data's. */
+        larmor_recon_panel_set_status(self->recon_panel, "", 0);
+        larmor_recon_panel_set_details(self->recon_panel, NULL);
+    }
 }
 
 static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer data)
