@@ -14,6 +14,7 @@
  *   phantoms and trajectories            phantoms/lm_*.h
  *   the benchmarks' operators            lm_encoding.h, lm_solver.h
  *   tracing                              lm_trace.h
+ *   the GPUs a command lets CUDA see     lm_gpu_visible.h
  * and, below, the process-wide services a front end calls that live in
  * kernels/ (tuning, fault hooks, the GPU context, the autotuner). */
 #ifndef LARMOR_H
@@ -38,6 +39,7 @@
 #include "lm_resample.h"
 #include "lm_trace.h"
 
+#include "lm_gpu_visible.h"
 #include "lm_kernels.h"
 
 #include "lm_encoding_cache.h"

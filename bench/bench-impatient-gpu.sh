@@ -50,7 +50,7 @@ else
     B=build-dev
     $MESON setup $B -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled -Dnifti_include=$SYS/usr/include/nifti \
         >"$OUT/setup.log" 2>&1 || { tail -20 "$OUT/setup.log"; echo "meson setup failed"; exit 1; }
-    ninja -C $B cli/larmor-cli >"$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -20; echo "larmor build failed"; exit 1; }
+    ninja -C $B cli/larmor-cli cli/larmor-cli-full >"$OUT/build.log" 2>&1 || { grep -E "error" "$OUT/build.log" | head -20; echo "larmor build failed"; exit 1; }
     echo "larmor-cli built after $(( $(date +%s) - T0 )) s"
     CLI=./$B/cli/larmor-cli
 fi

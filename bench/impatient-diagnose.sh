@@ -76,7 +76,7 @@ eval "$(sed -n '/^SYS=\/tmp\/sysroot/,/^echo "meson:/p' tests/gpu/run.sh)"
 B=build-dev
 $MESON setup $B -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled -Dnifti_include=$SYS/usr/include/nifti \
     >"$LOGS/setup.log" 2>&1 || { tail -20 "$LOGS/setup.log"; echo "meson setup failed"; exit 1; }
-ninja -C $B cli/larmor-cli >"$LOGS/build.log" 2>&1 || { grep -E "error" "$LOGS/build.log" | head -20; echo "larmor build failed"; exit 1; }
+ninja -C $B cli/larmor-cli cli/larmor-cli-full >"$LOGS/build.log" 2>&1 || { grep -E "error" "$LOGS/build.log" | head -20; echo "larmor build failed"; exit 1; }
 wait $IMP_PID || { cat "$LOGS/impatient-build.out"; echo "IMPATIENT did not build"; exit 1; }
 MRI=$(tail -1 "$LOGS/impatient-build.out")
 echo "both built after $(( $(date +%s) - T0 )) s"

@@ -16,17 +16,6 @@ int cli_error(const lm_error *err)
     return 1;
 }
 
-int cli_errorf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("larmor-cli: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return 1;
-}
-
 int cli_parse_double(const char *opt, const char *s, double *out)
 {
     char *end;
@@ -207,16 +196,4 @@ double cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-void cli_trace(const char *what)
-{
-    static int on = -1;
-    if (on < 0)
-        on = getenv("LARMOR_TRACE") != NULL;
-    if (!on)
-        return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    fprintf(stderr, "larmor-trace %.6f %s\n", (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec, what);
 }

@@ -4,11 +4,11 @@
 
 #include <stdio.h>
 
+#include "cli_base.h"
 #include "larmor.h"
 
 /* Prints "larmor-cli: <msg>" as one line on stderr; returns 1 (the exit code). */
 int cli_error(const lm_error *err);
-int cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Strict number parsing; an error names the option. */
 int cli_parse_double(const char *opt, const char *s, double *out);
@@ -44,9 +44,5 @@ void cli_json_bool(FILE *f, const char *key, int v, int comma);
 /* mkdir -p */
 int cli_mkdirs(const char *dir, lm_error *err);
 double cli_now(void);
-/* With LARMOR_TRACE set: "larmor-trace <epoch seconds> <what>" on stderr,
- * so a wrapper that notes its own start and end times sees where a
- * command's wall time goes (process start, reading, GPU, writing). */
-void cli_trace(const char *what);
 
 #endif

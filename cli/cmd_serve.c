@@ -45,9 +45,8 @@
 #include "commands.h"
 #include "larmor.h"
 #include "serve_mrd.h"
+#include "serve_wire.h"
 
-#define SERVE_MAGIC 0x314d4c53u   /* "SLM1" */
-#define SERVE_MAX_REQUEST (1 << 20) /* a working folder and arguments, bytes */
 #define SERVE_MAX_ARGS 4096
 
 static volatile sig_atomic_t g_stop;
@@ -79,122 +78,6 @@ static void default_socket(char *buf, size_t len)
         snprintf(buf, len, "/tmp/larmor-%u.sock", (unsigned)getuid());
 }
 
-static int socket_address(const char *path, struct sockaddr_un *a)
-{
-    memset(a, 0, sizeof *a);
-    a->sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof a->sun_path)
-        return -1;
-    strcpy(a->sun_path, path);
-    return 0;
-}
-
-/* Moves all n bytes (retrying short transfers and EINTR); 0, or -1. */
-static int transfer_all(int fd, void *p, size_t n, int writing)
-{
-    char *c = p;
-    while (n > 0) {
-        const ssize_t k = writing ? write(fd, c, n) : read(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-static int write_all(int fd, const void *p, size_t n)
-{
-    return transfer_all(fd, (void *)p, n, 1);
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-    return transfer_all(fd, p, n, 0);
-}
-
-/* The request's first message: the 8-byte header, with room for the three
- * descriptors (SCM_RIGHTS) in ctl; the same shape sent and received. */
-#define SERVE_CTL_BYTES CMSG_SPACE(3 * sizeof(int))
-static void header_message(struct msghdr *m, struct iovec *iov, uint32_t head[2], char *ctl)
-{
-    memset(m, 0, sizeof *m);
-    memset(ctl, 0, SERVE_CTL_BYTES);
-    iov->iov_base = head;
-    iov->iov_len = 2 * sizeof(uint32_t);
-    m->msg_iov = iov;
-    m->msg_iovlen = 1;
-    m->msg_control = ctl;
-    m->msg_controllen = SERVE_CTL_BYTES;
-}
-
-/* ---- the client --------------------------------------------------------- */
-
-int cli_serve_forward(const char *path, int argc, char **argv)
-{
-    struct sockaddr_un a;
-    if (socket_address(path, &a))
-        return cli_errorf("LARMOR_SERVER=%s: the path is too long for a socket", path);
-    const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return cli_errorf("LARMOR_SERVER=%s: %s", path, strerror(errno));
-    if (connect(fd, (struct sockaddr *)&a, sizeof a)) {
-        const int e = errno;
-        close(fd);
-        return cli_errorf("LARMOR_SERVER=%s: cannot connect: %s (start one with: larmor-cli serve --socket %s)", path,
-                          strerror(e), path);
-    }
-    /* request: magic, length, then the working folder and the arguments,
-     * each NUL-terminated */
-    char *cwd = getcwd(NULL, 0);
-    size_t len = (cwd ? strlen(cwd) : 0) + 1;
-    for (int i = 0; i < argc; i++)
-        len += strlen(argv[i]) + 1;
-    if (!cwd || len > SERVE_MAX_REQUEST) {
-        free(cwd);
-        close(fd);
-        return cli_errorf("LARMOR_SERVER=%s: %s", path, cwd ? "the arguments are too long" : "no working folder");
-    }
-    char *req = malloc(len), *p = req;
-    if (!req) {
-        free(cwd);
-        close(fd);
-        return cli_errorf("LARMOR_SERVER=%s: out of memory", path);
-    }
-    p = stpcpy(p, cwd) + 1;
-    for (int i = 0; i < argc; i++)
-        p = stpcpy(p, argv[i]) + 1;
-    free(cwd);
-    uint32_t head[2] = {SERVE_MAGIC, (uint32_t)len};
-    int fds[3] = {0, 1, 2};
-    char ctl[SERVE_CTL_BYTES];
-    struct iovec iov;
-    struct msghdr m;
-    header_message(&m, &iov, head, ctl);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof fds);
-    memcpy(CMSG_DATA(c), fds, sizeof fds);
-    fflush(stdout);
-    fflush(stderr);
-    int32_t rc = 1;
-    if (sendmsg(fd, &m, MSG_NOSIGNAL) != (ssize_t)sizeof head || write_all(fd, req, len)) {
-        free(req);
-        close(fd);
-        return cli_errorf("LARMOR_SERVER=%s: the request could not be sent: %s", path, strerror(errno));
-    }
-    free(req);
-    if (read_all(fd, &rc, sizeof rc)) {
-        close(fd);
-        return cli_errorf("LARMOR_SERVER=%s: the server ended the command without an answer", path);
-    }
-    close(fd);
-    return rc;
-}
-
 /* ---- the server --------------------------------------------------------- */
 
 /* Receives the header and the three descriptors; -1 on a malformed request,
@@ -205,7 +88,7 @@ static int receive_request(int c, int fds[3], char **req, uint32_t *len)
     char ctl[SERVE_CTL_BYTES];
     struct iovec iov;
     struct msghdr m;
-    header_message(&m, &iov, head, ctl);
+    serve_header_message(&m, &iov, head, ctl);
     fds[0] = fds[1] = fds[2] = -1;
     ssize_t r;
     do
@@ -220,7 +103,7 @@ static int receive_request(int c, int fds[3], char **req, uint32_t *len)
         fds[0] < 0 || fds[1] < 0 || fds[2] < 0 || (m.msg_flags & MSG_CTRUNC))
         return -1;
     *req = malloc(head[1]);
-    if (!*req || read_all(c, *req, head[1]) || (*req)[head[1] - 1] != '\0')
+    if (!*req || serve_read_all(c, *req, head[1]) || (*req)[head[1] - 1] != '\0')
         return -1;
     *len = head[1];
     return 0;
@@ -340,7 +223,7 @@ static void serve_one(int c)
     }
     const int32_t rc = run_command(fds, cwd, argc, argv);
     if (watching) {
-        (void)write_all(done[1], "x", 1);
+        (void)serve_write_all(done[1], "x", 1);
         pthread_join(watcher, NULL);
     }
     for (int i = 0; i < 2; i++)
@@ -357,7 +240,7 @@ static void serve_one(int c)
             cli_now() - t0, cli_cancel_requested() ? " (cancelled: the client went away or the server was stopped)" : "",
             cache);
     cli_cancel_set(0);
-    (void)write_all(c, &rc, sizeof rc);
+    (void)serve_write_all(c, &rc, sizeof rc);
 done:
     for (int i = 0; i < 3; i++)
         if (fds[i] >= 0)
@@ -452,7 +335,7 @@ int cmd_serve(int argc, char **argv)
     if (mrd)
         return cli_serve_mrd(mrd, &mo);
     struct sockaddr_un a;
-    if (socket_address(path, &a))
+    if (serve_socket_address(path, &a))
         return cli_errorf("serve: %s: the path is too long for a socket", path);
     const int ls = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (ls < 0)

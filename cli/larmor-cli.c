@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_gpu_visible.h"
 #include "cli_serve.h"
 #include "cli_util.h"
 #include "commands.h"
@@ -73,6 +74,12 @@ int main(int argc, char **argv)
         cli_trace("command done");
         return rc;
     }
+    /* Before any CUDA call: a command on one GPU lets CUDA see only that one
+     * (the driver initialises every visible device in the first call). */
+    char visible[256];
+    if (cli_gpu_visible_for(argc - 1, argv + 1, getenv("CUDA_VISIBLE_DEVICES"), getenv("LARMOR_GPU_DEVICES"),
+                            visible, sizeof visible))
+        setenv("CUDA_VISIBLE_DEVICES", visible, 1);
     const cli_command_fn fn = cli_command_find(argv[1]);
     if (!fn) {
         fprintf(stderr, "larmor-cli: unknown command '%s' (try larmor-cli --help)\n", argv[1]);

@@ -16,9 +16,10 @@ typedef struct lm_atomic {
 /* Opens tmp file; with open_stream == 0 only reserves the name (for
  * libraries that open by name, such as libniftiio). */
 lm_code lm_atomic_begin(lm_atomic *a, const char *path, int open_stream, lm_error *err);
-/* Flushes, fsyncs and renames. On failure removes the temporary file.
- * Tests only: after lm_io_fault_set("stop-before-rename") it stops the
- * process with SIGSTOP between the fsync and the rename. */
+/* Flushes, closes and renames (no fsync: atomic against a crash of the
+ * process, not durable against a power cut). On failure removes the
+ * temporary file. Tests only: after lm_io_fault_set("stop-before-rename")
+ * it stops the process with SIGSTOP between the close and the rename. */
 lm_code lm_atomic_commit(lm_atomic *a, lm_error *err);
 /* Removes the temporary file; the destination is untouched. Commit and
  * abort both release the struct, so abort after commit (or after a failed

@@ -17,6 +17,12 @@ int main(int argc, char **argv)
     }
     /* test-only hooks: a bad value injects nothing */
     (void)larmor_fault_set(getenv("LARMOR_GPU_FAULT"), getenv("LARMOR_IO_FAULT"), NULL);
+    /* Before any CUDA call: the workbench's reconstructions use one GPU
+     * unless LARMOR_GPU_DEVICES lists several (docs/gpu-design.md). */
+    char visible[256];
+    if (lm_gpu_visible_narrow(getenv("CUDA_VISIBLE_DEVICES"), getenv("LARMOR_GPU_DEVICES"), 0, visible,
+                              sizeof visible))
+        setenv("CUDA_VISIBLE_DEVICES", visible, 1);
     LarmorApplication *app = larmor_application_new();
     int status = g_application_run(G_APPLICATION(app), argc, argv);
     if (status == 0)

@@ -21,7 +21,7 @@ meson configure $B -Ddicom=disabled >/dev/null
 if [ $# -gt 0 ]; then
     TARGETS="$*"
 else
-    TARGETS="cli/larmor-cli tests/gpu/gpu_bench tests/gpu/bench_nufft tests/recon/bench_session tests/recon/test_fieldmap_op $(sed -n "s/^ *'\([a-z0-9_]*\)' *: *[0-9]*,.*/tests\/gpu\/test_\1/p" tests/gpu/meson.build | tr '\n' ' ')"
+    TARGETS="cli/larmor-cli cli/larmor-cli-full tests/gpu/gpu_bench tests/gpu/bench_nufft tests/recon/bench_session tests/recon/test_fieldmap_op $(sed -n "s/^ *'\([a-z0-9_]*\)' *: *[0-9]*,.*/tests\/gpu\/test_\1/p" tests/gpu/meson.build | tr '\n' ' ')"
 fi
 ninja -C $B $TARGETS
 S=$(mktemp -d)

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "lm_gpu_visible.h"
 #include "lm_tuning.h"
 #include "gpu_util.h"
 #include "lm_metrics.h"
@@ -593,6 +594,12 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    /* One GPU visible unless gpu-multi is measured: the driver initialises
+     * every visible device (docs/gpu-design.md, start-up). */
+    char visible[256];
+    if (lm_gpu_visible_narrow(getenv("CUDA_VISIBLE_DEVICES"), getenv("LARMOR_GPU_DEVICES"),
+                              !only || strstr(only, "gpu-multi") != NULL, visible, sizeof visible))
+        setenv("CUDA_VISIBLE_DEVICES", visible, 1);
     gpu_require();
     char path[1024];
     snprintf(path, sizeof path, "%s/gpu_bench.tsv", outdir);

@@ -134,7 +134,7 @@ $MESON setup $B --wipe -Dgui=disabled -Dismrmrd=disabled -Dcuda=enabled \
         echo "meson setup failed"
         exit 1
     }
-TARGETS="tests/gpu/test_timeseg3d tests/gpu/test_sense_split tests/gpu/test_forward tests/gpu/test_session tests/recon/bench_session tests/gpu/test_avail tests/gpu/test_ksum tests/gpu/test_cg tests/gpu/test_oom tests/gpu/test_multi tests/gpu/test_sense tests/gpu/gpu_bench cli/larmor-cli tests/recon/test_fieldmap_op tests/gpu/test_time tests/gpu/test_admm tests/recon/test_prox tests/gpu/test_fallback tests/recon/test_fallback tests/gpu/test_nufft_plan tests/gpu/bench_nufft"
+TARGETS="tests/gpu/test_timeseg3d tests/gpu/test_sense_split tests/gpu/test_forward tests/gpu/test_session tests/recon/bench_session tests/gpu/test_avail tests/gpu/test_ksum tests/gpu/test_cg tests/gpu/test_oom tests/gpu/test_multi tests/gpu/test_sense tests/gpu/gpu_bench cli/larmor-cli cli/larmor-cli-full tests/recon/test_fieldmap_op tests/gpu/test_time tests/gpu/test_admm tests/recon/test_prox tests/gpu/test_fallback tests/recon/test_fallback tests/gpu/test_nufft_plan tests/gpu/bench_nufft"
 ninja -C $B $TARGETS >"$OUT/build.log" 2>&1 || {
     grep -E "error|undefined" "$OUT/build.log" | head -40
     echo "build failed"
