@@ -95,7 +95,7 @@ lm_code cli_write_image(const char *path, const lm_volume *v, int as_complex, lm
 {
     if (cli_has_suffix(path, ".nii") || cli_has_suffix(path, ".nii.gz"))
         return lm_nifti_write(path, v, as_complex, err);
-    if (cli_has_suffix(path, ".cfl") || !strrchr(path, '.'))
+    if (cli_has_suffix(path, ".cfl") || lm_cfl_is_base(path))
         return lm_cfl_write_volume(path, v, err);
     return lm_fail(err, LM_ERR_INVALID, "%s: output must end in .nii, .nii.gz or .cfl", path);
 }

@@ -11,6 +11,11 @@
 
 #define LM_CFL_MAX_DIMS 16
 
+/* Whether path names a cfl pair by its base (x for x.cfl + x.hdr): its last
+ * component has no extension. A dot in a folder's name (.cache/run/x) or a
+ * leading dot is not an extension. */
+int lm_cfl_is_base(const char *path);
+
 /* path may name x.cfl, x.hdr or the base x. dims[] gets ndim sizes
  * (trailing 1s trimmed, at least 1). Checks size against the header. */
 lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS],

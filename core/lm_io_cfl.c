@@ -205,6 +205,14 @@ lm_code lm_cfl_read_dims(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DI
     return rc;
 }
 
+int lm_cfl_is_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *name = slash ? slash + 1 : path;
+    const char *dot = strrchr(name, '.');
+    return !dot || dot == name;
+}
+
 lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], lm_cfloat **data,
                     lm_error *err)
 {

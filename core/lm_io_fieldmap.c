@@ -136,7 +136,7 @@ lm_code lm_load_fieldmap(const char *path, const lm_geom *g, const double dst_af
         return fieldmap_nifti(path, g, dst_affine, out, resampled, err);
     if (!ends_with(path, ".cfl") && !ends_with(path, ".hdr") && lm_dicom_is_candidate(path))
         return fieldmap_nifti(path, g, dst_affine, out, resampled, err);
-    if (ends_with(path, ".cfl") || ends_with(path, ".hdr") || !strrchr(path, '.'))
+    if (ends_with(path, ".cfl") || ends_with(path, ".hdr") || lm_cfl_is_base(path))
         return fieldmap_cfl(path, g, out, err);
     return lm_fail(err, LM_ERR_FORMAT, "%s: a field map must be .nii, .nii.gz, .cfl or a DICOM series", path);
 }
@@ -165,7 +165,7 @@ lm_code lm_load_times(const char *path, lm_traj *t, lm_error *err)
     int nd = 0;
     int64_t d[LM_CFL_MAX_DIMS];
     lm_cfloat *data = NULL;
-    if (!(ends_with(path, ".cfl") || ends_with(path, ".hdr") || !strrchr(path, '.')))
+    if (!(ends_with(path, ".cfl") || ends_with(path, ".hdr") || lm_cfl_is_base(path)))
         return lm_fail(err, LM_ERR_FORMAT, "%s: sample times must be a .cfl [1, samples, spokes]", path);
     lm_code rc = lm_cfl_read(path, &nd, d, &data, err);
     if (rc != LM_OK)

@@ -149,6 +149,14 @@ static void test_times(void)
     CHECK_OK(lm_times_info(P("times.cfl"), &text, &err), &err);
     CHECK(text && strstr(text, "15 sample times, 3 readouts of 5"));
     free(text);
+    /* By its base, in a folder whose name has a dot (.cache, .devrun): the
+     * dot is not the file's extension (it was refused as "must be a .cfl"). */
+    CHECK(mkdir(P(".dotted"), 0700) == 0);
+    write_cfl_real(P(".dotted/times"), 3, d, v);
+    CHECK_OK(lm_load_times(P(".dotted/times"), t, &err), &err);
+    CHECK(t->t && t->t[14] == v[14]);
+    CHECK(lm_cfl_is_base("a/.b/times") && lm_cfl_is_base("times") && lm_cfl_is_base("x.y/.hidden"));
+    CHECK(!lm_cfl_is_base("a/.b/times.cfl") && !lm_cfl_is_base("t.nii"));
 
     /* Wrong length. */
     const int64_t d14[3] = {1, 7, 2};
