@@ -6,13 +6,13 @@
  *   loading and writing                  lm_acq.h (an acquisition from any
  *                                        format, discovery), lm_io*.h,
  *                                        lm_atomic.h, lm_resample.h
- *   the variant catalogue                lm_kernels.h (lm_variant_*; the
- *                                        benchmark commands also time its sums)
+ *   the variant catalogue                lm_kernels.h (lm_variant_*)
  *   recon options and lm_recon_run       lm_recon.h
  *   sessions                             lm_recon_session.h
  *   metrics                              lm_metrics.h
  *   phantoms and trajectories            phantoms/lm_*.h
- *   the benchmarks' operators            lm_encoding.h, lm_solver.h
+ *   the benchmarks                       lm_bench.h (single-coil Figure 9),
+ *                                        lm_q.h (Parboil's mri-q, mri-fhd)
  *   tracing                              lm_trace.h
  *   the GPUs a command lets CUDA see     lm_gpu_visible.h
  * and, below, the process-wide services a front end calls that live in
@@ -49,9 +49,6 @@
 #include "lm_frames.h"
 #include "lm_recon_session.h"
 #include "lm_reg_norm.h"
-#include "lm_encoding.h"
-#include "lm_solver.h"
-#include "lm_sums.h"
 
 #include "lm_coils_synth.h"
 #include "lm_dynamic_phantom.h"
@@ -60,6 +57,9 @@
 #include "lm_phantom.h"
 #include "lm_spiral.h"
 #include "lm_trajgen.h"
+
+#include "lm_bench.h"
+#include "lm_q.h"
 
 /* ---- process-wide services (api/larmor_runtime.c) ---- */
 

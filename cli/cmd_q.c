@@ -1,8 +1,8 @@
 /* larmor-cli q: Parboil's mri-q (and, for mri-fhd inputs with --fhd,
- * mri-fhd) on the input's explicit points, written in Parboil's format. */
+ * mri-fhd) on the input's explicit points, written in Parboil's format
+ * (lm_q.h); this file parses the options and prints. */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli_util.h"
@@ -36,54 +36,22 @@ int cmd_q(int argc, char **argv)
     if (!in_path || !out_path)
         return cli_errorf("q: --parboil IN and --out OUT are required");
     lm_error err = {0};
-    lm_parboil *p = NULL;
-    float *wr = NULL, *wi = NULL, *ore = NULL, *oim = NULL;
-    int rc = 1;
-    const lm_variant *v = lm_variant_get_available(variant, &err);
-    if (!v || lm_parboil_read(in_path, &p, &err) != LM_OK)
-        goto done;
-    if (fhd && !p->d_r) {
-        lm_fail(&err, LM_ERR_INVALID, "%s: an mri-q file has no k-space data for --fhd", in_path);
-        goto done;
-    }
-    size_t nk = (size_t)p->num_k, nx = (size_t)p->num_x;
-    if (!(wr = lm_alloc(nk, sizeof *wr, &err, "weights")) || !(wi = lm_alloc(nk, sizeof *wi, &err, "weights")) ||
-        !(ore = lm_alloc(nx, sizeof *ore, &err, "output")) || !(oim = lm_alloc(nx, sizeof *oim, &err, "output")))
-        goto done;
-    for (size_t m = 0; m < nk; m++) {
-        if (fhd) { /* conj(phi) d, as Parboil's mri-fhd */
-            wr[m] = p->phi_r[m] * p->d_r[m] + p->phi_i[m] * p->d_i[m];
-            wi[m] = p->phi_r[m] * p->d_i[m] - p->phi_i[m] * p->d_r[m];
-        } else {
-            wr[m] = p->phi_r[m] * p->phi_r[m] + p->phi_i[m] * p->phi_i[m];
-        }
-    }
-    lm_ksum_in kin = {.m = p->num_k, .kx = p->kx, .ky = p->ky, .kz = p->kz, .wr = wr, .wi = fhd ? wi : NULL};
-    lm_points pts = {.n = p->num_x, .x = p->x, .y = p->y, .z = p->z};
-    double t0 = cli_now();
-    if (lm_ksum_run(v, &kin, &pts, ore, oim, NULL, &err) != LM_OK)
-        goto done;
-    double dt = cli_now() - t0;
-    if (lm_parboil_write_output(out_path, p->num_x, ore, oim, &err) != LM_OK)
-        goto done;
-    double pairs = (double)nk * (double)nx;
+    lm_q_result res;
+    if (lm_q_parboil(variant, in_path, out_path, fhd, &res, &err) != LM_OK)
+        return cli_error(&err);
+    double dt = res.time_s;
+    double pairs = (double)res.num_k * (double)res.num_x;
     if (json) {
         printf("{");
-        cli_json_str(stdout, "variant", v->name, 1);
-        cli_json_int(stdout, "num_k", p->num_k, 1);
-        cli_json_int(stdout, "num_x", p->num_x, 1);
+        cli_json_str(stdout, "variant", res.variant, 1);
+        cli_json_int(stdout, "num_k", res.num_k, 1);
+        cli_json_int(stdout, "num_x", res.num_x, 1);
         cli_json_num(stdout, "time_s", dt, 1);
         cli_json_num(stdout, "gpairs_per_s", pairs / dt * 1e-9, 0);
         printf("}\n");
     } else {
-        printf("%s: %s of %d samples at %d points in %.3f s (%.2f Gpairs/s) -> %s\n", v->name,
-               fhd ? "F^H d" : "Q", p->num_k, p->num_x, dt, pairs / dt * 1e-9, out_path);
+        printf("%s: %s of %d samples at %d points in %.3f s (%.2f Gpairs/s) -> %s\n", res.variant,
+               fhd ? "F^H d" : "Q", res.num_k, res.num_x, dt, pairs / dt * 1e-9, out_path);
     }
-    rc = 0;
-done:
-    if (rc)
-        cli_error(&err);
-    lm_parboil_free(p);
-    free(wr), free(wi), free(ore), free(oim);
-    return rc;
+    return 0;
 }

@@ -47,6 +47,52 @@ void lm_h5_quiet_begin(lm_h5_quiet *q);
 void lm_h5_quiet_end(lm_h5_quiet *q);
 /* Fails with "path: what (HDF5: innermost message)". */
 lm_code lm_h5_fail(lm_error *err, lm_code code, const char *path, const char *what);
+
+/* What the reader found in a file's acquisitions (pass 1). */
+typedef struct lm_mrd_scan {
+    uint64_t total, noise, other_skipped, empty, other_encoding, kept;
+    int tdim;               /* -1 until the first kept acquisition */
+    int64_t channels;
+    int64_t m;              /* samples per channel kept */
+    int64_t readout;        /* common kept length (last may be shorter), 0 if it varies */
+    int64_t ns_min, ns_max; /* number_of_samples of kept acquisitions */
+    int64_t dpre, dpost;    /* of the first kept acquisition */
+    int reversed;
+    uint16_t lo[4], hi[4];  /* slice, contrast, phase, set among kept */
+    uint16_t e2_max;
+    int64_t noise_m;        /* samples per channel of the noise scans */
+    int64_t noise_channels; /* their channel count (0: none) */
+    uint64_t other_sel;     /* imaging acquisitions of other repetitions/contrasts skipped */
+    int nslices;            /* distinct idx.slice among kept */
+    int64_t *slice_m;       /* 65536 entries: samples per channel of each idx.slice (owned) */
+} lm_mrd_scan;
+
+/* The repetition and contrast read, chosen before pass 1 (-1: the file
+ * has no imaging acquisitions). */
+typedef struct lm_mrd_sel {
+    int repetition, contrast;
+    int nrep, ncon;         /* distinct values among imaging acquisitions */
+    int rep_lo, rep_hi, con_lo, con_hi;
+} lm_mrd_sel;
+
+typedef struct lm_mrd_summary {
+    lm_mrd_scan scan;          /* slice_m not kept */
+    lm_mrd_sel sel;
+    lm_mrd_header hdr;
+    lm_mrd_units units_used; /* NORMALIZED or CYCLES for stored trajectories */
+    const char *units_why;
+    double kmax_stored;
+    int ndim;
+    int has_times, file_has_dwell; /* sample times from sample_time_us */
+    double t_lo, t_hi;
+    int oversampling_removed; /* Cartesian readouts reduced to reconSpace */
+} lm_mrd_summary;
+
+/* The file's acquisitions read as lm_mrd_read_opts would (multi-slice
+ * allowed), kept only as their summary: `larmor-cli info` (lm_mrd_info.c).
+ * Takes the MRD lock itself. */
+lm_code lm_mrd_summarize(const char *path, const lm_mrd_opts *o, lm_mrd_summary *sum, lm_error *err);
+
 #endif
 
 #endif

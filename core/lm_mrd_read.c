@@ -1,4 +1,4 @@
-/* Reading ISMRMRD (MRD) HDF5 files, and their summary for `larmor-cli info`.
+/* Reading ISMRMRD (MRD) HDF5 files and MRD streams' acquisitions.
  * See docs/ismrmrd.md for what Larmor takes from a file and the units it
  * assumes.
  *
@@ -6,7 +6,8 @@
  * the MRD layout: libismrmrd 1.8's reader opens files read-write, creates
  * /dataset in any HDF5 file it is given, ignores a failed H5Dread and copies
  * trajectory and data by the sizes the header claims, not the sizes stored
- * (a heap over-read on a malformed file). */
+ * (a heap over-read on a malformed file). The summary of `larmor-cli info`
+ * is lm_mrd_info.c's, from lm_mrd_summarize. */
 #include "lm_config.h"
 
 #include "lm_mrd_private.h"
@@ -14,7 +15,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +40,6 @@ lm_code lm_mrd_read_opts(const char *path, const lm_mrd_opts *opts, lm_mrd *out,
 {
     (void)opts;
     return lm_mrd_read_units(path, LM_MRD_UNITS_AUTO, out, err);
-}
-
-lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
-{
-    if (text)
-        *text = NULL;
-    return lm_fail(err, LM_ERR_UNSUPPORTED, "%s: ISMRMRD input unavailable: built without libismrmrd",
-                   path ? path : "");
 }
 
 #else /* LM_HAVE_ISMRMRD */
@@ -422,38 +414,12 @@ static int flag_set(uint64_t flags, int bit)
 #define MRD_MAX_ACQ ((hsize_t)1 << 24)
 #define MRD_BLOCK 256
 
-typedef struct mrd_scan {
-    uint64_t total, noise, other_skipped, empty, other_encoding, kept;
-    int tdim;               /* -1 until the first kept acquisition */
-    int64_t channels;
-    int64_t m;              /* samples per channel kept */
-    int64_t readout;        /* common kept length (last may be shorter), 0 if it varies */
-    int64_t ns_min, ns_max; /* number_of_samples of kept acquisitions */
-    int64_t dpre, dpost;    /* of the first kept acquisition */
-    int reversed;
-    uint16_t lo[4], hi[4];  /* slice, contrast, phase, set among kept */
-    uint16_t e2_max;
-    int64_t noise_m;        /* samples per channel of the noise scans */
-    int64_t noise_channels; /* their channel count (0: none) */
-    uint64_t other_sel;     /* imaging acquisitions of other repetitions/contrasts skipped */
-    int nslices;            /* distinct idx.slice among kept */
-    int64_t *slice_m;       /* 65536 entries: samples per channel of each idx.slice (owned) */
-} mrd_scan;
-
-/* The repetition and contrast read, chosen before pass 1 (-1: the file
- * has no imaging acquisitions). */
-typedef struct mrd_sel {
-    int repetition, contrast;
-    int nrep, ncon;         /* distinct values among imaging acquisitions */
-    int rep_lo, rep_hi, con_lo, con_hi;
-} mrd_sel;
-
-static int acq_selected(const mrd_head *h, const mrd_sel *sel)
+static int acq_selected(const mrd_head *h, const lm_mrd_sel *sel)
 {
     return h->idx.repetition == sel->repetition && h->idx.contrast == sel->contrast;
 }
 
-static int acq_skipped(const mrd_head *h, mrd_scan *s)
+static int acq_skipped(const mrd_head *h, lm_mrd_scan *s)
 {
     if (flag_set(h->flags, ISMRMRD_ACQ_IS_NOISE_MEASUREMENT)) {
         if (s)
@@ -654,7 +620,7 @@ static void file_source(mrd_file *f, mrd_src *src)
 /* Pass 0: headers only, to choose the repetition and contrast. With no
  * repetition asked for, the lowest present is read, and the contrast is
  * the one asked for or the lowest present in that repetition. */
-static lm_code scan_select(mrd_src *f, const char *path, const lm_mrd_opts *o, mrd_sel *sel, lm_error *err)
+static lm_code scan_select(mrd_src *f, const char *path, const lm_mrd_opts *o, lm_mrd_sel *sel, lm_error *err)
 {
     memset(sel, 0, sizeof *sel);
     sel->repetition = sel->contrast = -1;
@@ -735,7 +701,7 @@ out:
 }
 
 /* Pass 1: headers only. Counts, checks consistency and sizes. */
-static lm_code scan_headers(mrd_src *f, const char *path, const mrd_sel *sel, mrd_scan *s, lm_error *err)
+static lm_code scan_headers(mrd_src *f, const char *path, const lm_mrd_sel *sel, lm_mrd_scan *s, lm_error *err)
 {
     memset(s, 0, sizeof *s);
     s->tdim = -1;
@@ -908,7 +874,7 @@ typedef struct mrd_target {
  * stored (tdim values per sample scaled later); for tdim 0 the trajectory
  * is derived from the counters. slice_of maps idx.slice to a target (NULL:
  * everything to target 0). */
-static lm_code read_samples(mrd_src *f, const char *path, const mrd_scan *s, const mrd_sel *sel,
+static lm_code read_samples(mrd_src *f, const char *path, const lm_mrd_scan *s, const lm_mrd_sel *sel,
                             mrd_target *tg, const int32_t *slice_of, int tdim_eff, lm_kdata *noise,
                             lm_error *err)
 {
@@ -1041,27 +1007,6 @@ static lm_code read_samples(mrd_src *f, const char *path, const mrd_scan *s, con
     return rc;
 }
 
-static lm_code mrd_units_from_env(const char *path, lm_mrd_units *u, lm_error *err)
-{
-    (void)path;
-    (void)err;
-    *u = lm_mrd_units_default();
-    return LM_OK;
-}
-
-typedef struct mrd_summary {
-    mrd_scan scan;          /* slice_m not kept */
-    mrd_sel sel;
-    lm_mrd_header hdr;
-    lm_mrd_units units_used; /* NORMALIZED or CYCLES for stored trajectories */
-    const char *units_why;
-    double kmax_stored;
-    int ndim;
-    int has_times, file_has_dwell; /* sample times from sample_time_us */
-    double t_lo, t_hi;
-    int oversampling_removed; /* Cartesian readouts reduced to reconSpace */
-} mrd_summary;
-
 static void targets_free(mrd_target *tg, lm_traj **tr, lm_kdata **kd, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -1077,12 +1022,12 @@ static void targets_free(mrd_target *tg, lm_traj **tr, lm_kdata **kd, int n)
  * allow_slices: return multi-slice 2D data in out->slices (else such data
  * are refused when out is given). */
 static lm_code mrd_load_src(mrd_src *src, const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out,
-                            mrd_summary *sum, lm_error *err)
+                            lm_mrd_summary *sum, lm_error *err)
 {
     lm_code rc;
-    mrd_scan s;
+    lm_mrd_scan s;
     memset(&s, 0, sizeof s);
-    mrd_sel sel;
+    lm_mrd_sel sel;
     int32_t *slice_of = NULL;
     mrd_target *tg = NULL;
     lm_traj **trs = NULL;
@@ -1348,7 +1293,7 @@ done:
 }
 
 /* Locked: the caller holds lm_h5_quiet. */
-static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out, mrd_summary *sum,
+static lm_code mrd_load(const char *path, const lm_mrd_opts *o, int allow_slices, lm_mrd *out, lm_mrd_summary *sum,
                         lm_error *err)
 {
     mrd_file f;
@@ -1482,146 +1427,18 @@ lm_code lm_mrd_read_units(const char *path, lm_mrd_units units, lm_mrd *out, lm_
 
 lm_code lm_mrd_read(const char *path, lm_mrd *out, lm_error *err)
 {
-    lm_mrd_units u;
-    if (out)
-        memset(out, 0, sizeof *out);
-    lm_code rc = mrd_units_from_env(path, &u, err);
-    if (rc != LM_OK)
-        return rc;
-    return lm_mrd_read_units(path, u, out, err);
+    return lm_mrd_read_units(path, lm_mrd_units_default(), out, err);
 }
 
-/* ------------------------------------------------------------------------ */
-/* Info                                                                      */
-/* ------------------------------------------------------------------------ */
-
-typedef struct strbuf {
-    char *s;
-    size_t len, cap;
-    int failed;
-} strbuf;
-
-static void sb_printf(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_printf(strbuf *b, const char *fmt, ...)
+lm_code lm_mrd_summarize(const char *path, const lm_mrd_opts *o, lm_mrd_summary *sum, lm_error *err)
 {
-    if (b->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = 1;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 1024) + (size_t)n;
-        char *p = realloc(b->s, cap);
-        if (!p) {
-            b->failed = 1;
-            return;
-        }
-        b->s = p;
-        b->cap = cap;
-    }
-}
-
-lm_code lm_mrd_info(const char *path, char **text, lm_error *err)
-{
-    if (!text)
-        return lm_fail(err, LM_ERR_INVALID, "%s: no output for the ISMRMRD summary", path ? path : "");
-    *text = NULL;
-    lm_mrd_units u;
-    lm_code rc = mrd_units_from_env(path, &u, err);
-    if (rc != LM_OK)
-        return rc;
-    mrd_summary sm;
-    memset(&sm, 0, sizeof sm);
+    memset(sum, 0, sizeof *sum);
     lm_h5_quiet q;
     lm_h5_quiet_begin(&q);
-    lm_mrd_opts o;
-    lm_mrd_opts_init(&o);
-    o.units = u;
-    rc = mrd_load(path, &o, 1, NULL, &sm, err);
+    lm_code rc = mrd_load(path, o, 1, NULL, sum, err);
     lm_h5_quiet_end(&q);
-    if (rc != LM_OK)
-        return rc;
-    const mrd_scan *s = &sm.scan;
-    const lm_mrd_header *h = &sm.hdr;
-    strbuf b = {0};
-    sb_printf(&b, "%s: ISMRMRD (MRD) HDF5\n", path);
-    sb_printf(&b, "  acquisitions: %llu (%llu imaging, %llu noise, %llu other non-imaging skipped",
-              (unsigned long long)s->total, (unsigned long long)s->kept, (unsigned long long)s->noise,
-              (unsigned long long)s->other_skipped);
-    if (s->other_encoding)
-        sb_printf(&b, ", %llu of other encodings skipped", (unsigned long long)s->other_encoding);
-    if (s->empty)
-        sb_printf(&b, ", %llu empty", (unsigned long long)s->empty);
-    if (s->other_sel)
-        sb_printf(&b, ", %llu of other repetitions/contrasts skipped", (unsigned long long)s->other_sel);
-    sb_printf(&b, ")\n");
-    const mrd_sel *sel = &sm.sel;
-    sb_printf(&b, "  repetitions: %d (%d..%d), reading %d\n", sel->nrep, sel->rep_lo, sel->rep_hi, sel->repetition);
-    sb_printf(&b, "  contrasts: %d (%d..%d), reading %d\n", sel->ncon, sel->con_lo, sel->con_hi, sel->contrast);
-    if (s->nslices > 1)
-        sb_printf(&b, "  slices: %d (idx.slice %u..%u), 2D multi-slice: reconstructed slice by slice and stacked\n",
-                  s->nslices, s->lo[0], s->hi[0]);
-    else
-        sb_printf(&b, "  slices: 1 (idx.slice %u)\n", s->lo[0]);
-    sb_printf(&b, "  channels: %lld\n", (long long)s->channels);
-    if (s->noise_m > 0)
-        sb_printf(&b, "  noise scans: %lld samples per channel (used to prewhiten)\n", (long long)s->noise_m);
-    if (s->ns_min == s->ns_max)
-        sb_printf(&b, "  samples per acquisition: %lld", (long long)s->ns_min);
-    else
-        sb_printf(&b, "  samples per acquisition: %lld..%lld", (long long)s->ns_min, (long long)s->ns_max);
-    if (s->dpre || s->dpost)
-        sb_printf(&b, " (discarding %lld before, %lld after)", (long long)s->dpre, (long long)s->dpost);
-    sb_printf(&b, "\n  samples kept: %lld per channel\n", (long long)s->m);
-    if (s->tdim == 0)
-        sb_printf(&b, "  trajectory: Cartesian, derived from the encoding counters (%dD)\n", sm.ndim);
-    else
-        sb_printf(&b, "  trajectory: non-Cartesian, %d dimensions stored, %dD; units %s (%s; stored max |k| %.4g)\n",
-                  s->tdim, sm.ndim, lm_mrd_units_name(sm.units_used), sm.units_why, sm.kmax_stored);
-    if (sm.has_times)
-        sb_printf(&b, "  sample times: [%g, %g] s (sample_time_us, t = 0 at center_sample)\n", sm.t_lo, sm.t_hi);
-    else
-        sb_printf(&b, "  sample times: none (%s)\n", sm.file_has_dwell ? "sample_time_us is 0" : "no sample_time_us");
-    sb_printf(&b, "  header trajectory: %s\n", h->trajectory[0] ? h->trajectory : "(none)");
-    sb_printf(&b, "  encoded matrix: %lld x %lld x %lld, FOV %g x %g x %g mm\n", (long long)h->matrix[0],
-              (long long)h->matrix[1], (long long)h->matrix[2], h->fov_mm[0], h->fov_mm[1], h->fov_mm[2]);
-    if (h->recon_matrix[0] > 0)
-        sb_printf(&b, "  recon matrix: %lld x %lld x %lld, FOV %g x %g x %g mm\n",
-                  (long long)h->recon_matrix[0], (long long)h->recon_matrix[1], (long long)h->recon_matrix[2],
-                  h->recon_fov_mm[0], h->recon_fov_mm[1], h->recon_fov_mm[2]);
-    if (sm.oversampling_removed)
-        sb_printf(&b, "  readout oversampling: removed (readouts cropped to the recon field of view, %lld points)\n",
-                  (long long)h->recon_matrix[0]);
-    if (h->parallel.accel[0] > 1 || h->parallel.accel[1] > 1)
-        sb_printf(&b, "  parallel imaging: acceleration %lld x %lld, calibration %s\n",
-                  (long long)h->parallel.accel[0], (long long)h->parallel.accel[1],
-                  h->parallel.calibration_mode[0] ? h->parallel.calibration_mode : "(not given)");
-    const lm_mrd_provenance *pv = &h->prov;
-    if (pv->patient_id[0] || pv->patient_name[0])
-        sb_printf(&b, "  patient: %s (ID %s)\n", pv->patient_name[0] ? pv->patient_name : "(no name)",
-                  pv->patient_id[0] ? pv->patient_id : "none");
-    if (pv->study_instance_uid[0] || pv->study_date[0])
-        sb_printf(&b, "  study: %s %s %s\n", pv->study_instance_uid[0] ? pv->study_instance_uid : "(no UID)",
-                  pv->study_date, pv->study_description);
-    if (pv->system_vendor[0] || pv->system_model[0] || pv->field_strength_t > 0)
-        sb_printf(&b, "  system: %s %s, %g T\n", pv->system_vendor, pv->system_model, pv->field_strength_t);
-    if (h->encodings > 1)
-        sb_printf(&b, "  encodings: %d (only the first is read)\n", h->encodings);
-    if (b.failed) {
-        free(b.s);
-        return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the summary", path);
-    }
-    *text = b.s;
-    return LM_OK;
+    return rc;
 }
+
 
 #endif /* LM_HAVE_ISMRMRD */

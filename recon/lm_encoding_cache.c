@@ -1,5 +1,5 @@
 /* Encodings kept between reconstructions (lm_encoding_cache.h). */
-#include "lm_encoding_cache.h"
+#include "lm_encoding_cache_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,29 +12,20 @@
  * Least recently used entries go first once the bytes held (host copies
  * and the operator's host or device memory, estimated from the sizes)
  * exceed the cap; the most recent entry stays even when it alone is over
- * the cap, and entries in use are never freed. One thread at a time. */
+ * the cap, and entries in use are never freed. One thread at a time.
+ *
+ * A front end makes one and hands it to lm_recon_opts.encodings; the
+ * reconstruction takes encodings from it (lm_encoding_cache_impl.h). */
 #ifndef LM_ENCODING_CACHE_H
 #define LM_ENCODING_CACHE_H
 
-#include "lm_encoding.h"
+#include "lm_error.h"
 
 typedef struct lm_encoding_cache lm_encoding_cache;
 
 /* cap_bytes > 0. */
 lm_code lm_encoding_cache_new(double cap_bytes, lm_encoding_cache **out, lm_error *err);
 void lm_encoding_cache_free(lm_encoding_cache *c);
-
-/* An encoding for d: the one kept from before (*hit 1: its normal
- * operator, plans and device copies as the last user left them), or a new
- * one made from the cache's own copies of d's arrays (*hit 0; the caller
- * prepares it as any encoding: lm_encoding_prepare_normal). The encoding
- * is the cache's: hand it back with lm_encoding_cache_release, never
- * lm_encoding_free. d->sens must be NULL (LM_ERR_INVALID otherwise). */
-lm_code lm_encoding_cache_get(lm_encoding_cache *c, const lm_encoding_desc *d, lm_encoding **e, int *hit,
-                              lm_error *err);
-/* discard: the caller's set-up of e failed; the entry goes (when no one
- * else uses it). */
-void lm_encoding_cache_release(lm_encoding_cache *c, lm_encoding *e, int discard);
 
 typedef struct lm_encoding_cache_stats {
     int entries;

@@ -10,6 +10,7 @@
 #include "lm_lambda_criterion.h"
 #include "lm_reg_kind.h"
 #include "lm_resample.h"
+#include "lm_segments.h"
 #include "lm_types.h"
 
 /* A row of the variant table (kernels/lm_kernels.h): front ends reach it

@@ -13,7 +13,7 @@
 #include "lm_cg.h"
 #include "lm_encoding.h"
 #include "lm_lambda.h"
-#include "lm_encoding_cache.h"
+#include "lm_encoding_cache_impl.h"
 #include "lm_recon_impl.h"
 #include "lm_register.h"
 #include "lm_solver.h"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "lm_dyn_ops.h"
+#include "lm_encoding.h"
 #include "lm_io.h"
 
 struct lm_dyn_model {

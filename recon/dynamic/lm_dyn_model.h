@@ -12,8 +12,13 @@
 #ifndef LM_DYN_MODEL_H
 #define LM_DYN_MODEL_H
 
-#include "lm_encoding.h"
 #include "lm_frames.h"
+#include "lm_linop.h"
+#include "lm_types.h"
+
+/* A frame's encoding (lm_encoding.h, inside the library): named here so
+ * that the header reaches no further than the operators. */
+typedef struct lm_encoding lm_encoding;
 
 typedef struct lm_dyn_model lm_dyn_model;
 

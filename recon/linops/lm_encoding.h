@@ -29,15 +29,10 @@
 #include "lm_backend.h"
 #include "lm_kernels.h"
 #include "lm_linop.h"
+#include "lm_segments.h"
 #include "lm_types.h"
 
 typedef struct lm_encoding lm_encoding;
-
-/* lm_encoding_desc.segments: choose the number of time segments so that
- * the interpolation error stays below LM_SEGMENTS_TOL over the field map's
- * range (lm_timeseg.h). 0 means the exact operator (direct sums). */
-#define LM_SEGMENTS_AUTO (-1)
-#define LM_SEGMENTS_TOL 1e-3
 
 typedef struct lm_encoding_desc {
     const lm_geom *geom;

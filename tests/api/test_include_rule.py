@@ -7,6 +7,9 @@
    phantoms/ or api/, by either spelling.
 2. The library (core/, kernels/, recon/, phantoms/, api/) reads the
    environment only in the files named in ENV_READERS.
+3. larmor.h is a public face, not an umbrella: the headers it includes,
+   followed recursively, reach none of the internals in INTERNAL nor any
+   *_impl.h or CUDA header (.cuh, lm_gpu*.h, lm_cuda*.h).
 
 Usage: test_include_rule.py SOURCE_ROOT. Prints every breach (file, line,
 what) and exits 1 if there is one."""
@@ -26,6 +29,9 @@ ENV_READERS = {
     "core/lm_qcache.c",
     "kernels/cuda/lm_gpu_ksum.cu",
 }
+# What a program built on the installed library must not see: the encoding's
+# fused cases, the stand-alone Toeplitz solver and the raw sums behind them.
+INTERNAL = {"lm_encoding.h", "lm_solver.h", "lm_sums.h", "lm_kernels_impl.h"}
 SOURCE = (".c", ".h", ".cu", ".cuh")
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 # a call, not the word in a comment: getenv( outside /* */ and //
@@ -44,11 +50,42 @@ def strip_comments(text):
     return re.sub(r"//[^\n]*", "", text)
 
 
+def internal(name):
+    return (name in INTERNAL or name.endswith("_impl.h") or name.endswith(".cuh")
+            or name.startswith(("lm_gpu", "lm_cuda")) or name.startswith("cuda"))
+
+
+def public_face(root, headers):
+    """Breaches of rule 3: each internal header larmor.h reaches, with the
+    chain of includes that reaches it."""
+    include = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+    chain = {FRONT_HEADER: [FRONT_HEADER]}
+    todo = [FRONT_HEADER]
+    breaches = []
+    while todo:
+        h = todo.pop()
+        if h not in headers:
+            continue
+        text = strip_comments(open(headers[h], encoding="utf-8", errors="replace").read())
+        for inc in include.findall(text):
+            name = os.path.basename(inc)
+            if name in chain or (name not in headers and not internal(name)):
+                continue
+            chain[name] = chain[h] + [name]
+            if internal(name):
+                breaches.append(f"{FRONT_HEADER} reaches the internal header {name} "
+                                f"({' -> '.join(chain[name])})")
+            else:
+                todo.append(name)
+    return breaches, len(chain)
+
+
 def main(root):
     library_headers = {os.path.basename(p) for L in LIBRARY for p in walk(root, L) if p.endswith((".h", ".cuh"))}
     # lm_config.h is the build's configuration, generated: larmor.h carries it
     library_headers.add("lm_config.h")
-    breaches = []
+    headers = {os.path.basename(p): p for L in LIBRARY for p in walk(root, L) if p.endswith((".h", ".cuh"))}
+    breaches, reached = public_face(root, headers)
     checked = 0
     for fe in FRONT_ENDS:
         for path in walk(root, fe):
@@ -77,8 +114,8 @@ def main(root):
                                         "a front end sets options instead)")
     for b in breaches:
         print(b)
-    print(f"{checked} front-end includes and {readers} getenv calls in the library checked: "
-          f"{len(breaches)} breach(es)")
+    print(f"{checked} front-end includes, {reached} headers behind {FRONT_HEADER} and {readers} getenv calls "
+          f"in the library checked: {len(breaches)} breach(es)")
     if checked == 0:
         print("no front-end source found under", root)
         return 1
