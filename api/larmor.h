@@ -14,6 +14,8 @@
  *   phantoms and trajectories            phantoms/lm_*.h
  *   the benchmarks' operators            lm_encoding.h, lm_solver.h
  *   tracing                              lm_trace.h
+ *   the MRD streaming server's           lm_mrd_server.h, lm_mrd_config.h
+ *   connections (transport left to the front end)
  * and, below, the process-wide services a front end calls that live in
  * kernels/ (tuning, fault hooks, the GPU context, the autotuner). */
 #ifndef LARMOR_H
@@ -58,6 +60,9 @@
 #include "lm_phantom.h"
 #include "lm_spiral.h"
 #include "lm_trajgen.h"
+
+#include "lm_mrd_config.h"
+#include "lm_mrd_server.h"
 
 /* ---- process-wide services (api/larmor_runtime.c) ---- */
 
