@@ -13,9 +13,10 @@
  * max_buffer bytes of acquisitions and one image being sent.
  *
  * Connections may run at once, one per thread. CPU reconstructions run
- * side by side, each with its share of the cores; reconstructions on a GPU
+ * side by side, each with cfg->threads threads; reconstructions on a GPU
  * variant take one process-wide lock in turn (the GPU context and its
- * memory are shared). The library prints nothing and never exits. */
+ * memory are shared). The thread count is fixed by the configuration, not
+ * by the load, so that an image never depends on the other connections. The library prints nothing and never exits. */
 #ifndef LM_MRD_SERVER_H
 #define LM_MRD_SERVER_H
 
@@ -32,8 +33,8 @@
 typedef struct lm_mrd_conn_cfg {
     const char *presets;   /* the folder CONFIG_FILE names are looked up in */
     uint64_t max_buffer;   /* bytes of acquisitions held at once */
-    int threads;           /* CPU threads per reconstruction; 0: the cores split among the
-                              reconstructions running when it starts */
+    int threads;           /* CPU threads per reconstruction (0: the process's default, all
+                              cores); a server expecting N connections at once gives cores/N */
 } lm_mrd_conn_cfg;
 
 /* Sets max_buffer 2 GiB, threads 0, presets NULL (CONFIG_FILE refused). */

@@ -140,6 +140,7 @@ static void *serve_connection(void *arg)
     lm_mrd_conn_cfg_init(&cfg);
     cfg.presets = c->so->presets;
     cfg.max_buffer = c->so->max_buffer;
+    cfg.threads = c->so->threads;
     const lm_mrd_conn_io io = {.reader = {sock_read, c}, .write = io_write, .write_user = c};
     lm_mrd_conn_stats st = {0};
     lm_error err = {0};
