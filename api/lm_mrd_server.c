@@ -453,4 +453,6 @@ lm_code lm_mrd_conn_serve(const lm_mrd_conn_cfg *cfg, const lm_mrd_conn_io *io, 
     return rc;
 }
 
+#else
+typedef int lm_mrd_server_unavailable; /* ISO C wants a non-empty unit */
 #endif /* LM_HAVE_ISMRMRD */
