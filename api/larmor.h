@@ -15,6 +15,8 @@
  *                                        lm_q.h (Parboil's mri-q, mri-fhd)
  *   tracing                              lm_trace.h
  *   the GPUs a command lets CUDA see     lm_gpu_visible.h
+ *   the MRD streaming server's           lm_mrd_server.h, lm_mrd_config.h
+ *   connections (transport left to the front end)
  * and, below, the process-wide services a front end calls that live in
  * kernels/ (tuning, fault hooks, the GPU context, the autotuner). */
 #ifndef LARMOR_H
@@ -60,6 +62,8 @@
 
 #include "lm_bench.h"
 #include "lm_q.h"
+#include "lm_mrd_config.h"
+#include "lm_mrd_server.h"
 
 /* ---- process-wide services (api/larmor_runtime.c) ---- */
 

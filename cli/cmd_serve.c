@@ -262,6 +262,7 @@ int cmd_serve(int argc, char **argv)
                                          {"mrd-idle-timeout", required_argument, 0, 'I'},
                                          {"mrd-max-buffer", required_argument, 0, 'B'},
                                          {"mrd-max-connections", required_argument, 0, 'C'},
+                                         {"mrd-threads", required_argument, 0, 'T'},
                                          {0, 0, 0, 0}};
     const char *mrd = NULL;
     mrd_server_opts mo;
@@ -302,6 +303,11 @@ int cmd_serve(int argc, char **argv)
                 return 1;
             mo.max_connections = (int)iv;
             break;
+        case 'T':
+            if (!cli_parse_int("--mrd-threads", optarg, 0, 4096, &iv))
+                return 1;
+            mo.threads = (int)iv;
+            break;
         case 'c':
             if (!cli_parse_double("--cache-mb", optarg, &cache_mb) || !(cache_mb >= 0))
                 return cli_errorf("serve: --cache-mb wants megabytes >= 0 (0: keep nothing)");
@@ -316,12 +322,15 @@ int cmd_serve(int argc, char **argv)
                  "  progress and end the server. After a GPU driver error the server ends (exit status 3).\n"
                  "       larmor-cli serve --mrd [ADDR:]PORT [--mrd-presets DIR] [--mrd-port-file F]\n"
                  "        [--mrd-send-timeout 10] [--mrd-idle-timeout 300] [--mrd-max-buffer MIB] [--mrd-max-connections 8]\n"
+                 "        [--mrd-threads N]\n"
                  "  An MRD streaming server (ISMRMRD/Gadgetron protocol, docs/mrd-server.md) on 127.0.0.1:PORT, or\n"
                  "  on ADDR: the protocol has no authentication, so another interface belongs on a private network.\n"
                  "  Port 0: one the OS picks (--mrd-port-file writes it). CONFIG_FILE names a preset NAME.conf of\n"
                  "  --mrd-presets (default $XDG_CONFIG_HOME/larmor/presets); --mrd-max-buffer caps the acquisitions\n"
                  "  one connection holds (MiB, default 2048); a client that reads no image for --mrd-send-timeout\n"
-                 "  seconds, or sends nothing for --mrd-idle-timeout, is dropped.\n"
+                 "  seconds, or sends nothing for --mrd-idle-timeout, is dropped. Connections reconstruct at once\n"
+                 "  on the CPU, each with --mrd-threads threads (default 0: all cores; give cores / connections\n"
+                 "  expected at once), and in turn on a GPU.\n"
                  "  Reconstructions without coil maps keep their encoding (Q, NUFFT plan, trajectory on the GPU)\n"
                  "  for later commands with the same trajectory, matrix, variant and segmentation: least recently\n"
                  "  used first out beyond --cache-mb megabytes of host and GPU memory (0: keep nothing).");

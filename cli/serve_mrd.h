@@ -11,6 +11,7 @@ typedef struct mrd_server_opts {
     double idle_timeout_s;   /* a client that sends nothing this long is dropped */
     uint64_t max_buffer;     /* bytes of acquisitions one connection may hold */
     int max_connections;     /* connections served at once; more get ERROR */
+    int threads;             /* CPU threads per reconstruction (0: all cores) */
     const char *port_file;   /* written with the port listened on (NULL: none) */
 } mrd_server_opts;
 

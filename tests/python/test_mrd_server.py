@@ -466,15 +466,26 @@ def test_client_that_never_reads_is_not_buffered(env):
     assert env["server"].poll() is None
 
 
-def test_four_clients_at_once(env):
+def gpu_usable(env):
+    r = subprocess.run([CLI, "variants"], capture_output=True, text=True, env=env["env"])
+    return any(line.split()[:2] == ["gpu-nufft", "available"] for line in r.stdout.splitlines())
+
+
+# The connections' reconstructions run at once (CPU: the cores split among
+# them; GPU: in turn on the one device), each as its offline reconstruction.
+@pytest.mark.parametrize("variant", ["cpu-nufft", "gpu-nufft"])
+def test_four_clients_at_once(env, variant):
+    if variant.startswith("gpu") and not gpu_usable(env):
+        pytest.skip("no usable GPU (gpu-nufft not available)")
+    opts = {n: OPTS[n] + " --variant " + variant for n in OPTS}
     names = [n for n in ("radial3d", "spiral2d-multislice", "radial3d", "spiral2d-multislice")]
-    want = {n: np.abs(offline(env, n, OPTS[n], "conc")) for n in set(names)}
+    want = {n: np.abs(offline(env, n, opts[n], "conc-" + variant)) for n in set(names)}
     data = {n: file_acquisitions(env["files"][n]) for n in set(names)}
     results = [None] * 4
 
     def client(i):
         xml, acqs = data[names[i]]
-        results[i] = stream(env["port"], xml, acqs, OPTS[names[i]])
+        results[i] = stream(env["port"], xml, acqs, opts[names[i]])
 
     ts = [threading.Thread(target=client, args=(i,)) for i in range(4)]
     for t in ts:

@@ -2,35 +2,32 @@
  * text (CONFIG_TEXT), Gadgetron configuration XML with <parameter name
  * value> entries, or the name of a preset (CONFIG_FILE) in the server's
  * preset folder. docs/mrd-server.md lists the options and the mapping. */
-#ifndef LM_SERVE_MRD_CONFIG_H
-#define LM_SERVE_MRD_CONFIG_H
+#ifndef LM_MRD_CONFIG_H
+#define LM_MRD_CONFIG_H
 
 #include <stdint.h>
 
-#include "larmor.h"
+#include "lm_error.h"
+#include "lm_recon.h"
 
-typedef struct mrd_job_opts {
+typedef struct lm_mrd_job_opts {
     lm_recon_opts recon;  /* variant points into variant[] */
     char variant[64];
     int method_given;     /* else Cartesian data fully sampled get the FFT, as larmor-cli recon does */
     int64_t matrix[3];    /* --matrix (0: the header's) */
     int as_complex;       /* complex float images instead of magnitude */
     int dirac;
-} mrd_job_opts;
+} lm_mrd_job_opts;
 
-void mrd_job_opts_init(mrd_job_opts *o);
+void lm_mrd_job_opts_init(lm_mrd_job_opts *o);
 
 /* Applies a configuration text: XML (it starts with '<') or whitespace-
  * separated CLI options. Failure: one line in err (LM_ERR_INVALID). */
-lm_code mrd_config_apply(mrd_job_opts *o, const char *text, lm_error *err);
+lm_code lm_mrd_config_apply(lm_mrd_job_opts *o, const char *text, lm_error *err);
 
 /* Applies preset name from dir: name must be a plain file name (letters,
  * digits, '.', '_', '-'; no '/', no "..", not starting with '.'), read as
  * dir/name.conf, or dir/name when it already ends in .conf. */
-lm_code mrd_config_preset(mrd_job_opts *o, const char *dir, const char *name, lm_error *err);
-
-/* The preset folder by default: $XDG_CONFIG_HOME/larmor/presets, else
- * $HOME/.config/larmor/presets. */
-void mrd_config_default_presets(char *buf, size_t len);
+lm_code lm_mrd_config_preset(lm_mrd_job_opts *o, const char *dir, const char *name, lm_error *err);
 
 #endif

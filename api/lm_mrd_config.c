@@ -1,7 +1,7 @@
 /* MRD connection configuration: the options a client may set. Options
  * that name files (--sens, --ref, --noise, --out, ...) do not exist here:
  * the server never reads or writes a file a client names. */
-#include "serve_mrd_config.h"
+#include "lm_mrd_config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 
 #define MRD_PRESET_MAX_BYTES (64 * 1024)
 
-void mrd_job_opts_init(mrd_job_opts *o)
+void lm_mrd_job_opts_init(lm_mrd_job_opts *o)
 {
     memset(o, 0, sizeof *o);
     lm_recon_opts_init(&o->recon);
@@ -92,7 +92,7 @@ static int find_known(const char *name)
 }
 
 /* One option; name without dashes, '_' already turned into '-'. */
-static lm_code apply_one(mrd_job_opts *o, const char *name, const char *v, lm_error *err)
+static lm_code apply_one(lm_mrd_job_opts *o, const char *name, const char *v, lm_error *err)
 {
     lm_recon_opts *r = &o->recon;
     int on = 1;
@@ -161,7 +161,7 @@ static lm_code apply_one(mrd_job_opts *o, const char *name, const char *v, lm_er
 }
 
 /* The checks larmor-cli recon makes once all options are in. */
-static lm_code check_all(const mrd_job_opts *o, lm_error *err)
+static lm_code check_all(const lm_mrd_job_opts *o, lm_error *err)
 {
     const lm_recon_opts *r = &o->recon;
     if (r->lambda_criterion != LM_LAMBDA_DEFAULT && !r->lambda_auto)
@@ -171,7 +171,7 @@ static lm_code check_all(const mrd_job_opts *o, lm_error *err)
     return LM_OK;
 }
 
-static lm_code apply_cli(mrd_job_opts *o, const char *text, lm_error *err)
+static lm_code apply_cli(lm_mrd_job_opts *o, const char *text, lm_error *err)
 {
     char *copy = strdup(text), *save = NULL;
     if (!copy)
@@ -207,7 +207,7 @@ static lm_code apply_cli(mrd_job_opts *o, const char *text, lm_error *err)
  * or <property><name>lambda</name><value>0.01</value></property>; names
  * with '_' or '-' alike. Names Larmor does not know are skipped: a chain's
  * configuration also holds its other nodes' parameters. */
-static lm_code apply_param(mrd_job_opts *o, const char *name, const char *value, lm_error *err)
+static lm_code apply_param(lm_mrd_job_opts *o, const char *name, const char *value, lm_error *err)
 {
     char n[64];
     if (!name || !value || strlen(name) >= sizeof n)
@@ -229,7 +229,7 @@ static char *child_text(xmlNode *parent, const char *tag)
     return NULL;
 }
 
-static lm_code walk(mrd_job_opts *o, xmlNode *n, int depth, lm_error *err)
+static lm_code walk(lm_mrd_job_opts *o, xmlNode *n, int depth, lm_error *err)
 {
     if (depth > 64)
         return lm_fail(err, LM_ERR_INVALID, "configuration XML nests too deep");
@@ -258,7 +258,7 @@ static lm_code walk(mrd_job_opts *o, xmlNode *n, int depth, lm_error *err)
     return LM_OK;
 }
 
-static lm_code apply_xml(mrd_job_opts *o, const char *text, lm_error *err)
+static lm_code apply_xml(lm_mrd_job_opts *o, const char *text, lm_error *err)
 {
     const size_t len = strlen(text);
     if (len > (size_t)1 << 24)
@@ -273,7 +273,7 @@ static lm_code apply_xml(mrd_job_opts *o, const char *text, lm_error *err)
     return rc == LM_OK ? check_all(o, err) : rc;
 }
 
-lm_code mrd_config_apply(mrd_job_opts *o, const char *text, lm_error *err)
+lm_code lm_mrd_config_apply(lm_mrd_job_opts *o, const char *text, lm_error *err)
 {
     const char *p = text;
     while (isspace((unsigned char)*p))
@@ -292,7 +292,7 @@ static int preset_name_ok(const char *name)
     return 1;
 }
 
-lm_code mrd_config_preset(mrd_job_opts *o, const char *dir, const char *name, lm_error *err)
+lm_code lm_mrd_config_preset(lm_mrd_job_opts *o, const char *dir, const char *name, lm_error *err)
 {
     if (!preset_name_ok(name))
         return lm_fail(err, LM_ERR_INVALID, "CONFIG_FILE '%.80s': not a preset name (letters, digits, '.', '_', "
@@ -320,16 +320,7 @@ lm_code mrd_config_preset(mrd_job_opts *o, const char *dir, const char *name, lm
     for (char *c = text; (c = strchr(c, '#'));)
         while (*c && *c != '\n')
             *c++ = ' ';
-    lm_code rc = mrd_config_apply(o, text, err);
+    lm_code rc = lm_mrd_config_apply(o, text, err);
     free(text);
     return rc;
-}
-
-void mrd_config_default_presets(char *buf, size_t len)
-{
-    const char *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
-    if (x && *x)
-        snprintf(buf, len, "%s/larmor/presets", x);
-    else
-        snprintf(buf, len, "%s/.config/larmor/presets", h && *h ? h : "/");
 }
