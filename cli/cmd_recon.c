@@ -207,7 +207,7 @@ static void help(void)
          "  MR Image per slice, or one Enhanced MR multi-frame file (--dicom-enhanced); int16 rescaled;\n"
          "  patient and study from the ISMRMRD header, or from the series in --dicom-like DIR\n"
          "  --ref, --truth, --fieldmap, --lesion-mask may name a DICOM folder or file; --series UID picks\n"
-         "  one series where a --ref, --truth, --lesion-mask or --dicom-like folder holds several\n"
+         "  one series where a --ref, --truth, --fieldmap, --lesion-mask or --dicom-like folder holds several\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd);\n"
          "  --traj DIR alone: a data directory or any one file of it (traj.cfl + kspace.cfl, an .h5, an\n"
          "  IMPATIENT directory; no FOV: --fov sets it): its sens, fieldmap and times are used unless\n"
@@ -451,8 +451,8 @@ int cmd_recon(int argc, char **argv)
             larmor_gpu_prewarm();
     }
     const cli_acq_args la = {.cmd = "recon", .traj = traj, .kspace = kspace, .sens = sens_path,
-                             .fieldmap = fieldmap_path, .times = times_path, .repetition = repetition,
-                             .contrast = contrast, .quiet = quiet || json};
+                             .fieldmap = fieldmap_path, .series = dcm.series, .times = times_path,
+                             .repetition = repetition, .contrast = contrast, .quiet = quiet || json};
     if (cli_load_acq(&la, &in, NULL, &err) != LM_OK)
         return cli_error(&err);
     cli_trace("inputs read");

@@ -365,8 +365,10 @@ lm_code put_common(DcmDataset *d, const identity &id, const lm_dicom_write_opts 
     PUT(d, DCM_HighBit, "15");
     PUT(d, DCM_PixelRepresentation, "1");
     PUT(d, DCM_BurnedInAnnotation, "NO");
-    if (o->nucleus && *o->nucleus)
-        PUT(d, o->enhanced ? DCM_ResonantNucleus : DCM_ImagedNucleus, o->nucleus);
+    // The caller's nucleus, else the one the MRD header names; none is guessed.
+    const char *nucleus = o->nucleus && *o->nucleus ? o->nucleus : o->prov ? o->prov->nucleus : "";
+    if (*nucleus)
+        PUT(d, o->enhanced ? DCM_ResonantNucleus : DCM_ImagedNucleus, nucleus);
     if (o->prov && o->prov->field_strength_t > 0)
         PUT(d, DCM_MagneticFieldStrength, ds(o->prov->field_strength_t).c_str());
     return LM_OK;
