@@ -488,7 +488,8 @@ int cmd_recon(int argc, char **argv)
                               : influence_path ? "--prior-influence-out" : o.compress_coils ? "--coils-compress" : NULL;
         const cli_dyn_run run = {.variant = o.variant, .lambda = lambda_given ? o.lambda : -1, .lambda_auto = o.lambda_auto,
                                  .iters = iters_given ? o.iters : 0, .use_cache = o.use_cache, .truth = truth_path,
-                                 .out = out, .as_complex = as_complex, .json = json, .refused = refused};
+                                 .out = out, .dicom = &dcm, .as_complex = as_complex, .json = json,
+                                 .refused = refused};
         rc = cli_recon_dynamic(in, &g, &dyn, &run);
         lm_acq_free(in);
         return rc;

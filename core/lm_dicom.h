@@ -36,6 +36,9 @@ typedef struct lm_dicom_write_opts {
     const char *like_series;       /* the template's SeriesInstanceUID when like_dir holds several */
     const char *nucleus;           /* "1H", "23NA", ...; NULL or "": unknown */
     double window[2];              /* centre, width; width <= 0: the 1st to 99th percentile */
+    int64_t frames;                /* a dynamic series: v->data holds this many volumes of v's grid, one
+                                      after another (frame slowest); 0 or 1: one volume */
+    double frame_s;                /* one frame's duration in seconds (0: unknown): the frames' time offsets */
     char note[256];                /* out: one line when the patient is anonymous and the study new */
     char series_uid[72];           /* out: the new SeriesInstanceUID */
     int files;                     /* out: files written */

@@ -153,6 +153,7 @@ struct identity {
     long series_number = 1001;
     std::string note;
     std::string now_date, now_time; // one instant for every file of the series
+    std::time_t now = 0;            // that instant: frame t of a dynamic series is now + t * frame_s
 };
 
 lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_error *err);
@@ -211,11 +212,17 @@ lm_code make_identity(const lm_dicom_write_opts *o, identity *id, lm_error *err)
 struct scaled {
     std::vector<Sint16> pix;
     std::string slope, intercept, center, width;
+    bool exact = false; // width below 1: only VOILUTFunction LINEAR_EXACT allows it
 };
+
+int64_t frames_of(const lm_dicom_write_opts *o)
+{
+    return o->frames > 1 ? o->frames : 1;
+}
 
 lm_code scale_pixels(const lm_volume *v, const lm_dicom_write_opts *o, const char *dir, scaled *s, lm_error *err)
 {
-    const size_t n = static_cast<size_t>(lm_volume_count(v));
+    const size_t n = static_cast<size_t>(lm_volume_count(v) * frames_of(o));
     std::vector<double> x(n);
     for (size_t i = 0; i < n; i++) {
         // lm_cfloat is C's float _Complex: GNU C++ reads its parts with __real__/__imag__.
@@ -258,6 +265,7 @@ lm_code scale_pixels(const lm_volume *v, const lm_dicom_write_opts *o, const cha
     }
     s->center = ds(c);
     s->width = ds(w);
+    s->exact = w < 1;
     return LM_OK;
 }
 
@@ -304,9 +312,31 @@ lm_code plane_geometry(const lm_volume *v, const char *dir, plane_geom *g, lm_er
     return LM_OK;
 }
 
-std::string now_date(std::string *time_out)
+// DICOM's DT of instant t + offset_s seconds: YYYYMMDDHHMMSS[.FFFFFF].
+std::string date_time(std::time_t t, double offset_s)
 {
-    std::time_t t = std::time(nullptr);
+    const double whole = std::floor(offset_s);
+    std::time_t at = t + static_cast<std::time_t>(whole);
+    long micro = std::lround((offset_s - whole) * 1e6);
+    if (micro >= 1000000) {
+        at += 1;
+        micro -= 1000000;
+    }
+    struct tm tmv;
+    gmtime_r(&at, &tmv);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y%m%d%H%M%S", &tmv);
+    std::string s(b);
+    if (micro > 0) {
+        char f[32];
+        std::snprintf(f, sizeof f, ".%06ld", micro);
+        s += f;
+    }
+    return s;
+}
+
+std::string now_date(std::time_t t, std::string *time_out)
+{
     struct tm tmv;
     gmtime_r(&t, &tmv);
     char d[16], h[16];
@@ -385,9 +415,10 @@ lm_code write_classic(const char *tmp, const char *where, const lm_volume *v, co
                       const identity &id, const std::string &series_uid, const scaled &s, const plane_geom &g,
                       int *files, lm_error *err)
 {
-    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2];
+    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2], nt = frames_of(o);
     const size_t plane = static_cast<size_t>(nx * ny);
-    for (int64_t k = 0; k < nz; k++) {
+    for (int64_t f = 0; f < nz * nt; f++) {
+        const int64_t k = f % nz, t = f / nz; // files frame by frame, slices within
         DcmFileFormat ff;
         DcmDataset *d = ff.getDataset();
         lm_code rc = put_common(d, id, o, series_uid, where, err);
@@ -397,7 +428,18 @@ lm_code write_classic(const char *tmp, const char *where, const lm_volume *v, co
         PUT(d, DCM_SOPClassUID, UID_MRImageStorage);
         PUT(d, DCM_SOPInstanceUID, sop.c_str());
         PUT(d, DCM_ImageType, "DERIVED\\SECONDARY\\OTHER"); // MR images need value 3
-        PUT(d, DCM_InstanceNumber, std::to_string(k + 1).c_str());
+        PUT(d, DCM_InstanceNumber, std::to_string(f + 1).c_str());
+        if (nt > 1) {
+            // A dynamic series: each slice position once per frame, at the frame's
+            // time. (TriggerTime is for cardiac-gated images only: MR's type 2C.)
+            const double offset_s = static_cast<double>(t) * o->frame_s;
+            PUT(d, DCM_TemporalPositionIdentifier, std::to_string(t + 1).c_str());
+            PUT(d, DCM_NumberOfTemporalPositions, std::to_string(nt).c_str());
+            PUT(d, DCM_AcquisitionDate, date_time(id.now, offset_s).substr(0, 8).c_str());
+            PUT(d, DCM_AcquisitionTime, date_time(id.now, offset_s).substr(8).c_str());
+            if (o->frame_s > 0)
+                PUT(d, DCM_TemporalResolution, ds(1e3 * o->frame_s).c_str());
+        }
         PUT(d, DCM_ScanningSequence, "RM");
         PUT(d, DCM_SequenceVariant, "NONE");
         PUT(d, DCM_ScanOptions, "");
@@ -419,13 +461,15 @@ lm_code write_classic(const char *tmp, const char *where, const lm_volume *v, co
         PUT(d, DCM_RescaleType, o->part == LM_DICOM_PHASE ? "RAD" : "US");
         PUT(d, DCM_WindowCenter, s.center.c_str());
         PUT(d, DCM_WindowWidth, s.width.c_str());
+        if (s.exact)
+            PUT(d, DCM_VOILUTFunction, "LINEAR_EXACT");
         OFCondition c = d->putAndInsertUint16Array(DCM_PixelData,
-                                                   reinterpret_cast<const Uint16 *>(&s.pix[plane * static_cast<size_t>(k)]),
+                                                   reinterpret_cast<const Uint16 *>(&s.pix[plane * static_cast<size_t>(f)]),
                                                    static_cast<unsigned long>(plane));
         if (c.bad())
             return lm_fail(err, LM_ERR_INTERNAL, "%s: dcmtk refused the pixel data: %s", where, c.text());
         char name[64];
-        std::snprintf(name, sizeof name, "MR%05lld.dcm", static_cast<long long>(k + 1));
+        std::snprintf(name, sizeof name, "MR%05lld.dcm", static_cast<long long>(f + 1));
         const std::string path = std::string(tmp) + "/" + name;
         c = ff.saveFile(path.c_str(), EXS_LittleEndianExplicit);
         if (c.bad())
@@ -441,7 +485,7 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
                        const identity &id, const std::string &series_uid, const scaled &s, const plane_geom &g,
                        int *files, lm_error *err)
 {
-    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2];
+    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2], nt = frames_of(o);
     DcmFileFormat ff;
     DcmDataset *d = ff.getDataset();
     lm_code rc = put_common(d, id, o, series_uid, where, err);
@@ -466,7 +510,7 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(d, DCM_ContentQualification, "RESEARCH");
     PUT(d, DCM_InstanceNumber, "1");
     PUT(d, DCM_AcquisitionDateTime, (dnow + tnow).c_str());
-    PUT(d, DCM_NumberOfFrames, std::to_string(nz).c_str());
+    PUT(d, DCM_NumberOfFrames, std::to_string(nz * nt).c_str());
     PUT(d, DCM_Rows, std::to_string(ny).c_str());
     PUT(d, DCM_Columns, std::to_string(nx).c_str());
     PUT(d, DCM_LossyImageCompression, "00");
@@ -476,22 +520,30 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(d, DCM_KSpaceFiltering, "NONE");
     PUT(d, DCM_MagneticFieldStrength,
         ds(o->prov && o->prov->field_strength_t > 0 ? o->prov->field_strength_t : 0).c_str());
-    // Multi-frame Dimension: one dimension, the in-stack position.
+    // Multi-frame Dimension: (a dynamic series) the temporal position, then
+    // the in-stack position, both in the Frame Content of each frame; the
+    // first dimension varies slowest, as the frames are stored (readers such
+    // as dcm2niix order frames by the index values in this order).
     const std::string dim_uid = new_uid();
     DcmItem *org = add_item(d, DCM_DimensionOrganizationSequence);
-    DcmItem *dim = add_item(d, DCM_DimensionIndexSequence);
-    if (!org || !dim)
+    if (!org)
         return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
     PUT(org, DCM_DimensionOrganizationUID, dim_uid.c_str());
-    PUT(dim, DCM_DimensionOrganizationUID, dim_uid.c_str());
-    PUT(dim, DCM_DimensionIndexPointer, "");
-    {
-        OFCondition c = dim->putAndInsertTagKey(DCM_DimensionIndexPointer, DCM_InStackPositionNumber);
+    const struct {
+        DcmTagKey index;
+        const char *label;
+    } dims[2] = {{DCM_TemporalPositionIndex, "Temporal Position"}, {DCM_InStackPositionNumber, "In-Stack Position"}};
+    for (int k = nt > 1 ? 0 : 1; k < 2; k++) {
+        DcmItem *dim = add_item(d, DCM_DimensionIndexSequence);
+        if (!dim)
+            return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
+        PUT(dim, DCM_DimensionOrganizationUID, dim_uid.c_str());
+        OFCondition c = dim->putAndInsertTagKey(DCM_DimensionIndexPointer, dims[k].index);
         OFCondition c2 = dim->putAndInsertTagKey(DCM_FunctionalGroupPointer, DCM_FrameContentSequence);
         if (c.bad() || c2.bad())
             return lm_fail(err, LM_ERR_INTERNAL, "%s: dcmtk refused the dimension index", where);
+        PUT(dim, DCM_DimensionDescriptionLabel, dims[k].label);
     }
-    PUT(dim, DCM_DimensionDescriptionLabel, "In-Stack Position");
     // Shared functional groups.
     DcmItem *sh = add_item(d, DCM_SharedFunctionalGroupsSequence);
     if (!sh)
@@ -514,6 +566,8 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
         return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
     PUT(it, DCM_WindowCenter, s.center.c_str());
     PUT(it, DCM_WindowWidth, s.width.c_str());
+    if (s.exact)
+        PUT(it, DCM_VOILUTFunction, "LINEAR_EXACT");
     if (!(it = add_item(sh, DCM_MRImageFrameTypeSequence)))
         return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
     PUT(it, DCM_FrameType, "DERIVED\\PRIMARY\\OTHER\\NONE");
@@ -533,8 +587,11 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(code, DCM_CodeValue, "38266002");
     PUT(code, DCM_CodingSchemeDesignator, "SCT");
     PUT(code, DCM_CodeMeaning, "Entire body");
-    // Per-frame functional groups: position and frame content.
-    for (int64_t k = 0; k < nz; k++) {
+    // Per-frame functional groups: position and frame content, frame by
+    // frame (time slowest), each frame's times offset by its start.
+    for (int64_t f = 0; f < nz * nt; f++) {
+        const int64_t k = f % nz, t = f / nz;
+        const double start_s = static_cast<double>(t) * o->frame_s;
         DcmItem *pf = add_item(d, DCM_PerFrameFunctionalGroupsSequence);
         if (!pf || !(it = add_item(pf, DCM_PlanePositionSequence)))
             return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
@@ -543,10 +600,18 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
             return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
         PUT(it, DCM_StackID, "1");
         PUT(it, DCM_InStackPositionNumber, std::to_string(k + 1).c_str());
-        PUT(it, DCM_DimensionIndexValues, std::to_string(k + 1).c_str());
-        PUT(it, DCM_FrameAcquisitionDateTime, (dnow + tnow).c_str());
-        PUT(it, DCM_FrameReferenceDateTime, (dnow + tnow).c_str());
-        PUT(it, DCM_FrameAcquisitionDuration, "0");
+        if (nt > 1) {
+            PUT(it, DCM_TemporalPositionIndex, std::to_string(t + 1).c_str());
+            PUT(it, DCM_DimensionIndexValues, (std::to_string(t + 1) + "\\" + std::to_string(k + 1)).c_str());
+            PUT(it, DCM_FrameAcquisitionDateTime, date_time(id.now, start_s).c_str());
+            PUT(it, DCM_FrameReferenceDateTime, date_time(id.now, start_s + 0.5 * o->frame_s).c_str());
+            PUT(it, DCM_FrameAcquisitionDuration, ds(1e3 * o->frame_s).c_str());
+        } else {
+            PUT(it, DCM_DimensionIndexValues, std::to_string(k + 1).c_str());
+            PUT(it, DCM_FrameAcquisitionDateTime, (dnow + tnow).c_str());
+            PUT(it, DCM_FrameReferenceDateTime, (dnow + tnow).c_str());
+            PUT(it, DCM_FrameAcquisitionDuration, "0");
+        }
     }
     OFCondition c = d->putAndInsertUint16Array(DCM_PixelData, reinterpret_cast<const Uint16 *>(s.pix.data()),
                                                static_cast<unsigned long>(s.pix.size()));
@@ -835,11 +900,13 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
     lm_code rc = lm_dicom_check_out_dir(dir, err);
     if (rc)
         return rc;
-    if (v->dims[0] > 65535 || v->dims[1] > 65535 || v->dims[2] > 99999 || v->dims[0] < 1 || v->dims[1] < 1 ||
-        v->dims[2] < 1)
-        return lm_fail(err, LM_ERR_INVALID, "%s: volume %lldx%lldx%lld does not fit DICOM", dir,
+    if (v->dims[0] > 65535 || v->dims[1] > 65535 || v->dims[2] * frames_of(o) > 99999 || v->dims[0] < 1 ||
+        v->dims[1] < 1 || v->dims[2] < 1 || o->frames < 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: volume %lldx%lldx%lld x %lld frames does not fit DICOM", dir,
                        static_cast<long long>(v->dims[0]), static_cast<long long>(v->dims[1]),
-                       static_cast<long long>(v->dims[2]));
+                       static_cast<long long>(v->dims[2]), static_cast<long long>(frames_of(o)));
+    if (!(o->frame_s >= 0) || !std::isfinite(o->frame_s))
+        return lm_fail(err, LM_ERR_INVALID, "%s: frame duration %g s", dir, o->frame_s);
     plane_geom g;
     if ((rc = plane_geometry(v, dir, &g, err)))
         return rc;
@@ -849,7 +916,8 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
     identity id;
     if ((rc = make_identity(o, &id, err)))
         return rc;
-    id.now_date = now_date(&id.now_time);
+    id.now = std::time(nullptr);
+    id.now_date = now_date(id.now, &id.now_time);
     std::snprintf(o->note, sizeof o->note, "%s", id.note.c_str());
     const std::string series_uid = new_uid();
     std::snprintf(o->series_uid, sizeof o->series_uid, "%s", series_uid.c_str());
