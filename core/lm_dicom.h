@@ -53,6 +53,25 @@ void lm_dicom_write_opts_init(lm_dicom_write_opts *o);
  * |value|); geometry from v->affine, RAS turned into DICOM's LPS. */
 lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err);
 
+/* One image of a set (lm_dicom_write_set): its own sub-folder, description
+ * and window; the rest of the options is the set's. */
+typedef struct lm_dicom_set_item {
+    const lm_volume *v;
+    const char *name;               /* the sub-folder: letters, digits, - _ . + = (not starting with '.') */
+    const char *series_description;
+    double window[2];               /* centre, width; width <= 0: the 1st to 99th percentile */
+    char series_uid[72];            /* out */
+} lm_dicom_set_item;
+
+/* Writes n images as n series of one study into the new folder parent, one
+ * sub-folder each: one patient, study and FrameOfReference (from o, as
+ * lm_dicom_write_series), SeriesNumbers one after another; o's part, form,
+ * nucleus, template and frames apply to every one (o->series_description
+ * and o->window do not: each item has its own). Atomic: everything is
+ * written into a temporary sibling of parent, renamed when complete. */
+lm_code lm_dicom_write_set(const char *parent, lm_dicom_set_item *items, int n, lm_dicom_write_opts *o,
+                           lm_error *err);
+
 /* Fails with a one-line message when dir exists and is not an empty folder
  * (what lm_dicom_write_series refuses), so a front end can refuse before
  * long work. */

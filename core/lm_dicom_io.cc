@@ -24,6 +24,7 @@ extern "C" {
 #include "lm_dicom.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -631,7 +632,12 @@ void remove_tree(const char *dir)
         while (struct dirent *e = readdir(dp)) {
             if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, ".."))
                 continue;
-            unlink((std::string(dir) + "/" + e->d_name).c_str());
+            const std::string p = std::string(dir) + "/" + e->d_name;
+            struct stat st;
+            if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(p.c_str()); // a set's series folders
+            else
+                unlink(p.c_str());
         }
         closedir(dp);
     }
@@ -888,30 +894,48 @@ lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_
     return LM_OK;
 }
 
-} // namespace
-
-extern "C" {
-
-lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err)
+// One series into the folder tmp (made): geometry, pixels, then the files.
+lm_code write_one(const char *tmp, const char *where, lm_dicom_set_item *it, lm_dicom_write_opts *o,
+                  const identity &id, int *files, lm_error *err)
 {
-    dicom_setup();
+    const lm_volume *v = it->v;
     if (!v || !v->data)
-        return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", dir ? dir : "");
-    lm_code rc = lm_dicom_check_out_dir(dir, err);
-    if (rc)
-        return rc;
+        return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", where);
     if (v->dims[0] > 65535 || v->dims[1] > 65535 || v->dims[2] * frames_of(o) > 99999 || v->dims[0] < 1 ||
         v->dims[1] < 1 || v->dims[2] < 1 || o->frames < 0)
-        return lm_fail(err, LM_ERR_INVALID, "%s: volume %lldx%lldx%lld x %lld frames does not fit DICOM", dir,
+        return lm_fail(err, LM_ERR_INVALID, "%s: volume %lldx%lldx%lld x %lld frames does not fit DICOM", where,
                        static_cast<long long>(v->dims[0]), static_cast<long long>(v->dims[1]),
                        static_cast<long long>(v->dims[2]), static_cast<long long>(frames_of(o)));
     if (!(o->frame_s >= 0) || !std::isfinite(o->frame_s))
-        return lm_fail(err, LM_ERR_INVALID, "%s: frame duration %g s", dir, o->frame_s);
+        return lm_fail(err, LM_ERR_INVALID, "%s: frame duration %g s", where, o->frame_s);
     plane_geom g;
-    if ((rc = plane_geometry(v, dir, &g, err)))
+    lm_code rc = plane_geometry(v, where, &g, err);
+    if (rc)
         return rc;
+    // This series' description and window over the options' (the set shares the rest).
+    lm_dicom_write_opts mine = *o;
+    mine.series_description = it->series_description;
+    mine.window[0] = it->window[0];
+    mine.window[1] = it->window[1];
     scaled s;
-    if ((rc = scale_pixels(v, o, dir, &s, err)))
+    if ((rc = scale_pixels(v, &mine, where, &s, err)))
+        return rc;
+    const std::string series_uid = new_uid();
+    std::snprintf(it->series_uid, sizeof it->series_uid, "%s", series_uid.c_str());
+    return mine.enhanced ? write_enhanced(tmp, where, v, &mine, id, series_uid, s, g, files, err)
+                         : write_classic(tmp, where, v, &mine, id, series_uid, s, g, files, err);
+}
+
+// n series of one identity (patient, study, frame of reference; series
+// numbers one after another) into dir itself (a single series) or into a
+// sub-folder each (as_set), all written into a temporary sibling of dir that
+// is renamed onto it when complete.
+lm_code write_set(const char *dir, lm_dicom_set_item *items, int n, bool as_set, lm_dicom_write_opts *o,
+                  lm_error *err)
+{
+    dicom_setup();
+    lm_code rc = lm_dicom_check_out_dir(dir, err);
+    if (rc)
         return rc;
     identity id;
     if ((rc = make_identity(o, &id, err)))
@@ -919,10 +943,6 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
     id.now = std::time(nullptr);
     id.now_date = now_date(id.now, &id.now_time);
     std::snprintf(o->note, sizeof o->note, "%s", id.note.c_str());
-    const std::string series_uid = new_uid();
-    std::snprintf(o->series_uid, sizeof o->series_uid, "%s", series_uid.c_str());
-
-    // A temporary sibling folder, renamed onto dir when every file is written.
     std::string d(dir);
     while (d.size() > 1 && d.back() == '/')
         d.pop_back();
@@ -933,14 +953,64 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
         return lm_fail(err, LM_ERR_IO, "%s: cannot make a temporary folder beside it: %s", dir,
                        std::strerror(errno));
     o->files = 0;
-    rc = o->enhanced ? write_enhanced(tmp.data(), dir, v, o, id, series_uid, s, g, &o->files, err)
-                     : write_classic(tmp.data(), dir, v, o, id, series_uid, s, g, &o->files, err);
+    const long first_number = id.series_number;
+    for (int i = 0; i < n && rc == LM_OK; i++) {
+        id.series_number = first_number + i;
+        std::string sub = tmp.data(), where = dir;
+        if (as_set) {
+            sub += std::string("/") + items[i].name;
+            where += std::string("/") + items[i].name;
+            if (mkdir(sub.c_str(), 0777) != 0) {
+                rc = lm_fail(err, LM_ERR_IO, "%s: cannot make a folder: %s", where.c_str(), std::strerror(errno));
+                break;
+            }
+        }
+        rc = write_one(sub.c_str(), where.c_str(), &items[i], o, id, &o->files, err);
+    }
     if (rc == LM_OK && rename(tmp.data(), d.c_str()) != 0)
         rc = lm_fail(err, LM_ERR_IO, "%s: cannot rename the finished series into place: %s", dir,
                      std::strerror(errno));
     if (rc)
         remove_tree(tmp.data());
     return rc;
+}
+
+} // namespace
+
+extern "C" {
+
+lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err)
+{
+    lm_dicom_set_item one;
+    std::memset(&one, 0, sizeof one);
+    one.v = v;
+    one.series_description = o->series_description;
+    one.window[0] = o->window[0];
+    one.window[1] = o->window[1];
+    lm_code rc = write_set(dir, &one, 1, false, o, err);
+    if (rc == LM_OK)
+        std::snprintf(o->series_uid, sizeof o->series_uid, "%s", one.series_uid);
+    return rc;
+}
+
+lm_code lm_dicom_write_set(const char *parent, lm_dicom_set_item *items, int n, lm_dicom_write_opts *o,
+                           lm_error *err)
+{
+    if (n < 1 || !items)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no image to write", parent ? parent : "");
+    for (int i = 0; i < n; i++) {
+        const char *nm = items[i].name;
+        bool ok = nm && *nm && std::strcmp(nm, ".") && std::strcmp(nm, "..") && nm[0] != '.';
+        for (const char *c = nm; ok && *c; c++)
+            ok = std::isalnum(static_cast<unsigned char>(*c)) || std::strchr("-_.+=", *c);
+        if (!ok)
+            return lm_fail(err, LM_ERR_INVALID, "%s: series %d: '%s' is not a folder name (letters, digits, "
+                           "- _ . + =)", parent, i + 1, nm ? nm : "");
+        for (int j = 0; j < i; j++)
+            if (!std::strcmp(items[j].name, nm))
+                return lm_fail(err, LM_ERR_INVALID, "%s: two series named '%s'", parent, nm);
+    }
+    return write_set(parent, items, n, true, o, err);
 }
 
 lm_code lm_dicom_read(const char *path, const char *series_uid, lm_volume **out, lm_error *err)
