@@ -34,6 +34,8 @@ lm_code cli_load_acq(const cli_acq_args *args, lm_acq **out, lm_acq_paths *found
         c = lm_acq_paths_set(&p.sens, args->sens, err);
     if (c == LM_OK && args->fieldmap)
         c = lm_acq_paths_set(&p.fieldmap, args->fieldmap, err);
+    if (c == LM_OK && args->fieldmap && args->series)
+        c = lm_acq_paths_set(&p.fieldmap_series, args->series, err);
     if (c == LM_OK && args->times)
         c = lm_acq_paths_set(&p.times, args->times, err);
     if (c == LM_OK) {

@@ -10,6 +10,7 @@ typedef struct cli_acq_args {
     const char *cmd;                         /* "recon", "convert": names the stderr line */
     const char *traj, *kspace;               /* --traj, --kspace */
     const char *sens, *fieldmap, *times;     /* flags that override what discovery finds */
+    const char *series;                      /* --series UID: chooses in a DICOM --fieldmap folder */
     int repetition, contrast;                /* ISMRMRD, -1: the first present */
     int quiet;                               /* no line saying what discovery found */
 } cli_acq_args;

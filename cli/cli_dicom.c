@@ -40,6 +40,12 @@ void cli_dicom_describe(char *buf, size_t len, lm_method method, int coils, lm_c
 lm_code cli_dicom_write(const cli_dicom_args *a, const lm_volume *v, const lm_mrd_provenance *prov, const char *desc,
                         int quiet, lm_error *err)
 {
+    return cli_dicom_write_frames(a, v, 1, 0, prov, desc, quiet, err);
+}
+
+lm_code cli_dicom_write_frames(const cli_dicom_args *a, const lm_volume *v, int64_t frames, double frame_s,
+                               const lm_mrd_provenance *prov, const char *desc, int quiet, lm_error *err)
+{
     if (!a->dir)
         return LM_OK;
     lm_dicom_write_opts o;
@@ -51,12 +57,14 @@ lm_code cli_dicom_write(const cli_dicom_args *a, const lm_volume *v, const lm_mr
     o.like_dir = a->like;
     o.like_series = a->like ? a->series : NULL;
     o.window[1] = 0; /* the 1st to 99th percentile */
+    o.frames = frames;
+    o.frame_s = frame_s;
     lm_code rc = lm_dicom_write_series(a->dir, v, &o, err);
     if (rc == LM_OK && !quiet) {
         if (o.note[0])
             fprintf(stderr, "recon: DICOM: %s\n", o.note);
-        fprintf(stderr, "recon: wrote %s (%d DICOM file%s, %s, series %s)\n", a->dir, o.files, o.files == 1 ? "" : "s",
-                lm_dicom_part_name(o.part), o.series_uid);
+        fprintf(stderr, "recon: wrote %s (%d DICOM file%s, %s%s, series %s)\n", a->dir, o.files,
+                o.files == 1 ? "" : "s", lm_dicom_part_name(o.part), frames > 1 ? ", dynamic" : "", o.series_uid);
     }
     return rc;
 }

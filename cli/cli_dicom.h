@@ -10,7 +10,8 @@ typedef struct cli_dicom_args {
     int enhanced;         /* --dicom-enhanced */
     lm_dicom_part part;   /* --dicom-part */
     const char *like;     /* --dicom-like DIR */
-    const char *series;   /* --series UID: of a DICOM folder read (--ref, --truth, --lesion-mask, --dicom-like) */
+    const char *series;   /* --series UID: of a DICOM folder read (--ref, --truth, --fieldmap, --lesion-mask,
+                             --dicom-like) */
 } cli_dicom_args;
 
 /* Refuses options that need --out-dicom without it, and an --out-dicom
@@ -27,5 +28,9 @@ void cli_dicom_describe(char *buf, size_t len, lm_method method, int coils, lm_c
  * stderr unless quiet. */
 lm_code cli_dicom_write(const cli_dicom_args *a, const lm_volume *v, const lm_mrd_provenance *prov, const char *desc,
                         int quiet, lm_error *err);
+/* The same for a dynamic series: v->data holds frames volumes (frame
+ * slowest) of frame_s seconds each (0: unknown). */
+lm_code cli_dicom_write_frames(const cli_dicom_args *a, const lm_volume *v, int64_t frames, double frame_s,
+                               const lm_mrd_provenance *prov, const char *desc, int quiet, lm_error *err);
 
 #endif

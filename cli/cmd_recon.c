@@ -205,9 +205,10 @@ static void help(void)
          "        [--series UID]\n"
          "  --out-dicom DIR: also (or, without --out, only) the image as a DICOM series (docs/dicom.md): one\n"
          "  MR Image per slice, or one Enhanced MR multi-frame file (--dicom-enhanced); int16 rescaled;\n"
-         "  patient and study from the ISMRMRD header, or from the series in --dicom-like DIR\n"
+         "  patient and study from the ISMRMRD header, or from the series in --dicom-like DIR; a dynamic\n"
+         "  reconstruction's frames as one dynamic series (per slice per frame, or a temporal dimension)\n"
          "  --ref, --truth, --fieldmap, --lesion-mask may name a DICOM folder or file; --series UID picks\n"
-         "  one series where a --ref, --truth, --lesion-mask or --dicom-like folder holds several\n"
+         "  one series where a --ref, --truth, --fieldmap, --lesion-mask or --dicom-like folder holds several\n"
          "  T, K: .cfl (BART), .h5 (ISMRMRD: one file gives both and the matrix), .bin (Parboil mri-fhd);\n"
          "  --traj DIR alone: a data directory or any one file of it (traj.cfl + kspace.cfl, an .h5, an\n"
          "  IMPATIENT directory; no FOV: --fov sets it): its sens, fieldmap and times are used unless\n"
@@ -451,8 +452,8 @@ int cmd_recon(int argc, char **argv)
             larmor_gpu_prewarm();
     }
     const cli_acq_args la = {.cmd = "recon", .traj = traj, .kspace = kspace, .sens = sens_path,
-                             .fieldmap = fieldmap_path, .times = times_path, .repetition = repetition,
-                             .contrast = contrast, .quiet = quiet || json};
+                             .fieldmap = fieldmap_path, .series = dcm.series, .times = times_path,
+                             .repetition = repetition, .contrast = contrast, .quiet = quiet || json};
     if (cli_load_acq(&la, &in, NULL, &err) != LM_OK)
         return cli_error(&err);
     cli_trace("inputs read");
@@ -488,7 +489,8 @@ int cmd_recon(int argc, char **argv)
                               : influence_path ? "--prior-influence-out" : o.compress_coils ? "--coils-compress" : NULL;
         const cli_dyn_run run = {.variant = o.variant, .lambda = lambda_given ? o.lambda : -1, .lambda_auto = o.lambda_auto,
                                  .iters = iters_given ? o.iters : 0, .use_cache = o.use_cache, .truth = truth_path,
-                                 .out = out, .as_complex = as_complex, .json = json, .refused = refused};
+                                 .out = out, .dicom = &dcm, .as_complex = as_complex, .json = json,
+                                 .refused = refused};
         rc = cli_recon_dynamic(in, &g, &dyn, &run);
         lm_acq_free(in);
         return rc;

@@ -77,21 +77,31 @@ static lm_code load_truth(const char *path, const lm_geom *g, int64_t frames, lm
     return LM_OK;
 }
 
-static lm_code write_frames(const char *path, const lm_geom *g, const lm_dyn_result *res, double frame_s,
-                            int as_complex, lm_error *err)
+/* The frames as a 4D NIfTI or cfl (path), and as a dynamic DICOM series
+ * (dicom->dir), both on the grid's centred affine. */
+static lm_code write_frames(const char *path, const cli_dicom_args *dicom, const char *desc, const lm_acq *in,
+                            const lm_geom *g, const lm_dyn_result *res, double frame_s, int as_complex, int quiet,
+                            lm_error *err)
 {
-    if (cli_has_suffix(path, ".cfl"))
-        return lm_cfl_write_image_frames(path, g->n, res->frames, res->x, err);
-    if (!cli_has_suffix(path, ".nii") && !cli_has_suffix(path, ".nii.gz"))
-        return lm_fail(err, LM_ERR_INVALID, "%s: dynamic output is .cfl (frames in dimension %d), .nii or .nii.gz (4D)",
-                       path, LM_CFL_TIME_DIM);
+    if (path && cli_has_suffix(path, ".cfl")) {
+        lm_code rc = lm_cfl_write_image_frames(path, g->n, res->frames, res->x, err);
+        if (rc != LM_OK)
+            return rc;
+        path = NULL;
+    }
     double vox[3];
     for (int a = 0; a < 3; a++)
         vox[a] = g->fov_mm[a] / (double)g->n[a];
     lm_volume *v = lm_volume_new(g->n, vox, err);
     if (!v)
         return err ? err->code : LM_ERR_NOMEM;
-    lm_code rc = lm_nifti_write_series(path, v, res->frames, res->x, as_complex, frame_s, err);
+    lm_code rc = path ? lm_nifti_write_series(path, v, res->frames, res->x, as_complex, frame_s, err) : LM_OK;
+    if (rc == LM_OK && dicom && dicom->dir) {
+        lm_cfloat *own = v->data;
+        v->data = res->x; /* borrowed: every frame, frame slowest */
+        rc = cli_dicom_write_frames(dicom, v, res->frames, frame_s, &in->prov, desc, quiet, err);
+        v->data = own;
+    }
     lm_volume_free(v);
     return rc;
 }
@@ -131,7 +141,8 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
     }
     if (r->truth && load_truth(r->truth, g, in->frames->count, &truth, &err) != LM_OK)
         goto done;
-    if (!cli_has_suffix(r->out, ".cfl") && !cli_has_suffix(r->out, ".nii") && !cli_has_suffix(r->out, ".nii.gz")) {
+    if (r->out && !cli_has_suffix(r->out, ".cfl") && !cli_has_suffix(r->out, ".nii") &&
+        !cli_has_suffix(r->out, ".nii.gz")) {
         lm_fail(&err, LM_ERR_INVALID, "%s: dynamic output is .cfl (frames in dimension %d), .nii or .nii.gz (4D)",
                 r->out, LM_CFL_TIME_DIM);
         goto done;
@@ -158,9 +169,16 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         goto done;
     if (a->frame_ms > 0)
         in->frames->duration_s = 1e-3 * a->frame_ms;
-    if (write_frames(r->out, g, &res, in->frames->duration_s, r->as_complex, &err) != LM_OK)
-        goto done;
     const char *reg = a->space_tv ? "ttv+tv" : lm_dyn_time_name(a->time);
+    char desc[160];
+    const int named = r->variant && *r->variant && !lm_variant_is_auto(r->variant);
+    snprintf(desc, sizeof desc, "Larmor dynamic %s lambda=%g%s%s", reg, res.lambda_t, named ? " " : "",
+             named ? r->variant : "");
+    for (char *p = desc + strlen("Larmor dynamic "); *p && *p != ' '; p++)
+        *p = (char)(*p >= 'a' && *p <= 'z' ? *p - 'a' + 'A' : *p); /* TTV, TTV+TV, LLR as the static names */
+    if (write_frames(r->out, r->dicom, desc, in, g, &res, in->frames->duration_s, r->as_complex, r->json, &err) !=
+        LM_OK)
+        goto done;
     if (r->json) {
         printf("{");
         cli_json_str(stdout, "method", "dynamic", 1);
@@ -177,7 +195,8 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         cli_json_num(stdout, "time_total_s", total, 1);
         cli_json_num(stdout, "psnr_db", met.psnr_db, 1);
         cli_json_num(stdout, "percent_error", met.percent_error, 1);
-        cli_json_str(stdout, "out", r->out, 0);
+        cli_json_str(stdout, "out_dicom", r->dicom && r->dicom->dir ? r->dicom->dir : "", 1);
+        cli_json_str(stdout, "out", r->out ? r->out : "", 0);
         printf("}\n");
     } else {
         printf("dynamic (%s, lambda %.4g%s", reg, res.lambda_t, r->lambda_auto ? " auto" : "");
@@ -188,7 +207,8 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
                res.time_prep_s, res.time_solve_s, total);
         if (truth)
             printf("PSNR %.2f dB, error %.2f %% (all frames)\n", met.psnr_db, met.percent_error);
-        printf("wrote %s\n", r->out);
+        if (r->out)
+            printf("wrote %s\n", r->out);
     }
     rc = 0;
 done:

@@ -5,6 +5,7 @@
 #ifndef RECON_DYNAMIC_H
 #define RECON_DYNAMIC_H
 
+#include "cli_dicom.h"
 #include "larmor.h"
 
 typedef struct cli_dyn_args {
@@ -29,7 +30,8 @@ typedef struct cli_dyn_run {
     int lambda_auto;
     int iters;                /* 0: the default */
     int use_cache;
-    const char *truth, *out;
+    const char *truth, *out;  /* out may be NULL when dicom->dir is given */
+    const cli_dicom_args *dicom; /* --out-dicom and friends (NULL: none) */
     int as_complex, json;
     const char *refused;      /* a static-only option given, or NULL */
 } cli_dyn_run;

@@ -329,7 +329,8 @@ lm_code lm_acq_regrid(lm_acq *a, const lm_geom *g, lm_error *err)
         c = regrid_carried(a, g, sens_carried, err);
     if (c == LM_OK && a->paths.fieldmap && a->nslices <= 1) {
         float *f = NULL;
-        c = lm_load_fieldmap(a->paths.fieldmap, g, NULL, &f, &a->fieldmap_resampled, err);
+        c = lm_load_fieldmap_series(a->paths.fieldmap, a->paths.fieldmap_series, g, NULL, &f,
+                                    &a->fieldmap_resampled, err);
         if (c == LM_OK) {
             free(a->fieldmap);
             a->fieldmap = f;

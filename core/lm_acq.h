@@ -24,6 +24,7 @@ typedef struct lm_acq_paths {
     char *traj, *kspace;  /* the data */
     char *sens;           /* coil maps [nx, ny, nz, coils] (.cfl or complex 4D NIfTI) */
     char *fieldmap;       /* Hz (.nii/.nii.gz resampled through its affine, or .cfl on the matrix) */
+    char *fieldmap_series; /* SeriesInstanceUID when fieldmap is a DICOM folder of several series */
     char *times;          /* sample times, seconds (.cfl [1, samples, spokes]) */
     char *truth, *ref;    /* the true image and an anatomical reference (volumes) */
 } lm_acq_paths;

@@ -218,6 +218,7 @@ void lm_acq_paths_clear(lm_acq_paths *p)
     free(p->kspace);
     free(p->sens);
     free(p->fieldmap);
+    free(p->fieldmap_series);
     free(p->times);
     free(p->truth);
     free(p->ref);
@@ -239,6 +240,7 @@ lm_code lm_acq_paths_copy(lm_acq_paths *dst, const lm_acq_paths *src, lm_error *
     memset(dst, 0, sizeof *dst);
     if (lm_acq_paths_set(&dst->traj, src->traj, err) || lm_acq_paths_set(&dst->kspace, src->kspace, err) ||
         lm_acq_paths_set(&dst->sens, src->sens, err) || lm_acq_paths_set(&dst->fieldmap, src->fieldmap, err) ||
+        lm_acq_paths_set(&dst->fieldmap_series, src->fieldmap_series, err) ||
         lm_acq_paths_set(&dst->times, src->times, err) || lm_acq_paths_set(&dst->truth, src->truth, err) ||
         lm_acq_paths_set(&dst->ref, src->ref, err)) {
         lm_acq_paths_clear(dst);

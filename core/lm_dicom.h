@@ -36,6 +36,9 @@ typedef struct lm_dicom_write_opts {
     const char *like_series;       /* the template's SeriesInstanceUID when like_dir holds several */
     const char *nucleus;           /* "1H", "23NA", ...; NULL or "": unknown */
     double window[2];              /* centre, width; width <= 0: the 1st to 99th percentile */
+    int64_t frames;                /* a dynamic series: v->data holds this many volumes of v's grid, one
+                                      after another (frame slowest); 0 or 1: one volume */
+    double frame_s;                /* one frame's duration in seconds (0: unknown): the frames' time offsets */
     char note[256];                /* out: one line when the patient is anonymous and the study new */
     char series_uid[72];           /* out: the new SeriesInstanceUID */
     int files;                     /* out: files written */
@@ -49,6 +52,25 @@ void lm_dicom_write_opts_init(lm_dicom_write_opts *o);
  * RescaleSlope/Intercept (error after rescale at most 1e-4 of the largest
  * |value|); geometry from v->affine, RAS turned into DICOM's LPS. */
 lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err);
+
+/* One image of a set (lm_dicom_write_set): its own sub-folder, description
+ * and window; the rest of the options is the set's. */
+typedef struct lm_dicom_set_item {
+    const lm_volume *v;
+    const char *name;               /* the sub-folder: letters, digits, - _ . + = (not starting with '.') */
+    const char *series_description;
+    double window[2];               /* centre, width; width <= 0: the 1st to 99th percentile */
+    char series_uid[72];            /* out */
+} lm_dicom_set_item;
+
+/* Writes n images as n series of one study into the new folder parent, one
+ * sub-folder each: one patient, study and FrameOfReference (from o, as
+ * lm_dicom_write_series), SeriesNumbers one after another; o's part, form,
+ * nucleus, template and frames apply to every one (o->series_description
+ * and o->window do not: each item has its own). Atomic: everything is
+ * written into a temporary sibling of parent, renamed when complete. */
+lm_code lm_dicom_write_set(const char *parent, lm_dicom_set_item *items, int n, lm_dicom_write_opts *o,
+                           lm_error *err);
 
 /* Fails with a one-line message when dir exists and is not an empty folder
  * (what lm_dicom_write_series refuses), so a front end can refuse before

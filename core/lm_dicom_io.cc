@@ -24,6 +24,7 @@ extern "C" {
 #include "lm_dicom.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -153,6 +154,7 @@ struct identity {
     long series_number = 1001;
     std::string note;
     std::string now_date, now_time; // one instant for every file of the series
+    std::time_t now = 0;            // that instant: frame t of a dynamic series is now + t * frame_s
 };
 
 lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_error *err);
@@ -211,11 +213,17 @@ lm_code make_identity(const lm_dicom_write_opts *o, identity *id, lm_error *err)
 struct scaled {
     std::vector<Sint16> pix;
     std::string slope, intercept, center, width;
+    bool exact = false; // width below 1: only VOILUTFunction LINEAR_EXACT allows it
 };
+
+int64_t frames_of(const lm_dicom_write_opts *o)
+{
+    return o->frames > 1 ? o->frames : 1;
+}
 
 lm_code scale_pixels(const lm_volume *v, const lm_dicom_write_opts *o, const char *dir, scaled *s, lm_error *err)
 {
-    const size_t n = static_cast<size_t>(lm_volume_count(v));
+    const size_t n = static_cast<size_t>(lm_volume_count(v) * frames_of(o));
     std::vector<double> x(n);
     for (size_t i = 0; i < n; i++) {
         // lm_cfloat is C's float _Complex: GNU C++ reads its parts with __real__/__imag__.
@@ -258,6 +266,7 @@ lm_code scale_pixels(const lm_volume *v, const lm_dicom_write_opts *o, const cha
     }
     s->center = ds(c);
     s->width = ds(w);
+    s->exact = w < 1;
     return LM_OK;
 }
 
@@ -304,9 +313,31 @@ lm_code plane_geometry(const lm_volume *v, const char *dir, plane_geom *g, lm_er
     return LM_OK;
 }
 
-std::string now_date(std::string *time_out)
+// DICOM's DT of instant t + offset_s seconds: YYYYMMDDHHMMSS[.FFFFFF].
+std::string date_time(std::time_t t, double offset_s)
 {
-    std::time_t t = std::time(nullptr);
+    const double whole = std::floor(offset_s);
+    std::time_t at = t + static_cast<std::time_t>(whole);
+    long micro = std::lround((offset_s - whole) * 1e6);
+    if (micro >= 1000000) {
+        at += 1;
+        micro -= 1000000;
+    }
+    struct tm tmv;
+    gmtime_r(&at, &tmv);
+    char b[32];
+    std::strftime(b, sizeof b, "%Y%m%d%H%M%S", &tmv);
+    std::string s(b);
+    if (micro > 0) {
+        char f[32];
+        std::snprintf(f, sizeof f, ".%06ld", micro);
+        s += f;
+    }
+    return s;
+}
+
+std::string now_date(std::time_t t, std::string *time_out)
+{
     struct tm tmv;
     gmtime_r(&t, &tmv);
     char d[16], h[16];
@@ -365,8 +396,10 @@ lm_code put_common(DcmDataset *d, const identity &id, const lm_dicom_write_opts 
     PUT(d, DCM_HighBit, "15");
     PUT(d, DCM_PixelRepresentation, "1");
     PUT(d, DCM_BurnedInAnnotation, "NO");
-    if (o->nucleus && *o->nucleus)
-        PUT(d, o->enhanced ? DCM_ResonantNucleus : DCM_ImagedNucleus, o->nucleus);
+    // The caller's nucleus, else the one the MRD header names; none is guessed.
+    const char *nucleus = o->nucleus && *o->nucleus ? o->nucleus : o->prov ? o->prov->nucleus : "";
+    if (*nucleus)
+        PUT(d, o->enhanced ? DCM_ResonantNucleus : DCM_ImagedNucleus, nucleus);
     if (o->prov && o->prov->field_strength_t > 0)
         PUT(d, DCM_MagneticFieldStrength, ds(o->prov->field_strength_t).c_str());
     return LM_OK;
@@ -383,9 +416,10 @@ lm_code write_classic(const char *tmp, const char *where, const lm_volume *v, co
                       const identity &id, const std::string &series_uid, const scaled &s, const plane_geom &g,
                       int *files, lm_error *err)
 {
-    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2];
+    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2], nt = frames_of(o);
     const size_t plane = static_cast<size_t>(nx * ny);
-    for (int64_t k = 0; k < nz; k++) {
+    for (int64_t f = 0; f < nz * nt; f++) {
+        const int64_t k = f % nz, t = f / nz; // files frame by frame, slices within
         DcmFileFormat ff;
         DcmDataset *d = ff.getDataset();
         lm_code rc = put_common(d, id, o, series_uid, where, err);
@@ -395,7 +429,18 @@ lm_code write_classic(const char *tmp, const char *where, const lm_volume *v, co
         PUT(d, DCM_SOPClassUID, UID_MRImageStorage);
         PUT(d, DCM_SOPInstanceUID, sop.c_str());
         PUT(d, DCM_ImageType, "DERIVED\\SECONDARY\\OTHER"); // MR images need value 3
-        PUT(d, DCM_InstanceNumber, std::to_string(k + 1).c_str());
+        PUT(d, DCM_InstanceNumber, std::to_string(f + 1).c_str());
+        if (nt > 1) {
+            // A dynamic series: each slice position once per frame, at the frame's
+            // time. (TriggerTime is for cardiac-gated images only: MR's type 2C.)
+            const double offset_s = static_cast<double>(t) * o->frame_s;
+            PUT(d, DCM_TemporalPositionIdentifier, std::to_string(t + 1).c_str());
+            PUT(d, DCM_NumberOfTemporalPositions, std::to_string(nt).c_str());
+            PUT(d, DCM_AcquisitionDate, date_time(id.now, offset_s).substr(0, 8).c_str());
+            PUT(d, DCM_AcquisitionTime, date_time(id.now, offset_s).substr(8).c_str());
+            if (o->frame_s > 0)
+                PUT(d, DCM_TemporalResolution, ds(1e3 * o->frame_s).c_str());
+        }
         PUT(d, DCM_ScanningSequence, "RM");
         PUT(d, DCM_SequenceVariant, "NONE");
         PUT(d, DCM_ScanOptions, "");
@@ -417,13 +462,15 @@ lm_code write_classic(const char *tmp, const char *where, const lm_volume *v, co
         PUT(d, DCM_RescaleType, o->part == LM_DICOM_PHASE ? "RAD" : "US");
         PUT(d, DCM_WindowCenter, s.center.c_str());
         PUT(d, DCM_WindowWidth, s.width.c_str());
+        if (s.exact)
+            PUT(d, DCM_VOILUTFunction, "LINEAR_EXACT");
         OFCondition c = d->putAndInsertUint16Array(DCM_PixelData,
-                                                   reinterpret_cast<const Uint16 *>(&s.pix[plane * static_cast<size_t>(k)]),
+                                                   reinterpret_cast<const Uint16 *>(&s.pix[plane * static_cast<size_t>(f)]),
                                                    static_cast<unsigned long>(plane));
         if (c.bad())
             return lm_fail(err, LM_ERR_INTERNAL, "%s: dcmtk refused the pixel data: %s", where, c.text());
         char name[64];
-        std::snprintf(name, sizeof name, "MR%05lld.dcm", static_cast<long long>(k + 1));
+        std::snprintf(name, sizeof name, "MR%05lld.dcm", static_cast<long long>(f + 1));
         const std::string path = std::string(tmp) + "/" + name;
         c = ff.saveFile(path.c_str(), EXS_LittleEndianExplicit);
         if (c.bad())
@@ -439,7 +486,7 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
                        const identity &id, const std::string &series_uid, const scaled &s, const plane_geom &g,
                        int *files, lm_error *err)
 {
-    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2];
+    const int64_t nx = v->dims[0], ny = v->dims[1], nz = v->dims[2], nt = frames_of(o);
     DcmFileFormat ff;
     DcmDataset *d = ff.getDataset();
     lm_code rc = put_common(d, id, o, series_uid, where, err);
@@ -464,7 +511,7 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(d, DCM_ContentQualification, "RESEARCH");
     PUT(d, DCM_InstanceNumber, "1");
     PUT(d, DCM_AcquisitionDateTime, (dnow + tnow).c_str());
-    PUT(d, DCM_NumberOfFrames, std::to_string(nz).c_str());
+    PUT(d, DCM_NumberOfFrames, std::to_string(nz * nt).c_str());
     PUT(d, DCM_Rows, std::to_string(ny).c_str());
     PUT(d, DCM_Columns, std::to_string(nx).c_str());
     PUT(d, DCM_LossyImageCompression, "00");
@@ -474,22 +521,30 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(d, DCM_KSpaceFiltering, "NONE");
     PUT(d, DCM_MagneticFieldStrength,
         ds(o->prov && o->prov->field_strength_t > 0 ? o->prov->field_strength_t : 0).c_str());
-    // Multi-frame Dimension: one dimension, the in-stack position.
+    // Multi-frame Dimension: (a dynamic series) the temporal position, then
+    // the in-stack position, both in the Frame Content of each frame; the
+    // first dimension varies slowest, as the frames are stored (readers such
+    // as dcm2niix order frames by the index values in this order).
     const std::string dim_uid = new_uid();
     DcmItem *org = add_item(d, DCM_DimensionOrganizationSequence);
-    DcmItem *dim = add_item(d, DCM_DimensionIndexSequence);
-    if (!org || !dim)
+    if (!org)
         return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
     PUT(org, DCM_DimensionOrganizationUID, dim_uid.c_str());
-    PUT(dim, DCM_DimensionOrganizationUID, dim_uid.c_str());
-    PUT(dim, DCM_DimensionIndexPointer, "");
-    {
-        OFCondition c = dim->putAndInsertTagKey(DCM_DimensionIndexPointer, DCM_InStackPositionNumber);
+    const struct {
+        DcmTagKey index;
+        const char *label;
+    } dims[2] = {{DCM_TemporalPositionIndex, "Temporal Position"}, {DCM_InStackPositionNumber, "In-Stack Position"}};
+    for (int k = nt > 1 ? 0 : 1; k < 2; k++) {
+        DcmItem *dim = add_item(d, DCM_DimensionIndexSequence);
+        if (!dim)
+            return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
+        PUT(dim, DCM_DimensionOrganizationUID, dim_uid.c_str());
+        OFCondition c = dim->putAndInsertTagKey(DCM_DimensionIndexPointer, dims[k].index);
         OFCondition c2 = dim->putAndInsertTagKey(DCM_FunctionalGroupPointer, DCM_FrameContentSequence);
         if (c.bad() || c2.bad())
             return lm_fail(err, LM_ERR_INTERNAL, "%s: dcmtk refused the dimension index", where);
+        PUT(dim, DCM_DimensionDescriptionLabel, dims[k].label);
     }
-    PUT(dim, DCM_DimensionDescriptionLabel, "In-Stack Position");
     // Shared functional groups.
     DcmItem *sh = add_item(d, DCM_SharedFunctionalGroupsSequence);
     if (!sh)
@@ -512,6 +567,8 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
         return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
     PUT(it, DCM_WindowCenter, s.center.c_str());
     PUT(it, DCM_WindowWidth, s.width.c_str());
+    if (s.exact)
+        PUT(it, DCM_VOILUTFunction, "LINEAR_EXACT");
     if (!(it = add_item(sh, DCM_MRImageFrameTypeSequence)))
         return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
     PUT(it, DCM_FrameType, "DERIVED\\PRIMARY\\OTHER\\NONE");
@@ -531,8 +588,11 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
     PUT(code, DCM_CodeValue, "38266002");
     PUT(code, DCM_CodingSchemeDesignator, "SCT");
     PUT(code, DCM_CodeMeaning, "Entire body");
-    // Per-frame functional groups: position and frame content.
-    for (int64_t k = 0; k < nz; k++) {
+    // Per-frame functional groups: position and frame content, frame by
+    // frame (time slowest), each frame's times offset by its start.
+    for (int64_t f = 0; f < nz * nt; f++) {
+        const int64_t k = f % nz, t = f / nz;
+        const double start_s = static_cast<double>(t) * o->frame_s;
         DcmItem *pf = add_item(d, DCM_PerFrameFunctionalGroupsSequence);
         if (!pf || !(it = add_item(pf, DCM_PlanePositionSequence)))
             return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
@@ -541,10 +601,18 @@ lm_code write_enhanced(const char *tmp, const char *where, const lm_volume *v, c
             return lm_fail(err, LM_ERR_NOMEM, "%s: dcmtk cannot make a sequence", where);
         PUT(it, DCM_StackID, "1");
         PUT(it, DCM_InStackPositionNumber, std::to_string(k + 1).c_str());
-        PUT(it, DCM_DimensionIndexValues, std::to_string(k + 1).c_str());
-        PUT(it, DCM_FrameAcquisitionDateTime, (dnow + tnow).c_str());
-        PUT(it, DCM_FrameReferenceDateTime, (dnow + tnow).c_str());
-        PUT(it, DCM_FrameAcquisitionDuration, "0");
+        if (nt > 1) {
+            PUT(it, DCM_TemporalPositionIndex, std::to_string(t + 1).c_str());
+            PUT(it, DCM_DimensionIndexValues, (std::to_string(t + 1) + "\\" + std::to_string(k + 1)).c_str());
+            PUT(it, DCM_FrameAcquisitionDateTime, date_time(id.now, start_s).c_str());
+            PUT(it, DCM_FrameReferenceDateTime, date_time(id.now, start_s + 0.5 * o->frame_s).c_str());
+            PUT(it, DCM_FrameAcquisitionDuration, ds(1e3 * o->frame_s).c_str());
+        } else {
+            PUT(it, DCM_DimensionIndexValues, std::to_string(k + 1).c_str());
+            PUT(it, DCM_FrameAcquisitionDateTime, (dnow + tnow).c_str());
+            PUT(it, DCM_FrameReferenceDateTime, (dnow + tnow).c_str());
+            PUT(it, DCM_FrameAcquisitionDuration, "0");
+        }
     }
     OFCondition c = d->putAndInsertUint16Array(DCM_PixelData, reinterpret_cast<const Uint16 *>(s.pix.data()),
                                                static_cast<unsigned long>(s.pix.size()));
@@ -564,7 +632,12 @@ void remove_tree(const char *dir)
         while (struct dirent *e = readdir(dp)) {
             if (!std::strcmp(e->d_name, ".") || !std::strcmp(e->d_name, ".."))
                 continue;
-            unlink((std::string(dir) + "/" + e->d_name).c_str());
+            const std::string p = std::string(dir) + "/" + e->d_name;
+            struct stat st;
+            if (lstat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+                remove_tree(p.c_str()); // a set's series folders
+            else
+                unlink(p.c_str());
         }
         closedir(dp);
     }
@@ -821,38 +894,55 @@ lm_code read_template(const char *dir, const char *series_uid, identity *id, lm_
     return LM_OK;
 }
 
-} // namespace
-
-extern "C" {
-
-lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err)
+// One series into the folder tmp (made): geometry, pixels, then the files.
+lm_code write_one(const char *tmp, const char *where, lm_dicom_set_item *it, lm_dicom_write_opts *o,
+                  const identity &id, int *files, lm_error *err)
 {
-    dicom_setup();
+    const lm_volume *v = it->v;
     if (!v || !v->data)
-        return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", dir ? dir : "");
-    lm_code rc = lm_dicom_check_out_dir(dir, err);
+        return lm_fail(err, LM_ERR_INVALID, "%s: empty volume", where);
+    if (v->dims[0] > 65535 || v->dims[1] > 65535 || v->dims[2] * frames_of(o) > 99999 || v->dims[0] < 1 ||
+        v->dims[1] < 1 || v->dims[2] < 1 || o->frames < 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s: volume %lldx%lldx%lld x %lld frames does not fit DICOM", where,
+                       static_cast<long long>(v->dims[0]), static_cast<long long>(v->dims[1]),
+                       static_cast<long long>(v->dims[2]), static_cast<long long>(frames_of(o)));
+    if (!(o->frame_s >= 0) || !std::isfinite(o->frame_s))
+        return lm_fail(err, LM_ERR_INVALID, "%s: frame duration %g s", where, o->frame_s);
+    plane_geom g;
+    lm_code rc = plane_geometry(v, where, &g, err);
     if (rc)
         return rc;
-    if (v->dims[0] > 65535 || v->dims[1] > 65535 || v->dims[2] > 99999 || v->dims[0] < 1 || v->dims[1] < 1 ||
-        v->dims[2] < 1)
-        return lm_fail(err, LM_ERR_INVALID, "%s: volume %lldx%lldx%lld does not fit DICOM", dir,
-                       static_cast<long long>(v->dims[0]), static_cast<long long>(v->dims[1]),
-                       static_cast<long long>(v->dims[2]));
-    plane_geom g;
-    if ((rc = plane_geometry(v, dir, &g, err)))
-        return rc;
+    // This series' description and window over the options' (the set shares the rest).
+    lm_dicom_write_opts mine = *o;
+    mine.series_description = it->series_description;
+    mine.window[0] = it->window[0];
+    mine.window[1] = it->window[1];
     scaled s;
-    if ((rc = scale_pixels(v, o, dir, &s, err)))
+    if ((rc = scale_pixels(v, &mine, where, &s, err)))
+        return rc;
+    const std::string series_uid = new_uid();
+    std::snprintf(it->series_uid, sizeof it->series_uid, "%s", series_uid.c_str());
+    return mine.enhanced ? write_enhanced(tmp, where, v, &mine, id, series_uid, s, g, files, err)
+                         : write_classic(tmp, where, v, &mine, id, series_uid, s, g, files, err);
+}
+
+// n series of one identity (patient, study, frame of reference; series
+// numbers one after another) into dir itself (a single series) or into a
+// sub-folder each (as_set), all written into a temporary sibling of dir that
+// is renamed onto it when complete.
+lm_code write_set(const char *dir, lm_dicom_set_item *items, int n, bool as_set, lm_dicom_write_opts *o,
+                  lm_error *err)
+{
+    dicom_setup();
+    lm_code rc = lm_dicom_check_out_dir(dir, err);
+    if (rc)
         return rc;
     identity id;
     if ((rc = make_identity(o, &id, err)))
         return rc;
-    id.now_date = now_date(&id.now_time);
+    id.now = std::time(nullptr);
+    id.now_date = now_date(id.now, &id.now_time);
     std::snprintf(o->note, sizeof o->note, "%s", id.note.c_str());
-    const std::string series_uid = new_uid();
-    std::snprintf(o->series_uid, sizeof o->series_uid, "%s", series_uid.c_str());
-
-    // A temporary sibling folder, renamed onto dir when every file is written.
     std::string d(dir);
     while (d.size() > 1 && d.back() == '/')
         d.pop_back();
@@ -863,14 +953,64 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
         return lm_fail(err, LM_ERR_IO, "%s: cannot make a temporary folder beside it: %s", dir,
                        std::strerror(errno));
     o->files = 0;
-    rc = o->enhanced ? write_enhanced(tmp.data(), dir, v, o, id, series_uid, s, g, &o->files, err)
-                     : write_classic(tmp.data(), dir, v, o, id, series_uid, s, g, &o->files, err);
+    const long first_number = id.series_number;
+    for (int i = 0; i < n && rc == LM_OK; i++) {
+        id.series_number = first_number + i;
+        std::string sub = tmp.data(), where = dir;
+        if (as_set) {
+            sub += std::string("/") + items[i].name;
+            where += std::string("/") + items[i].name;
+            if (mkdir(sub.c_str(), 0777) != 0) {
+                rc = lm_fail(err, LM_ERR_IO, "%s: cannot make a folder: %s", where.c_str(), std::strerror(errno));
+                break;
+            }
+        }
+        rc = write_one(sub.c_str(), where.c_str(), &items[i], o, id, &o->files, err);
+    }
     if (rc == LM_OK && rename(tmp.data(), d.c_str()) != 0)
         rc = lm_fail(err, LM_ERR_IO, "%s: cannot rename the finished series into place: %s", dir,
                      std::strerror(errno));
     if (rc)
         remove_tree(tmp.data());
     return rc;
+}
+
+} // namespace
+
+extern "C" {
+
+lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_write_opts *o, lm_error *err)
+{
+    lm_dicom_set_item one;
+    std::memset(&one, 0, sizeof one);
+    one.v = v;
+    one.series_description = o->series_description;
+    one.window[0] = o->window[0];
+    one.window[1] = o->window[1];
+    lm_code rc = write_set(dir, &one, 1, false, o, err);
+    if (rc == LM_OK)
+        std::snprintf(o->series_uid, sizeof o->series_uid, "%s", one.series_uid);
+    return rc;
+}
+
+lm_code lm_dicom_write_set(const char *parent, lm_dicom_set_item *items, int n, lm_dicom_write_opts *o,
+                           lm_error *err)
+{
+    if (n < 1 || !items)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no image to write", parent ? parent : "");
+    for (int i = 0; i < n; i++) {
+        const char *nm = items[i].name;
+        bool ok = nm && *nm && std::strcmp(nm, ".") && std::strcmp(nm, "..") && nm[0] != '.';
+        for (const char *c = nm; ok && *c; c++)
+            ok = std::isalnum(static_cast<unsigned char>(*c)) || std::strchr("-_.+=", *c);
+        if (!ok)
+            return lm_fail(err, LM_ERR_INVALID, "%s: series %d: '%s' is not a folder name (letters, digits, "
+                           "- _ . + =)", parent, i + 1, nm ? nm : "");
+        for (int j = 0; j < i; j++)
+            if (!std::strcmp(items[j].name, nm))
+                return lm_fail(err, LM_ERR_INVALID, "%s: two series named '%s'", parent, nm);
+    }
+    return write_set(parent, items, n, true, o, err);
 }
 
 lm_code lm_dicom_read(const char *path, const char *series_uid, lm_volume **out, lm_error *err)

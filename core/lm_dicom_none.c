@@ -8,6 +8,12 @@ lm_code lm_dicom_write_series(const char *dir, const lm_volume *v, lm_dicom_writ
                    "libdcmtk-dev, then reconfigure)", dir ? dir : "");
 }
 
+lm_code lm_dicom_write_set(const char *parent, lm_dicom_set_item *items, int n, lm_dicom_write_opts *o,
+                           lm_error *err)
+{
+    return lm_dicom_write_series(parent, NULL, o, err);
+}
+
 lm_code lm_dicom_read(const char *path, const char *series_uid, lm_volume **out, lm_error *err)
 {
     *out = NULL;

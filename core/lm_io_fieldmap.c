@@ -68,11 +68,12 @@ static lm_code real_part(const char *path, const lm_cfloat *src, int64_t n, floa
     return LM_OK;
 }
 
-static lm_code fieldmap_nifti(const char *path, const lm_geom *g, const double dst_affine[4][4], float **out,
-                              int *resampled, lm_error *err)
+static lm_code fieldmap_nifti(const char *path, const char *series_uid, const lm_geom *g,
+                              const double dst_affine[4][4], float **out, int *resampled, lm_error *err)
 {
     lm_volume *v = NULL, *r = NULL;
-    lm_code rc = lm_load_volume(path, &v, err); /* NIfTI or a DICOM series: both carry an affine */
+    /* NIfTI or a DICOM series: both carry an affine */
+    lm_code rc = lm_load_volume_series(path, series_uid, &v, err);
     if (rc != LM_OK)
         return rc;
     rc = lm_check_finite_complex(path, v->data, (size_t)lm_volume_count(v), err);
@@ -129,13 +130,19 @@ static lm_code fieldmap_cfl(const char *path, const lm_geom *g, float **out, lm_
 lm_code lm_load_fieldmap(const char *path, const lm_geom *g, const double dst_affine[4][4], float **out,
                          int *resampled, lm_error *err)
 {
+    return lm_load_fieldmap_series(path, NULL, g, dst_affine, out, resampled, err);
+}
+
+lm_code lm_load_fieldmap_series(const char *path, const char *series_uid, const lm_geom *g,
+                                const double dst_affine[4][4], float **out, int *resampled, lm_error *err)
+{
     *out = NULL;
     if (resampled)
         *resampled = 0;
     if (ends_with(path, ".nii") || ends_with(path, ".nii.gz"))
-        return fieldmap_nifti(path, g, dst_affine, out, resampled, err);
+        return fieldmap_nifti(path, NULL, g, dst_affine, out, resampled, err);
     if (!ends_with(path, ".cfl") && !ends_with(path, ".hdr") && lm_dicom_is_candidate(path))
-        return fieldmap_nifti(path, g, dst_affine, out, resampled, err);
+        return fieldmap_nifti(path, series_uid, g, dst_affine, out, resampled, err);
     if (ends_with(path, ".cfl") || ends_with(path, ".hdr") || lm_cfl_is_base(path))
         return fieldmap_cfl(path, g, out, err);
     return lm_fail(err, LM_ERR_FORMAT, "%s: a field map must be .nii, .nii.gz, .cfl or a DICOM series", path);

@@ -20,6 +20,10 @@ void lm_geom_affine(const lm_geom *g, double affine[4][4]);
  * to 1 when the map was resampled. */
 lm_code lm_load_fieldmap(const char *path, const lm_geom *g, const double dst_affine[4][4], float **out,
                          int *resampled, lm_error *err);
+/* The same, where path may be a DICOM folder of several series:
+ * series_uid (NULL: the folder's only one) chooses, as lm_load_volume_series. */
+lm_code lm_load_fieldmap_series(const char *path, const char *series_uid, const lm_geom *g,
+                                const double dst_affine[4][4], float **out, int *resampled, lm_error *err);
 
 /* Field map values: finite. path names the file in the message. */
 lm_code lm_check_fieldmap(const float *f, int64_t n, const char *path, lm_error *err);

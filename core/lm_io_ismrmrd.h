@@ -50,7 +50,24 @@ typedef struct lm_mrd_provenance {
     double field_strength_t;        /* systemFieldStrength_T, 0 absent */
     /* experimentalConditions */
     int64_t h1_frequency_hz;        /* H1resonanceFrequency_Hz, 0 absent */
+    /* The nucleus imaged, DICOM's term ("1H", "23NA"; "" unknown): named by a
+     * userParameterString ImagedNucleus, ResonantNucleus, Nucleus or
+     * tNucleus, else an X-nucleus whose gyromagnetic ratio is
+     * H1resonanceFrequency_Hz / systemFieldStrength_T (lm_mrd_nucleus). */
+    char nucleus[8];
 } lm_mrd_provenance;
+
+/* DICOM's term for a nucleus written as "23Na", "Na23", "23NA", "1H", "H"
+ * ...; NULL when it is none of DICOM's defined terms. */
+const char *lm_nucleus_term(const char *text);
+/* The X-nucleus whose |gamma| / 2 pi is hz / tesla within 1 %; NULL for
+ * none, and for the proton (H1resonanceFrequency_Hz is the proton's
+ * frequency by definition, so a proton ratio says nothing). */
+const char *lm_nucleus_from_frequency(double hz, double tesla);
+/* 1 when a userParameterString of this name names the nucleus. */
+int lm_nucleus_parameter_name(const char *name);
+/* Fills pv->nucleus from the frequency and field when the header named none. */
+void lm_mrd_nucleus(lm_mrd_provenance *pv);
 
 /* encoding/parallelImaging of the first encoding. */
 typedef struct lm_mrd_parallel {

@@ -34,6 +34,8 @@ typedef struct xml_ctx {
     char upl_name[64];
     int upl_has_value;
     long long upl_value;
+    /* userParameters/userParameterString being read */
+    char ups_name[64], ups_value[32];
     int has_units_tag, units_tag;
     int has_readout_tag;
     long long readout_tag;
@@ -179,6 +181,16 @@ static lm_code xml_leaf(xml_ctx *c, const char *path, const char *text, size_t t
     }
     if (strcmp(path, "experimentalConditions/H1resonanceFrequency_Hz") == 0)
         return leaf_int(c, path, text, tlen, 0, 100000000000LL, &pv->h1_frequency_hz);
+    if (strcmp(path, "userParameters/userParameterString/name") == 0) {
+        if (!leaf_text(text, tlen, c->ups_name, sizeof c->ups_name))
+            c->ups_name[0] = '\0';
+        return LM_OK;
+    }
+    if (strcmp(path, "userParameters/userParameterString/value") == 0) {
+        if (!leaf_text(text, tlen, c->ups_value, sizeof c->ups_value))
+            c->ups_value[0] = '\0';
+        return LM_OK;
+    }
     if (strcmp(path, "acquisitionSystemInformation/receiverChannels") == 0)
         return leaf_int(c, path, text, tlen, 0, 65535, &h->receiver_channels);
     if (strncmp(path, "encoding/", 9) != 0 || c->enc_index != 0)
@@ -242,7 +254,9 @@ static lm_code xml_leaf(xml_ctx *c, const char *path, const char *text, size_t t
 
 static void xml_open(xml_ctx *c, const char *path)
 {
-    if (strcmp(path, "encoding") == 0) {
+    if (strcmp(path, "userParameters/userParameterString") == 0) {
+        c->ups_name[0] = c->ups_value[0] = '\0';
+    } else if (strcmp(path, "encoding") == 0) {
         c->out->encodings++;
         c->enc_index++;
     } else if (c->enc_index == 0 && strcmp(path, "encoding/trajectoryDescription") == 0) {
@@ -255,6 +269,12 @@ static void xml_open(xml_ctx *c, const char *path)
 
 static void xml_close(xml_ctx *c, const char *path)
 {
+    if (strcmp(path, "userParameters/userParameterString") == 0 && lm_nucleus_parameter_name(c->ups_name)) {
+        const char *t = lm_nucleus_term(c->ups_value); /* unrecognised text names nothing */
+        if (t)
+            snprintf(c->out->prov.nucleus, sizeof c->out->prov.nucleus, "%s", t);
+        return;
+    }
     if (c->enc_index != 0)
         return;
     if (strcmp(path, "encoding/trajectoryDescription/userParameterLong") == 0 && c->upl_has_value) {
@@ -428,6 +448,7 @@ lm_code lm_mrd_header_parse(const char *xml, size_t len, const char *what, lm_mr
     rc = walk(&c, root, path, 0, 1);
     if (rc != LM_OK)
         goto done;
+    lm_mrd_nucleus(&out->prov);
     if (out->encodings == 0) {
         rc = lm_fail(err, LM_ERR_FORMAT, "%s: XML header has no <encoding>", what);
         goto done;

@@ -4,21 +4,40 @@
 
 #include "larmor-util.h"
 
-gboolean larmor_export_dicom_write(LarmorVolume *v, const char *dir, const char *like_dir, lm_dicom_part part,
-                                   gboolean enhanced, const char *description, char **note, GError **error)
+gboolean larmor_export_dicom_write_images(const LarmorExportDicomImage *images, int n, gboolean as_set,
+                                          const char *dir, const char *like_dir, lm_dicom_part part,
+                                          gboolean enhanced, char **note, GError **error)
 {
-    double window = 0, level = 0;
-    larmor_volume_auto_window(v, (LarmorMode)part, &window, &level); /* parts and display modes line up */
     lm_dicom_write_opts o;
     lm_dicom_write_opts_init(&o);
     o.part = part;
     o.enhanced = enhanced;
-    o.series_description = description;
     o.like_dir = like_dir;
-    o.window[0] = level;
-    o.window[1] = window;
+    lm_dicom_set_item *items = g_new0(lm_dicom_set_item, n > 0 ? n : 1);
+    for (int i = 0; i < n; i++) {
+        double window = images[i].window, level = images[i].level;
+        if (!(window > 0)) /* parts and display modes line up */
+            larmor_volume_auto_window(images[i].volume, (LarmorMode)part, &window, &level);
+        items[i].v = larmor_volume_get_data(images[i].volume);
+        items[i].name = images[i].name;
+        items[i].series_description = images[i].description;
+        items[i].window[0] = level;
+        items[i].window[1] = window;
+    }
     lm_error err = { 0 };
-    if (lm_dicom_write_series(dir, larmor_volume_get_data(v), &o, &err) != LM_OK) {
+    lm_code rc;
+    if (as_set) {
+        rc = lm_dicom_write_set(dir, items, n, &o, &err);
+    } else if (n == 1) {
+        o.series_description = items[0].series_description;
+        o.window[0] = items[0].window[0];
+        o.window[1] = items[0].window[1];
+        rc = lm_dicom_write_series(dir, items[0].v, &o, &err);
+    } else {
+        rc = lm_fail(&err, LM_ERR_INVALID, "%s: %d images make a set of series, not one", dir, n);
+    }
+    g_free(items);
+    if (rc != LM_OK) {
         larmor_set_error(error, &err);
         return FALSE;
     }
@@ -27,11 +46,20 @@ gboolean larmor_export_dicom_write(LarmorVolume *v, const char *dir, const char 
     return TRUE;
 }
 
+gboolean larmor_export_dicom_write(LarmorVolume *v, const char *dir, const char *like_dir, lm_dicom_part part,
+                                   gboolean enhanced, const char *description, char **note, GError **error)
+{
+    const LarmorExportDicomImage one = { .volume = v, .description = description };
+    return larmor_export_dicom_write_images(&one, 1, FALSE, dir, like_dir, part, enhanced, note, error);
+}
+
 typedef struct {
     GWeakRef parent;
-    LarmorVolume *volume;
+    LarmorExportDicomImage *images;
+    int n;
+    gboolean as_set;
     LarmorExportDicomDone done;
-    char *dir, *like, *description;
+    char *dir, *like;
     lm_dicom_part part;
     gboolean enhanced;
     char *note;
@@ -40,10 +68,14 @@ typedef struct {
 static void job_free(Job *j)
 {
     g_weak_ref_clear(&j->parent);
-    g_object_unref(j->volume);
+    for (int i = 0; i < j->n; i++) {
+        g_object_unref(j->images[i].volume);
+        g_free((char *)j->images[i].name);
+        g_free((char *)j->images[i].description);
+    }
+    g_free(j->images);
     g_free(j->dir);
     g_free(j->like);
-    g_free(j->description);
     g_free(j->note);
     g_free(j);
 }
@@ -52,7 +84,8 @@ static void write_thread(GTask *task, gpointer source, gpointer data, GCancellab
 {
     Job *j = data;
     GError *error = NULL;
-    if (larmor_export_dicom_write(j->volume, j->dir, j->like, j->part, j->enhanced, j->description, &j->note, &error))
+    if (larmor_export_dicom_write_images(j->images, j->n, j->as_set, j->dir, j->like, j->part, j->enhanced, &j->note,
+                                         &error))
         g_task_return_boolean(task, TRUE);
     else
         g_task_return_error(task, error);
@@ -65,9 +98,12 @@ static void on_written(GObject *source, GAsyncResult *result, gpointer data)
     gboolean ok = g_task_propagate_boolean(G_TASK(result), &error);
     GtkWindow *parent = g_weak_ref_get(&j->parent);
     if (parent) {
-        char *msg = ok ? g_strdup_printf("Wrote the DICOM series %s (%s)%s%s", j->dir, lm_dicom_part_name(j->part),
-                                         j->note && *j->note ? "; " : "", j->note ? j->note : "")
-                       : g_strdup(error->message);
+        const char *note = j->note && *j->note ? j->note : NULL;
+        char *msg = !ok ? g_strdup(error->message)
+                    : j->as_set ? g_strdup_printf("Wrote %d DICOM series of one study into %s (%s)%s%s", j->n, j->dir,
+                                                  lm_dicom_part_name(j->part), note ? "; " : "", note ? note : "")
+                                : g_strdup_printf("Wrote the DICOM series %s (%s)%s%s", j->dir,
+                                                  lm_dicom_part_name(j->part), note ? "; " : "", note ? note : "");
         j->done(parent, msg, !ok);
         g_free(msg);
         g_object_unref(parent);
@@ -75,12 +111,56 @@ static void on_written(GObject *source, GAsyncResult *result, gpointer data)
     g_clear_error(&error);
 }
 
-static void run_job(Job *j)
+void larmor_export_dicom_write_async(GtkWindow *parent, const LarmorExportDicomImage *images, int n, gboolean as_set,
+                                     const char *dir, const char *like_dir, lm_dicom_part part, gboolean enhanced,
+                                     LarmorExportDicomDone done)
 {
+    Job *j = g_new0(Job, 1);
+    g_weak_ref_init(&j->parent, parent);
+    j->images = g_new0(LarmorExportDicomImage, n > 0 ? n : 1);
+    j->n = n;
+    for (int i = 0; i < n; i++) {
+        j->images[i] = images[i];
+        j->images[i].volume = g_object_ref(images[i].volume);
+        j->images[i].name = g_strdup(images[i].name);
+        j->images[i].description = g_strdup(images[i].description);
+    }
+    j->as_set = as_set;
+    j->done = done;
+    j->dir = g_strdup(dir);
+    j->like = g_strdup(like_dir);
+    j->part = part;
+    j->enhanced = enhanced;
     GTask *task = g_task_new(NULL, NULL, on_written, NULL);
     g_task_set_task_data(task, j, (GDestroyNotify)job_free);
     g_task_run_in_thread(task, write_thread);
     g_object_unref(task);
+}
+
+/* The answers of the dialogs, until the last one closes. */
+typedef struct {
+    GWeakRef parent;
+    LarmorExportDicomChosen chosen;
+    char *dir;
+    lm_dicom_part part;
+    gboolean enhanced;
+} Choice;
+
+static void choice_free(Choice *c)
+{
+    g_weak_ref_clear(&c->parent);
+    g_free(c->dir);
+    g_free(c);
+}
+
+static void choice_done(Choice *c, const char *like)
+{
+    GtkWindow *parent = g_weak_ref_get(&c->parent);
+    if (parent) {
+        c->chosen(parent, c->dir, c->part, c->enhanced, like);
+        g_object_unref(parent);
+    }
+    choice_free(c);
 }
 
 static char *chosen_path(GtkNativeDialog *d)
@@ -96,40 +176,39 @@ static char *chosen_path(GtkNativeDialog *d)
 
 static void on_template_response(GtkNativeDialog *d, int response, gpointer data)
 {
-    Job *j = data;
+    Choice *c = data;
     char *p = response == GTK_RESPONSE_ACCEPT ? chosen_path(d) : NULL;
     g_object_unref(d);
-    if (!p) {
-        job_free(j);
-        return;
-    }
-    j->like = p;
-    run_job(j);
+    if (p)
+        choice_done(c, p);
+    else
+        choice_free(c);
+    g_free(p);
 }
 
 static void on_folder_response(GtkNativeDialog *d, int response, gpointer data)
 {
-    Job *j = data;
+    Choice *c = data;
     char *p = response == GTK_RESPONSE_ACCEPT ? chosen_path(d) : NULL;
     if (!p) {
         g_object_unref(d);
-        job_free(j);
+        choice_free(c);
         return;
     }
-    j->dir = p;
+    c->dir = p;
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-    GtkFileChooser *c = GTK_FILE_CHOOSER(d);
-    const char *part = gtk_file_chooser_get_choice(c, "part");
-    lm_dicom_part_parse(part ? part : "magnitude", &j->part, NULL);
-    j->enhanced = g_strcmp0(gtk_file_chooser_get_choice(c, "enhanced"), "true") == 0;
-    gboolean like = g_strcmp0(gtk_file_chooser_get_choice(c, "template"), "true") == 0;
+    GtkFileChooser *fc = GTK_FILE_CHOOSER(d);
+    const char *part = gtk_file_chooser_get_choice(fc, "part");
+    lm_dicom_part_parse(part ? part : "magnitude", &c->part, NULL);
+    c->enhanced = g_strcmp0(gtk_file_chooser_get_choice(fc, "enhanced"), "true") == 0;
+    gboolean like = g_strcmp0(gtk_file_chooser_get_choice(fc, "template"), "true") == 0;
     G_GNUC_END_IGNORE_DEPRECATIONS
-    GtkWindow *parent = g_weak_ref_get(&j->parent);
+    GtkWindow *parent = g_weak_ref_get(&c->parent);
     g_object_unref(d);
     if (!like || !parent) {
         if (parent)
             g_object_unref(parent);
-        run_job(j);
+        choice_done(c, NULL);
         return;
     }
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
@@ -138,37 +217,29 @@ static void on_folder_response(GtkNativeDialog *d, int response, gpointer data)
     G_GNUC_END_IGNORE_DEPRECATIONS
     g_object_unref(parent);
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(t), TRUE);
-    g_signal_connect(t, "response", G_CALLBACK(on_template_response), j);
+    g_signal_connect(t, "response", G_CALLBACK(on_template_response), c);
     gtk_native_dialog_show(GTK_NATIVE_DIALOG(t));
 }
 
-void larmor_export_dicom_start(GtkWindow *parent, LarmorVolume *v, const char *name_hint, LarmorExportDicomDone done)
+void larmor_export_dicom_choose(GtkWindow *parent, const char *title, const char *name_hint,
+                                LarmorExportDicomChosen chosen)
 {
-    Job *j = g_new0(Job, 1);
-    g_weak_ref_init(&j->parent, parent);
-    j->volume = g_object_ref(v);
-    j->done = done;
-    char *stem = g_strdup(name_hint && *name_hint ? name_hint : "image");
-    char *dot = strstr(stem, ".nii");
-    if (dot)
-        *dot = '\0';
-    j->description = g_strconcat("Larmor ", stem, NULL);
+    Choice *c = g_new0(Choice, 1);
+    g_weak_ref_init(&c->parent, parent);
+    c->chosen = chosen;
     G_GNUC_BEGIN_IGNORE_DEPRECATIONS
-    GtkFileChooserNative *d = gtk_file_chooser_native_new("Export Image as DICOM Series (a New Folder)", parent,
-                                                          GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
-    GtkFileChooser *c = GTK_FILE_CHOOSER(d);
-    char *name = g_strconcat(stem, "-dicom", NULL);
-    gtk_file_chooser_set_current_name(c, name);
-    gtk_file_chooser_add_choice(c, "part", "Part", (const char *[]){ "magnitude", "phase", "real", "imag", NULL },
+    GtkFileChooserNative *d = gtk_file_chooser_native_new(title, parent, GTK_FILE_CHOOSER_ACTION_SAVE, "_Export",
+                                                          "_Cancel");
+    GtkFileChooser *fc = GTK_FILE_CHOOSER(d);
+    gtk_file_chooser_set_current_name(fc, name_hint && *name_hint ? name_hint : "image-dicom");
+    gtk_file_chooser_add_choice(fc, "part", "Part", (const char *[]){ "magnitude", "phase", "real", "imag", NULL },
                                 (const char *[]){ "Magnitude", "Phase", "Real", "Imaginary", NULL });
-    gtk_file_chooser_set_choice(c, "part", "magnitude");
-    gtk_file_chooser_add_choice(c, "enhanced", "One multi-frame file (Enhanced MR)", NULL, NULL);
-    gtk_file_chooser_add_choice(c, "template", "Join a template series' patient and study (choose it next)", NULL,
+    gtk_file_chooser_set_choice(fc, "part", "magnitude");
+    gtk_file_chooser_add_choice(fc, "enhanced", "One multi-frame file (Enhanced MR)", NULL, NULL);
+    gtk_file_chooser_add_choice(fc, "template", "Join a template series' patient and study (choose it next)", NULL,
                                 NULL);
     G_GNUC_END_IGNORE_DEPRECATIONS
-    g_free(name);
-    g_free(stem);
     gtk_native_dialog_set_modal(GTK_NATIVE_DIALOG(d), TRUE);
-    g_signal_connect(d, "response", G_CALLBACK(on_folder_response), j);
+    g_signal_connect(d, "response", G_CALLBACK(on_folder_response), c);
     gtk_native_dialog_show(GTK_NATIVE_DIALOG(d));
 }

@@ -1,5 +1,6 @@
-/* The window's exports: the image shown (or the run selected) as NIfTI in
- * a worker, the page as PNG, the runs table as CSV (atomic). */
+/* The window's exports: the image shown (or the run selected) as NIfTI or
+ * DICOM in a worker (every compared run as DICOM series of one study from
+ * the compare page), the page as PNG, the runs table as CSV (atomic). */
 #include "larmor-export-dicom.h"
 #include "larmor-util.h"
 #include "larmor-window-private.h"
@@ -216,16 +217,112 @@ static void on_dicom_exported(GtkWindow *w, const char *message, gboolean is_err
     larmor_window_show_message(LARMOR_WINDOW(w), message, is_error);
 }
 
-static void action_export_dicom(GtkWidget *w, const char *name, GVariant *param)
+/* The window the user has for image v in part: the compare panel's state
+ * (panel may be NULL) when it shows that part, else the viewer's for that
+ * image and part; window 0 (the automatic one) when neither has one. */
+static void shown_window(LarmorWindow *self, LarmorVolume *v, LarmorViewState *panel, lm_dicom_part part,
+                         LarmorExportDicomImage *img)
 {
-    LarmorWindow *self = LARMOR_WINDOW(w);
+    img->window = img->level = 0;
+    if (panel && larmor_view_state_get_mode(panel) == (LarmorMode)part) { /* parts and modes line up */
+        img->window = larmor_view_state_get_window(panel);
+        img->level = larmor_view_state_get_level(panel);
+    } else if (!larmor_ortho_view_get_image_window(self->ortho_view, v, (LarmorMode)part, &img->window,
+                                                   &img->level)) {
+        img->window = 0;
+    }
+}
+
+/* The runs the compare page shows (the order the panels have, after the
+ * truth's), as larmor_window_update_compare picks them. */
+static int compared_runs(LarmorWindow *self, LarmorRun **runs)
+{
+    int n = 0;
+    for (guint i = 0; i < g_list_model_get_n_items(G_LIST_MODEL(self->runs)) && n < LARMOR_COMPARE_MAX_RUNS; i++) {
+        LarmorRun *r = g_list_model_get_item(G_LIST_MODEL(self->runs), i);
+        if (larmor_run_get_compare(r) && larmor_run_get_current(r) && larmor_run_get_image(r))
+            runs[n++] = r;
+        g_object_unref(r);
+    }
+    return n;
+}
+
+void larmor_window_export_dicom(LarmorWindow *self, const char *dir, lm_dicom_part part, gboolean enhanced,
+                                const char *like_dir)
+{
+    LarmorRun *runs[LARMOR_COMPARE_MAX_RUNS];
+    const int nruns = g_strcmp0(larmor_window_get_page(self), "compare") == 0 ? compared_runs(self, runs) : 0;
+    if (nruns > 0) {
+        /* Every compared run, each with its panel's window; the panels
+         * after the truth's are the runs'. */
+        int panels = 0;
+        while (larmor_compare_view_get_panel(self->compare_view, panels))
+            panels++;
+        LarmorExportDicomImage img[LARMOR_COMPARE_MAX_RUNS];
+        char *stems[LARMOR_COMPARE_MAX_RUNS], *descs[LARMOR_COMPARE_MAX_RUNS];
+        for (int i = 0; i < nruns; i++) {
+            LarmorVolume *v = larmor_run_get_image(runs[i]);
+            LarmorSliceView *view = larmor_compare_view_get_panel(self->compare_view, panels - nruns + i);
+            shown_window(self, v, view ? larmor_slice_view_get_state(view) : NULL, part, &img[i]);
+            stems[i] = larmor_run_get_file_stem(runs[i]);
+            descs[i] = g_strconcat("Larmor ", stems[i], NULL);
+            img[i].volume = v;
+            img[i].name = stems[i];
+            img[i].description = descs[i];
+        }
+        larmor_export_dicom_write_async(GTK_WINDOW(self), img, nruns, TRUE, dir, like_dir, part, enhanced,
+                                        on_dicom_exported);
+        for (int i = 0; i < nruns; i++) {
+            g_free(stems[i]);
+            g_free(descs[i]);
+        }
+        return;
+    }
     LarmorVolume *v = export_volume(self);
     if (!v) {
         larmor_window_show_message(self, "Nothing to export: show or select an image first", TRUE);
         return;
     }
     char *file = larmor_window_get_export_name(self);
-    larmor_export_dicom_start(GTK_WINDOW(self), v, file, on_dicom_exported);
+    char *dot = strstr(file, ".nii");
+    if (dot)
+        *dot = '\0';
+    char *desc = g_strconcat("Larmor ", file, NULL);
+    LarmorExportDicomImage img = { .volume = v, .description = desc };
+    shown_window(self, v, NULL, part, &img);
+    larmor_export_dicom_write_async(GTK_WINDOW(self), &img, 1, FALSE, dir, like_dir, part, enhanced,
+                                    on_dicom_exported);
+    g_free(desc);
+    g_free(file);
+}
+
+static void on_dicom_chosen(GtkWindow *parent, const char *dir, lm_dicom_part part, gboolean enhanced,
+                            const char *like_dir)
+{
+    larmor_window_export_dicom(LARMOR_WINDOW(parent), dir, part, enhanced, like_dir);
+}
+
+static void action_export_dicom(GtkWidget *w, const char *name, GVariant *param)
+{
+    LarmorWindow *self = LARMOR_WINDOW(w);
+    LarmorRun *runs[LARMOR_COMPARE_MAX_RUNS];
+    if (g_strcmp0(larmor_window_get_page(self), "compare") == 0 && compared_runs(self, runs) > 0) {
+        larmor_export_dicom_choose(GTK_WINDOW(self), "Export Every Compared Run as DICOM Series (a New Folder)",
+                                   "compare-dicom", on_dicom_chosen);
+        return;
+    }
+    if (!export_volume(self)) {
+        larmor_window_show_message(self, "Nothing to export: show or select an image first", TRUE);
+        return;
+    }
+    char *file = larmor_window_get_export_name(self);
+    char *dot = strstr(file, ".nii");
+    if (dot)
+        *dot = '\0';
+    char *hint = g_strconcat(file, "-dicom", NULL);
+    larmor_export_dicom_choose(GTK_WINDOW(self), "Export Image as DICOM Series (a New Folder)", hint,
+                               on_dicom_chosen);
+    g_free(hint);
     g_free(file);
 }
 

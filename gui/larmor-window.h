@@ -83,6 +83,14 @@ void larmor_window_open_session(LarmorWindow *self, const char *path);
 void larmor_window_export_nifti(LarmorWindow *self, const char *path, gboolean as_complex);
 gboolean larmor_window_export_png(LarmorWindow *self, const char *path, GError **error);
 gboolean larmor_window_export_csv(LarmorWindow *self, const char *path, GError **error);
+/* Export -> DICOM Series (docs/dicom.md), in a worker with a message when
+ * done: on the compare page every compared run as series of one study, a
+ * sub-folder each named after the run (larmor_run_get_file_stem), else the
+ * image NIfTI export would write; WindowCenter/Width are the window the
+ * user has for each image in part (its compare panel's, else the
+ * viewer's), else the automatic one. like_dir: a template series or NULL. */
+void larmor_window_export_dicom(LarmorWindow *self, const char *dir, lm_dicom_part part, gboolean enhanced,
+                                const char *like_dir);
 
 /* Reconstruction: params NULL takes the sidebar's settings. FALSE with an
  * error when it cannot start (busy, no data, bad settings). */

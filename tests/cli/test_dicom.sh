@@ -80,6 +80,44 @@ check "recon of MRD with subject and study" "$CLI" recon --traj "$T/pm/data.h5" 
 check "PatientID from the MRD header" $CHECK tag "$T/dm" PatientID MRD-77
 check "StudyInstanceUID from the MRD header" $CHECK tag "$T/dm" StudyInstanceUID 1.2.826.0.1.3680043.10.543.2024
 check "StudyDate from the MRD header" $CHECK tag "$T/dm" StudyDate 20240305
+# The nucleus the MRD header names reaches the series (ResonantNucleus in
+# the enhanced image, ImagedNucleus in the classic one); a header naming
+# none (the proton frequency alone) gets neither tag: nothing is guessed.
+mrd_with() { # SRC DST: DST is SRC with the XML header edited by the Python expression on x in $EDIT
+    $PY - "$1" "$2" <<PY
+import shutil, sys, h5py
+shutil.copy(sys.argv[1], sys.argv[2])
+with h5py.File(sys.argv[2], 'r+') as f:
+    x = f['dataset/xml'][0]
+    x = x.decode() if isinstance(x, bytes) else x
+    x = $EDIT
+    dt = f['dataset/xml'].dtype
+    del f['dataset/xml']
+    f.create_dataset('dataset/xml', (1,), dtype=dt)
+    f['dataset/xml'][0] = x
+PY
+}
+EDIT="x.replace('<receiverChannels>', '<systemFieldStrength_T>2.89</systemFieldStrength_T><receiverChannels>', 1).replace('63870000', '32547000')" \
+    mrd_with "$T/pm/data.h5" "$T/na_freq.h5"
+EDIT="x.replace('</ismrmrdHeader>', '<userParameters><userParameterString><name>ImagedNucleus</name><value>23Na</value></userParameterString></userParameters></ismrmrdHeader>')" \
+    mrd_with "$T/pm/data.h5" "$T/na_named.h5"
+absent() { # DIR TAG: no file of DIR carries TAG
+    $PY -c "
+import sys, glob, pydicom
+for f in glob.glob(sys.argv[1] + '/*'):
+    assert sys.argv[2] not in pydicom.dcmread(f, stop_before_pixels=True), f + ' has ' + sys.argv[2]" "$1" "$2"
+}
+NA=(recon --method cg --iters 2 --quiet)
+check "sodium by frequency / field: enhanced" "$CLI" "${NA[@]}" --traj "$T/na_freq.h5" --dicom-enhanced --out-dicom "$T/na_fe"
+check "ResonantNucleus 23NA (frequency)" $CHECK tag "$T/na_fe" ResonantNucleus 23NA
+check "sodium by frequency / field: classic" "$CLI" "${NA[@]}" --traj "$T/na_freq.h5" --out-dicom "$T/na_fc"
+check "ImagedNucleus 23NA (frequency)" $CHECK tag "$T/na_fc" ImagedNucleus 23NA
+check "sodium named in userParameters" "$CLI" "${NA[@]}" --traj "$T/na_named.h5" --dicom-enhanced --out-dicom "$T/na_ne"
+check "ResonantNucleus 23NA (named)" $CHECK tag "$T/na_ne" ResonantNucleus 23NA
+check "sodium series pass dciodvfy" sh -c "! command -v dciodvfy >/dev/null || ! dciodvfy '$T/na_fe/MR_ENHANCED.dcm' 2>&1 | grep -q '^Error'"
+check "no nucleus named: enhanced" "$CLI" "${NA[@]}" --traj "$T/pm/data.h5" --dicom-enhanced --out-dicom "$T/h_e"
+check "no ResonantNucleus when none is named" absent "$T/h_e" ResonantNucleus
+check "no ImagedNucleus when none is named" absent "$T/dm" ImagedNucleus
 # --dicom-like joins the template's study.
 check "--dicom-like" "$CLI" "${R[@]}" --out-dicom "$T/dl" --dicom-like "$T/dm"
 check "template's PatientID" $CHECK tag "$T/dl" PatientID MRD-77
@@ -118,6 +156,38 @@ check "recon --fieldmap NIfTI" "$CLI" "${R[@]}" --times "$T/times.cfl" --fieldma
 check "recon --fieldmap DIR" "$CLI" "${R[@]}" --times "$T/times.cfl" --fieldmap "$T/fm_dcm" --segments 0 --out "$T/f_dcm.nii"
 check "--fieldmap DIR gives --fieldmap NIfTI's image" $CHECK same "$T/f_nii.nii" "$T/f_dcm.nii" 1e-6 0.001
 check "the field map changes the image" sh -c "! $CHECK same '$T/o.nii' '$T/f_nii.nii' 1e-3 0.001"
+# A field-map folder holding two series (the map and the truth): refused
+# with the UIDs listed; --series chooses the map.
+mkdir -p "$T/fm_two" && cp "$T/fm_dcm"/* "$T/fm_two/" && for f in "$T/truth_dcm"/*; do cp "$f" "$T/fm_two/t_$(basename "$f")"; done
+fm_uid=$($CHECK uid "$T/fm_dcm")
+check "--fieldmap with two series lists them" one_line_error "fm_two: 2 series in one folder (.*$fm_uid" \
+    "$CLI" "${R[@]}" --times "$T/times.cfl" --fieldmap "$T/fm_two" --segments 0 --out "$T/o2.nii"
+check "--fieldmap DIR --series UID" "$CLI" "${R[@]}" --times "$T/times.cfl" --fieldmap "$T/fm_two" --series "$fm_uid" \
+    --segments 0 --out "$T/f_two.nii"
+check "--series picks the field map's series" $CHECK same "$T/f_nii.nii" "$T/f_two.nii" 1e-6 0.001
+
+# A dynamic reconstruction (D128c8, docs/dynamic.md) as a dynamic series:
+# one file per frame per slice that dcm2niix turns into recon's own 4D
+# NIfTI, or one enhanced file with a temporal dimension; dciodvfy clean.
+"$CLI" phantom --problem D128c8 --out "$T/dyn" >/dev/null 2>&1
+DY=(recon --traj "$T/dyn/traj.cfl" --kspace "$T/dyn/kspace.cfl" --sens "$T/dyn/sens.cfl" --matrix 128x128 --reg ttv
+    --lambda 0.03 --iters 2 --frame-ms 84 --variant cpu-nufft --quiet)
+check "recon --reg ttv --out-dicom" "$CLI" "${DY[@]}" --out "$T/cine.nii" --out-dicom "$T/cine"
+check "one file per frame per slice" [ "$(ls "$T/cine" | wc -l)" -eq 24 ]
+mkdir -p "$T/xc"
+check "dcm2niix converts the dynamic series" dcm2niix -z n -f conv -o "$T/xc" "$T/cine"
+check "dcm2niix's 4D = recon's 4D NIfTI" $CHECK same4d "$T/cine.nii" "$T/xc/conv.nii" 1e-4 0.01
+check "frames numbered and 84 ms apart" $CHECK frames "$T/cine" "$T/cine.nii" 0.084 1e-4
+check "SeriesDescription says what was done" $CHECK tag "$T/cine" SeriesDescription "Larmor dynamic TTV lambda=0.03 cpu-nufft"
+check "--out-dicom alone, enhanced" "$CLI" "${DY[@]}" --out-dicom "$T/cine_e" --dicom-enhanced
+check "enhanced: the frames, temporal dimension" $CHECK frames "$T/cine_e" "$T/cine.nii" 0.084 1e-4
+dciodvfy_clean() { # DIR: no Error line for any file
+    for f in "$1"/*; do dciodvfy "$f" 2>&1 | grep '^Error' && return 1; done; return 0
+}
+if command -v dciodvfy >/dev/null; then
+    check "dciodvfy: the dynamic series" dciodvfy_clean "$T/cine"
+    check "dciodvfy: the enhanced dynamic file" dciodvfy_clean "$T/cine_e"
+fi
 
 # Refusals: one line naming the file; nothing written.
 mkdir -p "$T/full" && touch "$T/full/x"

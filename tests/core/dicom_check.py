@@ -5,6 +5,9 @@
   dicom_check.py same OURS.nii OTHER.nii REL MM   the same image in world space:
       every voxel of OTHER maps (through both affines) onto a voxel of OURS
       within MM mm, values within REL of max |OURS|, same voxel count
+  dicom_check.py same4d OURS.nii OTHER.nii REL MM the same for 4D NIfTI, frame by frame
+  dicom_check.py frames DIR OURS.nii FRAME_S REL  a dynamic series holds the
+      frames of the 4D NIfTI, numbered and timed (FRAME_S s apart)
   dicom_check.py pydicom FILE_OR_DIR...           pydicom reads every file and
       its pixels; Larmor's own tags are there
   dicom_check.py tag DIR KEYWORD VALUE            every file has KEYWORD == VALUE
@@ -21,7 +24,7 @@ import sys
 import numpy as np
 
 
-def read_nifti(path):
+def read_nifti(path, frames=False):
     with open(path, 'rb') as f:
         h = f.read(352)
         assert struct.unpack('<i', h[:4])[0] == 348, path + ': not a little-endian NIfTI-1'
@@ -32,17 +35,27 @@ def read_nifti(path):
         srow = np.array(struct.unpack('<12f', h[280:328]), dtype=np.float64).reshape(3, 4)
         f.seek(int(vox_offset))
         types = {2: np.uint8, 4: np.int16, 8: np.int32, 16: np.float32, 64: np.float64, 256: np.int8, 512: np.uint16}
-        n = [max(1, dim[i]) for i in range(1, 4)]
-        data = np.frombuffer(f.read(), dtype=types[dtype], count=n[0] * n[1] * n[2]).astype(np.float64)
+        n = [max(1, dim[i]) for i in range(1, 5)]
+        nt = n[3] if frames else 1
+        data = np.frombuffer(f.read(), dtype=types[dtype], count=n[0] * n[1] * n[2] * nt).astype(np.float64)
     if slope not in (0.0, 1.0) or inter != 0.0:
         data = data * (slope if slope != 0 else 1.0) + inter
     aff = np.vstack([srow, [0, 0, 0, 1]])
+    if frames:
+        return data.reshape(nt, n[2], n[1], n[0]), aff  # [t][k][j][i]
     return data.reshape(n[2], n[1], n[0]), aff  # [k][j][i]
 
 
 def same(ours, other, rel, mm):
     a, aa = read_nifti(ours)
     b, ab = read_nifti(other)
+    off, err = compare3d(a, aa, b, ab, rel, mm, ours, other, np.abs(a).max())
+    print(f'same: {other} = {ours}: centres within {off:.2g} mm, values within {err:.2g} of max')
+
+
+def compare3d(a, aa, b, ab, rel, mm, ours, other, amax):
+    """b's voxels mapped onto a's through their affines: the largest centre
+    offset (mm) and value difference (relative to amax); exits beyond rel, mm."""
     if a.size != b.size:
         sys.exit(f'{other}: {b.shape[::-1]} voxels, {ours}: {a.shape[::-1]}')
     nk, nj, ni = b.shape
@@ -60,10 +73,81 @@ def same(ours, other, rel, mm):
         sys.exit(f'{other}: covers voxels outside {ours}')
     va = a[ri[2], ri[1], ri[0]]
     vb = b[idx[:, 2], idx[:, 1], idx[:, 0]]
-    err = np.abs(va - vb).max() / max(np.abs(a).max(), 1e-30)
+    err = np.abs(va - vb).max() / max(amax, 1e-30)
     if err > rel:
         sys.exit(f'{other}: values differ from {ours} by {err:.3g} of max (tolerance {rel})')
-    print(f'same: {other} = {ours}: centres within {off.max():.2g} mm, values within {err:.2g} of max')
+    return off.max(), err
+
+
+def same4d(ours, other, rel, mm):
+    """Two 4D NIfTI: the same frame count, and frame by frame the same
+    voxel centres (mm) and values (rel of the largest |value| of all frames)."""
+    a, aa = read_nifti(ours, frames=True)
+    b, ab = read_nifti(other, frames=True)
+    if a.shape[0] != b.shape[0]:
+        sys.exit(f'{other}: {b.shape[0]} frames, {ours}: {a.shape[0]}')
+    off = err = 0.0
+    for t in range(a.shape[0]):
+        o, e = compare3d(a[t], aa, b[t], ab, rel, mm, ours, f'{other} frame {t}', np.abs(a).max())
+        off, err = max(off, o), max(err, e)
+    print(f'same4d: {other} = {ours}: {a.shape[0]} frames, centres within {off:.2g} mm, values within {err:.2g} of max')
+
+
+def seconds(dt):
+    """DICOM DA+TM or DT text -> seconds since the day began (dates ignored
+    but for whole days: the frames of a test span seconds)."""
+    from datetime import datetime
+    whole, _, frac = dt.partition('.')
+    t = datetime.strptime(whole[:14], '%Y%m%d%H%M%S')
+    return t.timestamp() + (float('0.' + frac) if frac else 0.0)
+
+
+def frames(d, ours, frame_s, rel):
+    """A dynamic series d (classic files or one enhanced file) against the
+    4D NIfTI ours: every frame t and slice k holds ours[t][k] (values
+    within rel of max), at the same position in every frame, numbered
+    (TemporalPositionIdentifier / TemporalPositionIndex, and in the
+    enhanced file DimensionIndexValues [t, k]) and timed t * frame_s after
+    the first frame."""
+    import pydicom
+    a, _ = read_nifti(ours, frames=True)
+    nt, nz = a.shape[0], a.shape[1]
+    got = {}  # (t, k) -> (pixels, position, seconds)
+    for f in files_of([d]):
+        ds = pydicom.dcmread(f)
+        pix = ds.pixel_array.astype(np.float64)
+        if 'PerFrameFunctionalGroupsSequence' in ds:
+            sh = ds.SharedFunctionalGroupsSequence[0].PixelValueTransformationSequence[0]
+            names = [str(pydicom.datadict.keyword_for_tag(x.DimensionIndexPointer)) for x in ds.DimensionIndexSequence]
+            if names != ['TemporalPositionIndex', 'InStackPositionNumber']:
+                sys.exit(f'{f}: dimensions {names}')
+            for i, pf in enumerate(ds.PerFrameFunctionalGroupsSequence):
+                fc = pf.FrameContentSequence[0]
+                t, k = int(fc.TemporalPositionIndex) - 1, int(fc.InStackPositionNumber) - 1
+                if [int(x) for x in fc.DimensionIndexValues] != [t + 1, k + 1]:
+                    sys.exit(f'{f} frame {i}: DimensionIndexValues {fc.DimensionIndexValues}')
+                got[(t, k)] = (pix[i] * float(sh.RescaleSlope) + float(sh.RescaleIntercept),
+                               [float(x) for x in pf.PlanePositionSequence[0].ImagePositionPatient],
+                               seconds(fc.FrameAcquisitionDateTime))
+        else:
+            if int(ds.NumberOfTemporalPositions) != nt:
+                sys.exit(f'{f}: NumberOfTemporalPositions {ds.NumberOfTemporalPositions}, {nt} frames')
+            t, k = int(ds.TemporalPositionIdentifier) - 1, (int(ds.InstanceNumber) - 1) % nz
+            got[(t, k)] = (pix * float(ds.RescaleSlope) + float(ds.RescaleIntercept),
+                           [float(x) for x in ds.ImagePositionPatient],
+                           seconds(ds.AcquisitionDate + ds.AcquisitionTime))
+    if sorted(got) != [(t, k) for t in range(nt) for k in range(nz)]:
+        sys.exit(f'{d}: frames and slices {sorted(got)}, want {nt} x {nz}')
+    amax = np.abs(a).max()
+    for (t, k), (pix, pos, sec) in got.items():
+        err = np.abs(pix - a[t][k]).max() / amax
+        if err > rel:
+            sys.exit(f'{d}: frame {t} slice {k} differs from {ours} by {err:.3g} of max')
+        if np.abs(np.array(pos) - np.array(got[(0, k)][1])).max() > 1e-6:
+            sys.exit(f'{d}: frame {t} slice {k} at {pos}, frame 0 at {got[(0, k)][1]}')
+        if abs(sec - got[(0, k)][2] - t * frame_s) > 1e-3:
+            sys.exit(f'{d}: frame {t} at {sec - got[(0, k)][2]:.6f} s after frame 0, not {t * frame_s}')
+    print(f'frames: {d} = {ours}: {nt} frames of {nz} slices, {frame_s} s apart')
 
 
 def files_of(paths):
@@ -202,6 +286,10 @@ if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'same':
         same(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+    elif cmd == 'same4d':
+        same4d(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+    elif cmd == 'frames':
+        frames(sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
     elif cmd == 'pydicom':
         check_pydicom(sys.argv[2:])
     elif cmd == 'tag':

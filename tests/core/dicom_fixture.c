@@ -6,6 +6,8 @@
  *                             written as NIfTI (float32, the affine read)
  *   dicom_fixture convert SRC DIR [PART [SCALE]]   any volume SRC, times SCALE,
  *                             written as a series
+ * `write` also makes dynamic (4D) cases: OUT/NAME.nii 4D and OUT/NAME/ a
+ * dynamic series of the same frames (frame t: the pattern shifted by t).
  * so the external checkers (dcm2niix, dciodvfy, pydicom) can judge both ways. */
 #include <math.h>
 #include <stdio.h>
@@ -91,6 +93,44 @@ static int write_case(const char *out, const char *name, const int64_t dims[3], 
     return rc;
 }
 
+/* T frames of an oblique volume, each the pattern moved by the frame index,
+ * 0.25 s apart: a 4D NIfTI (magnitude) and a dynamic series. */
+static int write_dynamic(const char *out, const char *name, const int64_t dims[3], const double vox[3], int64_t frames,
+                         int enhanced)
+{
+    lm_error err = {0};
+    lm_volume *v = lm_volume_new(dims, vox, &err);
+    if (!v)
+        return fprintf(stderr, "%s\n", err.msg), 1;
+    oblique_affine(v->affine, vox, 15, 25, 0);
+    const int64_t n = lm_volume_count(v);
+    lm_cfloat *all = calloc((size_t)(n * frames), sizeof *all), *own = v->data;
+    int rc = !all;
+    fill(v);
+    for (int64_t t = 0; !rc && t < frames; t++)
+        for (int64_t i = 0; i < n; i++) /* moved by t voxels along x: frames differ */
+            all[t * n + i] = v->data[(i + t) % n];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.nii", out, name);
+    /* The NIfTI holds the magnitude, as the series. */
+    rc = rc || lm_nifti_write_series(path, v, frames, all, 0, 0.25, &err) != LM_OK;
+    lm_dicom_write_opts o;
+    lm_dicom_write_opts_init(&o);
+    o.enhanced = enhanced;
+    o.frames = frames;
+    o.frame_s = 0.25;
+    o.series_description = "Larmor fixture dynamic";
+    snprintf(path, sizeof path, "%s/%s", out, name);
+    v->data = all;
+    rc = rc || lm_dicom_write_series(path, v, &o, &err) != LM_OK;
+    v->data = own;
+    if (rc)
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+    free(all);
+    lm_volume_free(v);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && !strcmp(argv[1], "write")) {
@@ -105,6 +145,11 @@ int main(int argc, char **argv)
         rc |= write_case(out, "oblique_real", d3, v3, -15, 10, 0, LM_DICOM_REAL, 0);
         rc |= write_case(out, "single_slice", d1, v1, 30, 0, 0, LM_DICOM_IMAG, 0);
         rc |= write_case(out, "enhanced", d3, v3, 20, -35, 0, LM_DICOM_MAGNITUDE, 1);
+        const int64_t d4[3] = {24, 20, 6};
+        rc |= write_dynamic(out, "dynamic", d4, v3, 5, 0);
+        rc |= write_dynamic(out, "dynamic_enhanced", d4, v3, 5, 1);
+        rc |= write_dynamic(out, "dynamic_2d", d1, v1, 4, 0);
+        rc |= write_dynamic(out, "dynamic_2d_enhanced", d1, v1, 4, 1);
         return rc;
     }
     if (argc >= 4 && !strcmp(argv[1], "read")) {

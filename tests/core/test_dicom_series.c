@@ -249,6 +249,54 @@ static void test_round_trip(const char *tmp)
     lm_volume_free(v);
 }
 
+/* A set: two images as two series in sub-folders of one new folder, read
+ * back each with its values; nothing left beside it; bad names, two of one
+ * name and a non-empty folder refused with one line, nothing written. */
+static void test_set(const char *tmp)
+{
+    lm_volume *a = oblique_volume(), *b = oblique_volume();
+    for (int64_t n = 0; n < lm_volume_count(b); n++)
+        b->data[n] *= 2.5f;
+    for (int r = 0; r < 3; r++) /* k along the normal: read back in the same order */
+        a->affine[r][2] = b->affine[r][2] = -a->affine[r][2];
+    lm_dicom_set_item items[2];
+    memset(items, 0, sizeof items);
+    items[0] = (lm_dicom_set_item){.v = a, .name = "run1-cg", .series_description = "Larmor run 1"};
+    items[1] = (lm_dicom_set_item){.v = b, .name = "run2-cg", .series_description = "Larmor run 2",
+                                   .window = {100, 50}};
+    char parent[512], sub[600];
+    snprintf(parent, sizeof parent, "%s/set", tmp);
+    lm_dicom_write_opts o;
+    lm_dicom_write_opts_init(&o);
+    lm_error err = {0};
+    const int before = entries(tmp);
+    CHECK_MSG(lm_dicom_write_set(parent, items, 2, &o, &err) == LM_OK, "%s", err.msg);
+    CHECK(entries(parent) == 2 && entries(tmp) == before + 1); /* no temporary folder left */
+    CHECK(o.files == 2 * 7 && strcmp(items[0].series_uid, items[1].series_uid) != 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(sub, sizeof sub, "%s/%s", parent, items[i].name);
+        lm_volume *r = NULL;
+        CHECK_MSG(lm_dicom_read(sub, NULL, &r, &err) == LM_OK, "%s", err.msg);
+        double mx = 0, e = 0;
+        for (int64_t n = 0; r && n < lm_volume_count(r); n++) {
+            mx = fmax(mx, cabsf(items[i].v->data[n]));
+            e = fmax(e, fabs(cabsf(items[i].v->data[n]) - crealf(r->data[n])));
+        }
+        CHECK_MSG(r && e <= 1e-4 * mx, "series %d: error %g of max %g", i, e, mx);
+        lm_volume_free(r);
+    }
+    snprintf(sub, sizeof sub, "%s/set2", tmp);
+    items[1].name = "run1-cg";
+    CHECK(lm_dicom_write_set(sub, items, 2, &o, &err) == LM_ERR_INVALID && strstr(err.msg, "two series named"));
+    items[1].name = "../escape";
+    CHECK(lm_dicom_write_set(sub, items, 2, &o, &err) == LM_ERR_INVALID && strstr(err.msg, "not a folder name"));
+    items[1].name = "run2-cg";
+    CHECK(lm_dicom_write_set(parent, items, 2, &o, &err) == LM_ERR_INVALID && strstr(err.msg, "not empty"));
+    CHECK(entries(tmp) == before + 1);
+    lm_volume_free(a);
+    lm_volume_free(b);
+}
+
 int main(void)
 {
     test_records();
@@ -256,6 +304,7 @@ int main(void)
     if (!mkdtemp(tmp))
         return 1;
     test_round_trip(tmp);
+    test_set(tmp);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0)

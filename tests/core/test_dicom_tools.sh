@@ -30,6 +30,16 @@ check() { # description, then a command that must succeed
     if "$@" >"$T/log" 2>&1; then echo "ok: $what"; else echo "FAIL: $what"; cat "$T/log"; fails=$((fails + 1)); fi
 }
 
+dciodvfy_clean() { # CASE: dciodvfy reports no Error line on any file of $T/CASE
+    local f bad=0
+    for f in "$T/$1"/*; do
+        dciodvfy "$f" >"$T/dciodvfy" 2>&1
+        if grep -q '^Error' "$T/dciodvfy"; then
+            echo "FAIL: dciodvfy $1/$(basename "$f")"; grep '^Error' "$T/dciodvfy" | sort | uniq -c; bad=1
+        fi
+    done
+    [ $bad -eq 0 ] && echo "ok: dciodvfy: no errors in $1 ($(ls "$T/$1" | wc -l) files)" || fails=$((fails + 1))
+}
 check "fixture series written" "$FIX" write "$T"
 for c in axial oblique oblique_flipped oblique_phase oblique_real single_slice enhanced; do
     mkdir -p "$T/x_$c"
@@ -38,18 +48,29 @@ for c in axial oblique oblique_flipped oblique_phase oblique_real single_slice e
     check "Larmor reads $c back" "$FIX" read "$T/$c" "$T/r_$c.nii"
     check "Larmor's reading of $c = its NIfTI" $CHECK same "$T/$c.nii" "$T/r_$c.nii" 1e-4 0.01
     check "pydicom reads every file of $c" $CHECK pydicom "$T/$c"
-    for f in "$T/$c"/*; do
-        dciodvfy "$f" >"$T/dciodvfy" 2>&1
-        if grep -q '^Error' "$T/dciodvfy"; then
-            echo "FAIL: dciodvfy $c/$(basename "$f")"; grep '^Error' "$T/dciodvfy" | sort | uniq -c; fails=$((fails + 1))
-        fi
-    done
-    echo "ok: dciodvfy: no errors in $c ($(ls "$T/$c" | wc -l) files)"
+    dciodvfy_clean "$c"
 done
 check "provenance: PatientID" $CHECK tag "$T/oblique" PatientID FIXTURE-oblique
 check "provenance: StudyInstanceUID" $CHECK tag "$T/oblique" StudyInstanceUID 1.2.826.0.1.3680043.10.543.7
 check "enhanced: resonant nucleus" $CHECK tag "$T/enhanced" ResonantNucleus 23NA
 check "enhanced: content qualification" $CHECK tag "$T/enhanced" ContentQualification RESEARCH
+
+# Dynamic (4D) series: one file per slice per frame, or one enhanced file
+# with a temporal dimension. dcm2niix converts the classic ones to the 4D
+# NIfTI; Debian 12's dcm2niix (1.0.20220720) reads DimensionIndexValues
+# only for Philips, Canon and Bruker files, so the enhanced ones are
+# checked frame by frame with pydicom.
+for c in dynamic dynamic_2d dynamic_enhanced dynamic_2d_enhanced; do
+    check "$c: frames, numbers and times" $CHECK frames "$T/$c" "$T/$c.nii" 0.25 1e-4
+    check "pydicom reads every file of $c" $CHECK pydicom "$T/$c"
+    dciodvfy_clean "$c"
+done
+for c in dynamic dynamic_2d; do
+    mkdir -p "$T/x_$c"
+    check "dcm2niix converts $c" dcm2niix -z n -f conv -o "$T/x_$c" "$T/$c"
+    check "dcm2niix's $c = Larmor's 4D NIfTI" $CHECK same4d "$T/$c.nii" "$T/x_$c/conv.nii" 1e-4 0.01
+done
+check "classic dynamic: temporal positions" $CHECK tag "$T/dynamic" NumberOfTemporalPositions 5
 
 # A series written by another tool.
 check "pydicom writes an oblique shuffled series" $CHECK make "$T/p_oblique" oblique

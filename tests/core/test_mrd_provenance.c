@@ -89,13 +89,47 @@ int main(void)
     lm_mrd_header h;
     lm_error e;
     lm_error_clear(&e);
+    char xml[4096], name[512] = "";
     CHECK_OK(lm_mrd_header_parse(full, strlen(full), "prov.h5", &h, &e), &e);
     check_full(&h.prov, &h.parallel);
     CHECK(h.recon_matrix[0] == 32 && h.recon_fov_mm[0] == 200 && h.matrix[0] == 64);
+    /* The proton frequency names no nucleus (it is the proton's by definition). */
+    CHECK_MSG(h.prov.nucleus[0] == '\0', "'%s'", h.prov.nucleus);
+
+    /* The nucleus: named by a userParameterString, or an X-nucleus from
+     * f / B0 (sodium at 2.89 T: 11.262 MHz/T x 2.89 T = 32.547 MHz). */
+    static const struct {
+        const char *params, *field, *hz, *want;
+    } nuc[] = {
+        {"<userParameterString><name>ImagedNucleus</name><value>23Na</value></userParameterString>", "", "1", "23NA"},
+        {"<userParameterString><name>tNucleus</name><value>1H</value></userParameterString>", "2.89", "32547000",
+         "1H"}, /* named beats the ratio */
+        {"<userParameterString><name>other</name><value>23Na</value></userParameterString>", "", "1", ""},
+        {"<userParameterString><name>Nucleus</name><value>unobtainium</value></userParameterString>", "", "1", ""},
+        {"", "2.89", "32547000", "23NA"},
+        {"", "2.89", "49810000", "31P"},
+        {"", "2.89", "123200000", ""}, /* the proton */
+        {"", "3", "32547000", ""},    /* a nominal field: 3.5 % off sodium, no guess */
+        {"", "", "32547000", ""},     /* no field strength */
+    };
+    for (size_t i = 0; i < sizeof nuc / sizeof nuc[0]; i++) {
+        snprintf(xml, sizeof xml, "<ismrmrdHeader>%s%s%s<experimentalConditions><H1resonanceFrequency_Hz>%s"
+                 "</H1resonanceFrequency_Hz></experimentalConditions><encoding>" SPACE("encodedSpace", 64, 400)
+                 "</encoding><userParameters>%s</userParameters></ismrmrdHeader>",
+                 nuc[i].field[0] ? "<acquisitionSystemInformation><systemFieldStrength_T>" : "", nuc[i].field,
+                 nuc[i].field[0] ? "</systemFieldStrength_T></acquisitionSystemInformation>" : "", nuc[i].hz,
+                 nuc[i].params);
+        CHECK_OK(lm_mrd_header_parse(xml, strlen(xml), "prov.h5", &h, &e), &e);
+        CHECK_MSG(strcmp(h.prov.nucleus, nuc[i].want) == 0, "case %zu: '%s', want '%s'", i, h.prov.nucleus,
+                  nuc[i].want);
+    }
+    CHECK(lm_nucleus_term("Na23") && strcmp(lm_nucleus_term("Na23"), "23NA") == 0);
+    CHECK(lm_nucleus_term("129Xe") && strcmp(lm_nucleus_term("129Xe"), "129XE") == 0);
+    CHECK(lm_nucleus_term("H") && strcmp(lm_nucleus_term("H"), "1H") == 0);
+    CHECK(!lm_nucleus_term("2H") && !lm_nucleus_term("23Na;") && !lm_nucleus_term(""));
 
     /* Too long: cut at a character boundary ("é" is 2 bytes: 200 of them
      * in a 128-byte field keep 63 whole ones). */
-    char xml[4096], name[512] = "";
     for (int i = 0; i < 200; i++)
         strcat(name, "\xc3\xa9");
     snprintf(xml, sizeof xml, "<ismrmrdHeader><subjectInformation><patientName>%s</patientName></subjectInformation>"

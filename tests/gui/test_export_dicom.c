@@ -3,7 +3,11 @@
  * part; a non-empty folder refused with the error; a template series
  * joined, so no anonymous-patient note), and the window's action (a message
  * when the Runs page has no run to export); a DICOM file chosen in an Open
- * dialog stands for its folder. */
+ * dialog stands for its folder. From the compare page every compared run
+ * becomes a series of one study (one StudyInstanceUID and
+ * FrameOfReferenceUID, SeriesNumbers one after another), a sub-folder each
+ * named after the run, with the window/level of its panel; from the viewer
+ * the image with the viewer's window (read back with pydicom). */
 #include <math.h>
 
 #include "gui-test.h"
@@ -104,6 +108,149 @@ static void test_action(void)
     gtk_window_destroy(GTK_WINDOW(w));
 }
 
+/* The export's message came: it names the folder, written or not. */
+static gboolean export_reported(gpointer data)
+{
+    gpointer *wd = data;
+    const char *m = larmor_window_get_message(wd[0]);
+    return m && strstr(m, wd[1]);
+}
+
+/* Per series folder of dir (sorted): "StudyInstanceUID FrameOfReferenceUID
+ * SeriesNumber WindowCenter WindowWidth" of its first file, read by pydicom. */
+static char *tags_of(const char *dir)
+{
+    const char *py = "import os, sys, pydicom\n"
+                     "for s in sorted(os.listdir(sys.argv[1])):\n"
+                     "    p = os.path.join(sys.argv[1], s)\n"
+                     "    f = os.path.join(p, sorted(os.listdir(p))[0]) if os.path.isdir(p) else p\n"
+                     "    d = pydicom.dcmread(f, stop_before_pixels=True)\n"
+                     "    print(s, d.StudyInstanceUID, d.FrameOfReferenceUID, d.SeriesNumber, d.WindowCenter,"
+                     " d.WindowWidth)\n";
+    char *out = NULL, *errs = NULL;
+    int status = 0;
+    const char *argv[] = { "/usr/bin/python3", "-c", py, dir, NULL };
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errs, &status, NULL));
+    g_assert_cmpint(status, ==, 0);
+    g_free(errs);
+    return out;
+}
+
+static void check_values(LarmorVolume *want, const char *dir)
+{
+    lm_volume *r = NULL;
+    lm_error err = { 0 };
+    g_assert_cmpint(lm_load_volume(dir, &r, &err), ==, LM_OK);
+    const lm_volume *s = larmor_volume_get_data(want);
+    g_assert_cmpint(lm_volume_count(r), ==, lm_volume_count(s));
+    double mx = 0, e = 0;
+    for (int64_t n = 0; n < lm_volume_count(s); n++) {
+        mx = fmax(mx, cabsf(s->data[n]));
+        e = fmax(e, fabs(cabsf(s->data[n]) - crealf(r->data[n])));
+    }
+    g_assert_cmpfloat(e, <=, 1e-4 * mx);
+    lm_volume_free(r);
+}
+
+static void test_compare_set(void)
+{
+    if (system("/usr/bin/python3 -c 'import pydicom' 2>/dev/null") != 0) {
+        g_test_skip("pydicom not installed");
+        return;
+    }
+    LarmorWindow *w = gui_test_open_window(app, 1400, 900);
+    larmor_window_set_confirm_close(w, FALSE);
+    LarmorReconParams p;
+    gui_test_cpu_params(&p, "cpu-simd", 2);
+    LarmorRun *r1 = gui_test_reconstruct(w, &p);
+    p.iters = 5;
+    LarmorRun *r2 = gui_test_reconstruct(w, &p);
+    g_assert_true(larmor_run_get_compare(r1) && larmor_run_get_compare(r2));
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.page", "s", "compare"));
+    LarmorCompareView *cv = larmor_window_get_compare_view(w);
+    larmor_compare_view_set_linked(cv, FALSE);
+    int panels = 0;
+    while (larmor_compare_view_get_panel(cv, panels))
+        panels++;
+    g_assert_cmpint(panels, >=, 2);
+    /* The user's window/level on each run's panel (runs follow the truth). */
+    const double win[2] = { 0.61, 0.83 }, lev[2] = { 0.27, 0.35 };
+    for (int i = 0; i < 2; i++) {
+        LarmorViewState *s = larmor_slice_view_get_state(larmor_compare_view_get_panel(cv, panels - 2 + i));
+        g_assert_cmpint(larmor_view_state_get_mode(s), ==, LARMOR_MODE_MAGNITUDE);
+        larmor_view_state_set_window_level(s, win[i], lev[i]);
+    }
+    char *tmp = gui_test_tmp_dir("dicom-set");
+    char *dir = g_build_filename(tmp, "cmp", NULL);
+    larmor_window_export_dicom(w, dir, LM_DICOM_MAGNITUDE, FALSE, NULL);
+    g_assert_true(gui_test_wait(export_reported, (gpointer[]){ w, dir }, 120));
+    g_assert_nonnull(strstr(larmor_window_get_message(w), "Wrote 2 DICOM series of one study"));
+    /* Nothing beside the folder (the temporary one was renamed). */
+    GDir *d = g_dir_open(tmp, 0, NULL);
+    g_assert_cmpstr(g_dir_read_name(d), ==, "cmp");
+    g_assert_null(g_dir_read_name(d));
+    g_dir_close(d);
+    LarmorRun *runs[2] = { r1, r2 };
+    char *stem[2];
+    for (int i = 0; i < 2; i++) {
+        stem[i] = larmor_run_get_file_stem(runs[i]);
+        char *sub = g_build_filename(dir, stem[i], NULL);
+        check_values(larmor_run_get_image(runs[i]), sub);
+        g_free(sub);
+    }
+    char *tags = tags_of(dir);
+    char **lines = g_strsplit(g_strstrip(tags), "\n", -1);
+    g_assert_cmpint(g_strv_length(lines), ==, 2);
+    char **f[2];
+    for (int i = 0; i < 2; i++) {
+        f[i] = g_strsplit(lines[i], " ", -1);
+        g_assert_cmpint(g_strv_length(f[i]), ==, 6);
+    }
+    g_assert_cmpstr(f[0][1], ==, f[1][1]); /* one study */
+    g_assert_cmpstr(f[0][2], ==, f[1][2]); /* one frame of reference */
+    for (int i = 0; i < 2; i++) {
+        /* sorted names: run i's folder is row j */
+        int j = strcmp(stem[i], stem[1 - i]) < 0 ? 0 : 1;
+        g_assert_cmpstr(f[j][0], ==, stem[i]);
+        g_assert_cmpint(atoi(f[j][3]), ==, 1001 + i); /* in panel order, one after another */
+        g_assert_cmpfloat(fabs(g_ascii_strtod(f[j][4], NULL) - lev[i]), <, 1e-9);
+        g_assert_cmpfloat(fabs(g_ascii_strtod(f[j][5], NULL) - win[i]), <, 1e-9);
+    }
+    for (int i = 0; i < 2; i++) {
+        g_strfreev(f[i]);
+        g_free(stem[i]);
+    }
+    g_strfreev(lines);
+    g_free(tags);
+
+    /* The viewer: the image shown, with the viewer's window for it. */
+    g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.page", "s", "viewer"));
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(w);
+    LarmorVolume *img = larmor_run_get_image(r2);
+    larmor_ortho_view_show_volume(ov, img);
+    larmor_ortho_view_set_image_window(ov, img, LARMOR_MODE_MAGNITUDE, 0.47, 0.19);
+    char *one = g_build_filename(tmp, "one", NULL);
+    larmor_window_export_dicom(w, one, LM_DICOM_MAGNITUDE, FALSE, NULL);
+    g_assert_true(gui_test_wait(export_reported, (gpointer[]){ w, one }, 120));
+    g_assert_true(g_str_has_prefix(larmor_window_get_message(w), "Wrote the DICOM series"));
+    check_values(img, one);
+    tags = tags_of(one);
+    lines = g_strsplit(g_strstrip(tags), "\n", -1);
+    char **g = g_strsplit(lines[0], " ", -1);
+    g_assert_cmpint(g_strv_length(g), ==, 6);
+    g_assert_cmpfloat(fabs(g_ascii_strtod(g[4], NULL) - 0.19), <, 1e-9);
+    g_assert_cmpfloat(fabs(g_ascii_strtod(g[5], NULL) - 0.47), <, 1e-9);
+    g_strfreev(g);
+    g_strfreev(lines);
+    g_free(tags);
+
+    gui_test_remove_tree(tmp);
+    g_free(one);
+    g_free(dir);
+    g_free(tmp);
+    gui_test_close_window(w);
+}
+
 int main(int argc, char **argv)
 {
     if (!LM_HAVE_DICOM) {
@@ -119,6 +266,7 @@ int main(int argc, char **argv)
     g_application_hold(G_APPLICATION(app));
     g_test_add_func("/export-dicom/write", test_write);
     g_test_add_func("/export-dicom/action", test_action);
+    g_test_add_func("/export-dicom/compare-set", test_compare_set);
     int rc = g_test_run();
     g_application_release(G_APPLICATION(app));
     g_object_unref(app);
