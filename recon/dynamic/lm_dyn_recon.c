@@ -94,6 +94,7 @@ static lm_code solve_at(lm_dyn_model *m, lm_linop *normal, const lm_cfloat *b, l
     watch_ctx wc = {.o = o, .x = x};
     lm_admm_params ap = {.iters = o->iters, .cg_iters = o->cg_iters > 0 ? o->cg_iters : LM_DYN_CG_ITERS_DEFAULT,
                          .lambda = 1, .rho = (o->rho > 0 ? o->rho : 1.0) * normal->diag, .adaptive = 1,
+                         .rho_span = LM_DYN_RHO_SPAN,
                          .warm_start = warm, .monitor = watch_monitor, .monitor_user = &wc};
     lm_admm_report ar = {0};
     rc = lm_admm(normal, b, lm_dyn_prior_get(p), x, &ap, &ar, err);

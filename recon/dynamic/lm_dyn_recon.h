@@ -47,6 +47,10 @@ typedef struct lm_dyn_opts {
 #define LM_DYN_LAMBDA_DEFAULT 0.03
 #define LM_DYN_ITERS_DEFAULT 8
 #define LM_DYN_CG_ITERS_DEFAULT 4
+/* ADMM's adaptive penalty stays within this factor of its start (lm_admm.h:
+ * unbounded, it doubled every iteration while the prox held z at 0 and
+ * ADMM stalled; tests/recon/test_dyn_converge.c) */
+#define LM_DYN_RHO_SPAN 4.0
 /* lambda_auto: the search's bracket and bisection steps. */
 #define LM_DYN_AUTO_LO 1e-4
 #define LM_DYN_AUTO_HI 10.0

@@ -193,10 +193,12 @@ lm_code lm_admm(lm_linop *normal, const lm_cfloat *b, const lm_prior *prior, lm_
         if (p->tol > 0 && r < p->tol && s < p->tol)
             break;
         if (p->adaptive && it < p->iters) {
-            if (r > mu * s) {
+            const double hi = p->rho_span > 0 ? p->rho * p->rho_span : INFINITY,
+                         lo = p->rho_span > 0 ? p->rho / p->rho_span : 0;
+            if (r > mu * s && rho * tau <= hi) {
                 rho *= tau;
                 be->scale(be, m, u, (float)(1 / tau));
-            } else if (s > mu * r) {
+            } else if (s > mu * r && rho / tau >= lo) {
                 rho /= tau;
                 be->scale(be, m, u, (float)tau);
             }

@@ -23,7 +23,13 @@
  *   dual   s = ||G^H (z - z_prev)|| / ||G^H u||
  * Adaptive rho (residual balancing, Boyd 3.4.1, on the relative residuals):
  * r > 10 s doubles rho, s > 10 r halves it (u rescaled to match); the
- * x-update's operator follows. tol > 0 stops when r and s are both below it.
+ * x-update's operator follows. rho_span > 0 keeps rho within
+ * [rho / rho_span, rho * rho_span] of the initial: while the prox holds
+ * every coefficient at zero (a weight large for the start) s is 0 and the
+ * rule alone doubles rho every iteration without end; at a huge rho the few
+ * warm-started CG steps no longer move x and ADMM stalls far from the
+ * minimiser (tests/recon/test_dyn_converge.c). tol > 0 stops when r and s are
+ * both below it.
  *
  * The monitor gets (outer iteration, r, cost, elapsed) with cost =
  * x^H N x - 2 Re x^H b + lambda f(G x), i.e. the objective less ||d||^2;
@@ -42,6 +48,7 @@ typedef struct lm_admm_params {
     double lambda;           /* weight of f, absolute (lm_recon scales it, lm_recon.h) */
     double rho;              /* initial penalty, absolute, > 0 */
     int adaptive;            /* residual balancing */
+    double rho_span;         /* adaptive rho's bound around the initial (0: unbounded) */
     double tol;              /* 0: run all iterations */
     int warm_start;          /* x holds an initial guess (else x starts at 0) */
     lm_cg_monitor_fn monitor;
