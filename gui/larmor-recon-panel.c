@@ -3,12 +3,14 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "larmor-dyn-controls.h"
 #include "larmor-scroll-guard.h"
 #include "larmor-util.h"
 #include "larmor.h"
 
 struct _LarmorReconPanel {
     GtkWidget parent_instance;
+    LarmorDynControls *dyn; /* under the heading, shown for data with frames (made in code) */
 
     GtkDropDown *method_dropdown;
     GtkDropDown *variant_dropdown;
@@ -713,11 +715,26 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
                     gtk_editable_get_text(GTK_EDITABLE(self->tol_entry)));
         return FALSE;
     }
+    if (gtk_widget_get_visible(GTK_WIDGET(self->dyn)))
+        larmor_dyn_controls_apply(self->dyn, p);
     return TRUE;
+}
+
+void larmor_recon_panel_set_dynamic(LarmorReconPanel *self, gboolean dynamic)
+{
+    gtk_widget_set_visible(GTK_WIDGET(self->dyn), dynamic);
+}
+
+LarmorDynControls *larmor_recon_panel_get_dyn_controls(LarmorReconPanel *self)
+{
+    return self->dyn;
 }
 
 void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconParams *p)
 {
+    larmor_dyn_controls_set_params(self->dyn, p);
+    if (p->dynamic)
+        return; /* the static controls keep their own settings */
     gtk_drop_down_set_selected(self->method_dropdown, CLAMP((guint)p->method, 0, LM_METHOD_FFT));
     GListModel *m = gtk_drop_down_get_model(self->variant_dropdown);
     for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
@@ -996,6 +1013,11 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     g_signal_connect_swapped(self->live_toggle, "toggled", G_CALLBACK(on_live_lambda), self);
     /* Marks on whole decades help read the log scale. */
     set_lambda_range(self, LM_REG_IDENTITY);
+    /* Dynamic data's prior and weights, right under the heading. */
+    self->dyn = LARMOR_DYN_CONTROLS(larmor_dyn_controls_new());
+    gtk_widget_set_visible(GTK_WIDGET(self->dyn), FALSE);
+    GtkWidget *top = gtk_widget_get_first_child(GTK_WIDGET(self));
+    gtk_widget_insert_after(GTK_WIDGET(self->dyn), top, gtk_widget_get_first_child(top));
 
     LarmorReconParams p;
     larmor_recon_params_init(&p);

@@ -180,7 +180,7 @@ static int on_progress(void *user, const lm_progress *p)
     case LM_STAGE_CG:
         f = p->iters > 0 ? (double)p->iter / p->iters : f;
         overall = 0.5 + 0.5 * f;
-        what = "CG";
+        what = !self->params.dynamic ? "CG" : self->params.dyn_time || self->params.dyn_space_tv ? "ADMM" : "CG per frame";
         g_snprintf(detail, sizeof detail, " iteration %d of %d · residual %.2e", p->iter, p->iters,
                    p->rel_resid);
         break;
@@ -519,6 +519,95 @@ static void record_speed(const lm_geom *g, int64_t m, const lm_recon_opts *o, co
     lm_error_clear(&err);
 }
 
+/* --- dynamic data --------------------------------------------------------- */
+
+/* ADMM's monitor (each frame's CG without a prior) as the task's progress;
+ * non-zero cancels. */
+static int dyn_monitor(void *user, int iter, double rel_resid, double cost, double elapsed_s)
+{
+    LarmorReconTask *self = user;
+    return on_progress(self, &(lm_progress){ .stage = LM_STAGE_CG, .iter = iter, .iters = self->params.iters,
+                                             .rel_resid = rel_resid, .cost = cost, .elapsed_s = elapsed_s });
+}
+
+/* The frames of dynamic data solved together (lm_dyn_solve): one run whose
+ * image has a frame per frame, scored against every frame of the truth. */
+static void run_dynamic(LarmorReconTask *self, GTask *task, GCancellable *cancellable)
+{
+    const lm_frames *frames = larmor_dataset_get_frames(self->dataset);
+    const LarmorReconParams *p = &self->params;
+    lm_error err = { 0 };
+    lm_dyn_model *m = NULL;
+    lm_dyn_result res = { 0 };
+    LarmorVolume *image = NULL;
+    GError *error = NULL;
+    const lm_sens *sens = self->maps ? larmor_coil_maps_get_sens(self->maps) : NULL;
+    const lm_kdata *kdata = larmor_dataset_get_kdata(self->dataset);
+    if (kdata->ncoils > 1 && !sens) {
+        g_task_return_new_error(task, LARMOR_ERROR, LM_ERR_INVALID, "%s: %lld channels: dynamic reconstruction needs "
+                                "their coil maps (Open Coil Maps…)", self->dataset_name, (long long)kdata->ncoils);
+        return;
+    }
+    on_progress(self, &(lm_progress){ .stage = LM_STAGE_Q });
+    lm_dyn_model_desc md = { .geom = &self->geom, .traj = larmor_dataset_get_traj(self->dataset), .kdata = kdata,
+                             .sens = sens, .frames = frames, .variant = p->variant, .use_cache = !p->recompute_q };
+    lm_dyn_opts o;
+    lm_dyn_opts_init(&o);
+    o.time = p->dyn_time;
+    o.lambda_t = p->dyn_time == LM_DYN_TIME_NONE ? 0 : p->lambda;
+    o.space_tv = p->dyn_space_tv;
+    o.lambda_s = p->dyn_space_tv ? p->lambda_space : 0;
+    o.iters = p->iters;
+    o.monitor = dyn_monitor;
+    o.monitor_user = self;
+    lm_code code = lm_dyn_model_new(&md, &m, &err);
+    if (code == LM_OK && g_cancellable_is_cancelled(cancellable))
+        code = lm_fail(&err, LM_ERR_CANCELLED, "cancelled");
+    if (code == LM_OK)
+        code = lm_dyn_solve(m, &o, &res, &err);
+    lm_dyn_model_free(m);
+    if (code == LM_OK && g_cancellable_is_cancelled(cancellable))
+        code = lm_fail(&err, LM_ERR_CANCELLED, "cancelled");
+    if (code == LM_OK) {
+        double vox[3], aff[4][4];
+        for (int a = 0; a < 3; a++)
+            vox[a] = self->geom.fov_mm[a] / (double)self->geom.n[a];
+        lm_geom_affine(&self->geom, aff);
+        lm_volume grid = { .dims = { self->geom.n[0], self->geom.n[1], self->geom.n[2] },
+                           .voxel_mm = { vox[0], vox[1], vox[2] } };
+        memcpy(grid.affine, aff, sizeof aff);
+        image = larmor_volume_new_frames(&grid, res.x, res.frames, frames->duration_s, "run", &error);
+    }
+    if (code != LM_OK || !image) {
+        lm_dyn_result_clear(&res);
+        if (code == LM_ERR_CANCELLED)
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Reconstruction cancelled");
+        else {
+            if (!error)
+                larmor_set_error(&error, &err);
+            g_task_return_error(task, error);
+        }
+        return;
+    }
+    LarmorRun *run = larmor_run_new_dynamic(p, self->dataset_name, image, &res, (int)kdata->ncoils);
+    larmor_run_set_dataset_key(run, self->dataset_key);
+    if (sens)
+        larmor_run_set_maps(run, self->maps);
+    if (self->truth && larmor_volume_get_n_frames(self->truth) == res.frames &&
+        larmor_volume_same_grid(self->truth, image)) {
+        int64_t t;
+        lm_cfloat *truth = larmor_volume_dup_frames(self->truth, &t);
+        lm_metrics met;
+        if (lm_metrics_compute(res.x, truth, res.frames * res.nvox, NULL, 0, &met, &err) == LM_OK)
+            larmor_run_set_metrics_against(run, met.psnr_db, met.percent_error, larmor_volume_get_serial(self->truth));
+        g_free(truth);
+    }
+    lm_dyn_result_clear(&res);
+    GPtrArray *runs = g_ptr_array_new_with_free_func(g_object_unref);
+    g_ptr_array_add(runs, run);
+    g_task_return_pointer(task, runs, (GDestroyNotify)g_ptr_array_unref);
+}
+
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     LarmorReconTask *self = source;
@@ -529,6 +618,11 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
     if (truth && (truth->dims[0] != self->geom.n[0] || truth->dims[1] != self->geom.n[1] ||
                   truth->dims[2] != self->geom.n[2]))
         truth = NULL;
+    if (self->params.dynamic && larmor_dataset_get_frames(self->dataset)) {
+        g_ptr_array_unref(runs);
+        run_dynamic(self, task, cancellable);
+        return;
+    }
 
     for (int i = 0; i < self->n_lambdas; i++) {
         lm_recon_opts o;

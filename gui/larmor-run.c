@@ -251,7 +251,13 @@ static void update_label(LarmorRun *self)
     char live[32] = "";
     if (self->is_live)
         g_snprintf(live, sizeof live, " · live from #%d", self->live_from);
-    if (p->method == LM_METHOD_CG)
+    if (p->dynamic) {
+        char ls[32] = "";
+        if (p->dyn_space_tv)
+            g_snprintf(ls, sizeof ls, " · λs %.2g", p->lambda_space);
+        self->label = g_strdup_printf("#%d dynamic · %s · %s · λt %.2g%s%s", self->index, larmor_dyn_reg_name(p),
+                                      self->variant_text, p->lambda, ls, c);
+    } else if (p->method == LM_METHOD_CG)
         self->label = g_strdup_printf("#%d %s · %s · %s · λ %.2g%s%s%s%s", self->index, larmor_run_get_solver(self),
                                       lm_reg_name(p->reg), self->variant_text, p->lambda, p->lambda_auto ? " auto" : "",
                                       c, fm, live);
@@ -334,6 +340,47 @@ char *larmor_run_get_file_stem(LarmorRun *self)
     return slug;
 }
 
+const char *larmor_dyn_reg_name(const LarmorReconParams *p)
+{
+    if (p->dyn_time == LM_DYN_TIME_NONE)
+        return p->dyn_space_tv ? "tv per frame" : "frame by frame";
+    if (p->dyn_time == LM_DYN_TIME_TV && p->dyn_space_tv)
+        return "ttv+tv";
+    return lm_dyn_time_name(p->dyn_time);
+}
+
+static char *variant_text(const char *variant)
+{
+    const lm_variant *picked = lm_variant_is_auto(variant) ? lm_variant_resolve(variant, NULL) : NULL;
+    return picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name) : g_strdup(variant);
+}
+
+LarmorRun *larmor_run_new_dynamic(const LarmorReconParams *params, const char *dataset_name, LarmorVolume *image,
+                                  const lm_dyn_result *res, int coils)
+{
+    LarmorRun *self = g_object_new(LARMOR_TYPE_RUN, NULL);
+    self->params = *params;
+    self->params.lambda = res->lambda_t;
+    self->params.lambda_space = res->lambda_s;
+    self->dataset_name = g_strdup(dataset_name);
+    self->variant_text = variant_text(params->variant);
+    self->image = image;
+    self->iters_done = res->iters_done;
+    self->time_q = res->time_prep_s;
+    self->time_cg = res->time_solve_s;
+    self->time_total = res->time_prep_s + res->time_solve_s;
+    self->coils = self->coils_in = coils;
+    self->combine = coils > 1 ? LM_COMBINE_SENSE : LM_COMBINE_AUTO;
+    self->sens_source = coils > 1 ? LM_SENS_GIVEN : self->sens_source;
+    update_label(self);
+    return self;
+}
+
+int64_t larmor_run_get_frames(LarmorRun *self)
+{
+    return self->image ? larmor_volume_get_n_frames(self->image) : 1;
+}
+
 LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_name,
                           lm_recon_result *res)
 {
@@ -341,11 +388,9 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
     self->params = *params;
     self->dataset_name = g_strdup(dataset_name);
     /* auto names the variant it picked (the same on this machine all along). */
-    const lm_variant *picked = lm_variant_is_auto(params->variant) ? lm_variant_resolve(params->variant, NULL) : NULL;
     self->variant_text = res->fell_back && res->fallback_variant
                              ? g_strdup_printf("%s (CPU fallback)", res->fallback_variant)
-                         : picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name)
-                                  : g_strdup(params->variant);
+                             : variant_text(params->variant);
     g_strlcpy(self->fallback_note, res->fell_back ? res->fallback_note : "", sizeof self->fallback_note);
     if (res->image) {
         self->image = larmor_volume_new_take(res->image, "run");
