@@ -36,6 +36,7 @@ struct _LarmorCompareView {
     GtkGrid *metrics_grid;
     LarmorPlot *conv_plot;
     GtkLabel *status_label;
+    LarmorTimeBar *time_bar;   /* one frame slider for every panel (dynamic runs) */
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
     GtkWidget *roi_box, *roi_export_button;
     GtkLabel *roi_title;
@@ -103,10 +104,15 @@ static void show_values(LarmorCompareView *self, const int64_t ijk[3], gboolean 
     larmor_volume_voxel_to_mm(self->panels[0].volume, ijk, mm);
     g_string_append_printf(s, "%s x %lld  y %lld  z %lld  (%+.1f, %+.1f, %+.1f) mm", hovering ? "" : "Cursor ",
                            (long long)ijk[0], (long long)ijk[1], (long long)ijk[2], mm[0], mm[1], mm[2]);
+    char *frame = larmor_format_frame(self->panels[0].volume, larmor_view_state_get_frame(self->state));
+    if (frame)
+        g_string_append_printf(s, "  %s", frame);
+    g_free(frame);
     LarmorMode mode = larmor_view_state_get_mode(self->state);
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
-        float v = larmor_mode_value(larmor_volume_value_at(p->volume, ijk), mode);
+        float v = larmor_mode_value(larmor_volume_value_at_frame(p->volume, ijk, larmor_view_state_get_frame(self->state)),
+                                    mode);
         if (p->run)
             g_string_append_printf(s, "   #%d %.4g", larmor_run_get_index(p->run), v);
         else
@@ -924,6 +930,7 @@ static void rebuild(LarmorCompareView *self)
         }
     }
     apply_link(self);
+    larmor_time_bar_set_volume(self->time_bar, self->n_panels ? self->panels[0].volume : NULL);
     gtk_stack_set_visible_child_name(self->panels_stack, self->n_panels ? "panels" : "empty");
     fill_metrics(self);
     fill_roi(self);
@@ -933,6 +940,25 @@ static void rebuild(LarmorCompareView *self)
     int64_t ijk[3];
     larmor_view_state_get_cursor(self->state, ijk);
     show_values(self, ijk, FALSE);
+}
+
+/* Unlinked panels keep their own views but always show the same frame. */
+static void set_frame(LarmorViewState *st, gpointer frame)
+{
+    larmor_view_state_set_frame(st, GPOINTER_TO_INT(frame));
+}
+
+static void on_frame(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
+{
+    each_state(self, set_frame, GINT_TO_POINTER(larmor_view_state_get_frame(state)));
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(state, ijk);
+    show_values(self, ijk, FALSE);
+}
+
+LarmorTimeBar *larmor_compare_view_get_time_bar(LarmorCompareView *self)
+{
+    return self->time_bar;
 }
 
 static void on_diff(GtkToggleButton *b, GParamSpec *pspec, LarmorCompareView *self)
@@ -1140,5 +1166,10 @@ static void larmor_compare_view_init(LarmorCompareView *self)
     larmor_bind_line_tool(G_OBJECT(self->state), self->line_toggle);
     g_signal_connect(self->profile_export_button, "clicked", G_CALLBACK(on_profile_export), self);
     larmor_plot_set_placeholder(self->profile_plot, "Draw a line");
+    /* Dynamic runs: one time bar steps every panel's frame together. */
+    self->time_bar = LARMOR_TIME_BAR(larmor_time_bar_new(self->state));
+    gtk_widget_insert_before(GTK_WIDGET(self->time_bar), gtk_widget_get_parent(GTK_WIDGET(self->status_label)),
+                             GTK_WIDGET(self->status_label));
+    g_signal_connect(self->state, "notify::frame", G_CALLBACK(on_frame), self);
     rebuild(self);
 }

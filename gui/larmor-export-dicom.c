@@ -7,6 +7,13 @@
 gboolean larmor_export_dicom_write(LarmorVolume *v, const char *dir, const char *like_dir, lm_dicom_part part,
                                    gboolean enhanced, const char *description, char **note, GError **error)
 {
+    if (larmor_volume_get_n_frames(v) > 1) {
+        /* lm_dicom_write_series takes one volume: no temporal positions yet. */
+        g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s: %lld frames: this library's DICOM writer takes one "
+                    "volume (no temporal positions); export the frames as NIfTI 4D instead", dir,
+                    (long long)larmor_volume_get_n_frames(v));
+        return FALSE;
+    }
     double window = 0, level = 0;
     larmor_volume_auto_window(v, (LarmorMode)part, &window, &level); /* parts and display modes line up */
     lm_dicom_write_opts o;

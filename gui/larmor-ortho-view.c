@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "larmor-time-bar.h"
+#include "larmor-time-curve.h"
 #include "larmor-traj-plot.h"
 #include "larmor-util.h"
 #include "larmor-wrap-box.h"
@@ -24,6 +25,7 @@ struct _LarmorOrthoView {
     GtkLabel *traj_caption;
     GtkLabel *status_label;
     LarmorTimeBar *time_bar;
+    LarmorTimeCurve *time_curve;
     GtkToggleButton *line_toggle;
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
 
@@ -215,6 +217,7 @@ static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
     for (int o = 0; o < 3; o++)
         larmor_slice_view_set_volume(self->views[o], volume);
     larmor_time_bar_set_volume(self->time_bar, volume);
+    larmor_time_curve_set_volume(self->time_curve, volume);
     set_flat(self, volume && larmor_volume_get_data(volume)->dims[2] == 1);
     restore_window(self);
     if (self->overlay_dropdown)
@@ -419,6 +422,11 @@ LarmorTimeBar *larmor_ortho_view_get_time_bar(LarmorOrthoView *self)
     return self->time_bar;
 }
 
+LarmorTimeCurve *larmor_ortho_view_get_time_curve(LarmorOrthoView *self)
+{
+    return self->time_curve;
+}
+
 GtkWidget *larmor_ortho_view_get_toolbar(LarmorOrthoView *self)
 {
     return self->toolbar;
@@ -527,6 +535,10 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
     self->time_bar = LARMOR_TIME_BAR(larmor_time_bar_new(self->state));
     gtk_widget_insert_before(GTK_WIDGET(self->time_bar), gtk_widget_get_parent(GTK_WIDGET(self->status_label)),
                              GTK_WIDGET(self->status_label));
+    /* A ROI's time-intensity curve shares the trajectory's cell (shown with a ROI on a dynamic image). */
+    self->time_curve = LARMOR_TIME_CURVE(larmor_time_curve_new(self->state));
+    gtk_widget_set_vexpand(GTK_WIDGET(self->time_curve), TRUE);
+    gtk_box_append(GTK_BOX(self->cell3), GTK_WIDGET(self->time_curve));
 
     /* Overlay choice, after the colour map (built here: one more control). */
     self->overlay_dropdown = GTK_DROP_DOWN(gtk_drop_down_new(NULL, NULL));

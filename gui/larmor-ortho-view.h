@@ -10,6 +10,7 @@
 
 #include "larmor-slice-view.h"
 #include "larmor-time-bar.h"
+#include "larmor-time-curve.h"
 #include "larmor-view-state.h"
 #include "larmor-volume.h"
 #include "larmor.h"
@@ -32,6 +33,8 @@ void larmor_ortho_view_set_traj(LarmorOrthoView *self, const lm_traj *traj, cons
 GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self);
 /* The time controls under the views (hidden for static images). */
 LarmorTimeBar *larmor_ortho_view_get_time_bar(LarmorOrthoView *self);
+/* The ROI's time-intensity curve beside the views (with a ROI on a dynamic image). */
+LarmorTimeCurve *larmor_ortho_view_get_time_curve(LarmorOrthoView *self);
 /* The toolbar (a LarmorWrapBox): its children are the controls. */
 GtkWidget *larmor_ortho_view_get_toolbar(LarmorOrthoView *self);
 /* Window/level from the shown volume. */

@@ -209,13 +209,27 @@ LarmorVolume *larmor_volume_new_difference(LarmorVolume *a, LarmorVolume *b, con
     if (!larmor_volume_same_grid(a, b))
         return NULL;
     lm_error err = { 0 };
-    lm_volume *d = lm_volume_copy(a->vol, &err);
-    if (!d)
-        return NULL;
-    const int64_t n = lm_volume_count(d);
-    for (int64_t i = 0; i < n; i++)
-        d->data[i] -= b->vol->data[i];
-    return larmor_volume_new_take(d, name);
+    /* Frame by frame when both have the same frames (dynamic runs against
+     * a dynamic truth), else frame 0 of each. */
+    const int64_t nf = larmor_volume_get_n_frames(a) == larmor_volume_get_n_frames(b) ? larmor_volume_get_n_frames(a) : 1;
+    LarmorVolume *out = NULL;
+    for (int64_t t = 0; t < nf; t++) {
+        lm_volume *d = lm_volume_copy(larmor_volume_get_frame_data(a, t), &err);
+        if (!d) {
+            g_clear_object(&out);
+            return NULL;
+        }
+        const lm_volume *bv = larmor_volume_get_frame_data(b, t);
+        const int64_t n = lm_volume_count(d);
+        for (int64_t i = 0; i < n; i++)
+            d->data[i] -= bv->data[i];
+        if (!out) {
+            out = larmor_volume_new_take(d, name);
+            out->frame_s = a->frame_s;
+        } else
+            g_ptr_array_add(out->more, d);
+    }
+    return out;
 }
 
 lm_cfloat larmor_volume_value_at(LarmorVolume *self, const int64_t ijk[3])

@@ -10,7 +10,9 @@
 
 #include "gui-test.h"
 #include "larmor-dataset.h"
+#include "larmor-compare-view.h"
 #include "larmor-dyn-controls.h"
+#include "larmor-export-dicom.h"
 #include "larmor-ortho-view.h"
 #include "larmor-time-bar.h"
 #include "larmor-volume.h"
@@ -159,6 +161,204 @@ static void dyn_params(LarmorWindow *w, LarmorDynPrior prior, double lambda_t, i
     g_assert_true(p->dynamic);
 }
 
+/* The run's frames equal lm_dyn_solve's on the same data and settings
+ * (the worker adds nothing of its own): relative 1e-5 per frame. */
+static void check_against_library(LarmorDataset *ds, LarmorRun *run)
+{
+    const LarmorReconParams *p = larmor_run_get_params(run);
+    lm_error err = { 0 };
+    lm_dyn_model *m = NULL;
+    lm_dyn_model_desc md = { .geom = larmor_dataset_get_geom(ds), .traj = larmor_dataset_get_traj(ds),
+                             .kdata = larmor_dataset_get_kdata(ds),
+                             .sens = larmor_coil_maps_get_sens(larmor_dataset_get_maps(ds)),
+                             .frames = larmor_dataset_get_frames(ds), .variant = p->variant, .use_cache = 1 };
+    g_assert_cmpint(lm_dyn_model_new(&md, &m, &err), ==, LM_OK);
+    lm_dyn_opts o;
+    lm_dyn_opts_init(&o);
+    o.time = p->dyn_time;
+    o.lambda_t = p->lambda;
+    o.iters = p->iters;
+    lm_dyn_result res = { 0 };
+    g_assert_cmpint(lm_dyn_solve(m, &o, &res, &err), ==, LM_OK);
+    int64_t T;
+    lm_cfloat *x = larmor_volume_dup_frames(larmor_run_get_image(run), &T);
+    g_assert_cmpint(T, ==, res.frames);
+    for (int64_t t = 0; t < T; t++) {
+        double num = 0, den = 0;
+        for (int64_t i = 0; i < res.nvox; i++) {
+            num += pow(cabs(x[t * res.nvox + i] - res.x[t * res.nvox + i]), 2);
+            den += pow(cabs(res.x[t * res.nvox + i]), 2);
+        }
+        g_assert_cmpfloat(sqrt(num / den), <, 1e-5);
+    }
+    g_free(x);
+    lm_dyn_result_clear(&res);
+    lm_dyn_model_free(m);
+}
+
+/* Mean and SD (n - 1) of |frame t| in the rectangle [u0, u1] x [v0, v1] of
+ * axial slice 0, in long double: the curve's reference. */
+static void rect_stats(LarmorVolume *v, int64_t t, int64_t u0, int64_t v0, int64_t u1, int64_t v1, double *mean,
+                       double *sd)
+{
+    const lm_volume *f = larmor_volume_get_frame_data(v, t);
+    long double s = 0, ss = 0;
+    int64_t n = 0;
+    for (int64_t y = v0; y <= v1; y++)
+        for (int64_t x = u0; x <= u1; x++, n++)
+            s += hypotl(crealf(f->data[x + f->dims[0] * y]), cimagf(f->data[x + f->dims[0] * y]));
+    *mean = (double)(s / n);
+    for (int64_t y = v0; y <= v1; y++)
+        for (int64_t x = u0; x <= u1; x++) {
+            long double d = hypotl(crealf(f->data[x + f->dims[0] * y]), cimagf(f->data[x + f->dims[0] * y])) - (long double)*mean;
+            ss += d * d;
+        }
+    *sd = (double)sqrtl(ss / (n - 1));
+}
+
+/* A ROI on the moving ellipse: the viewer's curve has a point per frame
+ * equal to the reference, its CSV (frame, time_s, mean, sd) is written
+ * atomically, and without a ROI there is nothing to write. */
+static void check_time_curve(LarmorWindow *w, LarmorRun *run)
+{
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(w);
+    LarmorTimeCurve *curve = larmor_ortho_view_get_time_curve(ov);
+    LarmorViewState *state = larmor_ortho_view_get_state(ov);
+    larmor_view_state_clear_roi(state);
+    g_assert_cmpint(larmor_time_curve_get_frames(curve), ==, 0);
+    g_assert_false(gtk_widget_get_visible(GTK_WIDGET(curve)));
+    char *dir = gui_test_tmp_dir("dyn-curve");
+    char *csv = g_build_filename(dir, "curve.csv", NULL);
+    GError *error = NULL;
+    g_assert_false(larmor_time_curve_save_csv(curve, csv, &error));
+    g_assert_nonnull(strstr(error->message, "no curve"));
+    g_clear_error(&error);
+    g_assert_false(g_file_test(csv, G_FILE_TEST_EXISTS));
+
+    LarmorRoi roi;
+    larmor_roi_set(&roi, LARMOR_ROI_RECT, LARMOR_ORIENT_AXIAL, 0, 40, 56, 47, 71);
+    larmor_view_state_set_roi(state, &roi);
+    g_assert_cmpint(larmor_time_curve_get_frames(curve), ==, 24);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(curve)));
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t t = 0; t < 24; t++) {
+        double m, sd, rm, rsd;
+        g_assert_true(larmor_time_curve_get_point(curve, t, &m, &sd));
+        rect_stats(larmor_run_get_image(run), t, 40, 56, 47, 71, &rm, &rsd);
+        g_assert_cmpfloat(fabs(m - rm), <=, 1e-12 * rm);
+        g_assert_cmpfloat(fabs(sd - rsd), <=, 1e-10 * rsd);
+        lo = MIN(lo, m), hi = MAX(hi, m);
+    }
+    g_assert_cmpfloat(hi, >, 1.05 * lo); /* the region's intensity changes over the frames */
+
+    g_assert_true(larmor_time_curve_save_csv(curve, csv, &error));
+    g_assert_no_error(error);
+    char *text = NULL;
+    g_assert_true(g_file_get_contents(csv, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    g_assert_cmpuint(g_strv_length(lines), ==, 26); /* header, 24 frames, the empty tail */
+    g_assert_cmpstr(lines[0], ==, "frame,time_s,mean,sd");
+    g_assert_true(g_str_has_prefix(lines[1], "0,0.042,"));
+    g_assert_true(g_str_has_prefix(lines[24], "23,1.974,"));
+    double m0, sd0;
+    larmor_time_curve_get_point(curve, 0, &m0, &sd0);
+    char **f = g_strsplit(lines[1], ",", -1);
+    g_assert_cmpfloat(fabs(g_ascii_strtod(f[2], NULL) - m0), <=, 1e-8 * m0);
+    g_strfreev(f);
+    g_strfreev(lines);
+    g_free(text);
+    /* Nothing else in the folder: no temporary left beside it. */
+    GDir *d = g_dir_open(dir, 0, NULL);
+    int files = 0;
+    while (g_dir_read_name(d))
+        files++;
+    g_dir_close(d);
+    g_assert_cmpint(files, ==, 1);
+    larmor_view_state_clear_roi(state);
+    gui_test_remove_tree(dir);
+    g_free(dir);
+    g_free(csv);
+}
+
+static gboolean message_shown(gpointer w)
+{
+    return larmor_window_get_message(w) != NULL;
+}
+
+/* Export of the shown dynamic run: NIfTI 4D with pixdim[4] 84 ms, the
+ * same values; the DICOM writer refuses 24 frames in one line. */
+static void check_export(LarmorWindow *w, LarmorRun *run)
+{
+    char *dir = gui_test_tmp_dir("dyn-export");
+    char *path = g_build_filename(dir, "cine.nii.gz", NULL);
+    larmor_ortho_view_show_volume(larmor_window_get_ortho_view(w), larmor_run_get_image(run));
+    larmor_window_set_page(w, "viewer");
+    larmor_window_export_nifti(w, path, TRUE);
+    g_assert_true(gui_test_wait(message_shown, w, 120));
+    g_assert_nonnull(strstr(larmor_window_get_message(w), "Wrote"));
+    lm_error err = { 0 };
+    lm_volume *v = NULL;
+    int64_t frames = 0;
+    double frame_s = 0;
+    g_assert_cmpint(lm_nifti_read_frames(path, &v, &frames, &err), ==, LM_OK);
+    g_assert_cmpint(lm_nifti_frame_seconds(path, &frame_s, &err), ==, LM_OK);
+    g_assert_cmpint(frames, ==, 24);
+    g_assert_cmpfloat_with_epsilon(frame_s, 0.084, 1e-6);
+    int64_t T;
+    lm_cfloat *x = larmor_volume_dup_frames(larmor_run_get_image(run), &T);
+    const int64_t n = lm_volume_count(v);
+    g_assert_true(memcmp(x, v->data, (size_t)(n * T) * sizeof *x) == 0); /* complex64: the same bits */
+    g_free(x);
+    lm_volume_free(v);
+
+    char *ddir = g_build_filename(dir, "dicom", NULL);
+    GError *error = NULL;
+    g_assert_false(larmor_export_dicom_write(larmor_run_get_image(run), ddir, NULL, LM_DICOM_MAGNITUDE, FALSE, "cine",
+                                             NULL, &error));
+    g_assert_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED);
+    g_assert_nonnull(strstr(error->message, "24 frames"));
+    g_assert_null(strchr(error->message, '\n'));
+    g_clear_error(&error);
+    g_assert_false(g_file_test(ddir, G_FILE_TEST_EXISTS));
+    g_free(ddir);
+    gui_test_remove_tree(dir);
+    g_free(dir);
+    g_free(path);
+}
+
+/* Frame by frame against ttv on Compare: the truth and both runs side by
+ * side, one time bar moving every panel's frame (linked or not). */
+static void check_compare(LarmorWindow *w, LarmorRun *ttv, LarmorRun *fbf)
+{
+    larmor_window_set_page(w, "compare");
+    LarmorCompareView *cv = larmor_window_get_compare_view(w);
+    gui_test_spin(0.2);
+    LarmorSliceView *panels[3] = { NULL, NULL, NULL };
+    for (int i = 0; i < 3; i++) {
+        panels[i] = larmor_compare_view_get_panel(cv, i);
+        g_assert_nonnull(panels[i]);
+        g_assert_cmpint(larmor_volume_get_n_frames(larmor_slice_view_get_volume(panels[i])), ==, 24);
+    }
+    LarmorTimeBar *bar = larmor_compare_view_get_time_bar(cv);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(bar)));
+    for (int linked = 1; linked >= 0; linked--) {
+        larmor_compare_view_set_linked(cv, linked);
+        for (int i = 0; i < 3; i++)
+            panels[i] = larmor_compare_view_get_panel(cv, i);
+        int frame = linked ? 7 : 11;
+        larmor_view_state_set_frame(larmor_compare_view_get_state(cv), frame);
+        for (int i = 0; i < 3; i++)
+            g_assert_cmpint(larmor_view_state_get_frame(larmor_slice_view_get_state(panels[i])), ==, frame);
+        larmor_time_bar_tick(bar);
+        for (int i = 0; i < 3; i++)
+            g_assert_cmpint(larmor_view_state_get_frame(larmor_slice_view_get_state(panels[i])), ==, frame + 1);
+    }
+    larmor_compare_view_set_linked(cv, TRUE);
+    /* The temporal prior is well below frame by frame (both against all 24 frames of the truth). */
+    g_assert_cmpfloat(larmor_run_get_percent_error(ttv), <, 0.85 * larmor_run_get_percent_error(fbf));
+    larmor_window_set_page(w, "viewer");
+}
+
 /* D128c8 from New Phantom: the data card, the panel's dynamic controls,
  * a ttv run in the worker giving 24 frames scored against the 24-frame
  * truth, the viewer's time bar on it, a cancel. */
@@ -205,6 +405,17 @@ static void test_d128c8_problem(void)
     char *r = larmor_format_voxel_frame(larmor_run_get_image(run), (int64_t[]){ 64, 64, 0 }, 5);
     g_assert_nonnull(strstr(r, "t 5 (0–23) · 462 ms"));
     g_free(r);
+    check_against_library(larmor_window_get_dataset(w), run);
+    check_time_curve(w, run);
+    check_export(w, run);
+
+    /* Frame by frame (lambda_t 0: every frame its own CG) beside it. */
+    dyn_params(w, LARMOR_DYN_FRAME_BY_FRAME, 0.03, 8, &p);
+    g_assert_cmpint(p.dyn_time, ==, LM_DYN_TIME_NONE);
+    g_assert_cmpfloat(p.lambda, ==, 0);
+    LarmorRun *fbf = gui_test_reconstruct(w, &p);
+    g_assert_nonnull(strstr(larmor_run_get_label(fbf), "frame by frame"));
+    check_compare(w, run, fbf);
 
     /* Cancel: many ADMM iterations, cancelled; no run is added. */
     dyn_params(w, LARMOR_DYN_LLR, 0.03, 100000, &p);
@@ -214,7 +425,7 @@ static void test_d128c8_problem(void)
     larmor_window_cancel(w);
     g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "cancelled");
-    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
     gui_test_close_window(w);
 }
 
