@@ -9,7 +9,7 @@ struct _LarmorDynControls {
 
 G_DEFINE_FINAL_TYPE(LarmorDynControls, larmor_dyn_controls, GTK_TYPE_WIDGET)
 
-enum { SIGNAL_LAMBDA_CHANGED, N_SIGNALS };
+enum { SIGNAL_LAMBDA_CHANGED, SIGNAL_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static const char *const prior_labels[LARMOR_N_DYN_PRIORS] = {
@@ -41,6 +41,11 @@ void larmor_dyn_controls_set_lambda(LarmorDynControls *self, double lambda_t, do
 {
     gtk_spin_button_set_value(self->lambda_t, lambda_t);
     gtk_spin_button_set_value(self->lambda_s, lambda_s);
+}
+
+double larmor_dyn_controls_get_lambda_t(LarmorDynControls *self)
+{
+    return gtk_spin_button_get_value(self->lambda_t);
 }
 
 void larmor_dyn_controls_set_iters(LarmorDynControls *self, int iters)
@@ -83,6 +88,11 @@ void larmor_dyn_controls_set_params(LarmorDynControls *self, const LarmorReconPa
     gtk_spin_button_set_value(self->iters, p->iters);
 }
 
+static void on_prior(LarmorDynControls *self)
+{
+    g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+}
+
 static void on_lambda(LarmorDynControls *self)
 {
     g_signal_emit(self, signals[SIGNAL_LAMBDA_CHANGED], 0, gtk_spin_button_get_value(self->lambda_t));
@@ -102,6 +112,9 @@ static void larmor_dyn_controls_class_init(LarmorDynControlsClass *klass)
     /* lambda-changed(lambda_t): the temporal weight moved (Live). */
     signals[SIGNAL_LAMBDA_CHANGED] = g_signal_new("lambda-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                   NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_DOUBLE);
+    /* changed: the prior was chosen (what Live can re-solve depends on it). */
+    signals[SIGNAL_CHANGED] = g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+                                           NULL, G_TYPE_NONE, 0);
 }
 
 static void attach(LarmorDynControls *self, GtkWidget *w, int col, int row, int span)
@@ -163,6 +176,7 @@ static void larmor_dyn_controls_init(LarmorDynControls *self)
     attach(self, row_label("_ADMM its", GTK_WIDGET(self->iters)), 0, 4, 1);
     attach(self, GTK_WIDGET(self->iters), 1, 4, 2);
     g_signal_connect_swapped(self->prior, "notify::selected", G_CALLBACK(update_sensitive), self);
+    g_signal_connect_swapped(self->prior, "notify::selected", G_CALLBACK(on_prior), self);
     g_signal_connect_swapped(self->lambda_t, "value-changed", G_CALLBACK(on_lambda), self);
     update_sensitive(self);
 }

@@ -32,9 +32,11 @@ void larmor_dyn_controls_set_params(LarmorDynControls *self, const LarmorReconPa
 void larmor_dyn_controls_set_prior(LarmorDynControls *self, LarmorDynPrior prior);
 LarmorDynPrior larmor_dyn_controls_get_prior(LarmorDynControls *self);
 void larmor_dyn_controls_set_lambda(LarmorDynControls *self, double lambda_t, double lambda_s);
+double larmor_dyn_controls_get_lambda_t(LarmorDynControls *self);
 void larmor_dyn_controls_set_iters(LarmorDynControls *self, int iters);
 /* The "Live" toggle beside lambda_t (re-solve the newest dynamic run as it
- * moves); "lambda-changed" (double lambda_t) is emitted on every change. */
+ * moves); "lambda-changed" (double lambda_t) is emitted on every change,
+ * "changed" when the prior is chosen. */
 GtkToggleButton *larmor_dyn_controls_get_live_toggle(LarmorDynControls *self);
 
 G_END_DECLS

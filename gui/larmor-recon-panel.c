@@ -332,6 +332,16 @@ static void on_live_lambda(LarmorReconPanel *self)
     g_signal_emit(self, signals[SIGNAL_LIVE_LAMBDA], 0, self->lambda);
 }
 
+/* The dynamic controls' lambda_t with their Live on. */
+static void on_dyn_live_lambda(LarmorReconPanel *self)
+{
+    const double lambda = larmor_dyn_controls_get_lambda_t(self->dyn);
+    if (!gtk_toggle_button_get_active(larmor_dyn_controls_get_live_toggle(self->dyn)) || lambda == self->live_sent)
+        return;
+    self->live_sent = lambda;
+    g_signal_emit(self, signals[SIGNAL_LIVE_LAMBDA], 0, lambda);
+}
+
 static gboolean parse_nonneg(const char *text, double *out)
 {
     char *end;
@@ -1018,6 +1028,10 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     gtk_widget_set_visible(GTK_WIDGET(self->dyn), FALSE);
     GtkWidget *top = gtk_widget_get_first_child(GTK_WIDGET(self));
     gtk_widget_insert_after(GTK_WIDGET(self->dyn), top, gtk_widget_get_first_child(top));
+    g_signal_connect_swapped(self->dyn, "lambda-changed", G_CALLBACK(on_dyn_live_lambda), self);
+    g_signal_connect_swapped(self->dyn, "changed", G_CALLBACK(emit_changed), self);
+    g_signal_connect_swapped(larmor_dyn_controls_get_live_toggle(self->dyn), "toggled", G_CALLBACK(on_dyn_live_lambda),
+                             self);
 
     LarmorReconParams p;
     larmor_recon_params_init(&p);
@@ -1035,6 +1049,14 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
 
 void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why)
 {
+    GtkToggleButton *dyn_live = larmor_dyn_controls_get_live_toggle(self->dyn);
+    gtk_widget_set_sensitive(GTK_WIDGET(dyn_live), available);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(dyn_live), available ? "Live: re-solve the newest dynamic run as λt moves "
+                                                                  "(2 ADMM iterations while it moves, the run's "
+                                                                  "when it rests)"
+                                                                : why);
+    if (!available)
+        gtk_toggle_button_set_active(dyn_live, FALSE);
     gtk_widget_set_sensitive(GTK_WIDGET(self->live_toggle), available);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->live_toggle),
                                 available ? "Live: re-solve the newest run as λ moves (preview while dragging, "

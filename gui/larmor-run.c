@@ -255,8 +255,8 @@ static void update_label(LarmorRun *self)
         char ls[32] = "";
         if (p->dyn_space_tv)
             g_snprintf(ls, sizeof ls, " · λs %.2g", p->lambda_space);
-        self->label = g_strdup_printf("#%d dynamic · %s · %s · λt %.2g%s%s", self->index, larmor_dyn_reg_name(p),
-                                      self->variant_text, p->lambda, ls, c);
+        self->label = g_strdup_printf("#%d dynamic · %s · %s · λt %.2g%s%s%s", self->index, larmor_dyn_reg_name(p),
+                                      self->variant_text, p->lambda, ls, c, live);
     } else if (p->method == LM_METHOD_CG)
         self->label = g_strdup_printf("#%d %s · %s · %s · λ %.2g%s%s%s%s", self->index, larmor_run_get_solver(self),
                                       lm_reg_name(p->reg), self->variant_text, p->lambda, p->lambda_auto ? " auto" : "",
@@ -583,6 +583,16 @@ gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lam
 
 gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why)
 {
+    if (self->params.dynamic || want->dynamic) {
+        /* The temporal weight moves; the prior stays the run's. */
+        const gboolean same = self->params.dynamic && want->dynamic && self->params.dyn_time == want->dyn_time &&
+                              self->params.dyn_space_tv == want->dyn_space_tv && want->dyn_time != LM_DYN_TIME_NONE;
+        if (!same && why)
+            *why = g_strdup_printf("Live λt re-solves run #%d (%s): choose that temporal prior, or run the one "
+                                   "chosen now first", self->live_from > 0 ? self->live_from : self->index,
+                                   self->params.dynamic ? larmor_dyn_reg_name(&self->params) : "static");
+        return same;
+    }
     if (want->method != LM_METHOD_CG || want->reg != self->params.reg) {
         if (why)
             *why = g_strdup_printf("Live λ re-solves run #%d (%s, %s): choose CG with that regulariser, or run "

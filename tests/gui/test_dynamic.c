@@ -359,6 +359,56 @@ static void check_compare(LarmorWindow *w, LarmorRun *ttv, LarmorRun *fbf)
     larmor_window_set_page(w, "viewer");
 }
 
+static gboolean live_idle(gpointer live)
+{
+    return !larmor_live_is_busy(live);
+}
+
+/* Live lambda_t on the ttv run: the finished run stays as it was, a live
+ * run forked from it takes the re-solves, and its final image is a fresh
+ * lm_dyn_solve's at the new weight. */
+static void check_live(LarmorWindow *w, LarmorRun *run)
+{
+    LarmorDynControls *dc = larmor_recon_panel_get_dyn_controls(larmor_window_get_recon_panel(w));
+    GtkToggleButton *toggle = larmor_dyn_controls_get_live_toggle(dc);
+    larmor_dyn_controls_set_prior(dc, LARMOR_DYN_LLR);
+    gui_test_spin(0.1);
+    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle))); /* another prior than the run's */
+    larmor_dyn_controls_set_prior(dc, LARMOR_DYN_TTV);
+    gui_test_spin(0.1);
+    g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
+    GObject *live = larmor_run_get_live(run);
+    g_assert_nonnull(live);
+    LarmorVolume *first = larmor_run_get_image(run);
+    const double perr0 = larmor_run_get_percent_error(run);
+    const guint n0 = g_list_model_get_n_items(larmor_window_get_runs(w));
+    gtk_toggle_button_set_active(toggle, TRUE);
+    g_assert_true(gui_test_wait(live_idle, live, 300));
+    larmor_dyn_controls_set_lambda(dc, 0.003, 0.01); /* (at 2 iterations 0.03 and above give the same image) */
+    g_assert_true(gui_test_wait(live_idle, live, 300));
+    g_assert_null(larmor_live_get_error(LARMOR_LIVE(live)));
+    gboolean final = FALSE;
+    g_assert_true(larmor_live_get_last(LARMOR_LIVE(live), NULL, NULL, &final));
+    g_assert_true(final);
+    /* the finished run is as it was */
+    g_assert_true(larmor_run_get_image(run) == first);
+    g_assert_cmpfloat(larmor_run_get_params(run)->lambda, ==, 0.03);
+    g_assert_cmpfloat(larmor_run_get_percent_error(run), ==, perr0);
+    /* the live run holds the result: 24 frames at lambda_t 0.003 */
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, n0 + 1);
+    LarmorRun *lr = gui_test_last_run(w);
+    g_assert_true(larmor_run_get_is_live(lr));
+    g_assert_cmpfloat(larmor_run_get_params(lr)->lambda, ==, 0.003);
+    g_assert_true(larmor_run_get_params(lr)->dynamic);
+    g_assert_nonnull(strstr(larmor_run_get_label(lr), "live from #"));
+    g_assert_cmpint(larmor_run_get_frames(lr), ==, 24);
+    g_assert_true(larmor_run_get_image(lr) != first);
+    g_assert_true(isfinite(larmor_run_get_percent_error(lr)));
+    g_assert_cmpfloat(larmor_run_get_percent_error(lr), !=, perr0);
+    check_against_library(larmor_window_get_dataset(w), lr);
+    gtk_toggle_button_set_active(toggle, FALSE);
+}
+
 /* D128c8 from New Phantom: the data card, the panel's dynamic controls,
  * a ttv run in the worker giving 24 frames scored against the 24-frame
  * truth, the viewer's time bar on it, a cancel. */
@@ -408,6 +458,7 @@ static void test_d128c8_problem(void)
     check_against_library(larmor_window_get_dataset(w), run);
     check_time_curve(w, run);
     check_export(w, run);
+    check_live(w, run);
 
     /* Frame by frame (lambda_t 0: every frame its own CG) beside it. */
     dyn_params(w, LARMOR_DYN_FRAME_BY_FRAME, 0.03, 8, &p);
@@ -425,7 +476,7 @@ static void test_d128c8_problem(void)
     larmor_window_cancel(w);
     g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "cancelled");
-    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 3);
     gui_test_close_window(w);
 }
 
