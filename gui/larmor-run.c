@@ -764,6 +764,13 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     g_key_file_set_string(kf, g, "variant", p->variant);
     g_key_file_set_string(kf, g, "variant-text", larmor_run_get_variant_text(self));
     kf_set_double(kf, g, "lambda", p->lambda);
+    if (p->dynamic) {
+        /* lambda is the temporal weight; the image has its frames (NIfTI 4D). */
+        g_key_file_set_boolean(kf, g, "dynamic", TRUE);
+        g_key_file_set_string(kf, g, "dyn-time", lm_dyn_time_name(p->dyn_time));
+        g_key_file_set_boolean(kf, g, "dyn-space-tv", p->dyn_space_tv);
+        kf_set_double(kf, g, "lambda-space", p->lambda_space);
+    }
     g_key_file_set_string(kf, g, "reg", lm_reg_name(p->reg));
     g_key_file_set_integer(kf, g, "iters", p->iters);
     kf_set_double(kf, g, "tol", p->tol);
@@ -892,7 +899,18 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
         g_strfreev(parts);
     }
     g_free(r);
-    /* Keys added with issues 11 and 12: sessions written before have none. */
+    /* Keys added with issues 11, 12 and 23: sessions written before have none. */
+    p->dynamic = g_key_file_get_boolean(kf, g, "dynamic", NULL);
+    if (p->dynamic) {
+        char *t = g_key_file_get_string(kf, g, "dyn-time", NULL);
+        p->dyn_time = LM_DYN_TIME_NONE;
+        for (lm_dyn_time k = LM_DYN_TIME_NONE; k <= LM_DYN_TIME_LLR; k++)
+            if (t && g_strcmp0(t, lm_dyn_time_name(k)) == 0)
+                p->dyn_time = k;
+        g_free(t);
+        p->dyn_space_tv = g_key_file_get_boolean(kf, g, "dyn-space-tv", NULL);
+        p->lambda_space = g_key_file_get_double(kf, g, "lambda-space", NULL);
+    }
     p->lambda_auto = g_key_file_get_boolean(kf, g, "lambda-auto", NULL);
     p->prior_influence = g_key_file_get_boolean(kf, g, "prior-influence", NULL);
     char *c = g_key_file_get_string(kf, g, "lambda-criterion", NULL);

@@ -359,6 +359,41 @@ static void check_compare(LarmorWindow *w, LarmorRun *ttv, LarmorRun *fbf)
     larmor_window_set_page(w, "viewer");
 }
 
+/* A session keeps a dynamic run: its frames bit for bit (NIfTI 4D), the
+ * frame duration and its prior; the data (D128c8) are made again. */
+static void check_session(LarmorWindow *w, LarmorRun *run)
+{
+    char *dir = gui_test_tmp_dir("dyn-session");
+    char *path = g_build_filename(dir, "cine.larmor", NULL);
+    larmor_window_save_session(w, path);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 120));
+    LarmorWindow *b = gui_test_open_data(GTK_APPLICATION(app), NULL);
+    larmor_window_open_session(b, path);
+    g_assert_true(gui_test_wait(gui_test_idle, b, 300));
+    g_assert_nonnull(larmor_dataset_get_frames(larmor_window_get_dataset(b)));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 1);
+    LarmorRun *r = gui_test_run_at(b, 0);
+    const LarmorReconParams *p = larmor_run_get_params(r), *q = larmor_run_get_params(run);
+    g_assert_true(p->dynamic);
+    g_assert_cmpint(p->dyn_time, ==, q->dyn_time);
+    g_assert_cmpint(p->dyn_space_tv, ==, q->dyn_space_tv);
+    g_assert_cmpfloat(p->lambda, ==, q->lambda);
+    g_assert_cmpstr(larmor_run_get_label(r), ==, larmor_run_get_label(run));
+    g_assert_cmpint(larmor_run_get_frames(r), ==, 24);
+    g_assert_cmpfloat_with_epsilon(larmor_volume_get_frame_s(larmor_run_get_image(r)), 0.084, 1e-6);
+    int64_t ta, tb;
+    lm_cfloat *xa = larmor_volume_dup_frames(larmor_run_get_image(run), &ta);
+    lm_cfloat *xb = larmor_volume_dup_frames(larmor_run_get_image(r), &tb);
+    g_assert_cmpint(ta, ==, tb);
+    g_assert_true(memcmp(xa, xb, (size_t)(ta * 128 * 128) * sizeof *xa) == 0);
+    g_free(xa);
+    g_free(xb);
+    gui_test_close_window(b);
+    gui_test_remove_tree(dir);
+    g_free(dir);
+    g_free(path);
+}
+
 static gboolean live_idle(gpointer live)
 {
     return !larmor_live_is_busy(live);
@@ -458,6 +493,7 @@ static void test_d128c8_problem(void)
     check_against_library(larmor_window_get_dataset(w), run);
     check_time_curve(w, run);
     check_export(w, run);
+    check_session(w, run);
     check_live(w, run);
 
     /* Frame by frame (lambda_t 0: every frame its own CG) beside it. */
