@@ -799,7 +799,7 @@ static void fill_metrics(LarmorCompareView *self)
          * field-map correction: runs that differ in them never read alike. */
         char *fm = larmor_run_get_fieldmap_text(run);
         cells[1] = cg ? g_strdup_printf("#%d %s · %s%s%s", larmor_run_get_index(run), larmor_run_get_solver(run),
-                                        larmor_reg_label(p->reg), *fm ? " · " : "", fm)
+                                        larmor_run_get_reg_text(run), *fm ? " · " : "", fm)
                       : g_strdup_printf("#%d %s%s%s", larmor_run_get_index(run), larmor_method_label(p->method),
                                         *fm ? " · " : "", fm);
         g_free(fm);

@@ -71,6 +71,7 @@ void larmor_dyn_controls_apply(LarmorDynControls *self, LarmorReconParams *p)
     p->lambda_auto = FALSE;
     p->prior_influence = FALSE;
     p->method = LM_METHOD_CG;
+    p->fieldmap = LARMOR_FIELDMAP_OFF; /* no field-map model for frames */
 }
 
 void larmor_dyn_controls_set_params(LarmorDynControls *self, const LarmorReconParams *p)

@@ -282,10 +282,17 @@ static void update_label(LarmorRun *self)
 const char *larmor_run_get_solver(LarmorRun *self)
 {
     const LarmorReconParams *p = &self->params;
+    if (p->dynamic)
+        return p->dyn_time == LM_DYN_TIME_NONE && !p->dyn_space_tv ? "CG" : "ADMM";
     if (p->method != LM_METHOD_CG)
         return larmor_method_short(p->method);
     /* The non-smooth priors are solved by ADMM (lm_admm.h), the others by CG. */
     return p->reg == LM_REG_TV || p->reg == LM_REG_WAVELET ? "ADMM" : "CG";
+}
+
+const char *larmor_run_get_reg_text(LarmorRun *self)
+{
+    return self->params.dynamic ? larmor_dyn_reg_name(&self->params) : larmor_reg_label(self->params.reg);
 }
 
 char *larmor_run_get_fieldmap_text(LarmorRun *self)

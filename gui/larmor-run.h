@@ -77,6 +77,9 @@ G_DECLARE_FINAL_TYPE(LarmorRun, larmor_run, LARMOR, RUN, GObject)
  * res's weights, iterations and times are copied. */
 LarmorRun *larmor_run_new_dynamic(const LarmorReconParams *params, const char *dataset_name, LarmorVolume *image,
                                   const lm_dyn_result *res, int coils);
+/* The prior as the tables show it: larmor_dyn_reg_name for dynamic runs,
+ * else the regulariser's label. */
+const char *larmor_run_get_reg_text(LarmorRun *self);
 /* Frames of the run's image (1 for a static run). */
 int64_t larmor_run_get_frames(LarmorRun *self);
 

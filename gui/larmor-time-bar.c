@@ -40,8 +40,9 @@ char *larmor_time_bar_get_text(LarmorTimeBar *self)
 {
     const int64_t t = current(self), n = n_frames(self);
     const double s = self->volume ? larmor_volume_get_frame_s(self->volume) : 0;
-    return s > 0 ? g_strdup_printf("frame %lld / %lld · %.0f ms", (long long)t + 1, (long long)n, 1e3 * s * (t + 0.5))
-                 : g_strdup_printf("frame %lld / %lld", (long long)t + 1, (long long)n);
+    /* 0-based, as every index on screen (slices, voxels, the read-out). */
+    return s > 0 ? g_strdup_printf("frame %lld (0–%lld) · %.0f ms", (long long)t, (long long)(n - 1), 1e3 * s * (t + 0.5))
+                 : g_strdup_printf("frame %lld (0–%lld)", (long long)t, (long long)(n - 1));
 }
 
 static void refresh(LarmorTimeBar *self)

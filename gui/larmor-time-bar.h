@@ -32,7 +32,8 @@ gboolean larmor_time_bar_get_loop(LarmorTimeBar *self);
 /* One playback tick (what the timeout does; tests call it): the next
  * frame, wrapping with loop, else stopping at the last. */
 void larmor_time_bar_tick(LarmorTimeBar *self);
-/* "frame 3 / 24 · 252 ms" as the bar shows it (g_free). */
+/* "frame 2 (0–23) · 210 ms" as the bar shows it: 0-based, the frame's
+ * centre time (g_free). */
 char *larmor_time_bar_get_text(LarmorTimeBar *self);
 /* "t 3 (0–23) · 252 ms" for a read-out: frame t of volume (NULL for a
  * static one; g_free). */

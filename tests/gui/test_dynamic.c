@@ -63,7 +63,7 @@ static void test_volume_frames(void)
     g_assert_cmpint(larmor_volume_get_n_frames(vol), ==, 3);
     g_assert_true(gtk_widget_get_visible(GTK_WIDGET(bar)));
     char *t = larmor_time_bar_get_text(bar);
-    g_assert_cmpstr(t, ==, "frame 1 / 3 · 25 ms");
+    g_assert_cmpstr(t, ==, "frame 0 (0–2) · 25 ms");
     g_free(t);
     /* Another grid: refused, nothing appended. */
     lm_volume *bad = lm_volume_new((int64_t[]){ 5, 4, 1 }, (double[]){ 1, 1, 1 }, NULL);
@@ -138,7 +138,7 @@ static void test_volume_frames(void)
     g_assert_true(larmor_volume_append_frame(vol, flat_frame(4), NULL));
     larmor_view_state_set_frame(state, 3);
     t = larmor_time_bar_get_text(bar);
-    g_assert_cmpstr(t, ==, "frame 4 / 4 · 175 ms");
+    g_assert_cmpstr(t, ==, "frame 3 (0–3) · 175 ms");
     g_free(t);
 
     gtk_window_destroy(GTK_WINDOW(win));
@@ -250,6 +250,8 @@ static void check_time_curve(LarmorWindow *w, LarmorRun *run)
         lo = MIN(lo, m), hi = MAX(hi, m);
     }
     g_assert_cmpfloat(hi, >, 1.05 * lo); /* the region's intensity changes over the frames */
+    larmor_view_state_set_frame(state, 9);
+    gui_test_save_shot(GTK_WIDGET(w), "dynamic-viewer.png");
 
     g_assert_true(larmor_time_curve_save_csv(curve, csv, &error));
     g_assert_no_error(error);
@@ -354,6 +356,7 @@ static void check_compare(LarmorWindow *w, LarmorRun *ttv, LarmorRun *fbf)
             g_assert_cmpint(larmor_view_state_get_frame(larmor_slice_view_get_state(panels[i])), ==, frame + 1);
     }
     larmor_compare_view_set_linked(cv, TRUE);
+    gui_test_save_shot(GTK_WIDGET(w), "dynamic-compare.png");
     /* The temporal prior is well below frame by frame (both against all 24 frames of the truth). */
     g_assert_cmpfloat(larmor_run_get_percent_error(ttv), <, 0.85 * larmor_run_get_percent_error(fbf));
     larmor_window_set_page(w, "viewer");
