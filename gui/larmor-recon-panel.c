@@ -697,6 +697,15 @@ static void on_variant(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
 
 gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error)
 {
+    if (!larmor_recon_panel_get_static_params(self, p, error))
+        return FALSE;
+    if (gtk_widget_get_visible(GTK_WIDGET(self->dyn)))
+        larmor_dyn_controls_apply(self->dyn, p);
+    return TRUE;
+}
+
+gboolean larmor_recon_panel_get_static_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error)
+{
     larmor_recon_params_init(p);
     p->method = gtk_drop_down_get_selected(self->method_dropdown);
     g_strlcpy(p->variant, selected_variant(self), sizeof p->variant);
@@ -725,8 +734,6 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
                     gtk_editable_get_text(GTK_EDITABLE(self->tol_entry)));
         return FALSE;
     }
-    if (gtk_widget_get_visible(GTK_WIDGET(self->dyn)))
-        larmor_dyn_controls_apply(self->dyn, p);
     return TRUE;
 }
 

@@ -31,6 +31,9 @@ void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconPara
 /* Data with frames: the dynamic controls show, and get_params fills the
  * dynamic fields from them (larmor-dyn-controls.h). */
 void larmor_recon_panel_set_dynamic(LarmorReconPanel *self, gboolean dynamic);
+/* The static controls' settings alone (what the settings file keeps:
+ * dynamic data's weights and iterations do not replace them). */
+gboolean larmor_recon_panel_get_static_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error);
 LarmorDynControls *larmor_recon_panel_get_dyn_controls(LarmorReconPanel *self);
 gboolean larmor_recon_panel_get_sweep(LarmorReconPanel *self, double *from, double *to, int *steps,
                                       GError **error);

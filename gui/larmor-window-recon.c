@@ -36,7 +36,7 @@ void larmor_window_save_params(LarmorWindow *self)
     if (!self->settings)
         return;
     LarmorReconParams p;
-    if (larmor_recon_panel_get_params(self->recon_panel, &p, NULL)) {
+    if (larmor_recon_panel_get_static_params(self->recon_panel, &p, NULL)) {
         larmor_settings_set_string(self->settings, "recon", "method", lm_method_name(p.method));
         larmor_settings_set_string(self->settings, "recon", "variant", p.variant);
         larmor_settings_set_double(self->settings, "recon", "lambda", p.lambda);

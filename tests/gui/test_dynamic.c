@@ -474,8 +474,17 @@ static void test_d128c8_problem(void)
     g_assert_nonnull(strstr(error->message, "24 frames"));
     g_clear_error(&error);
 
-    LarmorReconParams p;
+    LarmorReconParams p, st0, st1;
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    g_assert_true(larmor_recon_panel_get_static_params(panel, &st0, NULL));
     dyn_params(w, LARMOR_DYN_TTV, 0.03, 2, &p);
+    /* The settings file keeps the static controls: dynamic weights and
+     * iterations do not replace them. */
+    g_assert_true(larmor_recon_panel_get_static_params(panel, &st1, NULL));
+    g_assert_false(st1.dynamic);
+    g_assert_cmpint(st1.iters, ==, st0.iters);
+    g_assert_cmpfloat(st1.lambda, ==, st0.lambda);
+    g_assert_cmpint(p.iters, ==, 2);
     g_assert_cmpint(p.dyn_time, ==, LM_DYN_TIME_TV);
     g_assert_false(p.dyn_space_tv);
     LarmorRun *run = gui_test_reconstruct(w, &p);
