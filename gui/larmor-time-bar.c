@@ -133,11 +133,7 @@ void larmor_time_bar_set_volume(LarmorTimeBar *self, LarmorVolume *volume)
 {
     if (self->volume == volume)
         return;
-    if (self->volume)
-        g_clear_signal_handler(&self->frames_id, self->volume);
-    g_set_object(&self->volume, volume);
-    if (volume)
-        self->frames_id = g_signal_connect_swapped(volume, "frames-changed", G_CALLBACK(refresh), self);
+    larmor_volume_watch_frames(&self->volume, &self->frames_id, volume, G_CALLBACK(refresh), self);
     refresh(self);
 }
 
@@ -145,9 +141,7 @@ static void larmor_time_bar_dispose(GObject *object)
 {
     LarmorTimeBar *self = LARMOR_TIME_BAR(object);
     g_clear_handle_id(&self->timer, g_source_remove);
-    if (self->volume)
-        g_clear_signal_handler(&self->frames_id, self->volume);
-    g_clear_object(&self->volume);
+    larmor_volume_watch_frames(&self->volume, &self->frames_id, NULL, NULL, NULL);
     if (self->state)
         g_signal_handlers_disconnect_by_data(self->state, self);
     g_clear_object(&self->state);

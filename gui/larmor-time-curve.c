@@ -150,20 +150,14 @@ void larmor_time_curve_set_volume(LarmorTimeCurve *self, LarmorVolume *volume)
 {
     if (self->volume == volume)
         return;
-    if (self->volume)
-        g_clear_signal_handler(&self->frames_id, self->volume);
-    g_set_object(&self->volume, volume);
-    if (volume)
-        self->frames_id = g_signal_connect_swapped(volume, "frames-changed", G_CALLBACK(refresh), self);
+    larmor_volume_watch_frames(&self->volume, &self->frames_id, volume, G_CALLBACK(refresh), self);
     refresh(self);
 }
 
 static void larmor_time_curve_dispose(GObject *object)
 {
     LarmorTimeCurve *self = LARMOR_TIME_CURVE(object);
-    if (self->volume)
-        g_clear_signal_handler(&self->frames_id, self->volume);
-    g_clear_object(&self->volume);
+    larmor_volume_watch_frames(&self->volume, &self->frames_id, NULL, NULL, NULL);
     if (self->state)
         g_signal_handlers_disconnect_by_data(self->state, self);
     g_clear_object(&self->state);

@@ -386,3 +386,13 @@ lm_cfloat larmor_volume_value_at_frame(LarmorVolume *self, const int64_t ijk[3],
     }
     return v->data[idx];
 }
+
+void larmor_volume_watch_frames(LarmorVolume **slot, gulong *handler, LarmorVolume *volume, GCallback on_changed,
+                                gpointer data)
+{
+    if (*slot)
+        g_clear_signal_handler(handler, *slot);
+    g_set_object(slot, volume);
+    if (volume && on_changed)
+        *handler = g_signal_connect_swapped(volume, "frames-changed", on_changed, data);
+}

@@ -66,6 +66,11 @@ void larmor_volume_set_frame_s(LarmorVolume *self, double frame_s);
 /* Adds frame (taken; on the volume's grid, else FALSE with the error and
  * frame freed) after the last and emits "frames-changed" (main thread). */
 gboolean larmor_volume_append_frame(LarmorVolume *self, lm_volume *frame, GError **error);
+/* What a widget following a volume's frames does: *slot takes a reference
+ * to volume (NULL: none) and *handler moves from the old volume's
+ * "frames-changed" to the new one's (on_changed(data), swapped). */
+void larmor_volume_watch_frames(LarmorVolume **slot, gulong *handler, LarmorVolume *volume, GCallback on_changed,
+                                gpointer data);
 /* Every frame's values, frame-major, in one new buffer (g_free). */
 lm_cfloat *larmor_volume_dup_frames(LarmorVolume *self, int64_t *frames);
 /* Value at a voxel of frame t, clamped to the volume and the frames. */
