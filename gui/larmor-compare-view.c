@@ -376,9 +376,11 @@ static void fill_roi(LarmorCompareView *self)
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
         LarmorRoiStats *st = &self->roi_stats[i];
-        larmor_roi_stats(&self->roi, larmor_volume_get_data(p->volume), st);
+        /* the frame shown (dynamic runs; frame 0 of static images) */
+        const lm_volume *shown = larmor_volume_get_frame_data(p->volume, larmor_view_state_get_frame(self->state));
+        larmor_roi_stats(&self->roi, shown, st);
         if (noise)
-            larmor_roi_stats(&self->noise_roi, larmor_volume_get_data(p->volume), &self->noise_stats[i]);
+            larmor_roi_stats(&self->noise_roi, shown, &self->noise_stats[i]);
         self->roi_names[i] = p->run ? g_strdup(larmor_run_get_label(p->run)) : g_strdup("truth");
         self->roi_rows = i + 1;
         char *cells[9] = {
@@ -474,7 +476,8 @@ static void fill_profile(LarmorCompareView *self)
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
         double *values = g_new(double, n);
-        if (!larmor_line_profile(&self->line, larmor_volume_get_data(p->volume), n, self->profile_dist, values)) {
+        if (!larmor_line_profile(&self->line, larmor_volume_get_frame_data(p->volume, larmor_view_state_get_frame(self->state)),
+                                 n, self->profile_dist, values)) {
             g_free(values);
             continue;
         }
@@ -951,6 +954,8 @@ static void set_frame(LarmorViewState *st, gpointer frame)
 static void on_frame(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
 {
     each_state(self, set_frame, GINT_TO_POINTER(larmor_view_state_get_frame(state)));
+    fill_roi(self); /* the table and the profile measure the frame shown */
+    fill_profile(self);
     int64_t ijk[3];
     larmor_view_state_get_cursor(state, ijk);
     show_values(self, ijk, FALSE);

@@ -337,7 +337,8 @@ char *larmor_run_get_file_stem(LarmorRun *self)
     if (p->method == LM_METHOD_CG) {
         char l[G_ASCII_DTOSTR_BUF_SIZE];
         g_ascii_formatd(l, sizeof l, "%.3g", p->lambda);
-        g_string_append_printf(s, " %s l%s %s", lm_reg_name(p->reg), l, self->variant_text ? self->variant_text : p->variant);
+        g_string_append_printf(s, " %s l%s %s", p->dynamic ? larmor_dyn_reg_name(p) : lm_reg_name(p->reg), l,
+                               self->variant_text ? self->variant_text : p->variant);
     }
     char *fm = larmor_run_get_fieldmap_text(self);
     g_string_append_printf(s, " %s%s", fm, self->is_live ? " live" : "");

@@ -295,6 +295,9 @@ static void check_export(LarmorWindow *w, LarmorRun *run)
     char *path = g_build_filename(dir, "cine.nii.gz", NULL);
     larmor_ortho_view_show_volume(larmor_window_get_ortho_view(w), larmor_run_get_image(run));
     larmor_window_set_page(w, "viewer");
+    char *name = larmor_window_get_export_name(w);
+    g_assert_nonnull(strstr(name, "-ttv-l0.03-")); /* named for its prior, not the static regulariser */
+    g_free(name);
     larmor_window_export_nifti(w, path, TRUE);
     g_assert_true(gui_test_wait(message_shown, w, 120));
     g_assert_nonnull(strstr(larmor_window_get_message(w), "Wrote"));
@@ -356,7 +359,21 @@ static void check_compare(LarmorWindow *w, LarmorRun *ttv, LarmorRun *fbf)
             g_assert_cmpint(larmor_view_state_get_frame(larmor_slice_view_get_state(panels[i])), ==, frame + 1);
     }
     larmor_compare_view_set_linked(cv, TRUE);
+    /* The ROI table measures the frame shown. */
+    LarmorRoi roi;
+    larmor_roi_set(&roi, LARMOR_ROI_RECT, LARMOR_ORIENT_AXIAL, 0, 40, 56, 47, 71);
+    larmor_view_state_set_roi(larmor_compare_view_get_state(cv), &roi);
+    for (int frame = 3; frame <= 4; frame++) {
+        larmor_view_state_set_frame(larmor_compare_view_get_state(cv), frame);
+        LarmorRoiStats st;
+        const char *name;
+        g_assert_true(larmor_compare_view_get_roi_stats(cv, 1, &st, &name));
+        double rm, rsd;
+        rect_stats(larmor_run_get_image(ttv), frame, 40, 56, 47, 71, &rm, &rsd);
+        g_assert_cmpfloat(fabs(st.mean - rm), <=, 1e-6 * rm);
+    }
     gui_test_save_shot(GTK_WIDGET(w), "dynamic-compare.png");
+    larmor_view_state_clear_roi(larmor_compare_view_get_state(cv));
     /* The temporal prior is well below frame by frame (both against all 24 frames of the truth). */
     g_assert_cmpfloat(larmor_run_get_percent_error(ttv), <, 0.85 * larmor_run_get_percent_error(fbf));
     larmor_window_set_page(w, "viewer");
