@@ -13,6 +13,7 @@ int cmd_metrics(int argc, char **argv)
     static const struct option opts[] = {
         {"truth", required_argument, 0, 't'}, {"image", required_argument, 0, 'i'},
         {"mask", required_argument, 0, 'm'}, {"scale-match", no_argument, 0, 's'},
+        {"magnitude", no_argument, 0, 'g'},
         {"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     const char *truth_path = NULL, *image_path = NULL, *mask_path = NULL;
     int scale = 0, json = 0, c;
@@ -22,12 +23,15 @@ int cmd_metrics(int argc, char **argv)
         case 't': truth_path = optarg; break;
         case 'i': image_path = optarg; break;
         case 'm': mask_path = optarg; break;
-        case 's': scale = 1; break;
+        case 's': scale |= LM_METRICS_SCALE; break;
+        case 'g': scale |= LM_METRICS_MAGNITUDE; break;
         case 'j': json = 1; break;
         case 'h':
-            puts("usage: larmor-cli metrics --truth A --image B [--mask M] [--scale-match] [--json]\n"
+            puts("usage: larmor-cli metrics --truth A --image B [--mask M] [--scale-match] [--magnitude] [--json]\n"
                  "  PSNR = 20 log10(max|I0| / RMSE), error = 100 RMS(I - I0) / RMS(I0);\n"
-                 "  --scale-match applies the least-squares alpha (for gridding); mask: voxels != 0");
+                 "  --scale-match applies the least-squares alpha (gridding, rss, estimated maps);\n"
+                 "  --magnitude scores |I| against |I0| (as the workbench scores rss and estimated maps;\n"
+                 "  a magnitude export needs no flag); mask: voxels != 0");
             return 0;
         default: return 2;
         }
@@ -75,7 +79,10 @@ int cmd_metrics(int argc, char **argv)
         printf("}\n");
     } else {
         printf("PSNR %.3f dB, error %.3f %%, RMSE %.4g over %lld voxels%s\n", m.psnr_db, m.percent_error,
-               m.rmse, (long long)m.count, scale ? " (scale-matched)" : "");
+               m.rmse, (long long)m.count,
+               (scale & LM_METRICS_SCALE) ? ((scale & LM_METRICS_MAGNITUDE) ? " (magnitudes, scale-matched)"
+                                                                            : " (scale-matched)")
+               : (scale & LM_METRICS_MAGNITUDE) ? " (magnitudes)" : "");
     }
     rc = 0;
 done:

@@ -7,7 +7,21 @@
 
 int lm_metrics_scale_match_for(int gridded, int rss_combined, int maps_estimated)
 {
-    return gridded || rss_combined || maps_estimated;
+    if (rss_combined || maps_estimated)
+        return LM_METRICS_SCALE | LM_METRICS_MAGNITUDE;
+    return gridded ? LM_METRICS_SCALE : 0;
+}
+
+/* One voxel of image and truth as scored: complex, or both magnitudes. */
+static void voxel_pair(lm_cfloat image, lm_cfloat truth, int magnitude, double *ar, double *ai, double *tr,
+                       double *ti)
+{
+    if (magnitude) {
+        *ar = hypot(crealf(image), cimagf(image)), *ai = 0;
+        *tr = hypot(crealf(truth), cimagf(truth)), *ti = 0;
+    } else {
+        *ar = crealf(image), *ai = cimagf(image), *tr = crealf(truth), *ti = cimagf(truth);
+    }
 }
 
 lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64_t n,
@@ -17,13 +31,14 @@ lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64
         return lm_fail(err, LM_ERR_INVALID, "metrics: empty or missing image");
 
     /* One pass for the scale, the truth's energy and peak. */
+    const int magnitude = (scale_match & LM_METRICS_MAGNITUDE) != 0;
     double ii = 0, i0i0 = 0, cre = 0, cim = 0, peak = 0;
     int64_t count = 0;
     for (int64_t j = 0; j < n; j++) {
         if (mask && !mask[j])
             continue;
-        double ar = crealf(image[j]), ai = cimagf(image[j]);
-        double tr = crealf(truth[j]), ti = cimagf(truth[j]);
+        double ar, ai, tr, ti;
+        voxel_pair(image[j], truth[j], magnitude, &ar, &ai, &tr, &ti);
         ii += ar * ar + ai * ai;
         double t2 = tr * tr + ti * ti;
         i0i0 += t2;
@@ -40,7 +55,7 @@ lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64
     /* alpha = <I, I0> / <I, I> minimises ||alpha I - I0||; an all-zero
      * image leaves any alpha optimal, so keep 1. */
     double sr = 1, si = 0;
-    if (scale_match && ii > 0) {
+    if ((scale_match & LM_METRICS_SCALE) && ii > 0) {
         sr = cre / ii;
         si = cim / ii;
     }
@@ -49,9 +64,10 @@ lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64
     for (int64_t j = 0; j < n; j++) {
         if (mask && !mask[j])
             continue;
-        double ar = crealf(image[j]), ai = cimagf(image[j]);
-        double er = sr * ar - si * ai - crealf(truth[j]);
-        double ei = sr * ai + si * ar - cimagf(truth[j]);
+        double ar, ai, tr, ti;
+        voxel_pair(image[j], truth[j], magnitude, &ar, &ai, &tr, &ti);
+        double er = sr * ar - si * ai - tr;
+        double ei = sr * ai + si * ar - ti;
         se += er * er + ei * ei;
     }
 

@@ -19,17 +19,28 @@ typedef struct lm_metrics {
     int64_t count;         /* voxels compared */
 } lm_metrics;
 
+/* How an image is matched to its truth before scoring (bit flags):
+ * LM_METRICS_SCALE applies the least-squares alpha = argmin ||alpha I - I0||
+ * (complex: it also removes one global phase); LM_METRICS_MAGNITUDE scores
+ * |I| against |I0| (alpha then real). */
+enum { LM_METRICS_SCALE = 1, LM_METRICS_MAGNITUDE = 2 };
+
 /* image and truth: n complex values; mask (may be NULL) selects voxels.
- * scale_match: least-squares complex alpha = argmin ||alpha I - I0||. */
+ * scale_match: 0 or LM_METRICS_* flags. */
 lm_code lm_metrics_compute(const lm_cfloat *image, const lm_cfloat *truth, int64_t n,
                            const uint8_t *mask, int scale_match, lm_metrics *out, lm_error *err);
-/* The one scoring rule of the CLI and the workbench: a reconstruction
- * whose absolute scale and phase are not the truth's is scored after
- * least-squares complex scale (and so phase) matching. That is a gridded
- * image (density weights fix no scale), a root-sum-of-squares combination
- * (magnitude, with the coils' profile) and a SENSE solve with estimated
- * maps (unit-norm: the image carries the coils' rss profile and the maps'
- * phase). The flags are booleans; returns the scale_match argument of
+/* The one scoring rule of the CLI and the workbench, so that a figure on
+ * screen is what `larmor-cli metrics` says of the exported image:
+ * - a gridded image (density weights fix no scale) is scored after
+ *   least-squares complex scale matching (LM_METRICS_SCALE);
+ * - a root-sum-of-squares combination (a magnitude carrying the coils'
+ *   profile) and a SENSE solve with estimated maps (unit-norm maps: the
+ *   image carries their rss profile and their spatially varying phase,
+ *   which no global alpha removes) are scored as magnitudes after scale
+ *   matching (LM_METRICS_SCALE | LM_METRICS_MAGNITUDE): the figure of
+ *   `metrics --scale-match` on the exported (magnitude) NIfTI;
+ * - everything else unmatched (0).
+ * The flags are booleans; returns the scale_match argument of
  * lm_metrics_compute. */
 int lm_metrics_scale_match_for(int gridded, int rss_combined, int maps_estimated);
 

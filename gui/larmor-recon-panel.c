@@ -606,6 +606,11 @@ void larmor_recon_panel_set_details(LarmorReconPanel *self, const char *text)
     gtk_widget_set_visible(GTK_WIDGET(self->details_label), text && *text);
 }
 
+const char *larmor_recon_panel_get_status(LarmorReconPanel *self)
+{
+    return gtk_label_get_text(self->progress_label);
+}
+
 const char *larmor_recon_panel_get_details(LarmorReconPanel *self)
 {
     return gtk_label_get_text(self->details_label);
@@ -1066,9 +1071,9 @@ void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean avai
         gtk_toggle_button_set_active(dyn_live, FALSE);
     gtk_widget_set_sensitive(GTK_WIDGET(self->live_toggle), available);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->live_toggle),
-                                available ? "Live: re-solve the newest run as λ moves (preview while dragging, "
-                                            "the full solve when it rests)"
-                                          : why);
+                                why ? why
+                                    : "Live: re-solve the newest run as λ moves (preview while dragging, "
+                                      "the full solve when it rests)");
     if (!available)
         gtk_toggle_button_set_active(self->live_toggle, FALSE);
     self->live_sent = self->lambda; /* a new run: its own lambda is solved */

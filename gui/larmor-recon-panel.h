@@ -94,6 +94,8 @@ gboolean larmor_recon_panel_fieldmap_available(LarmorReconPanel *self, const cha
 /* The line under the progress: what the run reported beyond the settings
  * (larmor_run_get_details); empty hides it. */
 void larmor_recon_panel_set_details(LarmorReconPanel *self, const char *text);
+/* The status line under Reconstruct ("#3 done in ... PSNR ..."). */
+const char *larmor_recon_panel_get_status(LarmorReconPanel *self);
 const char *larmor_recon_panel_get_details(LarmorReconPanel *self);
 /* Controls by name, for tests: "reg", "fieldmap", "auto-lambda", "criterion",
  * "prior-influence", "lambda-scale", "method", and the coil controls. */

@@ -419,7 +419,7 @@ static void live_done(GObject *source, GAsyncResult *result, gpointer data)
     if (o && o->code == LM_OK && self->run) {
         LarmorVolume *img = o->frames ? g_object_ref(o->frames) : larmor_volume_new_take(o->img, "run");
         o->img = NULL;
-        larmor_run_update_live(self->run, img, o->job.lambda, o->rep.iters_done, o->psnr, o->perr,
+        larmor_run_update_live(self->run, img, o->job.lambda, o->rep.iters_done, o->rep.time_s, o->psnr, o->perr,
                                self->truth ? larmor_volume_get_serial(self->truth) : 0);
         g_object_unref(img);
         self->lambda = o->job.lambda;

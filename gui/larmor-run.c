@@ -561,14 +561,18 @@ LarmorRun *larmor_run_fork_live(LarmorRun *src)
     self->uncorrected = src->uncorrected;
     self->is_live = TRUE;
     self->live_from = src->index;
+    /* Q and E^H d come from the session, not from a run of its own; no
+     * solve has finished yet. */
+    self->time_q = self->time_fhd = self->time_cg = self->time_total = NAN;
+    self->gflops = self->gpairs = NAN;
     update_label(self);
     return self;
 }
 
 int larmor_run_get_live_from(LarmorRun *self) { return self->live_from; }
 
-gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
-                                double percent_error, guint truth_serial)
+gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double solve_s,
+                                double psnr_db, double percent_error, guint truth_serial)
 {
     g_return_val_if_fail(LARMOR_IS_VOLUME(image), FALSE);
     if (!self->is_live)
@@ -576,7 +580,9 @@ gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lam
     g_set_object(&self->image, image);
     self->params.lambda = lambda;
     self->iters_done = iters_done;
-    /* the history, times and L-curve point were the original solve's */
+    /* Its own solve's time; Q and E^H d were the session's (NaN: not run). */
+    self->time_cg = self->time_total = solve_s;
+    /* the history and L-curve point were the original solve's */
     g_clear_pointer(&self->resid, g_free);
     self->n_resid = 0;
     self->data_norm = self->reg_norm = NAN;

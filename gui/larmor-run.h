@@ -173,8 +173,8 @@ int larmor_run_get_live_from(LarmorRun *self);
  * volumes are immutable), lambda, iterations and metrics (NaN: none) and
  * notifies "image". A finished run refuses (FALSE) and stays as it was.
  * Main thread. */
-gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double psnr_db,
-                                double percent_error, guint truth_serial);
+gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lambda, int iters_done, double solve_s,
+                                double psnr_db, double percent_error, guint truth_serial);
 /* Whether the panel's settings (want) may drive this run's session: CG with
  * the same regulariser (its lambda scale); else FALSE and why (g_free). */
 gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why);

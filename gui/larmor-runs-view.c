@@ -127,7 +127,10 @@ static char *cell_text(LarmorRun *r, Col c)
         }
         return s;
     }
-    case COL_QSRC: return g_strdup(!cg ? "—" : larmor_run_get_q_from_cache(r) ? "cache" : "computed");
+    case COL_QSRC:
+        if (cg && larmor_run_get_is_live(r)) /* the session's Q, not a run of its own */
+            return g_strdup_printf("#%d", larmor_run_get_live_from(r));
+        return g_strdup(!cg ? "—" : larmor_run_get_q_from_cache(r) ? "cache" : "computed");
     case COL_TFHD: return cg ? larmor_format_seconds(larmor_run_get_time_fhd(r)) : g_strdup("—");
     case COL_TSOLVE: return larmor_format_seconds(larmor_run_get_time_cg(r));
     case COL_TTOTAL: return larmor_format_seconds(larmor_run_get_time_total(r));

@@ -3,6 +3,10 @@
 #include <math.h>
 
 #include "larmor-colorbar.h"
+
+/* Height of the caption (view name, slice position) drawn over a cell's
+ * top edge: nothing else is drawn there. */
+#define LARMOR_SLICE_CAPTION_H 26
 #include "larmor-colormap.h"
 #include "larmor-slice.h"
 #include "larmor-util.h"
@@ -552,10 +556,11 @@ static void draw_overlay(LarmorSliceView *self, GtkSnapshot *snapshot, const Lay
     gtk_snapshot_append_texture(snapshot, tex,
                                 &GRAPHENE_RECT_INIT((float)X0 / s, (float)Y0 / s, (float)dw / s, (float)dh / s));
     g_object_unref(tex);
-    /* The overlay's own colour bar in the top-right corner, as tall as the
-     * image's in the bottom-right (at most 0.4 H each, so the right edge's
-     * orientation letter at H/2 stays between them). */
-    const double bh = MIN(0.4 * H, 180), bw = 64, by = 6;
+    /* The overlay's own colour bar in the top-right corner, below the
+     * cell's slice-position caption (LARMOR_SLICE_CAPTION_H), and at most
+     * as tall as the image's in the bottom-right (0.4 H), so the right
+     * edge's orientation letter at H/2 stays between them. */
+    const double by = LARMOR_SLICE_CAPTION_H, bh = MIN(0.4 * H - by + 6, 180), bw = 64;
     if (larmor_view_state_get_show_colorbar(self->state) && W > 3 * bw && bh > 48) {
         const graphene_rect_t box = GRAPHENE_RECT_INIT((float)(W - bw - 6), (float)by, (float)bw, (float)bh);
         cairo_t *cr = gtk_snapshot_append_cairo(snapshot, &box);

@@ -118,8 +118,12 @@ void larmor_window_set_truth_volume(LarmorWindow *self, LarmorVolume *old, Larmo
 static void data_changed(LarmorWindow *self, gboolean other_data)
 {
     larmor_window_clear_error(self);
-    if (other_data)
+    if (other_data) {
         larmor_recon_panel_prefer_data_maps(self->recon_panel);
+        /* "#N done ... PSNR" and the run's details were the old data's. */
+        larmor_recon_panel_set_status(self->recon_panel, "", 0);
+        larmor_recon_panel_set_details(self->recon_panel, NULL);
+    }
 }
 
 static void on_dataset_loaded(GObject *source, GAsyncResult *result, gpointer data)
@@ -460,6 +464,17 @@ static void action_open_recent(GtkWidget *w, const char *name, GVariant *param)
 
 void larmor_window_open_files(LarmorWindow *self, GFile *const *files, int n)
 {
+    /* A saved session (`larmor study.larmor`, or dropped on the window)
+     * opens as a session, with its data, runs and views. */
+    for (int i = 0; i < n; i++) {
+        char *path = g_file_get_path(files[i]);
+        if (path && g_str_has_suffix(path, ".larmor")) {
+            larmor_window_open_session(self, path);
+            g_free(path);
+            return;
+        }
+        g_free(path);
+    }
     GPtrArray *data = g_ptr_array_new_with_free_func(g_free);
     char *truth = NULL, *sens = NULL;
     for (int i = 0; i < n; i++) {

@@ -174,16 +174,22 @@ static LarmorRun *live_run(LarmorWindow *self)
     return NULL;
 }
 
+/* Live is offered for any CG run the sidebar could start: it re-solves the
+ * newest run that keeps a session when that run has the chosen regulariser,
+ * and otherwise its first value starts a new run (which then keeps the
+ * session), so it never acts on a run of another regulariser. */
 void larmor_window_update_live(LarmorWindow *self)
 {
     LarmorRun *r = live_run(self);
     LarmorReconParams want;
-    char *why = NULL;
-    gboolean fits = r && larmor_recon_panel_get_params(self->recon_panel, &want, NULL) &&
-                    larmor_run_live_fits(r, &want, &why);
-    larmor_recon_panel_set_live_available(self->recon_panel, fits,
-                                          why ? why : "Live λ re-solves the newest CG run of the data loaded now: run one first");
-    g_free(why);
+    gboolean have = larmor_recon_panel_get_params(self->recon_panel, &want, NULL);
+    gboolean fits = r && have && larmor_run_live_fits(r, &want, NULL);
+    gboolean cg = have && self->dataset && want.method == LM_METHOD_CG;
+    larmor_recon_panel_set_live_available(
+        self->recon_panel, fits || cg,
+        fits ? NULL
+        : cg ? "Live: starts a new run at this λ, then re-solves it as λ moves"
+             : "Live λ re-solves CG runs: choose CG");
 }
 
 static void on_live_updated(LarmorLive *live, gboolean final, LarmorWindow *self)
@@ -241,8 +247,18 @@ static void on_panel_live_lambda(LarmorReconPanel *panel, double lambda, LarmorW
 {
     LarmorRun *r = live_run(self);
     LarmorReconParams want;
-    if (!r || self->task || !larmor_recon_panel_get_params(panel, &want, NULL) || !larmor_run_live_fits(r, &want, NULL))
+    if (self->task || !larmor_recon_panel_get_params(panel, &want, NULL))
         return;
+    if (!r || !larmor_run_live_fits(r, &want, NULL)) {
+        /* No session of this regulariser: a new run at this lambda, whose
+         * session the next values re-solve (on_task_done adopts it). */
+        GError *error = NULL;
+        if (want.method == LM_METHOD_CG && !larmor_window_reconstruct(self, &want, &error)) {
+            larmor_window_show_error(self, error);
+            g_error_free(error);
+        }
+        return;
+    }
     LarmorLive *live = LARMOR_LIVE(larmor_run_get_live(r));
     if (!larmor_run_get_is_live(r)) {
         LarmorRun *fork = larmor_run_fork_live(r);
@@ -263,6 +279,7 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     GError *error = NULL;
     GPtrArray *runs = larmor_recon_task_run_finish(task, result, &error);
     gboolean sweep = larmor_recon_task_is_sweep(task);
+    gboolean catch_up_live = FALSE;
     g_signal_handlers_disconnect_by_data(task, self);
     g_clear_object(&self->task);
     g_clear_object(&self->task_cancellable);
@@ -296,6 +313,7 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
         LarmorRun *run = runs->pdata[0];
         larmor_window_add_run(self, run);
         adopt_live(self, run);
+        catch_up_live = TRUE;
         keep_coil_data(self);
         larmor_run_set_compare(run, TRUE);
         larmor_ortho_view_show_volume(self->ortho_view, larmor_run_get_image(run));
@@ -353,6 +371,13 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
     larmor_window_save_params(self);
     if (self->fm_compare)
         fm_compare_next(self);
+    /* Live's first value started this run; lambda may have moved on since. */
+    LarmorRun *lr = catch_up_live ? live_run(self) : NULL;
+    LarmorReconParams now;
+    if (lr && gtk_toggle_button_get_active(larmor_recon_panel_get_live_toggle(self->recon_panel)) &&
+        larmor_recon_panel_get_params(self->recon_panel, &now, NULL) &&
+        now.lambda != larmor_run_get_params(lr)->lambda)
+        on_panel_live_lambda(self->recon_panel, now.lambda, self);
     g_object_unref(self);
 }
 

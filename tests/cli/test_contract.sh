@@ -39,6 +39,8 @@ check "second recon takes Q from the cache" [ "$(json_get "$T/c2.json" "['q_cach
 "$CLI" metrics --truth "$T/p/truth.nii.gz" --image "$T/c.nii.gz" --json >"$T/m2.json"
 check "metrics on the written image match recon's (magnitude vs complex: within 1 %)" \
     python3 -c "import json; a=json.load(open('$T/c2.json'))['percent_error']; b=json.load(open('$T/m2.json'))['percent_error']; assert abs(a-b) < 1, (a,b)"
+check "metrics --scale-match --magnitude scores magnitudes (as the workbench scores rss and estimated maps)" \
+    sh -c "'$CLI' metrics --truth '$T/p/truth.nii.gz' --image '$T/c.nii.gz' --scale-match --magnitude | grep -q '(magnitudes, scale-matched)'"
 
 "$CLI" variants --json >"$T/v.json"
 check "variants lists every variant name" python3 -c "

@@ -84,9 +84,9 @@ static char *cell(LarmorRun *run, const char *title)
 }
 
 /* Phantom with 4 coils: SENSE with its true maps, the coils page, rss. */
-/* A run whose scale and phase are not the truth's (rss,
- * estimated maps) is scored scale-matched, as larmor-cli metrics
- * --scale-match scores its image; SENSE with the true maps is not. */
+/* A run whose scale and phase are not the truth's (rss, estimated maps) is
+ * scored as a magnitude, scale-matched, as larmor-cli metrics --scale-match
+ * scores its exported (magnitude) image; SENSE with the true maps is not. */
 static void check_scored(LarmorWindow *w, LarmorRun *run, int scale_match)
 {
     const lm_volume *t = larmor_volume_get_data(larmor_dataset_get_truth(larmor_window_get_dataset(w)));
@@ -240,7 +240,7 @@ static void test_sense_and_rss(void)
         sum += crealf(rv->data[i]);
     }
     g_assert_cmpfloat(sum, >, 0);
-    check_scored(w, rss, 1);
+    check_scored(w, rss, LM_METRICS_SCALE | LM_METRICS_MAGNITUDE);
     check_scored(w, sense, 0);
     /* The first run still says SENSE (each run records its own choice). */
     t = cell(sense, "Coils");
@@ -270,7 +270,7 @@ static void test_sense_and_rss(void)
         gui_test_spin(0.2);
         g_assert_cmpint(larmor_coils_view_get_count(cv, LARMOR_COILS_MAPS), ==, COILS);
         g_assert_nonnull(strstr(larmor_coils_view_get_note(cv, LARMOR_COILS_MAPS), "estimated"));
-        check_scored(w, est, 1);
+        check_scored(w, est, LM_METRICS_SCALE | LM_METRICS_MAGNITUDE);
     } else {
         printf("# SKIP estimated maps: the library reported sens_source '%s' for estimate_sens "
                "(map estimation not implemented yet)\n",

@@ -3,12 +3,14 @@
  * leaves a state behind, loads another and checks it is gone: the error
  * message of the old data; the viewer's image menu naming an old run over
  * "No image"; the overlay menu offering (and ticking) "Field map (Hz)" for
- * data without one; "Estimate maps" carried over to data that ship maps. */
+ * data without one; "Estimate maps" carried over to data that ship maps;
+ * the status line under Reconstruct naming an old run's PSNR. */
 #include <glib/gstdio.h>
 #include <string.h>
 
 #include "gui-test.h"
 #include "larmor-application.h"
+#include "larmor-recon-panel.h"
 #include "larmor-window.h"
 #include "lm_io.h"
 
@@ -80,6 +82,8 @@ static void test_viewer_menu(void)
     LarmorRun *run = g_list_model_get_item(larmor_window_get_runs(w), 0);
     g_assert_true(larmor_ortho_view_get_volume(ov) == larmor_run_get_image(run));
     g_assert_true(larmor_ortho_view_get_listed_volume(ov) == larmor_run_get_image(run));
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    g_assert_nonnull(strstr(larmor_recon_panel_get_status(panel), "#1"));
     /* The same data as files: no truth, so the viewer has nothing to show,
      * and its menu must not name the old run (still listed, of other data). */
     char *dir = g_dir_make_tmp("larmor-reset-XXXXXX", NULL);
@@ -96,6 +100,9 @@ static void test_viewer_menu(void)
     g_assert_false(larmor_run_get_current(run));
     g_assert_null(larmor_ortho_view_get_volume(ov));
     g_assert_null(larmor_ortho_view_get_listed_volume(ov));
+    /* nor the status line its run's "#1 done ... PSNR" (the hand drive saw
+     * the old data's PSNR under Reconstruct) */
+    g_assert_cmpstr(larmor_recon_panel_get_status(panel), ==, "");
     g_object_unref(run);
     for (int i = 0; i < 2; i++)
         g_object_unref(files[i]);

@@ -411,6 +411,14 @@ static void test_colour_bars_apart(void)
         /* Apart: one lies wholly above or beside the other. */
         gboolean apart = a[1] >= b[1] + b[3] || b[1] >= a[1] + a[3] || a[0] >= b[0] + b[2] || b[0] >= a[0] + a[2];
         g_assert_true(apart);
+        /* The overlay's bar starts below the caption line (view name, slice
+         * position) drawn from y 4: the drive saw its unit label over
+         * "z 30 (0-63)". */
+        PangoLayout *pl = gtk_widget_create_pango_layout(GTK_WIDGET(view), "z 30 (0\u201363)");
+        int tw, th;
+        pango_layout_get_pixel_size(pl, &tw, &th);
+        g_object_unref(pl);
+        g_assert_cmpfloat(b[1], >=, 4 + th);
         for (int i = 0; i < 2; i++) {
             const double *r = i ? b : a;
             g_assert_cmpfloat(r[0], >=, 0);

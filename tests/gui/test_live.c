@@ -3,8 +3,9 @@
  * to the end) forks a live run from it (the finished run keeps its image,
  * lambda and metrics) and re-solves in the worker into the live run's image,
  * label, metrics and the viewer; the final image is a fresh lm_recon_run's
- * at that lambda (same variant, iterations) within 1e-6. Live refuses a
- * regulariser other than the session's (its lambda scale). Removing the
+ * at that lambda (same variant, iterations) within 1e-6. On a regulariser
+ * other than the session's (another lambda scale) Live starts a new run
+ * instead of re-solving the session. Removing the
  * live run frees the session. A finished run refuses a live update. */
 #include <math.h>
 #include <string.h>
@@ -44,7 +45,7 @@ static void test_live(void)
     LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
     LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
     GtkToggleButton *toggle = larmor_recon_panel_get_live_toggle(panel);
-    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle))); /* no run yet */
+    g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(toggle))); /* no run yet: Live would start one */
 
     LarmorReconParams p;
     larmor_recon_params_init(&p);
@@ -71,23 +72,6 @@ static void test_live(void)
     gui_test_spin(0.1);
     g_assert_false(larmor_live_is_busy(LARMOR_LIVE(live)));
     g_assert_true(larmor_run_get_image(run) == first);
-
-    /* Another regulariser: its lambda scale is not the session's. */
-    LarmorReconParams other;
-    g_assert_true(larmor_recon_panel_get_params(panel, &other, NULL));
-    other.reg = other.reg == LM_REG_TV ? LM_REG_IDENTITY : LM_REG_TV;
-    larmor_recon_panel_set_params(panel, &other);
-    gui_test_spin(0.1);
-    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
-    gtk_toggle_button_set_active(toggle, TRUE);
-    set_lambda(panel, 0.3);
-    gui_test_spin(0.1);
-    g_assert_false(larmor_live_is_busy(LARMOR_LIVE(live)));
-    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 1);
-    other.reg = p.reg;
-    larmor_recon_panel_set_params(panel, &other);
-    gui_test_spin(0.1);
-    g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
 
     /* Back on the session's regulariser with Live on, the panel's value is
      * solved too: let that finish (under load its 250 ms rest may pass
@@ -171,8 +155,69 @@ static void test_live(void)
     g_object_unref(lr);
     g_assert_true(gtk_widget_activate_action(GTK_WIDGET(w), "win.remove-run", NULL));
     g_assert_null(live);
-    g_assert_false(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
     g_object_unref(first);
+    gtk_window_destroy(GTK_WINDOW(w));
+}
+
+/* Live on another regulariser than the session's never re-solves that
+ * session (its lambda scale differs): the first value starts a new run of
+ * the chosen regulariser at that lambda, which then keeps the session. In
+ * the hand drive Live stayed greyed after a sweep's best run, with the
+ * session on an older TV run. */
+static void test_live_new_run(void)
+{
+    LarmorWindow *w = gui_test_open_window(GTK_APPLICATION(app), 1400, 900);
+    LarmorReconPanel *panel = larmor_window_get_recon_panel(w);
+    GtkToggleButton *toggle = larmor_recon_panel_get_live_toggle(panel);
+    LarmorReconParams p;
+    larmor_recon_params_init(&p);
+    p.method = LM_METHOD_CG;
+    g_strlcpy(p.variant, "cpu-nufft", sizeof p.variant);
+    p.iters = 10;
+    p.lambda = 0.01;
+    GError *error = NULL;
+    g_assert_true(larmor_window_reconstruct(w, &p, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    LarmorRun *run = g_list_model_get_item(larmor_window_get_runs(w), 0);
+    g_assert_nonnull(larmor_run_get_live(run));
+    LarmorVolume *first = larmor_run_get_image(run);
+
+    LarmorReconParams other = p;
+    other.reg = p.reg == LM_REG_TV ? LM_REG_IDENTITY : LM_REG_TV;
+    larmor_recon_panel_set_params(panel, &other);
+    gui_test_spin(0.1);
+    g_assert_true(gtk_widget_get_sensitive(GTK_WIDGET(toggle)));
+    g_assert_nonnull(strstr(gtk_widget_get_tooltip_text(GTK_WIDGET(toggle)), "new run"));
+    /* Live on: the panel's lambda starts a new run of the chosen regulariser. */
+    gtk_toggle_button_set_active(toggle, TRUE);
+    gui_test_spin(0.1);
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 2);
+    LarmorRun *nr = g_list_model_get_item(larmor_window_get_runs(w), 1);
+    g_assert_cmpint(larmor_run_get_params(nr)->reg, ==, other.reg);
+    g_assert_cmpfloat(larmor_run_get_params(nr)->lambda, ==, 0.01);
+    g_assert_false(larmor_run_get_is_live(nr));
+    GObject *live = larmor_run_get_live(nr); /* the session moved to it */
+    g_assert_nonnull(live);
+    g_assert_null(larmor_run_get_live(run));
+    g_assert_true(larmor_ortho_view_get_volume(larmor_window_get_ortho_view(w)) == larmor_run_get_image(nr));
+    /* the next value re-solves that new run's session in a live run */
+    set_lambda(panel, 0.3);
+    g_assert_true(gui_test_wait(live_idle, live, 300));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 3);
+    LarmorRun *lr = g_list_model_get_item(larmor_window_get_runs(w), 2);
+    g_assert_cmpint(larmor_run_get_live_from(lr), ==, larmor_run_get_index(nr));
+    g_assert_cmpint(larmor_run_get_params(lr)->reg, ==, other.reg);
+    g_assert_cmpfloat(larmor_run_get_params(lr)->lambda, ==, 0.3);
+    /* the first run is as it was */
+    g_assert_true(larmor_run_get_image(run) == first);
+    g_assert_cmpfloat(larmor_run_get_params(run)->lambda, ==, 0.01);
+    g_assert_cmpint(larmor_run_get_params(run)->reg, ==, p.reg);
+    g_object_unref(lr);
+    gtk_toggle_button_set_active(toggle, FALSE);
+    g_object_unref(nr);
+    g_object_unref(run);
     gtk_window_destroy(GTK_WINDOW(w));
 }
 
@@ -193,7 +238,7 @@ static void test_finished_immutable(void)
     larmor_run_set_metrics(run, 21.47, 10.0);
     LarmorVolume *orig = larmor_run_get_image(run);
     LarmorVolume *next = larmor_volume_new_take(lm_volume_new(dims, vox, NULL), "live");
-    g_assert_false(larmor_run_update_live(run, next, 0.32, 8, 17.87, 20.0, 0));
+    g_assert_false(larmor_run_update_live(run, next, 0.32, 8, 0.5, 17.87, 20.0, 0));
     g_assert_true(larmor_run_get_image(run) == orig);
     g_assert_cmpfloat(larmor_run_get_params(run)->lambda, ==, 0.003);
     g_assert_cmpfloat(larmor_run_get_psnr(run), ==, 21.47);
@@ -210,10 +255,14 @@ static void test_finished_immutable(void)
     g_free(why);
     want.reg = LM_REG_TV;
     g_assert_true(larmor_run_live_fits(fork, &want, NULL));
-    g_assert_true(larmor_run_update_live(fork, next, 0.01, 8, 22.0, 9.0, 0));
+    g_assert_true(larmor_run_update_live(fork, next, 0.01, 8, 0.5, 22.0, 9.0, 0));
     g_assert_true(larmor_run_get_image(fork) == next);
     g_assert_cmpfloat(larmor_run_get_params(fork)->lambda, ==, 0.01);
     g_assert_nonnull(strstr(larmor_run_get_label(fork), "live from #3"));
+    /* its solve's time; Q and E^H d were the session's, not its own */
+    g_assert_cmpfloat(larmor_run_get_time_total(fork), ==, 0.5);
+    g_assert_true(isnan(larmor_run_get_time_q(fork)));
+    g_assert_true(isnan(larmor_run_get_time_fhd(fork)));
     g_assert_true(larmor_run_get_image(run) == orig);
     g_object_unref(next);
     g_object_unref(fork);
@@ -226,5 +275,6 @@ int main(int argc, char **argv)
     app = gui_test_app_new();
     g_test_add_func("/live/finished-immutable", test_finished_immutable);
     g_test_add_func("/live/lambda", test_live);
+    g_test_add_func("/live/new-run", test_live_new_run);
     return gui_test_app_run(app);
 }

@@ -357,11 +357,38 @@ static void test_extras(void)
     g_free(dir);
 }
 
+/* A session file given on the command line (or dropped on the window) opens
+ * as a session: the hand drive's `larmor study.larmor` was read as data and
+ * refused ("no data set there"). */
+static void test_open_as_file(void)
+{
+    char *dir = gui_test_tmp_dir("session-file");
+    char *path = g_build_filename(dir, "study.larmor", NULL);
+    LarmorWindow *a = open_window();
+    reconstruct(a, LM_METHOD_CG, 2);
+    larmor_window_save_session(a, path);
+    g_assert_true(gui_test_wait(gui_test_idle, a, 60));
+
+    LarmorWindow *b = open_window();
+    GFile *f = g_file_new_for_path(path);
+    larmor_window_open_files(b, &f, 1);
+    g_assert_true(gui_test_wait(gui_test_idle, b, 120));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(b)), ==, 1);
+    same_run(gui_test_run_at(a, 0), gui_test_run_at(b, 0));
+    g_assert_cmpstr(larmor_window_get_message(b), ==, "study.larmor: 1 run restored");
+    g_object_unref(f);
+    gtk_window_destroy(GTK_WINDOW(b));
+    gtk_window_destroy(GTK_WINDOW(a));
+    g_free(path);
+    g_free(dir);
+}
+
 int main(int argc, char **argv)
 {
     gui_test_init(&argc, &argv);
     app = gui_test_app_new();
     g_test_add_func("/session/round-trip", test_round_trip);
     g_test_add_func("/session/extras", test_extras);
+    g_test_add_func("/session/open-as-file", test_open_as_file);
     return g_test_run();
 }
