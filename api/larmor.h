@@ -49,6 +49,7 @@
 #include "lm_recon.h"
 #include "lm_dyn_recon.h"
 #include "lm_frames.h"
+#include "lm_frame_stats.h"
 #include "lm_recon_session.h"
 #include "lm_reg_norm.h"
 

@@ -36,6 +36,7 @@ struct _LarmorCompareView {
     GtkGrid *metrics_grid;
     LarmorPlot *conv_plot;
     GtkLabel *status_label;
+    LarmorTimeBar *time_bar;   /* one frame slider for every panel (dynamic runs) */
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
     GtkWidget *roi_box, *roi_export_button;
     GtkLabel *roi_title;
@@ -103,10 +104,15 @@ static void show_values(LarmorCompareView *self, const int64_t ijk[3], gboolean 
     larmor_volume_voxel_to_mm(self->panels[0].volume, ijk, mm);
     g_string_append_printf(s, "%s x %lld  y %lld  z %lld  (%+.1f, %+.1f, %+.1f) mm", hovering ? "" : "Cursor ",
                            (long long)ijk[0], (long long)ijk[1], (long long)ijk[2], mm[0], mm[1], mm[2]);
+    char *frame = larmor_format_frame(self->panels[0].volume, larmor_view_state_get_frame(self->state));
+    if (frame)
+        g_string_append_printf(s, "  %s", frame);
+    g_free(frame);
     LarmorMode mode = larmor_view_state_get_mode(self->state);
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
-        float v = larmor_mode_value(larmor_volume_value_at(p->volume, ijk), mode);
+        float v = larmor_mode_value(larmor_volume_value_at_frame(p->volume, ijk, larmor_view_state_get_frame(self->state)),
+                                    mode);
         if (p->run)
             g_string_append_printf(s, "   #%d %.4g", larmor_run_get_index(p->run), v);
         else
@@ -370,9 +376,11 @@ static void fill_roi(LarmorCompareView *self)
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
         LarmorRoiStats *st = &self->roi_stats[i];
-        larmor_roi_stats(&self->roi, larmor_volume_get_data(p->volume), st);
+        /* the frame shown (dynamic runs; frame 0 of static images) */
+        const lm_volume *shown = larmor_volume_get_frame_data(p->volume, larmor_view_state_get_frame(self->state));
+        larmor_roi_stats(&self->roi, shown, st);
         if (noise)
-            larmor_roi_stats(&self->noise_roi, larmor_volume_get_data(p->volume), &self->noise_stats[i]);
+            larmor_roi_stats(&self->noise_roi, shown, &self->noise_stats[i]);
         self->roi_names[i] = p->run ? g_strdup(larmor_run_get_label(p->run)) : g_strdup("truth");
         self->roi_rows = i + 1;
         char *cells[9] = {
@@ -468,7 +476,8 @@ static void fill_profile(LarmorCompareView *self)
     for (int i = 0; i < self->n_panels; i++) {
         Panel *p = &self->panels[i];
         double *values = g_new(double, n);
-        if (!larmor_line_profile(&self->line, larmor_volume_get_data(p->volume), n, self->profile_dist, values)) {
+        if (!larmor_line_profile(&self->line, larmor_volume_get_frame_data(p->volume, larmor_view_state_get_frame(self->state)),
+                                 n, self->profile_dist, values)) {
             g_free(values);
             continue;
         }
@@ -793,7 +802,7 @@ static void fill_metrics(LarmorCompareView *self)
          * field-map correction: runs that differ in them never read alike. */
         char *fm = larmor_run_get_fieldmap_text(run);
         cells[1] = cg ? g_strdup_printf("#%d %s · %s%s%s", larmor_run_get_index(run), larmor_run_get_solver(run),
-                                        larmor_reg_label(p->reg), *fm ? " · " : "", fm)
+                                        larmor_run_get_reg_text(run), *fm ? " · " : "", fm)
                       : g_strdup_printf("#%d %s%s%s", larmor_run_get_index(run), larmor_method_label(p->method),
                                         *fm ? " · " : "", fm);
         g_free(fm);
@@ -924,6 +933,7 @@ static void rebuild(LarmorCompareView *self)
         }
     }
     apply_link(self);
+    larmor_time_bar_set_volume(self->time_bar, self->n_panels ? self->panels[0].volume : NULL);
     gtk_stack_set_visible_child_name(self->panels_stack, self->n_panels ? "panels" : "empty");
     fill_metrics(self);
     fill_roi(self);
@@ -933,6 +943,27 @@ static void rebuild(LarmorCompareView *self)
     int64_t ijk[3];
     larmor_view_state_get_cursor(self->state, ijk);
     show_values(self, ijk, FALSE);
+}
+
+/* Unlinked panels keep their own views but always show the same frame. */
+static void set_frame(LarmorViewState *st, gpointer frame)
+{
+    larmor_view_state_set_frame(st, GPOINTER_TO_INT(frame));
+}
+
+static void on_frame(LarmorViewState *state, GParamSpec *pspec, LarmorCompareView *self)
+{
+    each_state(self, set_frame, GINT_TO_POINTER(larmor_view_state_get_frame(state)));
+    fill_roi(self); /* the table and the profile measure the frame shown */
+    fill_profile(self);
+    int64_t ijk[3];
+    larmor_view_state_get_cursor(state, ijk);
+    show_values(self, ijk, FALSE);
+}
+
+LarmorTimeBar *larmor_compare_view_get_time_bar(LarmorCompareView *self)
+{
+    return self->time_bar;
 }
 
 static void on_diff(GtkToggleButton *b, GParamSpec *pspec, LarmorCompareView *self)
@@ -1140,5 +1171,10 @@ static void larmor_compare_view_init(LarmorCompareView *self)
     larmor_bind_line_tool(G_OBJECT(self->state), self->line_toggle);
     g_signal_connect(self->profile_export_button, "clicked", G_CALLBACK(on_profile_export), self);
     larmor_plot_set_placeholder(self->profile_plot, "Draw a line");
+    /* Dynamic runs: one time bar steps every panel's frame together. */
+    self->time_bar = LARMOR_TIME_BAR(larmor_time_bar_new(self->state));
+    gtk_widget_insert_before(GTK_WIDGET(self->time_bar), gtk_widget_get_parent(GTK_WIDGET(self->status_label)),
+                             GTK_WIDGET(self->status_label));
+    g_signal_connect(self->state, "notify::frame", G_CALLBACK(on_frame), self);
     rebuild(self);
 }

@@ -12,6 +12,7 @@
 #include "larmor-plot.h"
 #include "larmor-run.h"
 #include "larmor-slice-view.h"
+#include "larmor-time-bar.h"
 #include "larmor-volume.h"
 
 G_BEGIN_DECLS
@@ -67,6 +68,10 @@ LarmorPlot *larmor_compare_view_get_profile_plot(LarmorCompareView *self);
 gboolean larmor_compare_view_write_profile_csv(LarmorCompareView *self, const char *path, GError **error);
 /* Writes the table as CSV (larmor_roi_to_csv), atomically. */
 gboolean larmor_compare_view_write_roi_csv(LarmorCompareView *self, const char *path, GError **error);
+
+/* The frame slider and cine controls of dynamic runs: every panel shows
+ * the same frame (linked or not). */
+LarmorTimeBar *larmor_compare_view_get_time_bar(LarmorCompareView *self);
 
 G_END_DECLS
 

@@ -32,6 +32,7 @@ struct _LarmorDataset {
     char *fieldmap_origin;
     char *fieldmap_note;
     lm_acq_paths paths;        /* files: what was read (discovered companions included) */
+    lm_frames *frames;         /* dynamic data: the samples of each frame, NULL for static data */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorDataset, larmor_dataset, G_TYPE_OBJECT)
@@ -78,6 +79,7 @@ static void larmor_dataset_finalize(GObject *object)
     g_free(self->fieldmap_origin);
     g_free(self->fieldmap_note);
     lm_acq_paths_clear(&self->paths);
+    lm_frames_free(self->frames);
     G_OBJECT_CLASS(larmor_dataset_parent_class)->finalize(object);
 }
 
@@ -225,9 +227,56 @@ static void make_reference(LarmorDataset *self, int sub)
         self->reference = larmor_volume_new_take(ref, "Reference: phantom, other contrast");
 }
 
+/* An empty volume on g's grid (dims, voxel size, affine): the geometry of
+ * dynamic images made from frame-major values. */
+static lm_volume *grid_volume(const lm_geom *g, lm_error *err)
+{
+    double vox[3];
+    for (int a = 0; a < 3; a++)
+        vox[a] = g->fov_mm[a] / (double)g->n[a];
+    lm_volume *v = lm_volume_new(g->n, vox, err);
+    if (v)
+        lm_geom_affine(g, v->affine);
+    return v;
+}
+
+/* A dynamic benchmark problem (D128c8, D64c8): frames, maps and the truth
+ * of every frame, as larmor-cli phantom --problem writes them. */
+static LarmorDataset *make_dyn_problem(const lm_dyn_problem_def *def, GError **error)
+{
+    lm_error err = { 0 };
+    LarmorDataset *self = g_object_new(LARMOR_TYPE_DATASET, NULL);
+    lm_sens *sens = NULL;
+    lm_cfloat *truth = NULL;
+    lm_volume *grid = NULL;
+    /* (lm_dyn_problem_make adds the problem's noise itself.) */
+    if (lm_dyn_problem_make(def, &self->geom, &self->traj, &self->kdata, &sens, &truth, &self->frames, &err) ||
+        !(grid = grid_volume(&self->geom, &err))) {
+        larmor_set_error(error, &err);
+        lm_sens_free(sens);
+        free(truth);
+        g_object_unref(self);
+        return NULL;
+    }
+    self->maps = larmor_coil_maps_new_take(sens, "true maps of the synthetic coils");
+    self->truth = larmor_volume_new_frames(grid, truth, self->frames->count, self->frames->duration_s, "Truth", error);
+    free(truth);
+    lm_volume_free(grid);
+    if (!self->truth) {
+        g_object_unref(self);
+        return NULL;
+    }
+    self->name = g_strdup(def->name);
+    self->source = g_strdup_printf("benchmark problem %s (dynamic)", def->name);
+    return self;
+}
+
 static LarmorDataset *make_problem(const LarmorDatasetSpec *spec, GError **error)
 {
     lm_error err = { 0 };
+    const lm_dyn_problem_def *dyn = lm_dyn_problem_find(spec->problem);
+    if (dyn)
+        return make_dyn_problem(dyn, error);
     const lm_problem_def *def = lm_problem_find(spec->problem, &err);
     if (!def) {
         larmor_set_error(error, &err);
@@ -284,6 +333,41 @@ static LarmorVolume *volume_on_grid(const lm_geom *g, lm_volume *v, const char *
     return r;
 }
 
+/* The truth of dynamic data: a 4D NIfTI with one volume per frame on the
+ * matrix (pixdim[4] gives the frame duration when the data carry none). */
+static LarmorVolume *load_frames_truth(LarmorDataset *self, const char *path, GError **error)
+{
+    lm_error err = { 0 };
+    lm_volume *v = NULL;
+    int64_t t = 0;
+    double frame_s = 0;
+    if (lm_nifti_read_frames(path, &v, &t, &err) != LM_OK || lm_nifti_frame_seconds(path, &frame_s, &err) != LM_OK) {
+        lm_volume_free(v);
+        larmor_set_error(error, &err);
+        return NULL;
+    }
+    if (t != self->frames->count || v->dims[0] != self->geom.n[0] || v->dims[1] != self->geom.n[1] ||
+        v->dims[2] != self->geom.n[2]) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s: %lldx%lldx%lld x %lld frames, the data %lldx%lldx%lld x "
+                    "%lld frames: not used as the truth", path, (long long)v->dims[0], (long long)v->dims[1],
+                    (long long)v->dims[2], (long long)t, (long long)self->geom.n[0], (long long)self->geom.n[1],
+                    (long long)self->geom.n[2], (long long)self->frames->count);
+        lm_volume_free(v);
+        return NULL;
+    }
+    if (!(self->frames->duration_s > 0))
+        self->frames->duration_s = frame_s;
+    lm_volume *grid = grid_volume(&self->geom, &err);
+    char *base = g_path_get_basename(path);
+    LarmorVolume *r = grid ? larmor_volume_new_frames(grid, v->data, t, self->frames->duration_s, base, error) : NULL;
+    if (!grid)
+        larmor_set_error(error, &err);
+    g_free(base);
+    lm_volume_free(grid);
+    lm_volume_free(v);
+    return r;
+}
+
 /* A discovered truth or reference, on the grid; a file that cannot be read
  * leaves a note instead. */
 static LarmorVolume *load_companion_volume(LarmorDataset *self, const char *path)
@@ -293,7 +377,9 @@ static LarmorVolume *load_companion_volume(LarmorDataset *self, const char *path
     GError *error = NULL;
     LarmorVolume *r = NULL;
     char *base = g_path_get_basename(path);
-    if (lm_load_volume(path, &v, &err) == LM_OK)
+    if (self->frames)
+        r = load_frames_truth(self, path, &error);
+    else if (lm_load_volume(path, &v, &err) == LM_OK)
         r = volume_on_grid(&self->geom, v, base, &error);
     else
         larmor_set_error(&error, &err);
@@ -409,9 +495,11 @@ static LarmorDataset *make_files(const LarmorDatasetSpec *spec, GError **error)
     self->traj = acq->traj;
     self->kdata = acq->kdata;
     self->noise = acq->noise;
+    self->frames = acq->frames;
     acq->traj = NULL;
     acq->kdata = NULL;
     acq->noise = NULL;
+    acq->frames = NULL;
     if (acq->sens) {
         char *o2 = acq->paths.sens ? g_path_get_basename(acq->paths.sens)
                                    : g_strdup("sensi_r/i.dat of the IMPATIENT directory");
@@ -632,7 +720,18 @@ char *larmor_dataset_describe(LarmorDataset *self)
     g_string_append_printf(s, "\n%.4f samples per voxel", larmor_dataset_samples_per_voxel(self));
     if (self->kdata->ncoils > 1)
         g_string_append_printf(s, "\n%" G_GINT64_FORMAT " coils", self->kdata->ncoils);
+    if (self->frames) {
+        g_string_append_printf(s, "\n%" G_GINT64_FORMAT " frames of %'" G_GINT64_FORMAT " samples", self->frames->count,
+                               lm_frames_samples(self->frames, 0));
+        if (self->frames->duration_s > 0)
+            g_string_append_printf(s, ", %.1f ms each", 1e3 * self->frames->duration_s);
+    }
     return g_string_free(s, FALSE);
+}
+
+const lm_frames *larmor_dataset_get_frames(LarmorDataset *self)
+{
+    return self->frames;
 }
 
 int64_t larmor_dataset_get_coils(LarmorDataset *self)

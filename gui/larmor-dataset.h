@@ -78,6 +78,12 @@ char *larmor_dataset_describe(LarmorDataset *self);
 /* Where it came from: "benchmark problem B32", a file name, ... */
 const char *larmor_dataset_get_source(LarmorDataset *self);
 
+/* Dynamic data (docs/dynamic.md): which samples make each frame, and the
+ * frame duration when known (D128c8's 84 ms; a cfl's frames take it from
+ * a 4D truth beside them); NULL for static data. Immutable, like the
+ * trajectory. The truth of dynamic data has one frame per frame. */
+const lm_frames *larmor_dataset_get_frames(LarmorDataset *self);
+
 /* Receive channels of the k-space (1 for single-coil data). */
 int64_t larmor_dataset_get_coils(LarmorDataset *self);
 /* The coil maps that go with the data (NULL: none): the true maps of a

@@ -14,11 +14,31 @@ gboolean larmor_export_dicom_write_images(const LarmorExportDicomImage *images, 
     o.enhanced = enhanced;
     o.like_dir = like_dir;
     lm_dicom_set_item *items = g_new0(lm_dicom_set_item, n > 0 ? n : 1);
+    /* A dynamic image goes out as a dynamic series: every frame, with its
+     * temporal position (the writer takes frames x N values on the grid of
+     * frame 0). The images of one export have one frame count. */
+    lm_volume *frames4d = g_new0(lm_volume, n > 0 ? n : 1);
+    o.frames = n > 0 ? larmor_volume_get_n_frames(images[0].volume) : 1;
+    o.frame_s = n > 0 ? larmor_volume_get_frame_s(images[0].volume) : 0;
     for (int i = 0; i < n; i++) {
+        if (larmor_volume_get_n_frames(images[i].volume) != o.frames) {
+            g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s: the images have %lld and %lld frames: export "
+                        "them apart", dir, (long long)o.frames, (long long)larmor_volume_get_n_frames(images[i].volume));
+            for (int k = 0; k < i; k++)
+                g_free(frames4d[k].data);
+            g_free(frames4d);
+            g_free(items);
+            return FALSE;
+        }
         double window = images[i].window, level = images[i].level;
         if (!(window > 0)) /* parts and display modes line up */
             larmor_volume_auto_window(images[i].volume, (LarmorMode)part, &window, &level);
         items[i].v = larmor_volume_get_data(images[i].volume);
+        if (o.frames > 1) {
+            frames4d[i] = *items[i].v;
+            frames4d[i].data = larmor_volume_dup_frames(images[i].volume, NULL);
+            items[i].v = &frames4d[i];
+        }
         items[i].name = images[i].name;
         items[i].series_description = images[i].description;
         items[i].window[0] = level;
@@ -36,6 +56,9 @@ gboolean larmor_export_dicom_write_images(const LarmorExportDicomImage *images, 
     } else {
         rc = lm_fail(&err, LM_ERR_INVALID, "%s: %d images make a set of series, not one", dir, n);
     }
+    for (int i = 0; i < n; i++)
+        g_free(frames4d[i].data);
+    g_free(frames4d);
     g_free(items);
     if (rc != LM_OK) {
         larmor_set_error(error, &err);

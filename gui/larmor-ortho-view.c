@@ -3,6 +3,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "larmor-time-bar.h"
+#include "larmor-time-curve.h"
 #include "larmor-traj-plot.h"
 #include "larmor-util.h"
 #include "larmor-wrap-box.h"
@@ -22,6 +24,8 @@ struct _LarmorOrthoView {
     LarmorTrajPlot *traj_plot;
     GtkLabel *traj_caption;
     GtkLabel *status_label;
+    LarmorTimeBar *time_bar;
+    LarmorTimeCurve *time_curve;
     GtkToggleButton *line_toggle;
     GtkToggleButton *roi_rect_toggle, *roi_ellipse_toggle;
 
@@ -41,19 +45,28 @@ G_DEFINE_FINAL_TYPE(LarmorOrthoView, larmor_ortho_view, GTK_TYPE_WIDGET)
 
 char *larmor_format_voxel(LarmorVolume *volume, const int64_t ijk[3])
 {
+    return larmor_format_voxel_frame(volume, ijk, 0);
+}
+
+char *larmor_format_voxel_frame(LarmorVolume *volume, const int64_t ijk[3], int64_t t)
+{
     if (!volume)
         return g_strdup(" ");
     double mm[3];
     larmor_volume_voxel_to_mm(volume, ijk, mm);
-    lm_cfloat v = larmor_volume_value_at(volume, ijk);
-    return g_strdup_printf("x %3lld  y %3lld  z %3lld   (%+7.1f, %+7.1f, %+7.1f) mm   |v| %.4g  ∠ %+.1f°   re %.4g  im %.4g",
-                           (long long)ijk[0], (long long)ijk[1], (long long)ijk[2], mm[0], mm[1], mm[2],
-                           cabsf(v), cargf(v) * 180 / G_PI, crealf(v), cimagf(v));
+    lm_cfloat v = larmor_volume_value_at_frame(volume, ijk, t);
+    char *frame = larmor_format_frame(volume, t);
+    char *s = g_strdup_printf("x %3lld  y %3lld  z %3lld%s%s   (%+7.1f, %+7.1f, %+7.1f) mm   |v| %.4g  ∠ %+.1f°   re %.4g  im %.4g",
+                              (long long)ijk[0], (long long)ijk[1], (long long)ijk[2], frame ? "  " : "",
+                              frame ? frame : "", mm[0], mm[1], mm[2], cabsf(v), cargf(v) * 180 / G_PI, crealf(v),
+                              cimagf(v));
+    g_free(frame);
+    return s;
 }
 
 static void show_status(LarmorOrthoView *self, const int64_t ijk[3], gboolean hovering)
 {
-    char *t = larmor_format_voxel(self->volume, ijk);
+    char *t = larmor_format_voxel_frame(self->volume, ijk, larmor_view_state_get_frame(self->state));
     if (self->volume && !hovering) {
         char *c = g_strdup_printf("Cursor  %s", t);
         g_free(t);
@@ -203,6 +216,8 @@ static void set_volume(LarmorOrthoView *self, LarmorVolume *volume)
     }
     for (int o = 0; o < 3; o++)
         larmor_slice_view_set_volume(self->views[o], volume);
+    larmor_time_bar_set_volume(self->time_bar, volume);
+    larmor_time_curve_set_volume(self->time_curve, volume);
     set_flat(self, volume && larmor_volume_get_data(volume)->dims[2] == 1);
     restore_window(self);
     if (self->overlay_dropdown)
@@ -402,6 +417,16 @@ GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self)
     return self->grid;
 }
 
+LarmorTimeBar *larmor_ortho_view_get_time_bar(LarmorOrthoView *self)
+{
+    return self->time_bar;
+}
+
+LarmorTimeCurve *larmor_ortho_view_get_time_curve(LarmorOrthoView *self)
+{
+    return self->time_curve;
+}
+
 GtkWidget *larmor_ortho_view_get_toolbar(LarmorOrthoView *self)
 {
     return self->toolbar;
@@ -504,6 +529,16 @@ static void larmor_ortho_view_init(LarmorOrthoView *self)
     g_signal_connect(self->state, "notify::cursor-x", G_CALLBACK(on_cursor), self);
     g_signal_connect(self->state, "notify::cursor-y", G_CALLBACK(on_cursor), self);
     g_signal_connect(self->state, "notify::cursor-z", G_CALLBACK(on_cursor), self);
+    g_signal_connect(self->state, "notify::frame", G_CALLBACK(on_cursor), self);
+
+    /* Time controls of dynamic images, between the views and the status line. */
+    self->time_bar = LARMOR_TIME_BAR(larmor_time_bar_new(self->state));
+    gtk_widget_insert_before(GTK_WIDGET(self->time_bar), gtk_widget_get_parent(GTK_WIDGET(self->status_label)),
+                             GTK_WIDGET(self->status_label));
+    /* A ROI's time-intensity curve shares the trajectory's cell (shown with a ROI on a dynamic image). */
+    self->time_curve = LARMOR_TIME_CURVE(larmor_time_curve_new(self->state));
+    gtk_widget_set_vexpand(GTK_WIDGET(self->time_curve), TRUE);
+    gtk_box_append(GTK_BOX(self->cell3), GTK_WIDGET(self->time_curve));
 
     /* Overlay choice, after the colour map (built here: one more control). */
     self->overlay_dropdown = GTK_DROP_DOWN(gtk_drop_down_new(NULL, NULL));

@@ -9,6 +9,8 @@
 #include <gtk/gtk.h>
 
 #include "larmor-slice-view.h"
+#include "larmor-time-bar.h"
+#include "larmor-time-curve.h"
 #include "larmor-view-state.h"
 #include "larmor-volume.h"
 #include "larmor.h"
@@ -29,6 +31,10 @@ void larmor_ortho_view_set_traj(LarmorOrthoView *self, const lm_traj *traj, cons
                                 const char *caption);
 /* The image part (grid of views) for PNG export. */
 GtkWidget *larmor_ortho_view_get_grid(LarmorOrthoView *self);
+/* The time controls under the views (hidden for static images). */
+LarmorTimeBar *larmor_ortho_view_get_time_bar(LarmorOrthoView *self);
+/* The ROI's time-intensity curve beside the views (with a ROI on a dynamic image). */
+LarmorTimeCurve *larmor_ortho_view_get_time_curve(LarmorOrthoView *self);
 /* The toolbar (a LarmorWrapBox): its children are the controls. */
 GtkWidget *larmor_ortho_view_get_toolbar(LarmorOrthoView *self);
 /* Window/level from the shown volume. */
@@ -65,6 +71,8 @@ void larmor_overlay_style_for(LarmorOverlayKind kind, LarmorVolume *image, Larmo
 
 /* "x 16 y 16 z 16 · (0.0, 0.0, 0.0) mm · 0.7341 ∠ 2.1°" (shared with compare). */
 char *larmor_format_voxel(LarmorVolume *volume, const int64_t ijk[3]);
+/* The same at frame t, naming the frame and its time for dynamic images. */
+char *larmor_format_voxel_frame(LarmorVolume *volume, const int64_t ijk[3], int64_t t);
 
 G_END_DECLS
 

@@ -44,6 +44,22 @@ static const lm_problem_def *listed_problem(guint pos)
     return lm_problem_at(0);
 }
 
+/* The dynamic problems (D128c8, D64c8) follow the static ones in the list. */
+static guint static_listed(void)
+{
+    guint n = 0;
+    for (size_t i = 0; i < lm_problem_count(); i++)
+        n += problem_listed(lm_problem_at(i));
+    return n;
+}
+
+/* The dynamic problem at list position pos (0 = the first problem), or NULL. */
+static const lm_dyn_problem_def *listed_dyn_problem(guint pos)
+{
+    const guint ns = static_listed();
+    return pos >= ns ? lm_dyn_problem_at(pos - ns) : NULL;
+}
+
 static guint signals[N_SIGNALS];
 
 static gboolean custom(LarmorPhantomDialog *self)
@@ -85,6 +101,19 @@ static void on_problem(GtkDropDown *dd, GParamSpec *pspec, LarmorPhantomDialog *
         gtk_widget_set_sensitive(fields[k], c);
     if (!c) {
         /* Show what the benchmark is made of (docs/conventions.md section 4). */
+        const lm_dyn_problem_def *dd = listed_dyn_problem(i - 1);
+        if (dd) {
+            gtk_drop_down_set_selected(self->phantom_dropdown, dd->dim == 2);
+            gtk_spin_button_set_value(self->matrix_spin, (double)dd->n);
+            gtk_spin_button_set_value(self->coils_spin, (double)dd->coils);
+            gtk_spin_button_set_value(self->noise_spin, dd->noise * 100);
+            gtk_spin_button_set_value(self->fieldmap_spin, 0);
+            gtk_spin_button_set_value(self->samples_spin,
+                                      (double)(dd->readout * dd->spokes_per_frame * dd->frames * (dd->dim == 3 ? dd->n : 1)));
+            gtk_spin_button_set_value(self->readout_spin, (double)dd->readout);
+            update_summary(self);
+            return;
+        }
         const lm_problem_def *d = listed_problem(i - 1);
         gtk_drop_down_set_selected(self->phantom_dropdown, d->dim == 2);
         gtk_spin_button_set_value(self->matrix_spin, (double)d->n);
@@ -105,7 +134,8 @@ LarmorDatasetSpec *larmor_phantom_dialog_get_spec(LarmorPhantomDialog *self)
     guint i = gtk_drop_down_get_selected(self->problem_dropdown);
     if (i > 0) {
         s->kind = LARMOR_SOURCE_PROBLEM;
-        g_strlcpy(s->problem, listed_problem(i - 1)->name, sizeof s->problem);
+        const lm_dyn_problem_def *dd = listed_dyn_problem(i - 1);
+        g_strlcpy(s->problem, dd ? dd->name : listed_problem(i - 1)->name, sizeof s->problem);
     } else
         s->kind = LARMOR_SOURCE_PHANTOM;
     g_strlcpy(s->phantom, gtk_drop_down_get_selected(self->phantom_dropdown) == 1 ? "shepp-logan-2d" : "shepp-logan",
@@ -132,6 +162,10 @@ void larmor_phantom_dialog_set_spec(LarmorPhantomDialog *self, const LarmorDatas
             if (g_strcmp0(lm_problem_at(i)->name, s->problem) == 0)
                 sel = (guint)pos;
         }
+    if (s->kind == LARMOR_SOURCE_PROBLEM)
+        for (size_t i = 0; i < lm_dyn_problem_count(); i++)
+            if (g_strcmp0(lm_dyn_problem_at(i)->name, s->problem) == 0)
+                sel = static_listed() + 1 + (guint)i;
     if (sel == 0) {
         gtk_drop_down_set_selected(self->phantom_dropdown, g_strcmp0(s->phantom, "shepp-logan-2d") == 0);
         if (s->matrix > 0)
@@ -209,6 +243,14 @@ static void larmor_phantom_dialog_init(LarmorPhantomDialog *self)
             g_snprintf(fm, sizeof fm, ", field map ≤ %g Hz", d->fieldmap_hz);
         char *t = g_strdup_printf("%s — %lld%s, %lld samples%s%s%s", d->name, (long long)d->n, d->dim == 2 ? "²" : "³",
                                   (long long)d->m, coils, d->noise > 0 ? ", noisy" : "", fm);
+        gtk_string_list_append(problems, t);
+        g_free(t);
+    }
+    for (size_t i = 0; i < lm_dyn_problem_count(); i++) {
+        const lm_dyn_problem_def *d = lm_dyn_problem_at(i);
+        char *t = g_strdup_printf("%s — %lld%s, %lld coils, %lld frames of %lld spokes (dynamic)", d->name, (long long)d->n,
+                                  d->dim == 2 ? "²" : "³", (long long)d->coils, (long long)d->frames,
+                                  (long long)d->spokes_per_frame);
         gtk_string_list_append(problems, t);
         g_free(t);
     }

@@ -3,12 +3,14 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "larmor-dyn-controls.h"
 #include "larmor-scroll-guard.h"
 #include "larmor-util.h"
 #include "larmor.h"
 
 struct _LarmorReconPanel {
     GtkWidget parent_instance;
+    LarmorDynControls *dyn; /* under the heading, shown for data with frames (made in code) */
 
     GtkDropDown *method_dropdown;
     GtkDropDown *variant_dropdown;
@@ -328,6 +330,16 @@ static void on_live_lambda(LarmorReconPanel *self)
         return;
     self->live_sent = self->lambda;
     g_signal_emit(self, signals[SIGNAL_LIVE_LAMBDA], 0, self->lambda);
+}
+
+/* The dynamic controls' lambda_t with their Live on. */
+static void on_dyn_live_lambda(LarmorReconPanel *self)
+{
+    const double lambda = larmor_dyn_controls_get_lambda_t(self->dyn);
+    if (!gtk_toggle_button_get_active(larmor_dyn_controls_get_live_toggle(self->dyn)) || lambda == self->live_sent)
+        return;
+    self->live_sent = lambda;
+    g_signal_emit(self, signals[SIGNAL_LIVE_LAMBDA], 0, lambda);
 }
 
 static gboolean parse_nonneg(const char *text, double *out)
@@ -690,6 +702,15 @@ static void on_variant(GObject *o, GParamSpec *pspec, LarmorReconPanel *self)
 
 gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error)
 {
+    if (!larmor_recon_panel_get_static_params(self, p, error))
+        return FALSE;
+    if (gtk_widget_get_visible(GTK_WIDGET(self->dyn)))
+        larmor_dyn_controls_apply(self->dyn, p);
+    return TRUE;
+}
+
+gboolean larmor_recon_panel_get_static_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error)
+{
     larmor_recon_params_init(p);
     p->method = gtk_drop_down_get_selected(self->method_dropdown);
     g_strlcpy(p->variant, selected_variant(self), sizeof p->variant);
@@ -721,8 +742,21 @@ gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams
     return TRUE;
 }
 
+void larmor_recon_panel_set_dynamic(LarmorReconPanel *self, gboolean dynamic)
+{
+    gtk_widget_set_visible(GTK_WIDGET(self->dyn), dynamic);
+}
+
+LarmorDynControls *larmor_recon_panel_get_dyn_controls(LarmorReconPanel *self)
+{
+    return self->dyn;
+}
+
 void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconParams *p)
 {
+    larmor_dyn_controls_set_params(self->dyn, p);
+    if (p->dynamic)
+        return; /* the static controls keep their own settings */
     gtk_drop_down_set_selected(self->method_dropdown, CLAMP((guint)p->method, 0, LM_METHOD_FFT));
     GListModel *m = gtk_drop_down_get_model(self->variant_dropdown);
     for (guint i = 0; i < g_list_model_get_n_items(m); i++) {
@@ -1001,6 +1035,15 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
     g_signal_connect_swapped(self->live_toggle, "toggled", G_CALLBACK(on_live_lambda), self);
     /* Marks on whole decades help read the log scale. */
     set_lambda_range(self, LM_REG_IDENTITY);
+    /* Dynamic data's prior and weights, right under the heading. */
+    self->dyn = LARMOR_DYN_CONTROLS(larmor_dyn_controls_new());
+    gtk_widget_set_visible(GTK_WIDGET(self->dyn), FALSE);
+    GtkWidget *top = gtk_widget_get_first_child(GTK_WIDGET(self));
+    gtk_widget_insert_after(GTK_WIDGET(self->dyn), top, gtk_widget_get_first_child(top));
+    g_signal_connect_swapped(self->dyn, "lambda-changed", G_CALLBACK(on_dyn_live_lambda), self);
+    g_signal_connect_swapped(self->dyn, "changed", G_CALLBACK(emit_changed), self);
+    g_signal_connect_swapped(larmor_dyn_controls_get_live_toggle(self->dyn), "toggled", G_CALLBACK(on_dyn_live_lambda),
+                             self);
 
     LarmorReconParams p;
     larmor_recon_params_init(&p);
@@ -1018,6 +1061,14 @@ static void larmor_recon_panel_init(LarmorReconPanel *self)
 
 void larmor_recon_panel_set_live_available(LarmorReconPanel *self, gboolean available, const char *why)
 {
+    GtkToggleButton *dyn_live = larmor_dyn_controls_get_live_toggle(self->dyn);
+    gtk_widget_set_sensitive(GTK_WIDGET(dyn_live), available);
+    gtk_widget_set_tooltip_text(GTK_WIDGET(dyn_live), available ? "Live: re-solve the newest dynamic run as λt moves "
+                                                                  "(2 ADMM iterations while it moves, the run's "
+                                                                  "when it rests)"
+                                                                : why);
+    if (!available)
+        gtk_toggle_button_set_active(dyn_live, FALSE);
     gtk_widget_set_sensitive(GTK_WIDGET(self->live_toggle), available);
     gtk_widget_set_tooltip_text(GTK_WIDGET(self->live_toggle),
                                 why ? why

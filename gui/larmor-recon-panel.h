@@ -16,6 +16,7 @@
 
 #include <gtk/gtk.h>
 
+#include "larmor-dyn-controls.h"
 #include "larmor-recon-task.h"
 #include "larmor-run.h"
 
@@ -27,6 +28,13 @@ G_DECLARE_FINAL_TYPE(LarmorReconPanel, larmor_recon_panel, LARMOR, RECON_PANEL, 
 /* FALSE with a message naming the field when an entry does not parse. */
 gboolean larmor_recon_panel_get_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error);
 void larmor_recon_panel_set_params(LarmorReconPanel *self, const LarmorReconParams *p);
+/* Data with frames: the dynamic controls show, and get_params fills the
+ * dynamic fields from them (larmor-dyn-controls.h). */
+void larmor_recon_panel_set_dynamic(LarmorReconPanel *self, gboolean dynamic);
+/* The static controls' settings alone (what the settings file keeps:
+ * dynamic data's weights and iterations do not replace them). */
+gboolean larmor_recon_panel_get_static_params(LarmorReconPanel *self, LarmorReconParams *p, GError **error);
+LarmorDynControls *larmor_recon_panel_get_dyn_controls(LarmorReconPanel *self);
 gboolean larmor_recon_panel_get_sweep(LarmorReconPanel *self, double *from, double *to, int *steps,
                                       GError **error);
 void larmor_recon_panel_set_sweep(LarmorReconPanel *self, double from, double to, int steps);

@@ -180,7 +180,7 @@ static int on_progress(void *user, const lm_progress *p)
     case LM_STAGE_CG:
         f = p->iters > 0 ? (double)p->iter / p->iters : f;
         overall = 0.5 + 0.5 * f;
-        what = "CG";
+        what = !self->params.dynamic ? "CG" : self->params.dyn_time || self->params.dyn_space_tv ? "ADMM" : "CG per frame";
         g_snprintf(detail, sizeof detail, " iteration %d of %d · residual %.2e", p->iter, p->iters,
                    p->rel_resid);
         break;
@@ -239,6 +239,12 @@ struct _LarmorLive {
     int last_iters;
     double last_time;
     char *error;
+    /* Dynamic runs: the model (every frame's Q and E^H d) and the solve's
+     * options; the solve's lambda_t is the one that moves. */
+    lm_dyn_model *dyn;
+    lm_dyn_opts dyn_opts;
+    lm_volume dyn_grid;        /* the frames' grid (no data) */
+    double frame_s;
 };
 
 G_DEFINE_FINAL_TYPE(LarmorLive, larmor_live, G_TYPE_OBJECT)
@@ -254,6 +260,7 @@ typedef struct {
 
 typedef struct {
     LiveJob job;
+    LarmorVolume *frames;      /* a dynamic run's new image */
     lm_volume *img;
     lm_session_report rep;
     double psnr, perr;
@@ -265,6 +272,7 @@ static void live_out_free(gpointer data)
 {
     LiveOut *o = data;
     lm_volume_free(o->img);
+    g_clear_object(&o->frames);
     g_free(o);
 }
 
@@ -283,6 +291,7 @@ static void larmor_live_finalize(GObject *object)
 {
     LarmorLive *self = LARMOR_LIVE(object);
     lm_recon_session_free(&self->session);
+    lm_dyn_model_free(self->dyn);
     g_clear_object(&self->truth);
     g_free(self->error);
     G_OBJECT_CLASS(larmor_live_parent_class)->finalize(object);
@@ -318,12 +327,66 @@ static LarmorLive *live_new(lm_recon_session *session, LarmorRun *run, LarmorVol
     return self;
 }
 
+/* Takes the model of a dynamic run; o its solve's options. */
+static LarmorLive *live_new_dynamic(lm_dyn_model *m, const lm_dyn_opts *o, const lm_volume *grid, double frame_s,
+                                    LarmorRun *run, LarmorVolume *truth)
+{
+    LarmorLive *self = live_new(NULL, run, truth, o->iters, 0);
+    self->dyn = m;
+    self->dyn_opts = *o;
+    self->dyn_opts.monitor = NULL; /* the task that ran it is gone */
+    self->dyn_opts.monitor_user = NULL;
+    self->dyn_grid = *grid;
+    self->dyn_grid.data = NULL;
+    self->frame_s = frame_s;
+    return self;
+}
+
+/* A dynamic run's live solve: lm_dyn_solve at the new temporal weight
+ * (ADMM has no warm start: the preview is 2 iterations, the final one the
+ * run's), scored against every frame of the truth. */
+static void live_dyn_solve(LarmorLive *self, LiveOut *o)
+{
+    lm_error err = { 0 };
+    lm_dyn_opts opts = self->dyn_opts;
+    opts.lambda_t = o->job.lambda;
+    opts.iters = o->job.final ? self->iters : MIN(self->iters, 2);
+    lm_dyn_result res = { 0 };
+    GError *error = NULL;
+    o->code = lm_dyn_solve(self->dyn, &opts, &res, &err);
+    if (o->code == LM_OK) {
+        o->frames = larmor_volume_new_frames(&self->dyn_grid, res.x, res.frames, self->frame_s, "run", &error);
+        o->rep.iters_done = res.iters_done;
+        o->rep.time_s = res.time_solve_s;
+        if (!o->frames) {
+            o->code = LM_ERR_NOMEM;
+            g_strlcpy(o->msg, error->message, sizeof o->msg);
+            g_error_free(error);
+        }
+    } else
+        g_strlcpy(o->msg, err.msg, sizeof o->msg);
+    if (o->frames && self->truth && larmor_volume_get_n_frames(self->truth) == res.frames) {
+        int64_t t;
+        lm_cfloat *truth = larmor_volume_dup_frames(self->truth, &t);
+        lm_metrics m;
+        if (lm_metrics_compute(res.x, truth, res.frames * res.nvox, NULL, 0, &m, &err) == LM_OK)
+            o->psnr = m.psnr_db, o->perr = m.percent_error;
+        g_free(truth);
+    }
+    lm_dyn_result_clear(&res);
+}
+
 static void live_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     LarmorLive *self = source;
     LiveOut *o = g_new0(LiveOut, 1);
     o->job = *(const LiveJob *)data;
     o->psnr = o->perr = NAN;
+    if (self->dyn) {
+        live_dyn_solve(self, o);
+        g_task_return_pointer(task, o, live_out_free);
+        return;
+    }
     lm_error err = { 0 };
     o->img = lm_recon_session_new_image(self->session, &err);
     lm_session_solve_opts p;
@@ -354,7 +417,7 @@ static void live_done(GObject *source, GAsyncResult *result, gpointer data)
     self->busy = FALSE;
     g_clear_pointer(&self->error, g_free);
     if (o && o->code == LM_OK && self->run) {
-        LarmorVolume *img = larmor_volume_new_take(o->img, "run");
+        LarmorVolume *img = o->frames ? g_object_ref(o->frames) : larmor_volume_new_take(o->img, "run");
         o->img = NULL;
         larmor_run_update_live(self->run, img, o->job.lambda, o->rep.iters_done, o->rep.time_s, o->psnr, o->perr,
                                self->truth ? larmor_volume_get_serial(self->truth) : 0);
@@ -519,6 +582,101 @@ static void record_speed(const lm_geom *g, int64_t m, const lm_recon_opts *o, co
     lm_error_clear(&err);
 }
 
+/* --- dynamic data --------------------------------------------------------- */
+
+/* ADMM's monitor (each frame's CG without a prior) as the task's progress;
+ * non-zero cancels. */
+static int dyn_monitor(void *user, int iter, double rel_resid, double cost, double elapsed_s)
+{
+    LarmorReconTask *self = user;
+    return on_progress(self, &(lm_progress){ .stage = LM_STAGE_CG, .iter = iter, .iters = self->params.iters,
+                                             .rel_resid = rel_resid, .cost = cost, .elapsed_s = elapsed_s });
+}
+
+/* The frames of dynamic data solved together (lm_dyn_solve): one run whose
+ * image has a frame per frame, scored against every frame of the truth. */
+static void run_dynamic(LarmorReconTask *self, GTask *task, GCancellable *cancellable)
+{
+    const lm_frames *frames = larmor_dataset_get_frames(self->dataset);
+    const LarmorReconParams *p = &self->params;
+    lm_error err = { 0 };
+    lm_dyn_model *m = NULL;
+    lm_dyn_result res = { 0 };
+    LarmorVolume *image = NULL;
+    GError *error = NULL;
+    const lm_sens *sens = self->maps ? larmor_coil_maps_get_sens(self->maps) : NULL;
+    const lm_kdata *kdata = larmor_dataset_get_kdata(self->dataset);
+    if (kdata->ncoils > 1 && !sens) {
+        g_task_return_new_error(task, LARMOR_ERROR, LM_ERR_INVALID, "%s: %lld channels: dynamic reconstruction needs "
+                                "their coil maps (Open Coil Maps…)", self->dataset_name, (long long)kdata->ncoils);
+        return;
+    }
+    on_progress(self, &(lm_progress){ .stage = LM_STAGE_Q });
+    lm_dyn_model_desc md = { .geom = &self->geom, .traj = larmor_dataset_get_traj(self->dataset), .kdata = kdata,
+                             .sens = sens, .frames = frames, .variant = p->variant, .use_cache = !p->recompute_q };
+    lm_dyn_opts o;
+    lm_dyn_opts_init(&o);
+    o.time = p->dyn_time;
+    o.lambda_t = p->dyn_time == LM_DYN_TIME_NONE ? 0 : p->lambda;
+    o.space_tv = p->dyn_space_tv;
+    o.lambda_s = p->dyn_space_tv ? p->lambda_space : 0;
+    o.iters = p->iters;
+    o.monitor = dyn_monitor;
+    o.monitor_user = self;
+    lm_code code = lm_dyn_model_new(&md, &m, &err);
+    if (code == LM_OK && g_cancellable_is_cancelled(cancellable))
+        code = lm_fail(&err, LM_ERR_CANCELLED, "cancelled");
+    if (code == LM_OK)
+        code = lm_dyn_solve(m, &o, &res, &err);
+    if (code == LM_OK && g_cancellable_is_cancelled(cancellable))
+        code = lm_fail(&err, LM_ERR_CANCELLED, "cancelled");
+    double vox[3], aff[4][4];
+    for (int a = 0; a < 3; a++)
+        vox[a] = self->geom.fov_mm[a] / (double)self->geom.n[a];
+    lm_geom_affine(&self->geom, aff);
+    lm_volume grid = { .dims = { self->geom.n[0], self->geom.n[1], self->geom.n[2] },
+                       .voxel_mm = { vox[0], vox[1], vox[2] } };
+    memcpy(grid.affine, aff, sizeof aff);
+    if (code == LM_OK)
+        image = larmor_volume_new_frames(&grid, res.x, res.frames, frames->duration_s, "run", &error);
+    if (code != LM_OK || !image) {
+        lm_dyn_model_free(m);
+        lm_dyn_result_clear(&res);
+        if (code == LM_ERR_CANCELLED)
+            g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Reconstruction cancelled");
+        else {
+            if (!error)
+                larmor_set_error(&error, &err);
+            g_task_return_error(task, error);
+        }
+        return;
+    }
+    LarmorRun *run = larmor_run_new_dynamic(p, self->dataset_name, image, &res, (int)kdata->ncoils);
+    larmor_run_set_dataset_key(run, self->dataset_key);
+    if (sens)
+        larmor_run_set_maps(run, self->maps);
+    if (self->truth && larmor_volume_get_n_frames(self->truth) == res.frames &&
+        larmor_volume_same_grid(self->truth, image)) {
+        int64_t t;
+        lm_cfloat *truth = larmor_volume_dup_frames(self->truth, &t);
+        lm_metrics met;
+        if (lm_metrics_compute(res.x, truth, res.frames * res.nvox, NULL, 0, &met, &err) == LM_OK)
+            larmor_run_set_metrics_against(run, met.psnr_db, met.percent_error, larmor_volume_get_serial(self->truth));
+        g_free(truth);
+    }
+    lm_dyn_result_clear(&res);
+    /* The model stays with a run of a temporal prior for live lambda_t (its Q's and E^H d). */
+    if (o.time != LM_DYN_TIME_NONE) {
+        LarmorLive *live = live_new_dynamic(m, &o, &grid, frames->duration_s, run, self->truth);
+        larmor_run_set_live(run, G_OBJECT(live));
+        g_object_unref(live);
+    } else
+        lm_dyn_model_free(m);
+    GPtrArray *runs = g_ptr_array_new_with_free_func(g_object_unref);
+    g_ptr_array_add(runs, run);
+    g_task_return_pointer(task, runs, (GDestroyNotify)g_ptr_array_unref);
+}
+
 static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
     LarmorReconTask *self = source;
@@ -529,6 +687,11 @@ static void run_thread(GTask *task, gpointer source, gpointer data, GCancellable
     if (truth && (truth->dims[0] != self->geom.n[0] || truth->dims[1] != self->geom.n[1] ||
                   truth->dims[2] != self->geom.n[2]))
         truth = NULL;
+    if (self->params.dynamic && larmor_dataset_get_frames(self->dataset)) {
+        g_ptr_array_unref(runs);
+        run_dynamic(self, task, cancellable);
+        return;
+    }
 
     for (int i = 0; i < self->n_lambdas; i++) {
         lm_recon_opts o;

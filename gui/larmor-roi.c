@@ -150,3 +150,29 @@ char *larmor_roi_to_csv(const LarmorRoi *roi, const char *const *names, const La
     }
     return g_string_free(s, FALSE);
 }
+
+int64_t *larmor_roi_indices(const LarmorRoi *roi, const int64_t dims[3], int64_t *count)
+{
+    *count = 0;
+    if (!roi || roi->shape == LARMOR_ROI_NONE)
+        return NULL;
+    int u, v, n;
+    larmor_orientation_axes(roi->orientation, &u, &v, &n);
+    if (roi->slice < 0 || roi->slice >= dims[n])
+        return NULL;
+    const int64_t a0 = MAX(roi->u0, 0), a1 = MIN(roi->u1, dims[u] - 1);
+    const int64_t b0 = MAX(roi->v0, 0), b1 = MIN(roi->v1, dims[v] - 1);
+    if (a1 < a0 || b1 < b0)
+        return NULL;
+    int64_t *idx = g_new(int64_t, (gsize)((a1 - a0 + 1) * (b1 - b0 + 1))), ijk[3];
+    ijk[n] = roi->slice;
+    for (int64_t b = b0; b <= b1; b++)
+        for (int64_t a = a0; a <= a1; a++)
+            if (larmor_roi_contains(roi, a, b)) {
+                ijk[u] = a, ijk[v] = b;
+                idx[(*count)++] = ijk[0] + dims[0] * (ijk[1] + dims[1] * ijk[2]);
+            }
+    if (*count == 0)
+        g_clear_pointer(&idx, g_free);
+    return idx;
+}

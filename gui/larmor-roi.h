@@ -44,6 +44,10 @@ gboolean larmor_roi_contains(const LarmorRoi *roi, int64_t u, int64_t v);
 /* Statistics of |vol| inside the ROI (the part within the volume). FALSE
  * with count 0 when there is no ROI or nothing of it lies in the volume. */
 gboolean larmor_roi_stats(const LarmorRoi *roi, const lm_volume *vol, LarmorRoiStats *st);
+/* The voxel indices (i + nx (j + ny k)) inside the ROI within a volume of
+ * dims, in plane order; NULL with count 0 when none (g_free). What a
+ * ROI's time-intensity curve measures in every frame (lm_frame_stats). */
+int64_t *larmor_roi_indices(const LarmorRoi *roi, const int64_t dims[3], int64_t *count);
 /* SD of the magnitude of pure complex Gaussian noise (Rayleigh) relative
  * to the noise SD of each of its real and imaginary parts: sqrt(2 - pi/2). */
 #define LARMOR_RAYLEIGH_SD 0.655

@@ -251,7 +251,13 @@ static void update_label(LarmorRun *self)
     char live[32] = "";
     if (self->is_live)
         g_snprintf(live, sizeof live, " · live from #%d", self->live_from);
-    if (p->method == LM_METHOD_CG)
+    if (p->dynamic) {
+        char ls[32] = "";
+        if (p->dyn_space_tv)
+            g_snprintf(ls, sizeof ls, " · λs %.2g", p->lambda_space);
+        self->label = g_strdup_printf("#%d dynamic · %s · %s · λt %.2g%s%s%s", self->index, larmor_dyn_reg_name(p),
+                                      self->variant_text, p->lambda, ls, c, live);
+    } else if (p->method == LM_METHOD_CG)
         self->label = g_strdup_printf("#%d %s · %s · %s · λ %.2g%s%s%s%s", self->index, larmor_run_get_solver(self),
                                       lm_reg_name(p->reg), self->variant_text, p->lambda, p->lambda_auto ? " auto" : "",
                                       c, fm, live);
@@ -276,10 +282,17 @@ static void update_label(LarmorRun *self)
 const char *larmor_run_get_solver(LarmorRun *self)
 {
     const LarmorReconParams *p = &self->params;
+    if (p->dynamic)
+        return p->dyn_time == LM_DYN_TIME_NONE && !p->dyn_space_tv ? "CG" : "ADMM";
     if (p->method != LM_METHOD_CG)
         return larmor_method_short(p->method);
     /* The non-smooth priors are solved by ADMM (lm_admm.h), the others by CG. */
     return p->reg == LM_REG_TV || p->reg == LM_REG_WAVELET ? "ADMM" : "CG";
+}
+
+const char *larmor_run_get_reg_text(LarmorRun *self)
+{
+    return self->params.dynamic ? larmor_dyn_reg_name(&self->params) : larmor_reg_label(self->params.reg);
 }
 
 char *larmor_run_get_fieldmap_text(LarmorRun *self)
@@ -324,7 +337,8 @@ char *larmor_run_get_file_stem(LarmorRun *self)
     if (p->method == LM_METHOD_CG) {
         char l[G_ASCII_DTOSTR_BUF_SIZE];
         g_ascii_formatd(l, sizeof l, "%.3g", p->lambda);
-        g_string_append_printf(s, " %s l%s %s", lm_reg_name(p->reg), l, self->variant_text ? self->variant_text : p->variant);
+        g_string_append_printf(s, " %s l%s %s", p->dynamic ? larmor_dyn_reg_name(p) : lm_reg_name(p->reg), l,
+                               self->variant_text ? self->variant_text : p->variant);
     }
     char *fm = larmor_run_get_fieldmap_text(self);
     g_string_append_printf(s, " %s%s", fm, self->is_live ? " live" : "");
@@ -334,6 +348,47 @@ char *larmor_run_get_file_stem(LarmorRun *self)
     return slug;
 }
 
+const char *larmor_dyn_reg_name(const LarmorReconParams *p)
+{
+    if (p->dyn_time == LM_DYN_TIME_NONE)
+        return p->dyn_space_tv ? "tv per frame" : "frame by frame";
+    if (p->dyn_time == LM_DYN_TIME_TV && p->dyn_space_tv)
+        return "ttv+tv";
+    return lm_dyn_time_name(p->dyn_time);
+}
+
+static char *variant_text(const char *variant)
+{
+    const lm_variant *picked = lm_variant_is_auto(variant) ? lm_variant_resolve(variant, NULL) : NULL;
+    return picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name) : g_strdup(variant);
+}
+
+LarmorRun *larmor_run_new_dynamic(const LarmorReconParams *params, const char *dataset_name, LarmorVolume *image,
+                                  const lm_dyn_result *res, int coils)
+{
+    LarmorRun *self = g_object_new(LARMOR_TYPE_RUN, NULL);
+    self->params = *params;
+    self->params.lambda = res->lambda_t;
+    self->params.lambda_space = res->lambda_s;
+    self->dataset_name = g_strdup(dataset_name);
+    self->variant_text = variant_text(params->variant);
+    self->image = image;
+    self->iters_done = res->iters_done;
+    self->time_q = res->time_prep_s;
+    self->time_cg = res->time_solve_s;
+    self->time_total = res->time_prep_s + res->time_solve_s;
+    self->coils = self->coils_in = coils;
+    self->combine = coils > 1 ? LM_COMBINE_SENSE : LM_COMBINE_AUTO;
+    self->sens_source = coils > 1 ? LM_SENS_GIVEN : self->sens_source;
+    update_label(self);
+    return self;
+}
+
+int64_t larmor_run_get_frames(LarmorRun *self)
+{
+    return self->image ? larmor_volume_get_n_frames(self->image) : 1;
+}
+
 LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_name,
                           lm_recon_result *res)
 {
@@ -341,11 +396,9 @@ LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_n
     self->params = *params;
     self->dataset_name = g_strdup(dataset_name);
     /* auto names the variant it picked (the same on this machine all along). */
-    const lm_variant *picked = lm_variant_is_auto(params->variant) ? lm_variant_resolve(params->variant, NULL) : NULL;
     self->variant_text = res->fell_back && res->fallback_variant
                              ? g_strdup_printf("%s (CPU fallback)", res->fallback_variant)
-                         : picked ? g_strdup_printf("%s → %s", LM_VARIANT_AUTO, picked->name)
-                                  : g_strdup(params->variant);
+                             : variant_text(params->variant);
     g_strlcpy(self->fallback_note, res->fell_back ? res->fallback_note : "", sizeof self->fallback_note);
     if (res->image) {
         self->image = larmor_volume_new_take(res->image, "run");
@@ -544,6 +597,16 @@ gboolean larmor_run_update_live(LarmorRun *self, LarmorVolume *image, double lam
 
 gboolean larmor_run_live_fits(LarmorRun *self, const LarmorReconParams *want, char **why)
 {
+    if (self->params.dynamic || want->dynamic) {
+        /* The temporal weight moves; the prior stays the run's. */
+        const gboolean same = self->params.dynamic && want->dynamic && self->params.dyn_time == want->dyn_time &&
+                              self->params.dyn_space_tv == want->dyn_space_tv && want->dyn_time != LM_DYN_TIME_NONE;
+        if (!same && why)
+            *why = g_strdup_printf("Live λt re-solves run #%d (%s): choose that temporal prior, or run the one "
+                                   "chosen now first", self->live_from > 0 ? self->live_from : self->index,
+                                   self->params.dynamic ? larmor_dyn_reg_name(&self->params) : "static");
+        return same;
+    }
     if (want->method != LM_METHOD_CG || want->reg != self->params.reg) {
         if (why)
             *why = g_strdup_printf("Live λ re-solves run #%d (%s, %s): choose CG with that regulariser, or run "
@@ -715,6 +778,13 @@ void larmor_run_save_to_keyfile(LarmorRun *self, GKeyFile *kf, const char *g)
     g_key_file_set_string(kf, g, "variant", p->variant);
     g_key_file_set_string(kf, g, "variant-text", larmor_run_get_variant_text(self));
     kf_set_double(kf, g, "lambda", p->lambda);
+    if (p->dynamic) {
+        /* lambda is the temporal weight; the image has its frames (NIfTI 4D). */
+        g_key_file_set_boolean(kf, g, "dynamic", TRUE);
+        g_key_file_set_string(kf, g, "dyn-time", lm_dyn_time_name(p->dyn_time));
+        g_key_file_set_boolean(kf, g, "dyn-space-tv", p->dyn_space_tv);
+        kf_set_double(kf, g, "lambda-space", p->lambda_space);
+    }
     g_key_file_set_string(kf, g, "reg", lm_reg_name(p->reg));
     g_key_file_set_integer(kf, g, "iters", p->iters);
     kf_set_double(kf, g, "tol", p->tol);
@@ -843,7 +913,18 @@ LarmorRun *larmor_run_new_from_keyfile(GKeyFile *kf, const char *g, LarmorVolume
         g_strfreev(parts);
     }
     g_free(r);
-    /* Keys added with issues 11 and 12: sessions written before have none. */
+    /* Keys added with issues 11, 12 and 23: sessions written before have none. */
+    p->dynamic = g_key_file_get_boolean(kf, g, "dynamic", NULL);
+    if (p->dynamic) {
+        char *t = g_key_file_get_string(kf, g, "dyn-time", NULL);
+        p->dyn_time = LM_DYN_TIME_NONE;
+        for (lm_dyn_time k = LM_DYN_TIME_NONE; k <= LM_DYN_TIME_LLR; k++)
+            if (t && g_strcmp0(t, lm_dyn_time_name(k)) == 0)
+                p->dyn_time = k;
+        g_free(t);
+        p->dyn_space_tv = g_key_file_get_boolean(kf, g, "dyn-space-tv", NULL);
+        p->lambda_space = g_key_file_get_double(kf, g, "lambda-space", NULL);
+    }
     p->lambda_auto = g_key_file_get_boolean(kf, g, "lambda-auto", NULL);
     p->prior_influence = g_key_file_get_boolean(kf, g, "prior-influence", NULL);
     char *c = g_key_file_get_string(kf, g, "lambda-criterion", NULL);

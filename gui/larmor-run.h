@@ -57,12 +57,31 @@ typedef struct {
     gboolean prior_influence; /* lm_recon_opts.prior_influence: keep what the prior changed */
     LarmorFieldmapMode fieldmap; /* off-resonance correction with the data's field map */
     gboolean fallback_cpu; /* lm_recon_opts.fallback: a failing GPU variant reruns on the CPU */
+    /* Dynamic data (docs/dynamic.md; set by the window for data with frames):
+     * lambda is the temporal weight and iters counts ADMM iterations. */
+    gboolean dynamic;
+    lm_dyn_time dyn_time;  /* LM_DYN_TIME_NONE: each frame alone (frame by frame) */
+    gboolean dyn_space_tv; /* spatial TV on every frame too (ttv+tv) */
+    double lambda_space;   /* its weight */
 } LarmorReconParams;
+
+/* "ttv", "ttv+tv", "llr", "ttik" or "frame by frame": the prior of dynamic params. */
+const char *larmor_dyn_reg_name(const LarmorReconParams *p);
 
 void larmor_recon_params_init(LarmorReconParams *p);
 
 #define LARMOR_TYPE_RUN (larmor_run_get_type())
 G_DECLARE_FINAL_TYPE(LarmorRun, larmor_run, LARMOR, RUN, GObject)
+
+/* A dynamic run: image (taken) has one frame per frame of the data;
+ * res's weights, iterations and times are copied. */
+LarmorRun *larmor_run_new_dynamic(const LarmorReconParams *params, const char *dataset_name, LarmorVolume *image,
+                                  const lm_dyn_result *res, int coils);
+/* The prior as the tables show it: larmor_dyn_reg_name for dynamic runs,
+ * else the regulariser's label. */
+const char *larmor_run_get_reg_text(LarmorRun *self);
+/* Frames of the run's image (1 for a static run). */
+int64_t larmor_run_get_frames(LarmorRun *self);
 
 /* Takes res->image and copies the rest; res is left cleared. */
 LarmorRun *larmor_run_new(const LarmorReconParams *params, const char *dataset_name,

@@ -112,7 +112,7 @@ static char *cell_text(LarmorRun *r, Col c)
     case COL_INDEX: return g_strdup_printf("%d", larmor_run_get_index(r));
     case COL_METHOD: return g_strdup(larmor_run_get_solver(r)); /* short: the table fits the page */
     case COL_VARIANT: return g_strdup(cg ? larmor_run_get_variant_text(r) : "—");
-    case COL_REG: return g_strdup(cg ? larmor_reg_label(p->reg) : "—");
+    case COL_REG: return g_strdup(cg ? larmor_run_get_reg_text(r) : "—");
     case COL_LAMBDA: return cg ? larmor_format_lambda(p->lambda) : g_strdup("—");
     case COL_COILS: return larmor_run_get_coils_text(r);
     case COL_ITERS: return cg ? g_strdup_printf("%d", larmor_run_get_iters_done(r)) : g_strdup("—");

@@ -315,8 +315,17 @@ gboolean larmor_session_write(LarmorSession *s, const char *path, GError **error
         char *file = g_build_filename(dir, name, NULL);
         const lm_volume *v = larmor_volume_get_data(im->volume);
         lm_error err = { 0 };
-        /* Complex64, uncompressed: bit-identical and quick to read back. */
-        if (lm_nifti_write(file, v, 1, &err) != LM_OK) {
+        /* Complex64, uncompressed: bit-identical and quick to read back;
+         * a dynamic image as a 4D time series. */
+        lm_code rc;
+        if (larmor_volume_get_n_frames(im->volume) > 1) {
+            int64_t frames;
+            lm_cfloat *x = larmor_volume_dup_frames(im->volume, &frames);
+            rc = lm_nifti_write_series(file, v, frames, x, 1, larmor_volume_get_frame_s(im->volume), &err);
+            g_free(x);
+        } else
+            rc = lm_nifti_write(file, v, 1, &err);
+        if (rc != LM_OK) {
             larmor_set_error(error, &err);
             ok = FALSE;
         } else {
@@ -394,9 +403,13 @@ LarmorSession *larmor_session_read(const char *path, GError **error)
         char *file = g_build_filename(dir, base, NULL);
         lm_volume *v = NULL;
         lm_error err = { 0 };
+        int64_t frames = 1;
+        double frame_s = 0;
         if (g_strcmp0(base, name) != 0)
             g_string_append_printf(s->missing, "%s%s: not a file name", s->missing->len ? "\n" : "", name);
-        else if (lm_nifti_read(file, &v, &err) != LM_OK) {
+        else if (lm_nifti_read_frames(file, &v, &frames, &err) != LM_OK ||
+                 lm_nifti_frame_seconds(file, &frame_s, &err) != LM_OK) {
+            lm_volume_free(v);
             g_string_append_printf(s->missing, "%s%s", s->missing->len ? "\n" : "", err.msg);
             lm_error_clear(&err);
         } else {
@@ -405,10 +418,18 @@ LarmorSession *larmor_session_read(const char *path, GError **error)
                 memcpy(&v->affine[0][0], aff, sizeof aff);
             if (larmor_session_get_doubles(s->kf, groups[i], "image-voxel-mm", mm, 3))
                 memcpy(v->voxel_mm, mm, sizeof mm);
-            Image *im = g_new0(Image, 1);
-            im->group = g_strdup(groups[i]);
-            im->volume = larmor_volume_new_take(v, groups[i]);
-            g_ptr_array_add(s->images, im);
+            LarmorVolume *vol = frames > 1 ? larmor_volume_new_frames(v, v->data, frames, frame_s, groups[i], NULL)
+                                           : larmor_volume_new_take(v, groups[i]);
+            if (frames > 1)
+                lm_volume_free(v);
+            if (vol) {
+                Image *im = g_new0(Image, 1);
+                im->group = g_strdup(groups[i]);
+                im->volume = vol;
+                g_ptr_array_add(s->images, im);
+            } else
+                g_string_append_printf(s->missing, "%s%s: out of memory for %lld frames", s->missing->len ? "\n" : "",
+                                       name, (long long)frames);
         }
         g_free(file);
         g_free(base);

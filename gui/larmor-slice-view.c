@@ -63,6 +63,12 @@ G_DEFINE_FINAL_TYPE(LarmorSliceView, larmor_slice_view, GTK_TYPE_WIDGET)
 enum { SIGNAL_HOVER, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* The frame of the volume the state points at (frame 0 of static ones). */
+static const lm_volume *shown(LarmorSliceView *self)
+{
+    return larmor_volume_get_frame_data(self->volume, larmor_view_state_get_frame(self->state));
+}
+
 /* Where the slice is drawn, in widget (logical) pixels. */
 typedef struct {
     double ox, oy, iw, ih;
@@ -99,7 +105,7 @@ static gboolean compute_layout(LarmorSliceView *self, Layout *l)
 {
     if (!self->volume)
         return FALSE;
-    const lm_volume *vol = larmor_volume_get_data(self->volume);
+    const lm_volume *vol = shown(self);
     larmor_orientation_axes(self->orientation, &l->u, &l->v, &l->n);
     l->pw = (int)vol->dims[l->u];
     l->ph = (int)vol->dims[l->v];
@@ -173,7 +179,7 @@ static void mirror_plane(float *p, int pw, int ph, int flip_u, int flip_v)
 
 static void ensure_pixels(LarmorSliceView *self, const Layout *l)
 {
-    const lm_volume *vol = larmor_volume_get_data(self->volume);
+    const lm_volume *vol = shown(self);
     int64_t cur[3];
     larmor_view_state_get_cursor(self->state, cur);
     int mode = larmor_view_state_get_mode(self->state);
@@ -282,7 +288,7 @@ gboolean larmor_slice_view_get_roi_stats(LarmorSliceView *self, LarmorRoiStats *
         *st = (LarmorRoiStats){ .mean = NAN, .sd = NAN, .min = NAN, .max = NAN };
         return FALSE;
     }
-    return larmor_roi_stats(&roi, larmor_volume_get_data(self->volume), st);
+    return larmor_roi_stats(&roi, shown(self), st);
 }
 
 char *larmor_roi_stats_text(const LarmorRoiStats *st)
@@ -385,7 +391,7 @@ static void outline_roi(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
         cairo_destroy(cr);
     }
     LarmorRoiStats st;
-    if (stats_y >= 0 && larmor_roi_stats(&roi, larmor_volume_get_data(self->volume), &st)) {
+    if (stats_y >= 0 && larmor_roi_stats(&roi, shown(self), &st)) {
         char *t = larmor_roi_stats_text(&st);
         append_text(snapshot, GTK_WIDGET(self), t, 6, stats_y, 0, 1, &yellow);
         g_free(t);
@@ -399,7 +405,7 @@ gboolean larmor_slice_view_edge_labels(LarmorSliceView *self, char *labels[4])
         labels[i] = NULL;
     if (!compute_layout(self, &l))
         return FALSE;
-    const lm_volume *vol = larmor_volume_get_data(self->volume);
+    const lm_volume *vol = shown(self);
     int wu, su, wv, sv;
     larmor_axis_direction(vol->affine, l.u, &wu, &su);
     larmor_axis_direction(vol->affine, l.v, &wv, &sv);
@@ -477,7 +483,7 @@ static void draw_labels(LarmorSliceView *self, GtkSnapshot *snapshot, const Layo
     GtkWidget *w = GTK_WIDGET(self);
     int64_t cur[3];
     larmor_view_state_get_cursor(self->state, cur);
-    const lm_volume *vol = larmor_volume_get_data(self->volume);
+    const lm_volume *vol = shown(self);
     const char *head = self->title ? self->title : larmor_orientation_name(self->orientation);
     if (head[0])
         append_text(snapshot, w, head, 6, 4, 0, 0, &fg);
@@ -501,7 +507,7 @@ static gboolean overlay_fits(LarmorSliceView *self)
 {
     if (!self->overlay || !self->volume)
         return FALSE;
-    const lm_volume *a = larmor_volume_get_data(self->overlay), *b = larmor_volume_get_data(self->volume);
+    const lm_volume *a = larmor_volume_get_data(self->overlay), *b = shown(self);
     return a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] && a->dims[2] == b->dims[2];
 }
 
@@ -871,6 +877,17 @@ static void action_move(GtkWidget *widget, const char *name, GVariant *param)
         move_slice(self, g_variant_get_int32(param));
 }
 
+/* [ and ]: the previous or next frame of a dynamic image (linked views follow). */
+static void action_frame(GtkWidget *widget, const char *name, GVariant *param)
+{
+    LarmorSliceView *self = LARMOR_SLICE_VIEW(widget);
+    if (!self->volume || !self->state)
+        return;
+    const int64_t n = larmor_volume_get_n_frames(self->volume);
+    const int64_t t = CLAMP((int64_t)larmor_view_state_get_frame(self->state), 0, n - 1) + g_variant_get_int32(param);
+    larmor_view_state_set_frame(self->state, (int)CLAMP(t, 0, n - 1));
+}
+
 static void action_end(GtkWidget *widget, const char *name, GVariant *param)
 {
     LarmorSliceView *self = LARMOR_SLICE_VIEW(widget);
@@ -879,7 +896,7 @@ static void action_end(GtkWidget *widget, const char *name, GVariant *param)
     int u, v, n;
     larmor_orientation_axes(self->orientation, &u, &v, &n);
     gboolean last = g_strcmp0(name, "slice.last") == 0;
-    larmor_view_state_set_cursor_axis(self->state, n, last ? larmor_volume_get_data(self->volume)->dims[n] - 1 : 0);
+    larmor_view_state_set_cursor_axis(self->state, n, last ? shown(self)->dims[n] - 1 : 0);
     emit_hover(self);
 }
 
@@ -1005,7 +1022,7 @@ char *larmor_slice_view_get_slice_text(LarmorSliceView *self)
     larmor_orientation_axes(self->orientation, &u, &v, &n);
     int64_t cur[3];
     larmor_view_state_get_cursor(self->state, cur);
-    return larmor_format_slice(n, (long long)cur[n], (long long)larmor_volume_get_data(self->volume)->dims[n]);
+    return larmor_format_slice(n, (long long)cur[n], (long long)shown(self)->dims[n]);
 }
 
 double larmor_slice_view_get_last_draw_ms(LarmorSliceView *self)
@@ -1063,6 +1080,7 @@ static void larmor_slice_view_class_init(LarmorSliceViewClass *klass)
                                          G_TYPE_INT, G_TYPE_INT, G_TYPE_INT);
 
     gtk_widget_class_install_action(wc, "slice.move", "i", action_move);
+    gtk_widget_class_install_action(wc, "slice.frame", "i", action_frame);
     gtk_widget_class_install_action(wc, "slice.first", NULL, action_end);
     gtk_widget_class_install_action(wc, "slice.last", NULL, action_end);
     gtk_widget_class_install_action(wc, "slice.zoom", "d", action_zoom);
@@ -1081,6 +1099,8 @@ static void larmor_slice_view_class_init(LarmorSliceViewClass *klass)
     gtk_widget_class_add_binding_action(wc, GDK_KEY_minus, 0, "slice.zoom", "d", 0.8);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_KP_Subtract, 0, "slice.zoom", "d", 0.8);
     gtk_widget_class_add_binding_action(wc, GDK_KEY_r, 0, "slice.reset", NULL);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_bracketleft, 0, "slice.frame", "i", -1);
+    gtk_widget_class_add_binding_action(wc, GDK_KEY_bracketright, 0, "slice.frame", "i", 1);
 }
 
 static void larmor_slice_view_init(LarmorSliceView *self)

@@ -3,7 +3,8 @@
  * moves the slice, Ctrl+scroll zooms about the pointer; middle drag (or
  * Ctrl+left) pans; right drag (or Shift+left) sets window (horizontal) and
  * level (vertical). Keys: arrows and Page Up/Down move the slice, Home/End,
- * plus/minus zoom, r resets zoom, pan and window/level. With the state's
+ * plus/minus zoom, r resets zoom, pan and window/level, [ and ] step the
+ * frame of a dynamic image (the state's "frame"). With the state's
  * ROI tool on (rectangle or ellipse), a left drag draws the shared region
  * of interest instead of moving the cursor; it is outlined on the slice it
  * lies on, with mean, SD, min, max of the magnitude, voxel count and area

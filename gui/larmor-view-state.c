@@ -14,6 +14,7 @@ struct _LarmorViewState {
     LarmorLine line;
     LarmorRoiShape roi_tool;
     gboolean radiological, show_colorbar;
+    int frame;                 /* the frame of dynamic images shown */
     /* Phase switched the map to cyclic by itself: the map to go back to. */
     gboolean cmap_auto;
     LarmorColormap cmap_before_phase;
@@ -33,6 +34,7 @@ enum {
     PROP_ROI_TOOL,
     PROP_RADIOLOGICAL,
     PROP_SHOW_COLORBAR,
+    PROP_FRAME,
     N_PROPS
 };
 static GParamSpec *props[N_PROPS];
@@ -55,6 +57,7 @@ static void larmor_view_state_get_property(GObject *object, guint id, GValue *va
     case PROP_ROI_TOOL: g_value_set_int(value, self->roi_tool); break;
     case PROP_RADIOLOGICAL: g_value_set_boolean(value, self->radiological); break;
     case PROP_SHOW_COLORBAR: g_value_set_boolean(value, self->show_colorbar); break;
+    case PROP_FRAME: g_value_set_int(value, self->frame); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -76,6 +79,7 @@ static void larmor_view_state_set_property(GObject *object, guint id, const GVal
     case PROP_ROI_TOOL: larmor_view_state_set_roi_tool(self, g_value_get_int(value)); break;
     case PROP_RADIOLOGICAL: larmor_view_state_set_radiological(self, g_value_get_boolean(value)); break;
     case PROP_SHOW_COLORBAR: larmor_view_state_set_show_colorbar(self, g_value_get_boolean(value)); break;
+    case PROP_FRAME: larmor_view_state_set_frame(self, g_value_get_int(value)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
     }
 }
@@ -96,6 +100,7 @@ static void larmor_view_state_class_init(LarmorViewStateClass *klass)
     props[PROP_ROI_TOOL] = g_param_spec_int("roi-tool", NULL, NULL, 0, LARMOR_ROI_LINE, 0, f);
     props[PROP_RADIOLOGICAL] = g_param_spec_boolean("radiological", NULL, NULL, FALSE, f);
     props[PROP_SHOW_COLORBAR] = g_param_spec_boolean("show-colorbar", NULL, NULL, TRUE, f);
+    props[PROP_FRAME] = g_param_spec_int("frame", NULL, NULL, 0, G_MAXINT, 0, f);
     g_object_class_install_properties(oc, N_PROPS, props);
     /* The shared region of interest changed (drawn, moved or cleared). */
     signals[SIGNAL_ROI_CHANGED] = g_signal_new("roi-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
@@ -361,4 +366,18 @@ void larmor_view_state_set_roi_tool(LarmorViewState *self, LarmorRoiShape tool)
         return;
     self->roi_tool = tool;
     g_object_notify_by_pspec(G_OBJECT(self), props[PROP_ROI_TOOL]);
+}
+
+int larmor_view_state_get_frame(LarmorViewState *self)
+{
+    return self->frame;
+}
+
+void larmor_view_state_set_frame(LarmorViewState *self, int frame)
+{
+    frame = MAX(frame, 0);
+    if (frame == self->frame)
+        return;
+    self->frame = frame;
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_FRAME]);
 }

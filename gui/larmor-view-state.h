@@ -1,4 +1,4 @@
-/* What linked slice views share: the cursor (a voxel), window/level,
+/* What linked slice views share: the cursor (a voxel) and frame, window/level,
  * display mode, colour map, and zoom/pan per orientation. Views that share
  * one state show the same place the same way (the ortho viewer's three
  * views, the compare view's panels). Properties notify only on change. */
@@ -49,6 +49,12 @@ void larmor_view_state_set_radiological(LarmorViewState *self, gboolean radiolog
 /* Property "show-colorbar" (default TRUE): slice views draw a colour bar. */
 gboolean larmor_view_state_get_show_colorbar(LarmorViewState *self);
 void larmor_view_state_set_show_colorbar(LarmorViewState *self, gboolean show);
+
+/* Property "frame": the frame of dynamic images the linked views show
+ * (0-based; views clamp it to their image's frames, static images ignore
+ * it), so linked views play a cine in step. */
+int larmor_view_state_get_frame(LarmorViewState *self);
+void larmor_view_state_set_frame(LarmorViewState *self, int frame);
 
 /* Zoom 1 fits the slice to its view; pan in fractions of the drawn image. */
 double larmor_view_state_get_zoom(LarmorViewState *self, LarmorOrientation o);

@@ -1,7 +1,9 @@
 #include "larmor-volume.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "larmor-util.h"
 #include "larmor.h"
 
 struct _LarmorVolume {
@@ -12,17 +14,22 @@ struct _LarmorVolume {
     GMutex lock;       /* guards the statistics cache (views and workers share volumes) */
     gboolean have_stats;
     double p_lo, p_hi, maxabs_re, maxabs_im; /* magnitude percentiles (see auto_window) */
+    GPtrArray *more;   /* frames 1.. (lm_volume *), guarded by lock: appended while shown */
+    double frame_s;    /* one frame's duration, 0 when unknown */
 };
 
 G_DEFINE_FINAL_TYPE(LarmorVolume, larmor_volume, G_TYPE_OBJECT)
 
 enum { PROP_0, PROP_NAME, N_PROPS };
 static GParamSpec *props[N_PROPS];
+enum { SIGNAL_FRAMES_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
 
 static void larmor_volume_finalize(GObject *object)
 {
     LarmorVolume *self = LARMOR_VOLUME(object);
     lm_volume_free(self->vol);
+    g_clear_pointer(&self->more, g_ptr_array_unref);
     g_free(self->name);
     g_mutex_clear(&self->lock);
     G_OBJECT_CLASS(larmor_volume_parent_class)->finalize(object);
@@ -57,12 +64,16 @@ static void larmor_volume_class_init(LarmorVolumeClass *klass)
                                            G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY |
                                                G_PARAM_STATIC_STRINGS);
     g_object_class_install_properties(oc, N_PROPS, props);
+    /* A frame was appended (larmor_volume_append_frame). */
+    signals[SIGNAL_FRAMES_CHANGED] = g_signal_new("frames-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                  NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 
 static void larmor_volume_init(LarmorVolume *self)
 {
     static guint next_serial;
     g_mutex_init(&self->lock);
+    self->more = g_ptr_array_new_with_free_func((GDestroyNotify)lm_volume_free);
     self->serial = (guint)g_atomic_int_add((gint *)&next_serial, 1) + 1;
 }
 
@@ -112,26 +123,40 @@ gboolean larmor_volume_same_grid(LarmorVolume *a, LarmorVolume *b)
 #define LARMOR_WINDOW_P_LO 0.01
 #define LARMOR_WINDOW_P_HI 0.995
 
-/* Robust range of |v|: its 1st and 99.5th percentiles from a 4096-bin
- * histogram, one pass over the data after the maximum (fine for 128^3). */
+/* Frame t's data (t < 1 + more->len; caller holds the lock). */
+static const lm_cfloat *frame_values(LarmorVolume *self, guint t)
+{
+    return t == 0 ? self->vol->data : ((const lm_volume *)self->more->pdata[t - 1])->data;
+}
+
+/* Robust range of |v| over every frame: its 1st and 99.5th percentiles
+ * from a 4096-bin histogram, one pass over the data after the maximum
+ * (fine for 128^3). One window for all frames, so a cine does not flicker. */
 static void compute_stats(LarmorVolume *self)
 {
-    const int64_t n = lm_volume_count(self->vol);
-    const lm_cfloat *d = self->vol->data;
+    const int64_t per = lm_volume_count(self->vol);
+    const guint nf = 1 + self->more->len;
+    const int64_t n = per * nf;
     double maxabs = 0, mre = 0, mim = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = cabsf(d[i]), r = fabsf(crealf(d[i])), m = fabsf(cimagf(d[i]));
-        if (a > maxabs) maxabs = a;
-        if (r > mre) mre = r;
-        if (m > mim) mim = m;
+    for (guint f = 0; f < nf; f++) {
+        const lm_cfloat *d = frame_values(self, f);
+        for (int64_t i = 0; i < per; i++) {
+            double a = cabsf(d[i]), r = fabsf(crealf(d[i])), m = fabsf(cimagf(d[i]));
+            if (a > maxabs) maxabs = a;
+            if (r > mre) mre = r;
+            if (m > mim) mim = m;
+        }
     }
     double lo = 0, hi = maxabs;
     if (maxabs > 0 && n > 1) {
         enum { BINS = 4096 };
         int64_t *hist = g_new0(int64_t, BINS);
-        for (int64_t i = 0; i < n; i++) {
-            int b = (int)(cabsf(d[i]) / maxabs * (BINS - 1));
-            hist[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]++;
+        for (guint f = 0; f < nf; f++) {
+            const lm_cfloat *d = frame_values(self, f);
+            for (int64_t i = 0; i < per; i++) {
+                int b = (int)(cabsf(d[i]) / maxabs * (BINS - 1));
+                hist[b < 0 ? 0 : b >= BINS ? BINS - 1 : b]++;
+            }
         }
         /* Bin b holds [b, b + 1) * maxabs / (BINS - 1): lo is a bin's lower
          * edge, hi an upper edge, so [lo, hi] covers the wanted fraction. */
@@ -184,24 +209,32 @@ LarmorVolume *larmor_volume_new_difference(LarmorVolume *a, LarmorVolume *b, con
     if (!larmor_volume_same_grid(a, b))
         return NULL;
     lm_error err = { 0 };
-    lm_volume *d = lm_volume_copy(a->vol, &err);
-    if (!d)
-        return NULL;
-    const int64_t n = lm_volume_count(d);
-    for (int64_t i = 0; i < n; i++)
-        d->data[i] -= b->vol->data[i];
-    return larmor_volume_new_take(d, name);
+    /* Frame by frame when both have the same frames (dynamic runs against
+     * a dynamic truth), else frame 0 of each. */
+    const int64_t nf = larmor_volume_get_n_frames(a) == larmor_volume_get_n_frames(b) ? larmor_volume_get_n_frames(a) : 1;
+    LarmorVolume *out = NULL;
+    for (int64_t t = 0; t < nf; t++) {
+        lm_volume *d = lm_volume_copy(larmor_volume_get_frame_data(a, t), &err);
+        if (!d) {
+            g_clear_object(&out);
+            return NULL;
+        }
+        const lm_volume *bv = larmor_volume_get_frame_data(b, t);
+        const int64_t n = lm_volume_count(d);
+        for (int64_t i = 0; i < n; i++)
+            d->data[i] -= bv->data[i];
+        if (!out) {
+            out = larmor_volume_new_take(d, name);
+            out->frame_s = a->frame_s;
+        } else
+            g_ptr_array_add(out->more, d);
+    }
+    return out;
 }
 
 lm_cfloat larmor_volume_value_at(LarmorVolume *self, const int64_t ijk[3])
 {
-    int64_t idx = 0, stride = 1;
-    for (int a = 0; a < 3; a++) {
-        int64_t i = CLAMP(ijk[a], 0, self->vol->dims[a] - 1);
-        idx += i * stride;
-        stride *= self->vol->dims[a];
-    }
-    return self->vol->data[idx];
+    return larmor_volume_value_at_frame(self, ijk, 0);
 }
 
 void larmor_volume_voxel_to_mm(LarmorVolume *self, const int64_t ijk[3], double mm[3])
@@ -254,4 +287,112 @@ LarmorVolume *larmor_volume_aligned_to(LarmorVolume *self, LarmorVolume *ref)
     g_free(name);
     g_object_set_data_full(G_OBJECT(self), "larmor-aligned", a, aligned_free);
     return g_object_ref(a->aligned);
+}
+
+/* --- frames -------------------------------------------------------------- */
+
+LarmorVolume *larmor_volume_new_frames(const lm_volume *geom, const lm_cfloat *x, int64_t frames, double frame_s,
+                                       const char *name, GError **error)
+{
+    g_return_val_if_fail(geom && x && frames >= 1, NULL);
+    lm_error err = { 0 };
+    const int64_t per = lm_volume_count(geom);
+    LarmorVolume *self = NULL;
+    for (int64_t t = 0; t < frames; t++) {
+        lm_volume *v = lm_volume_new(geom->dims, geom->voxel_mm, &err);
+        if (!v) {
+            larmor_set_error(error, &err);
+            g_clear_object(&self);
+            return NULL;
+        }
+        memcpy(v->affine, geom->affine, sizeof v->affine);
+        memcpy(v->data, x + t * per, (size_t)per * sizeof *x);
+        if (!self)
+            self = larmor_volume_new_take(v, name);
+        else
+            g_ptr_array_add(self->more, v);
+    }
+    self->frame_s = frame_s > 0 ? frame_s : 0;
+    return self;
+}
+
+int64_t larmor_volume_get_n_frames(LarmorVolume *self)
+{
+    g_mutex_lock(&self->lock);
+    int64_t n = 1 + (int64_t)self->more->len;
+    g_mutex_unlock(&self->lock);
+    return n;
+}
+
+const lm_volume *larmor_volume_get_frame_data(LarmorVolume *self, int64_t t)
+{
+    g_mutex_lock(&self->lock);
+    const int64_t last = (int64_t)self->more->len;
+    t = CLAMP(t, 0, last);
+    const lm_volume *v = t == 0 ? self->vol : self->more->pdata[t - 1];
+    g_mutex_unlock(&self->lock);
+    return v;
+}
+
+double larmor_volume_get_frame_s(LarmorVolume *self)
+{
+    return self->frame_s;
+}
+
+void larmor_volume_set_frame_s(LarmorVolume *self, double frame_s)
+{
+    self->frame_s = frame_s > 0 && isfinite(frame_s) ? frame_s : 0;
+}
+
+gboolean larmor_volume_append_frame(LarmorVolume *self, lm_volume *frame, GError **error)
+{
+    g_return_val_if_fail(frame != NULL, FALSE);
+    if (!lm_same_grid(self->vol, frame->dims, frame->affine)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID,
+                    "%s: a frame of %lldx%lldx%lld is not on the image's grid of %lldx%lldx%lld", self->name,
+                    (long long)frame->dims[0], (long long)frame->dims[1], (long long)frame->dims[2],
+                    (long long)self->vol->dims[0], (long long)self->vol->dims[1], (long long)self->vol->dims[2]);
+        lm_volume_free(frame);
+        return FALSE;
+    }
+    g_mutex_lock(&self->lock);
+    g_ptr_array_add(self->more, frame);
+    self->have_stats = FALSE;
+    g_mutex_unlock(&self->lock);
+    g_signal_emit(self, signals[SIGNAL_FRAMES_CHANGED], 0);
+    return TRUE;
+}
+
+lm_cfloat *larmor_volume_dup_frames(LarmorVolume *self, int64_t *frames)
+{
+    const int64_t per = lm_volume_count(self->vol);
+    g_mutex_lock(&self->lock);
+    const guint nf = 1 + self->more->len;
+    lm_cfloat *x = g_new(lm_cfloat, (gsize)(per * nf));
+    for (guint f = 0; f < nf; f++)
+        memcpy(x + f * per, frame_values(self, f), (size_t)per * sizeof *x);
+    g_mutex_unlock(&self->lock);
+    *frames = nf;
+    return x;
+}
+
+lm_cfloat larmor_volume_value_at_frame(LarmorVolume *self, const int64_t ijk[3], int64_t t)
+{
+    const lm_volume *v = larmor_volume_get_frame_data(self, t);
+    int64_t idx = 0, stride = 1;
+    for (int a = 0; a < 3; a++) {
+        idx += CLAMP(ijk[a], 0, v->dims[a] - 1) * stride;
+        stride *= v->dims[a];
+    }
+    return v->data[idx];
+}
+
+void larmor_volume_watch_frames(LarmorVolume **slot, gulong *handler, LarmorVolume *volume, GCallback on_changed,
+                                gpointer data)
+{
+    if (*slot)
+        g_clear_signal_handler(handler, *slot);
+    g_set_object(slot, volume);
+    if (volume && on_changed)
+        *handler = g_signal_connect_swapped(volume, "frames-changed", on_changed, data);
 }

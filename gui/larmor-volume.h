@@ -1,6 +1,13 @@
 /* A complex volume shown by the viewers: owns one lm_volume, with a display
  * name and cached display statistics. Immutable once made, so worker
- * threads and views may share it by reference. */
+ * threads and views may share it by reference.
+ *
+ * A dynamic image is one volume with frames: frame 0 is the volume itself
+ * (what every 3D consumer sees), frames 1.. follow on the same grid. Frames
+ * are only ever added, at the end (larmor_volume_append_frame, main thread:
+ * a series growing while it is shown, as streamed real-time frames do), and
+ * each frame's data never change once added, so a worker holding a frame's
+ * pointer keeps reading valid data. */
 #ifndef LARMOR_VOLUME_H
 #define LARMOR_VOLUME_H
 
@@ -44,6 +51,30 @@ LarmorVolume *larmor_volume_new_difference(LarmorVolume *a, LarmorVolume *b, con
 lm_cfloat larmor_volume_value_at(LarmorVolume *self, const int64_t ijk[3]);
 /* Scanner coordinates (mm) of a voxel through the affine. */
 void larmor_volume_voxel_to_mm(LarmorVolume *self, const int64_t ijk[3], double mm[3]);
+
+/* A dynamic image of frames x N values (frame-major, lm_dyn_result.x) on
+ * geom's grid (dims, voxel size, affine); frame_s: one frame's duration in
+ * seconds (0: unknown). Copies x. NULL with the error on failure. */
+LarmorVolume *larmor_volume_new_frames(const lm_volume *geom, const lm_cfloat *x, int64_t frames, double frame_s,
+                                       const char *name, GError **error);
+/* Frames: 1 for a static volume. */
+int64_t larmor_volume_get_n_frames(LarmorVolume *self);
+/* Frame t (clamped to the frames there are); frame 0 is get_data's. */
+const lm_volume *larmor_volume_get_frame_data(LarmorVolume *self, int64_t t);
+double larmor_volume_get_frame_s(LarmorVolume *self);
+void larmor_volume_set_frame_s(LarmorVolume *self, double frame_s);
+/* Adds frame (taken; on the volume's grid, else FALSE with the error and
+ * frame freed) after the last and emits "frames-changed" (main thread). */
+gboolean larmor_volume_append_frame(LarmorVolume *self, lm_volume *frame, GError **error);
+/* What a widget following a volume's frames does: *slot takes a reference
+ * to volume (NULL: none) and *handler moves from the old volume's
+ * "frames-changed" to the new one's (on_changed(data), swapped). */
+void larmor_volume_watch_frames(LarmorVolume **slot, gulong *handler, LarmorVolume *volume, GCallback on_changed,
+                                gpointer data);
+/* Every frame's values, frame-major, in one new buffer (g_free). */
+lm_cfloat *larmor_volume_dup_frames(LarmorVolume *self, int64_t *frames);
+/* Value at a voxel of frame t, clamped to the volume and the frames. */
+lm_cfloat larmor_volume_value_at_frame(LarmorVolume *self, const int64_t ijk[3], int64_t t);
 
 /* Object data on a run's image: its prior influence image (a LarmorVolume,
  * lm_recon_result.prior_influence), for the viewer's overlay. */

@@ -34,7 +34,17 @@ static void nifti_thread(GTask *task, gpointer source, gpointer data, GCancellab
 {
     NiftiJob *j = data;
     lm_error err = { 0 };
-    if (lm_nifti_write(j->path, larmor_volume_get_data(j->volume), j->as_complex, &err) != LM_OK) {
+    lm_code rc;
+    if (larmor_volume_get_n_frames(j->volume) > 1) {
+        /* A dynamic image: 4D (x, y, z, t), pixdim[4] the frame duration. */
+        int64_t frames;
+        lm_cfloat *x = larmor_volume_dup_frames(j->volume, &frames);
+        rc = lm_nifti_write_series(j->path, larmor_volume_get_data(j->volume), frames, x, j->as_complex,
+                                   larmor_volume_get_frame_s(j->volume), &err);
+        g_free(x);
+    } else
+        rc = lm_nifti_write(j->path, larmor_volume_get_data(j->volume), j->as_complex, &err);
+    if (rc != LM_OK) {
         GError *error = NULL;
         larmor_set_error(&error, &err);
         g_task_return_error(task, error);

@@ -43,6 +43,7 @@ void larmor_window_show_dataset(LarmorWindow *self)
         gtk_label_set_text(self->truth_label, "");
         gtk_widget_set_visible(GTK_WIDGET(self->maps_label), FALSE);
         larmor_recon_panel_set_coil_info(self->recon_panel, 1, FALSE, FALSE);
+        larmor_recon_panel_set_dynamic(self->recon_panel, FALSE);
         sync_fieldmap(self);
         return;
     }
@@ -67,8 +68,11 @@ void larmor_window_show_dataset(LarmorWindow *self)
     LarmorVolume *truth = larmor_dataset_get_truth(ds);
     if (truth) {
         const lm_volume *v = larmor_volume_get_data(truth);
-        char *t = g_strdup_printf("Truth %lld × %lld × %lld: %s", (long long)v->dims[0], (long long)v->dims[1],
-                                  (long long)v->dims[2], self->truth_origin ? self->truth_origin : "loaded");
+        char frames[40] = "";
+        if (larmor_volume_get_n_frames(truth) > 1)
+            g_snprintf(frames, sizeof frames, " × %lld frames", (long long)larmor_volume_get_n_frames(truth));
+        char *t = g_strdup_printf("Truth %lld × %lld × %lld%s: %s", (long long)v->dims[0], (long long)v->dims[1],
+                                  (long long)v->dims[2], frames, self->truth_origin ? self->truth_origin : "loaded");
         gtk_label_set_text(self->truth_label, t);
         g_free(t);
     } else
@@ -83,6 +87,7 @@ void larmor_window_show_dataset(LarmorWindow *self)
         g_free(t);
     }
     larmor_recon_panel_set_coil_info(self->recon_panel, (int)coils, maps != NULL, larmor_dataset_has_noise(ds));
+    larmor_recon_panel_set_dynamic(self->recon_panel, larmor_dataset_get_frames(ds) != NULL);
     larmor_coils_view_set_data_maps(self->coils_view, maps, (int)coils);
     const lm_geom *g = larmor_dataset_get_geom(ds);
     char *cap = g_strdup_printf("%'" G_GINT64_FORMAT " samples · %.4f per voxel",

@@ -36,7 +36,7 @@ void larmor_window_save_params(LarmorWindow *self)
     if (!self->settings)
         return;
     LarmorReconParams p;
-    if (larmor_recon_panel_get_params(self->recon_panel, &p, NULL)) {
+    if (larmor_recon_panel_get_static_params(self->recon_panel, &p, NULL)) {
         larmor_settings_set_string(self->settings, "recon", "method", lm_method_name(p.method));
         larmor_settings_set_string(self->settings, "recon", "variant", p.variant);
         larmor_settings_set_double(self->settings, "recon", "lambda", p.lambda);
@@ -393,17 +393,29 @@ static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const
                             self->loading ? "The data are still loading" : "Load data or make a phantom first");
         return FALSE;
     }
+    const lm_frames *frames = larmor_dataset_get_frames(self->dataset);
+    if (frames && (!p->dynamic || n > 0)) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s has %lld frames: reconstruct it with one run of the "
+                    "dynamic prior (λ sweeps are for static data)", larmor_dataset_get_name(self->dataset),
+                    (long long)frames->count);
+        return FALSE;
+    }
+    if (!frames && p->dynamic) {
+        g_set_error(error, LARMOR_ERROR, LM_ERR_INVALID, "%s has no frames: a dynamic prior needs data with frames",
+                    larmor_dataset_get_name(self->dataset));
+        return FALSE;
+    }
     const char *why;
     if (p->method == LM_METHOD_CG && !larmor_variant_is_available(p->variant, &why)) {
         g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s is unavailable: %s", p->variant, why);
         return FALSE;
     }
-    if (p->method == LM_METHOD_CG && lm_reg_weighted(p->reg) && !self->reference) {
+    if (!p->dynamic && p->method == LM_METHOD_CG && lm_reg_weighted(p->reg) && !self->reference) {
         g_set_error_literal(error, LARMOR_ERROR, LM_ERR_INVALID,
                             "The anatomical regulariser needs a reference image: open one first");
         return FALSE;
     }
-    if (p->method == LM_METHOD_CG && !larmor_reg_is_available(p->reg, &why)) {
+    if (!p->dynamic && p->method == LM_METHOD_CG && !larmor_reg_is_available(p->reg, &why)) {
         g_set_error(error, LARMOR_ERROR, LM_ERR_UNSUPPORTED, "%s is unavailable: %s", lm_reg_name(p->reg), why);
         return FALSE;
     }
@@ -419,7 +431,7 @@ static gboolean start_task(LarmorWindow *self, const LarmorReconParams *p, const
                     (long long)larmor_dataset_get_coils(self->dataset));
         return FALSE;
     }
-    self->task = larmor_recon_task_new(self->dataset, lm_reg_weighted(p->reg) ? self->reference : NULL, p,
+    self->task = larmor_recon_task_new(self->dataset, !p->dynamic && lm_reg_weighted(p->reg) ? self->reference : NULL, p,
                                        lambdas, n);
     self->task_cancellable = g_cancellable_new();
     g_signal_connect(self->task, "progress", G_CALLBACK(on_task_progress), self);

@@ -16,6 +16,7 @@
 #include "larmor-colormap.h"
 #include "larmor-compare-view.h"
 #include "larmor-dataset.h"
+#include "larmor-dyn-controls.h"
 #include "larmor-help.h"
 #include "larmor-ortho-view.h"
 #include "larmor-plot.h"
@@ -219,6 +220,32 @@ static void fits_at(int width, int height)
     larmor_slice_view_draw_line(panel, x0, y0, x1, y1);
     g_assert_cmpint(larmor_compare_view_get_profile_rows(cv), >=, 2);
     check_fits(w, width, height, "after drawing a profile");
+
+    /* Dynamic data: the panel's dynamic controls, a ttv run, the viewer's
+     * time bar and a ROI's time curve, Compare's time bar. */
+    LarmorDatasetSpec dyn = { .kind = LARMOR_SOURCE_PROBLEM };
+    g_strlcpy(dyn.problem, "D128c8", sizeof dyn.problem);
+    larmor_window_load(w, &dyn);
+    g_assert_true(gui_test_wait(gui_test_has_data, w, 120));
+    LarmorReconPanel *rp = larmor_window_get_recon_panel(w);
+    larmor_dyn_controls_set_iters(larmor_recon_panel_get_dyn_controls(rp), 1);
+    g_assert_true(larmor_window_get_params(w, &p));
+    gui_test_reconstruct(w, &p);
+    larmor_window_set_page(w, "viewer");
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(w);
+    LarmorRoi roi;
+    larmor_roi_set(&roi, LARMOR_ROI_RECT, LARMOR_ORIENT_AXIAL, 0, 40, 56, 47, 71);
+    larmor_view_state_set_roi(larmor_ortho_view_get_state(ov), &roi);
+    check_fits(w, width, height, "after a dynamic run");
+    larmor_window_set_page(w, "viewer");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.3);
+    g_assert_true(gtk_widget_get_visible(GTK_WIDGET(larmor_ortho_view_get_time_curve(ov))));
+    check_toolbar(w, GTK_WIDGET(larmor_ortho_view_get_time_bar(ov)), "viewer time bar");
+    larmor_window_set_page(w, "compare");
+    gtk_test_widget_wait_for_draw(GTK_WIDGET(w));
+    gui_test_spin(0.3);
+    check_toolbar(w, GTK_WIDGET(larmor_compare_view_get_time_bar(cv)), "compare time bar");
     larmor_window_set_confirm_close(w, FALSE);
     gtk_window_destroy(GTK_WINDOW(w));
     gui_test_spin(0.1);
