@@ -34,8 +34,10 @@ static void help(void)
 #if !LM_HAVE_ISMRMRD
 int cmd_send(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        help();
+        return 0;
+    }
     return cli_errorf("send: built without libismrmrd");
 }
 #else
