@@ -14,7 +14,7 @@
  *   the benchmarks                       lm_bench.h (single-coil Figure 9),
  *                                        lm_q.h (Parboil's mri-q, mri-fhd)
  *   tracing                              lm_trace.h
- *   the GPUs a command lets CUDA see     lm_gpu_visible.h
+ *   the GPUs a command lets CUDA see     lm_device_visibility.h
  *   the MRD streaming server's           lm_mrd_server.h, lm_mrd_config.h
  *   connections (transport left to the front end)
  * and, below, the process-wide services a front end calls that live in
@@ -41,7 +41,7 @@
 #include "lm_resample.h"
 #include "lm_trace.h"
 
-#include "lm_gpu_visible.h"
+#include "lm_device_visibility.h"
 #include "lm_kernels.h"
 
 #include "lm_encoding_cache.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli_gpu_visible.h"
-#include "lm_gpu_visible.h"
+#include "lm_device_visibility.h"
 #include "lm_test.h"
 
 /* The value for this command line, or "(unchanged)". */

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lm_gpu_visible.h"
+#include "lm_device_visibility.h"
 #include "lm_tuning.h"
 #include "gpu_util.h"
 #include "lm_metrics.h"

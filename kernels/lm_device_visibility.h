@@ -3,8 +3,8 @@
  * second H200 visible), so a front end whose command uses one GPU narrows
  * CUDA_VISIBLE_DEVICES to that one before its first CUDA call. The library
  * never touches the environment: this only computes the value. */
-#ifndef LM_GPU_VISIBLE_H
-#define LM_GPU_VISIBLE_H
+#ifndef LM_DEVICE_VISIBILITY_H
+#define LM_DEVICE_VISIBILITY_H
 
 #include <stddef.h>
 

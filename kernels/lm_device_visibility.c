@@ -1,6 +1,6 @@
 /* CUDA_VISIBLE_DEVICES narrowed to the one GPU a command uses
- * (lm_gpu_visible.h). Pure string work: no CUDA, no environment. */
-#include "lm_gpu_visible.h"
+ * (lm_device_visibility.h). Pure string work: no CUDA, no environment. */
+#include "lm_device_visibility.h"
 
 #include <stdio.h>
 #include <string.h>
