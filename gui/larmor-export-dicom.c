@@ -36,7 +36,8 @@ gboolean larmor_export_dicom_write_images(const LarmorExportDicomImage *images, 
         items[i].v = larmor_volume_get_data(images[i].volume);
         if (o.frames > 1) {
             frames4d[i] = *items[i].v;
-            frames4d[i].data = larmor_volume_dup_frames(images[i].volume, NULL);
+            int64_t got = 0;
+            frames4d[i].data = larmor_volume_dup_frames(images[i].volume, &got);
             items[i].v = &frames4d[i];
         }
         items[i].name = images[i].name;
