@@ -88,6 +88,8 @@ void lm_gdevice_unlock(int device);
 /* Devices a and b may read and write each other's memory, pool
  * allocations included (peer copies stay on the device link). */
 void lm_gpeer_open(int a, int b);
+/* The most devices the back end tracks (device lists, gpu-multi's workers). */
+#define LM_GMAX_DEV 64
 int lm_gdevice_sm_count(int device);
 
 double lm_gnow(void);
@@ -115,6 +117,10 @@ lm_code lm_gno_time(const char *who, lm_error *err);
 /* Paper-structure engines on points [j0, j1) of pts (explicit or grid),
  * writing d_re[0 .. j1-j0), d_im likewise. progress_base/scale map its
  * fraction into the caller's; cancel (may be NULL) is polled between tiles. */
+/* gpu-multi (lm_gpu_multi.cu): the samples or the points split over the
+ * devices of LARMOR_GPU_DEVICES, partial sums added on the host. */
+lm_code lm_gmulti_run(const lm_ksum_in *in, const lm_points *pts, float *out_re, float *out_im, const lm_ctl *ctl,
+                      double *kernel_s, lm_error *err);
 lm_code lm_gpaper_run(enum lm_gengine e, const char *who, const lm_gsamples *s, const lm_points *pts,
                       int64_t j0, int64_t j1, float *d_re, float *d_im, cudaStream_t st,
                       const lm_ctl *ctl, volatile int *cancel, volatile int64_t *done_units,
