@@ -565,6 +565,7 @@ int cmd_recon(int argc, char **argv)
     }
     if (out && cli_write_image(out, res.image, as_complex, &err) != LM_OK)
         goto done;
+    cli_trace("image written");
     if (influence_path && !res.prior_influence) {
         lm_fail(&err, LM_ERR_INVALID, "%s: only CG reconstructions have a prior influence", influence_path);
         goto done;

@@ -167,8 +167,11 @@ lm_code lm_nifti_write_series(const char *path, const lm_volume *v, int64_t fram
         mag = lm_alloc(count, sizeof(float), err, path);
         if (!mag)
             return err ? err->code : LM_ERR_NOMEM;
-        for (size_t i = 0; i < count; i++)
-            mag[i] = as_complex == LM_NIFTI_REAL ? crealf(data[i]) : cabsf(data[i]);
+        if (as_complex == LM_NIFTI_REAL)
+            for (size_t i = 0; i < count; i++)
+                mag[i] = crealf(data[i]);
+        else
+            lm_magnitude(data, mag, (int64_t)count);
     }
     int dims[8] = {frames > 1 ? 4 : 3, (int)v->dims[0], (int)v->dims[1], (int)v->dims[2], (int)frames, 1, 1, 1};
     nifti_image *nim = nifti_make_new_nim(dims, as_complex > 0 ? NIFTI_TYPE_COMPLEX64 : NIFTI_TYPE_FLOAT32, 0);

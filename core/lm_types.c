@@ -231,3 +231,21 @@ int64_t lm_q_count(const int64_t n[3])
 {
     return (n[0] > 1 ? 2 * n[0] : 1) * (n[1] > 1 ? 2 * n[1] : 1) * (n[2] > 1 ? 2 * n[2] : 1);
 }
+
+void lm_magnitude(const lm_cfloat *data, float *mag, int64_t n)
+{
+    /* A float's square is exact in double and cannot overflow it: the
+     * double sqrt rounded to float is glibc's cabsf (hypotf) bit for bit,
+     * and vectorises (cabsf's call does not). */
+    const float *f = (const float *)data;
+    int nan = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const double a = f[2 * i], b = f[2 * i + 1];
+        mag[i] = (float)sqrt(a * a + b * b);
+        nan |= mag[i] != mag[i];
+    }
+    if (nan) /* |inf + NaN i| is inf (C99 Annex G, as cabsf) */
+        for (int64_t i = 0; i < n; i++)
+            if (isinf(f[2 * i]) || isinf(f[2 * i + 1]))
+                mag[i] = INFINITY;
+}

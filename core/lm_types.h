@@ -28,6 +28,8 @@ void lm_volume_free(lm_volume *v);
 int64_t lm_volume_count(const lm_volume *v);
 /* Sets a centred, axis-aligned affine from voxel_mm. */
 void lm_volume_set_centered_affine(lm_volume *v);
+/* mag[i] = |data[i]| for n values, equal to cabsf's, vectorised. */
+void lm_magnitude(const lm_cfloat *data, float *mag, int64_t n);
 
 typedef struct lm_traj {
     int64_t m;          /* number of samples */

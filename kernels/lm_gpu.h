@@ -203,6 +203,9 @@ lm_code lm_gpu_scratch_new(lm_gpu_scratch **out, lm_error *err);
 void lm_gpu_scratch_free(lm_gpu_scratch *s);
 lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
                        lm_error *err);
+/* lm_backend.h's cg_update: x += a p, r -= a q; out = <r,r>, Re<x,r>, Re<x,bv>. */
+lm_code lm_gpu_vec_cg_update(lm_gpu_scratch *s, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                             const lm_cfloat *q, const lm_cfloat *bv, double out[3], lm_error *err);
 
 /* The priors' operations with lm_backend.h's meaning (grad, grad_adj,
  * shrink, group_norm); n: the volume's sizes, vectors in device memory. */

@@ -188,6 +188,10 @@ void lm_gpu_scratch_free(lm_gpu_scratch *s)
 }
 lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const lm_cfloat *y, double *out,
                        lm_error *err) LM_NO_CUDA_CALL((void)s, (void)n, (void)x, (void)y, *out = 0)
+lm_code lm_gpu_vec_cg_update(lm_gpu_scratch *s, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                             const lm_cfloat *q, const lm_cfloat *bv, double out[3], lm_error *err)
+    LM_NO_CUDA_CALL((void)s, (void)n, (void)a, (void)x, (void)p, (void)r, (void)q, (void)bv,
+                    out[0] = out[1] = out[2] = 0)
 lm_code lm_gpu_grad(const int64_t n[3], const lm_cfloat *x, lm_cfloat *y, lm_error *err)
     LM_NO_CUDA_CALL((void)n, (void)x, (void)y)
 lm_code lm_gpu_grad_adj(const int64_t n[3], const lm_cfloat *y, lm_cfloat *x, lm_error *err)

@@ -191,6 +191,7 @@ static lm_code solve_one(lm_recon_session *s, prior_ctx *p, int64_t ch, int warm
                            .monitor_user = c};
         rc = lm_cg(p->sys ? p->sys : p->normal, s->b, s->x, &cp, rep, err);
     }
+    lm_trace("iterations done");
     if (rc == LM_OK || rc == LM_ERR_CANCELLED) {
         /* a cancelled solve's iterate is still a fine warm start */
         *iterated = 1;

@@ -95,6 +95,51 @@ __global__ void k_vec_dot_fin(const double *__restrict__ part, int nb, double *_
         *out = a;
 }
 
+/* CG's update (lm_backend.h's cg_update) and its three sums per block. */
+__global__ void k_vec_cg_update(long long n, float a, float2 *__restrict__ x, const float2 *__restrict__ p,
+                                float2 *__restrict__ r, const float2 *__restrict__ q, const float2 *__restrict__ bv,
+                                double *__restrict__ part)
+{
+    __shared__ double sh[32];
+    double rr = 0.0, xr = 0.0, xb = 0.0;
+    VEC_LOOP(j, n)
+    {
+        const float2 pj = p[j], qj = q[j], bj = bv[j];
+        float2 xj = x[j], rj = r[j];
+        xj.x += a * pj.x;
+        xj.y += a * pj.y;
+        rj.x -= a * qj.x;
+        rj.y -= a * qj.y;
+        x[j] = xj;
+        r[j] = rj;
+        rr += (double)rj.x * rj.x + (double)rj.y * rj.y;
+        xr += (double)xj.x * rj.x + (double)xj.y * rj.y;
+        xb += (double)xj.x * bj.x + (double)xj.y * bj.y;
+    }
+    rr = lm_block_sum(rr, sh);
+    if (threadIdx.x == 0)
+        part[blockIdx.x] = rr;
+    __syncthreads();
+    xr = lm_block_sum(xr, sh);
+    if (threadIdx.x == 0)
+        part[VEC_RB + blockIdx.x] = xr;
+    __syncthreads();
+    xb = lm_block_sum(xb, sh);
+    if (threadIdx.x == 0)
+        part[2 * VEC_RB + blockIdx.x] = xb;
+}
+/* Each of blockIdx.x's VEC_RB partial sums to out[blockIdx.x]. */
+__global__ void k_vec_sum3_fin(const double *__restrict__ part, double *__restrict__ out)
+{
+    __shared__ double sh[32];
+    double a = 0.0;
+    for (int i = threadIdx.x; i < VEC_RB; i += blockDim.x)
+        a += part[blockIdx.x * VEC_RB + i];
+    a = lm_block_sum(a, sh);
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = a;
+}
+
 /* Partial sums of the group norms sqrt(sum_g |v[g n + j]|^2) (lm_backend.h's group_norm). */
 __global__ void k_vec_group_norm(long long n, int groups, const float2 *__restrict__ v, double *__restrict__ part)
 {
@@ -212,8 +257,8 @@ lm_code lm_gpu_vec_mulc_acc(int64_t n, lm_cfloat *y, const lm_cfloat *s, const l
 }
 
 struct lm_gpu_scratch {
-    double *part;   /* VEC_RB partial sums + 1 result, device */
-    double *host;   /* pinned */
+    double *part;   /* 3 VEC_RB partial sums + 3 results, device */
+    double *host;   /* 3, pinned */
 };
 
 lm_code lm_gpu_scratch_new(lm_gpu_scratch **out, lm_error *err)
@@ -223,8 +268,8 @@ lm_code lm_gpu_scratch_new(lm_gpu_scratch **out, lm_error *err)
     *out = NULL;
     if (!s)
         return LM_ERR_NOMEM;
-    LM_GTRY(lm_gmalloc((void **)&s->part, (VEC_RB + 1) * sizeof(double), err, "gpu", "reductions"));
-    LM_GCHECK(cudaMallocHost((void **)&s->host, sizeof(double)), "gpu", "pinned scalars");
+    LM_GTRY(lm_gmalloc((void **)&s->part, (3 * VEC_RB + 3) * sizeof(double), err, "gpu", "reductions"));
+    LM_GCHECK(cudaMallocHost((void **)&s->host, 3 * sizeof(double)), "gpu", "pinned scalars");
     *out = s;
     return LM_OK;
 done:
@@ -255,6 +300,25 @@ lm_code lm_gpu_vec_dot(lm_gpu_scratch *s, int64_t n, const lm_cfloat *x, const l
               "dot product");
     LM_GCHECK(cudaStreamSynchronize(st), "gpu", "dot product");
     *out = *s->host;
+done:
+    return rc;
+}
+
+lm_code lm_gpu_vec_cg_update(lm_gpu_scratch *s, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                             const lm_cfloat *q, const lm_cfloat *bv, double out[3], lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const cudaStream_t st = cudaStreamPerThread;
+    k_vec_cg_update<<<VEC_RB, VEC_T, 0, st>>>((long long)n, a, (float2 *)x, (const float2 *)p, (float2 *)r,
+                                              (const float2 *)q, (const float2 *)bv, s->part);
+    LM_GLAUNCH("gpu", "CG update");
+    k_vec_sum3_fin<<<3, VEC_T, 0, st>>>(s->part, s->part + 3 * VEC_RB);
+    LM_GLAUNCH("gpu", "CG update");
+    LM_GCHECK(cudaMemcpyAsync(s->host, s->part + 3 * VEC_RB, 3 * sizeof(double), cudaMemcpyDeviceToHost, st), "gpu",
+              "CG update");
+    LM_GCHECK(cudaStreamSynchronize(st), "gpu", "CG update");
+    for (int i = 0; i < 3; i++)
+        out[i] = s->host[i];
 done:
     return rc;
 }

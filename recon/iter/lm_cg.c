@@ -13,6 +13,22 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The back end's fused update, or its steps one by one (a back end
+ * without one, such as a test's). */
+static void cg_update(lm_backend *be, int64_t n, float alpha, lm_cfloat *x, const lm_cfloat *pv, lm_cfloat *r,
+                      const lm_cfloat *ap, const lm_cfloat *b, double sums[3])
+{
+    if (be->cg_update) {
+        be->cg_update(be, n, alpha, x, pv, r, ap, b, sums);
+        return;
+    }
+    be->axpy(be, n, x, alpha, pv);
+    be->axpy(be, n, r, -alpha, ap);
+    sums[0] = be->dot(be, n, r, r);
+    sums[1] = be->dot(be, n, x, r);
+    sums[2] = be->dot(be, n, x, b);
+}
+
 lm_code lm_cg(lm_linop *A, const lm_cfloat *b, lm_cfloat *x, const lm_cg_params *p, lm_cg_report *rep,
               lm_error *err)
 {
@@ -89,11 +105,11 @@ lm_code lm_cg(lm_linop *A, const lm_cfloat *b, lm_cfloat *x, const lm_cg_params 
         if (!(pap > 0))
             break; /* p in the null space (or rounding): no further descent */
         const float alpha = (float)(rr / pap);
-        be->axpy(be, n, x, alpha, pv);
-        be->axpy(be, n, r, -alpha, ap);
-        const double rr_new = be->dot(be, n, r, r);
+        double sums[3]; /* <r, r>, Re <x, r>, Re <x, b> after the step */
+        cg_update(be, n, alpha, x, pv, r, ap, b, sums);
+        const double rr_new = sums[0];
         /* cost = x^H A x - 2 Re x^H b = -Re <x, r + b> */
-        const double cost = -(be->dot(be, n, x, r) + be->dot(be, n, x, b));
+        const double cost = -(sums[1] + sums[2]);
         if ((rc = be->check(be, err)) != LM_OK)
             goto done;
         rel = sqrt(rr_new) / bnorm;

@@ -44,6 +44,12 @@ struct lm_backend {
     /* Re <x, y> = Re sum conj(x) y, accumulated in double in a fixed order
      * (runs are reproducible). */
     double (*dot)(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfloat *y);
+    /* CG's update in one pass over the vectors: x += a p, r -= a q, then
+     * out[0] = <r, r>, out[1] = Re <x, r>, out[2] = Re <x, bv> of the new x
+     * and r, in double in a fixed order. Two axpys and three dots would read
+     * the vectors nine times and, on a GPU, wait three times. */
+    void (*cg_update)(lm_backend *b, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                      const lm_cfloat *q, const lm_cfloat *bv, double out[3]);
     /* y = s .* x (coil weighting), and y += conj(s) .* x (coil combination). */
     void (*mul)(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x);
     void (*mulc_acc)(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x);

@@ -97,6 +97,24 @@ static double cpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfl
     return s;
 }
 
+static void cpu_cg_update(lm_backend *b, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                          const lm_cfloat *q, const lm_cfloat *bv, double out[3])
+{
+    double rr = 0, xr = 0, xb = 0;
+#pragma omp parallel for num_threads(b->threads) reduction(+ : rr, xr, xb) schedule(static) if (n >= PAR_MIN)
+    for (int64_t j = 0; j < n; j++) {
+        const lm_cfloat xj = x[j] + a * p[j], rj = r[j] - a * q[j];
+        x[j] = xj;
+        r[j] = rj;
+        rr += (double)crealf(rj) * crealf(rj) + (double)cimagf(rj) * cimagf(rj);
+        xr += (double)crealf(xj) * crealf(rj) + (double)cimagf(xj) * cimagf(rj);
+        xb += (double)crealf(xj) * crealf(bv[j]) + (double)cimagf(xj) * cimagf(bv[j]);
+    }
+    out[0] = rr;
+    out[1] = xr;
+    out[2] = xb;
+}
+
 static void cpu_mul(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x)
 {
 #pragma omp parallel for num_threads(b->threads) schedule(static) if (n >= PAR_MIN)
@@ -234,7 +252,7 @@ lm_code lm_backend_cpu_new(int threads, lm_backend **out, lm_error *err)
         .name = "cpu", .device = LM_DEVICE_CPU, .threads = threads > 0 ? threads : omp_get_max_threads(),
         .impl = NULL, .alloc = cpu_alloc, .release = cpu_release, .alloc_real = cpu_alloc_real,
         .upload = cpu_move, .download = cpu_move, .copy = cpu_copy, .zero = cpu_zero, .scale = cpu_scale,
-        .axpy = cpu_axpy, .xpay = cpu_xpay, .dot = cpu_dot, .mul = cpu_mul, .mulc_acc = cpu_mulc_acc,
+        .axpy = cpu_axpy, .xpay = cpu_xpay, .dot = cpu_dot, .cg_update = cpu_cg_update, .mul = cpu_mul, .mulc_acc = cpu_mulc_acc,
         .grad = cpu_grad, .grad_adj = cpu_grad_adj, .shrink = cpu_shrink, .group_norm = cpu_group_norm,
         .check = lm_backend_take_error, .destroy = cpu_destroy,
     };

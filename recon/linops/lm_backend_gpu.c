@@ -98,6 +98,14 @@ static double gpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfl
     return v;
 }
 
+static void gpu_cg_update(lm_backend *b, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                          const lm_cfloat *q, const lm_cfloat *bv, double out[3])
+{
+    gpu_state *s = b->impl;
+    out[0] = out[1] = out[2] = 0;
+    GPU_OP(lm_gpu_vec_cg_update(s->scratch, n, a, x, p, r, q, bv, out, &e_));
+}
+
 static void gpu_grad(lm_backend *b, const int64_t n[3], lm_cfloat *y, const lm_cfloat *x)
 {
     GPU_OP(lm_gpu_grad(n, x, y, &e_));
@@ -148,7 +156,7 @@ lm_code lm_backend_gpu_new(lm_backend **out, lm_error *err)
         .name = "gpu", .device = LM_DEVICE_GPU, .threads = 1, .impl = s,
         .alloc = gpu_alloc, .release = gpu_release, .alloc_real = gpu_alloc_real,
         .upload = gpu_upload, .download = gpu_download, .copy = gpu_copy, .zero = gpu_zero,
-        .scale = gpu_scale, .axpy = gpu_axpy, .xpay = gpu_xpay, .dot = gpu_dot, .mul = gpu_mul,
+        .scale = gpu_scale, .axpy = gpu_axpy, .xpay = gpu_xpay, .dot = gpu_dot, .cg_update = gpu_cg_update, .mul = gpu_mul,
         .mulc_acc = gpu_mulc_acc, .grad = gpu_grad, .grad_adj = gpu_grad_adj, .shrink = gpu_shrink,
         .group_norm = gpu_group_norm, .check = lm_backend_take_error, .destroy = gpu_destroy,
     };

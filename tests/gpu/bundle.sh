@@ -15,9 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 B=build-gpu
-# the device has no Debian packages beyond .devdeps: DICOM (dcmtk) stays off there
-[ -f $B/build.ninja ] || meson setup $B -Dcuda=enabled -Dgui=disabled -Dismrmrd=disabled -Ddicom=disabled -Dmarch=x86-64-v3 >/dev/null
-meson configure $B -Ddicom=disabled >/dev/null
+# the device has no Debian packages beyond .devdeps (libismrmrd among them): DICOM (dcmtk) stays off there
+[ -f $B/build.ninja ] || meson setup $B -Dcuda=enabled -Dgui=disabled -Dismrmrd=enabled -Ddicom=disabled -Dmarch=x86-64-v3 >/dev/null
+meson configure $B -Ddicom=disabled -Dismrmrd=enabled >/dev/null
 if [ $# -gt 0 ]; then
     TARGETS="$*"
 else
