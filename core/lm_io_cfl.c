@@ -15,6 +15,7 @@
 
 #include "lm_atomic.h"
 #include "lm_config.h"
+#include "lm_trace.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "cfl I/O assumes a little-endian host, as BART's files are little-endian"
@@ -280,6 +281,7 @@ lm_code lm_cfl_read(const char *path, int *ndim, int64_t dims[LM_CFL_MAX_DIMS], 
         rc = lm_fail(err, LM_ERR_IO, "%s: read failed (file shrank or unreadable)", nm.cfl);
         goto out;
     }
+    lm_trace("cfl: data read");
     rc = lm_check_finite_complex(nm.cfl, buf, count, err);
     if (rc)
         goto out;

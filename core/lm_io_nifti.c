@@ -22,6 +22,7 @@
 #include <nifti1_io.h>
 
 #include "lm_atomic.h"
+#include "lm_trace.h"
 #include "lm_gzip_parallel.h"
 
 /* glibc defines CMPLXF for gcc only; clang has the same builtin. */
@@ -87,6 +88,7 @@ static lm_code write_plain(const char *tmp, const char *path, nifti_image *nim, 
     size_t wrote = bad_offset ? 0 : znzwrite(nim->data, 1, bytes, fp);
     int write_errno = errno;
     int closed = znzclose(fp);
+    lm_trace("NIfTI: voxels written");
     if (bad_offset)
         return lm_fail(err, LM_ERR_INTERNAL, "%s: libniftiio left the file at an unexpected offset", path);
     if (wrote != bytes || closed != 0)
@@ -224,6 +226,7 @@ lm_code lm_nifti_write_series(const char *path, const lm_volume *v, int64_t fram
     lm_atomic a = {0};
     lm_code rc;
     nim->nifti_type = NIFTI_FTYPE_NIFTI1_1;
+    lm_trace("NIfTI: voxels ready");
     if (is_gz(path)) {
         rc = lm_atomic_begin(&a, path, 1, err);
         if (rc == LM_OK)
@@ -233,9 +236,11 @@ lm_code lm_nifti_write_series(const char *path, const lm_volume *v, int64_t fram
         if (rc == LM_OK)
             rc = write_plain(a.tmp_path, path, nim, err);
     }
+    lm_trace("NIfTI: temporary file written");
     if (rc == LM_OK)
         rc = lm_atomic_commit(&a, err);
     lm_atomic_abort(&a);
+    lm_trace("NIfTI: renamed");
     nim->data = NULL;
     nifti_image_free(nim);
     free(mag);

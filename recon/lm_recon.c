@@ -386,6 +386,7 @@ static lm_code recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
     lm_code rc = validate(g, t, k, o, err);
     if (rc != LM_OK)
         return rc;
+    lm_trace("inputs checked");
     if (!solve && o->method != LM_METHOD_CG)
         return lm_fail(err, LM_ERR_INVALID, "reconstruction session: only for cg, not %s", lm_method_name(o->method));
 
@@ -397,6 +398,7 @@ static lm_code recon_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, 
     res->image = lm_volume_new(g->n, vox, err);
     if (!res->image)
         return LM_ERR_NOMEM;
+    lm_trace("image allocated");
     res->coils = (int)k->ncoils;
 
     /* The coils as the operator sees them: whitened, compressed, maps given
