@@ -91,6 +91,9 @@ void lm_gpeer_open(int a, int b);
 /* The most devices the back end tracks (device lists, gpu-multi's workers). */
 #define LM_GMAX_DEV 64
 int lm_gdevice_sm_count(int device);
+/* Device d exists and has compute capability 8.0 or newer (probed once,
+ * on first use: a command on one GPU reads no other's properties). */
+int lm_gdevice_usable(int d);
 
 double lm_gnow(void);
 /* ctl progress; returns non-zero when the caller asked to stop. */
