@@ -11,8 +11,8 @@
  * upsampling 2: the CPU plan's kernel, width and beta at that upsampling);
  * then an inverse (exp +i) FFT (the pruned passes of lm_gpu_nufft_fft.cu;
  * cuFFT for fine grids that are not powers of two), and each output mode
- * is divided by the
- * kernel's Fourier transform (Gauss-Legendre quadrature, as on the CPU).
+ * is divided by the kernel's Fourier transform (Gauss-Legendre quadrature,
+ * as on the CPU).
  *
  * A plan (struct lm_gnufft_plan, made once per trajectory and grid: the
  * encoding keeps one per gpu-nufft encoding through lm_gpu_nufft_*) holds
