@@ -58,11 +58,16 @@ int lm_encoding_segments(const lm_encoding *e, double *interp_error)
     return e->ts ? e->ts->L : 0;
 }
 const lm_variant *lm_encoding_exact_variant(const lm_encoding *e) { return e->vx; }
-double lm_encoding_diag(const lm_encoding *e)
+static lm_code fourier_diag(lm_encoding *e, lm_error *err);
+
+double lm_encoding_diag(lm_encoding *e)
 {
-    if (e->f)
-        return e->diag0 * e->map_mean;
-    return e->fhf ? e->fhf->diag * e->map_mean : 0;
+    if (e->fhf && !e->f)
+        return e->fhf->diag * e->map_mean;
+    lm_error err = {0};
+    if (!(e->diag0 > 0) && fourier_diag(e, &err) != LM_OK)
+        return 0; /* out of memory: no diagonal */
+    return e->diag0 * e->map_mean;
 }
 
 void lm_encoding_free(lm_encoding *e)
@@ -124,17 +129,13 @@ static lm_code check_sens(const lm_sens *s, const lm_geom *g, double *mean, lm_e
     return LM_OK;
 }
 
-/* The field map's part of the plan: the exact sums' variant, or the
- * segmentation with its phases on the back end. */
-static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_error *err)
+/* The diagonal of F^H F, sum_m phi(k_m)^2 / N^2: known before Q, and the
+ * only one a NUFFT-pair normal operator or a field map has. phi^2 per
+ * sample in parallel (three sines each: 17 ms on B128 in one thread),
+ * summed in order (the same diagonal on any core count). */
+static lm_code fourier_diag(lm_encoding *e, lm_error *err)
 {
     const int64_t nv = e->nvox, m = e->t->m;
-    for (int64_t j = 0; j < nv; j++)
-        if (!isfinite(d->fieldmap[j]))
-            return lm_fail(err, LM_ERR_INVALID, "field map: voxel %lld is not a finite number", (long long)j);
-    e->f = d->fieldmap;
-    /* phi^2 per sample in parallel (three sines each: 17 ms on B128 in
-     * one thread), summed in order (the same diagonal on any core count) */
     double *phi2 = lm_alloc((size_t)m, sizeof *phi2, err, "diagonal");
     if (!phi2)
         return LM_ERR_NOMEM;
@@ -148,6 +149,21 @@ static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_erro
         p2 += phi2[j];
     free(phi2);
     e->diag0 = p2 / ((double)nv * (double)nv);
+    return LM_OK;
+}
+
+/* The field map's part of the plan: the exact sums' variant, or the
+ * segmentation with its phases on the back end. */
+static lm_code setup_fieldmap(lm_encoding *e, const lm_encoding_desc *d, lm_error *err)
+{
+    const int64_t nv = e->nvox, m = e->t->m;
+    for (int64_t j = 0; j < nv; j++)
+        if (!isfinite(d->fieldmap[j]))
+            return lm_fail(err, LM_ERR_INVALID, "field map: voxel %lld is not a finite number", (long long)j);
+    e->f = d->fieldmap;
+    lm_code drc = fourier_diag(e, err);
+    if (drc != LM_OK)
+        return drc;
     if (d->segments == 0) {
         e->vx = lm_sums_exact_variant(e->v, err);
         if (!e->vx)

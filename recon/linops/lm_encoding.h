@@ -97,10 +97,11 @@ lm_code lm_encoding_op(lm_encoding *e, lm_linop **op, lm_error *err);
 
 /* E^H E as an operator (borrowed: freed with e). Prepares Q if needed. */
 lm_code lm_encoding_normal_op(lm_encoding *e, lm_linop **op, lm_error *err);
-/* The mean diagonal of E^H E: (Q(0)/N^2) times the mean of sum_c |s_c|^2
- * over the voxels the maps cover; lambda is relative to it (README). With a
- * field map the same (|exp(-i 2 pi f t)| = 1 leaves the diagonal as it is),
- * known before Q. */
-double lm_encoding_diag(const lm_encoding *e);
+/* The mean diagonal of E^H E: sum_m phi(k_m)^2 / N^2 (= Q(0)/N^2) times
+ * the mean of sum_c |s_c|^2 over the voxels the maps cover; lambda is
+ * relative to it (README). With a field map the same (|exp(-i 2 pi f t)| =
+ * 1 leaves the diagonal as it is). Known before Q: computed from the
+ * trajectory on first use when there is none. */
+double lm_encoding_diag(lm_encoding *e);
 
 #endif
