@@ -48,6 +48,7 @@
 #include "lm_estimate.h"
 #include "lm_recon.h"
 #include "lm_dyn_recon.h"
+#include "lm_sliding.h"
 #include "lm_frames.h"
 #include "lm_frame_stats.h"
 #include "lm_recon_session.h"

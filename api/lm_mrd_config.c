@@ -125,6 +125,7 @@ static lm_code apply_one(lm_mrd_job_opts *o, const char *name, const char *v, lm
     } else if (!strcmp(name, "iters")) {
         if (parse_count("--iters", v, 0, 100000, &r->iters, err) != LM_OK)
             return err->code;
+        o->iters_given = 1;
     } else if (!strcmp(name, "tol")) {
         if (parse_num("--tol", v, &r->tol, err) != LM_OK)
             return err->code;
@@ -153,7 +154,12 @@ static lm_code apply_one(lm_mrd_job_opts *o, const char *name, const char *v, lm
         if (parse_bool("--dirac", v, &o->dirac, err) != LM_OK)
             return err->code;
     } else if (!strcmp(name, "realtime")) {
-        return lm_fail(err, LM_ERR_UNSUPPORTED, "--realtime: real-time frames are not served yet");
+        long long w = 0, st = 0;
+        char tail = 0;
+        if (sscanf(v, "%lld:%lld%c", &w, &st, &tail) != 2 || w < 1 || st < 1 || w > 100000 || st > 100000)
+            return lm_fail(err, LM_ERR_INVALID, "--realtime '%s': want WINDOW:STEP, acquisitions (1 to 100000 each)", v);
+        o->rt_window = (int)w;
+        o->rt_step = (int)st;
     } else {
         return lm_fail(err, LM_ERR_INVALID, "unknown option --%s (docs/mrd-server.md lists them)", name);
     }
@@ -168,6 +174,10 @@ static lm_code check_all(const lm_mrd_job_opts *o, lm_error *err)
         return lm_fail(err, LM_ERR_INVALID, "--lambda-criterion needs --lambda auto");
     if (r->lambda_auto && o->method_given && r->method != LM_METHOD_CG)
         return lm_fail(err, LM_ERR_INVALID, "--lambda auto applies to --method cg only");
+    if (o->rt_window && (r->lambda_auto || (o->method_given && r->method != LM_METHOD_CG) ||
+                         r->reg != LM_REG_IDENTITY))
+        return lm_fail(err, LM_ERR_INVALID, "--realtime reconstructs by CG with Tikhonov (identity) and a fixed "
+                       "--lambda: drop --lambda auto, --method and --reg");
     return LM_OK;
 }
 

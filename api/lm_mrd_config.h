@@ -14,9 +14,12 @@ typedef struct lm_mrd_job_opts {
     lm_recon_opts recon;  /* variant points into variant[] */
     char variant[64];
     int method_given;     /* else Cartesian data fully sampled get the FFT, as larmor-cli recon does */
+    int iters_given;      /* else real-time frames take LM_SLIDING_ITERS_DEFAULT */
     int64_t matrix[3];    /* --matrix (0: the header's) */
     int as_complex;       /* complex float images instead of magnitude */
     int dirac;
+    int rt_window, rt_step; /* --realtime WINDOW:STEP (0: off): a frame every STEP acquisitions
+                               from the last WINDOW (recon/dynamic/lm_sliding.h) */
 } lm_mrd_job_opts;
 
 void lm_mrd_job_opts_init(lm_mrd_job_opts *o);

@@ -18,6 +18,7 @@
 #include "lm_kernels.h"
 #include "lm_mrd_config.h"
 #include "lm_recon.h"
+#include "lm_sliding.h"
 
 static pthread_mutex_t g_gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int g_running;
@@ -101,6 +102,12 @@ typedef struct session {
     int channels;         /* of the first imaging acquisition (0: none yet) */
     unsigned images;      /* sent */
     double last_in;       /* when the latest acquisition arrived */
+    /* --realtime WINDOW:STEP: the last WINDOW imaging acquisitions, oldest first */
+    lm_mrd_msg **ring;
+    int nring;
+    uint64_t rt_seen;     /* imaging acquisitions received */
+    lm_sliding *rt;       /* made at the first frame (maps from its window) */
+    const char *rt_variant;
 } session;
 
 static void session_clear(session *s)
@@ -113,6 +120,12 @@ static void session_clear(session *s)
         lm_mrd_msg_clear(s->pending[i]);
         free(s->pending[i]);
     }
+    for (int i = 0; i < s->nring; i++) {
+        lm_mrd_msg_clear(s->ring[i]);
+        free(s->ring[i]);
+    }
+    free(s->ring);
+    lm_sliding_free(s->rt);
     free(s->noise);
     free(s->pending);
     free(s->xml);
@@ -155,6 +168,63 @@ static char *image_meta(const lm_recon_opts *o, const lm_recon_result *res, cons
                  res->time_q_s, res->time_fhd_s, res->time_cg_s, res->time_total_s, latency) < 0)
         return NULL;
     return x;
+}
+
+/* Sends one image of dims voxels (x fastest) with the geometry of the
+ * acquisition first and the attribute XML meta (taken: freed here). */
+static lm_code send_image(session *s, const lm_cfloat *data, const int64_t dims[3], const double fov_mm[3],
+                          const ISMRMRD_AcquisitionHeader *first, int repetition, char *meta, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    const size_t nvox = (size_t)(dims[0] * dims[1] * dims[2]);
+    lm_mrd_msg out = {.id = LM_MRD_MSG_IMAGE};
+    ISMRMRD_ImageHeader *h = &out.image;
+    ismrmrd_init_image_header(h);
+    const int cx = s->opts.as_complex;
+    h->data_type = cx ? ISMRMRD_CXFLOAT : ISMRMRD_FLOAT;
+    h->image_type = cx ? ISMRMRD_IMTYPE_COMPLEX : ISMRMRD_IMTYPE_MAGNITUDE;
+    h->measurement_uid = first->measurement_uid;
+    for (int k = 0; k < 3; k++) {
+        h->matrix_size[k] = (uint16_t)dims[k];
+        h->field_of_view[k] = (float)fov_mm[k];
+        h->position[k] = first->position[k];
+        h->read_dir[k] = first->read_dir[k];
+        h->phase_dir[k] = first->phase_dir[k];
+        h->slice_dir[k] = first->slice_dir[k];
+        h->patient_table_position[k] = first->patient_table_position[k];
+    }
+    h->channels = 1;
+    h->average = first->idx.average;
+    h->slice = first->idx.slice;
+    h->contrast = first->idx.contrast;
+    h->phase = first->idx.phase;
+    h->repetition = (uint16_t)repetition;
+    h->set = first->idx.set;
+    h->acquisition_time_stamp = first->acquisition_time_stamp;
+    h->image_index = (uint16_t)(s->images + 1);
+    h->image_series_index = 1;
+    out.pixel_bytes = nvox * (cx ? 8 : 4);
+    float *px = malloc(out.pixel_bytes);
+    out.text = meta;
+    out.text_len = strlen(meta);
+    if (!px) {
+        lm_mrd_msg_clear(&out);
+        return lm_fail(err, LM_ERR_NOMEM, "out of memory");
+    }
+    if (cx)
+        memcpy(px, data, nvox * sizeof *data);
+    else
+        lm_magnitude(data, px, (int64_t)nvox);
+    out.pixels = px;
+    if (send_msg(s->io, &out, err) == LM_OK) {
+        s->images++;
+        if (s->io->image_sent)
+            s->io->image_sent(s->io->image_user, &out);
+    } else {
+        rc = err->code;
+    }
+    lm_mrd_msg_clear(&out);
+    return rc;
 }
 
 /* Reconstructs acquisitions group[0..n) (one slice of one repetition and
@@ -216,61 +286,9 @@ static lm_code recon_group(session *s, lm_mrd_msg **group, size_t n, lm_error *e
     if (rc != LM_OK)
         goto done;
     const lm_variant *v = res.fell_back ? lm_variant_find(res.fallback_variant, NULL) : lm_variant_resolve(o.variant, NULL);
-    const lm_volume *im = res.image;
-    const size_t nvox = (size_t)(im->dims[0] * im->dims[1] * im->dims[2]);
-    lm_mrd_msg out = {.id = LM_MRD_MSG_IMAGE};
-    ISMRMRD_ImageHeader *h = &out.image;
-    ismrmrd_init_image_header(h);
-    const int cx = s->opts.as_complex;
-    h->data_type = cx ? ISMRMRD_CXFLOAT : ISMRMRD_FLOAT;
-    h->image_type = cx ? ISMRMRD_IMTYPE_COMPLEX : ISMRMRD_IMTYPE_MAGNITUDE;
-    h->measurement_uid = first->measurement_uid;
-    for (int k = 0; k < 3; k++) {
-        h->matrix_size[k] = (uint16_t)im->dims[k];
-        h->field_of_view[k] = (float)g.fov_mm[k];
-        h->position[k] = first->position[k];
-        h->read_dir[k] = first->read_dir[k];
-        h->phase_dir[k] = first->phase_dir[k];
-        h->slice_dir[k] = first->slice_dir[k];
-        h->patient_table_position[k] = first->patient_table_position[k];
-    }
-    h->channels = 1;
-    h->average = first->idx.average;
-    h->slice = first->idx.slice;
-    h->contrast = first->idx.contrast;
-    h->phase = first->idx.phase;
-    h->repetition = first->idx.repetition;
-    h->set = first->idx.set;
-    h->acquisition_time_stamp = first->acquisition_time_stamp;
-    h->image_index = (uint16_t)(s->images + 1);
-    h->image_series_index = 1;
-    out.pixel_bytes = nvox * (cx ? 8 : 4);
-    float *px = malloc(out.pixel_bytes);
-    if (!px) {
-        rc = lm_fail(err, LM_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < nvox; i++) {
-        if (cx) {
-            px[2 * i] = crealf(im->data[i]);
-            px[2 * i + 1] = cimagf(im->data[i]);
-        } else {
-            px[i] = cabsf(im->data[i]);
-        }
-    }
-    out.pixels = px;
-    out.text = image_meta(&o, &res, v ? v->name : "", now_s() - s->last_in);
-    out.text_len = out.text ? strlen(out.text) : 0;
-    if (!out.text)
-        rc = lm_fail(err, LM_ERR_NOMEM, "out of memory");
-    else if (send_msg(s->io, &out, err) == LM_OK) {
-        s->images++;
-        if (s->io->image_sent)
-            s->io->image_sent(s->io->image_user, &out);
-    } else {
-        rc = err->code;
-    }
-    lm_mrd_msg_clear(&out);
+    char *meta = image_meta(&o, &res, v ? v->name : "", now_s() - s->last_in);
+    rc = meta ? send_image(s, res.image->data, res.image->dims, g.fov_mm, first, first->idx.repetition, meta, err)
+              : lm_fail(err, LM_ERR_NOMEM, "out of memory");
 done:
     lm_recon_result_clear(&res);
     lm_acq_free(a);
@@ -317,6 +335,130 @@ static lm_code flush(session *s, int rep, int slice, lm_error *err)
     return rc;
 }
 
+/* ---- real time (--realtime WINDOW:STEP) ------------------------------------ */
+
+/* The NUFFT variant of the device the options ask for: golden-angle windows
+ * never repeat, so frames are solved with the NUFFT pair, not a Q. */
+static const char *rt_variant(const lm_recon_opts *o)
+{
+    const lm_variant *v = lm_variant_resolve(o->variant, NULL);
+    if (v && strstr(v->name, "nufft"))
+        return v->name;
+    return v && v->device == LM_DEVICE_GPU ? "gpu-nufft" : "cpu-nufft";
+}
+
+static char *rt_meta(const session *s, uint64_t frame, const lm_sliding_report *rep, int coils, double latency)
+{
+    char *x = NULL;
+    if (asprintf(&x,
+                 "<?xml version=\"1.0\"?><ismrmrdMeta>"
+                 "<meta><name>method</name><value>cg</value></meta>"
+                 "<meta><name>variant</name><value>%s</value></meta>"
+                 "<meta><name>lambda</name><value>%.9g</value></meta>"
+                 "<meta><name>reg</name><value>identity</value></meta>"
+                 "<meta><name>iters</name><value>%d</value></meta>"
+                 "<meta><name>coils</name><value>%d</value></meta>"
+                 "<meta><name>frame</name><value>%llu</value></meta>"
+                 "<meta><name>window</name><value>%d</value></meta>"
+                 "<meta><name>step</name><value>%d</value></meta>"
+                 "<meta><name>time_frame_s</name><value>%.6f</value></meta>"
+                 "<meta><name>latency_s</name><value>%.6f</value></meta>"
+                 "</ismrmrdMeta>",
+                 s->rt_variant, s->opts.recon.lambda, rep->iters, coils, (unsigned long long)frame, s->opts.rt_window,
+                 s->opts.rt_step, rep->time_s, latency) < 0)
+        return NULL;
+    return x;
+}
+
+/* The frame of the ring's acquisitions (the last WINDOW), sent at once:
+ * read as a file's acquisitions are (lm_mrd_from_messages), reconstructed
+ * by lm_sliding_frame from the frame before. */
+static lm_code rt_frame(session *s, lm_error *err)
+{
+    const lm_mrd_msg **all = malloc((size_t)s->nring * sizeof *all);
+    if (!all)
+        return lm_fail(err, LM_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < s->nring; i++)
+        all[i] = s->ring[i];
+    lm_mrd_opts mo;
+    lm_mrd_opts_init(&mo);
+    mo.units = lm_mrd_units_default();
+    lm_mrd m;
+    lm_acq *a = NULL;
+    lm_code rc = lm_mrd_from_messages("MRD stream", s->xml, s->xml_len, all, (size_t)s->nring, &mo, &m, err);
+    free(all);
+    if (rc == LM_OK) {
+        rc = lm_acq_from_mrd(&m, &a, err);
+        lm_mrd_clear(&m);
+    }
+    if (rc == LM_OK && (a->nslices > 1 || !a->traj))
+        rc = lm_fail(err, LM_ERR_INVALID, "--realtime: a window holds several slices; real time takes one slice");
+    lm_geom g = rc == LM_OK ? a->geom : (lm_geom){0};
+    if (rc == LM_OK && s->opts.matrix[0]) {
+        lm_geom_init(&g, s->opts.matrix[0], s->opts.matrix[1], s->opts.matrix[2], 0);
+        g.basis = a->geom.basis;
+        for (int k = 0; k < 3; k++)
+            g.fov_mm[k] = a->geom.fov_mm[k];
+    }
+    if (rc == LM_OK && s->opts.dirac)
+        g.basis = LM_BASIS_DIRAC;
+    if (rc == LM_OK && !s->rt) {
+        s->rt_variant = rt_variant(&s->opts.recon);
+        lm_sliding_opts so = {.variant = s->rt_variant, .iters = s->opts.iters_given ? s->opts.recon.iters : 0,
+                              .lambda = s->opts.recon.lambda, .threads = s->cfg->threads};
+        rc = lm_sliding_new(&g, NULL, &so, &s->rt, err);
+    }
+    lm_cfloat *img = rc == LM_OK ? lm_alloc((size_t)lm_geom_voxels(&g), sizeof *img, err, "real-time frame") : NULL;
+    if (rc == LM_OK && !img)
+        rc = LM_ERR_NOMEM;
+    lm_sliding_report rep = {0};
+    if (rc == LM_OK) {
+        const lm_variant *v = lm_variant_find(s->rt_variant, NULL);
+        const int gpu = v && v->device == LM_DEVICE_GPU;
+        if (gpu)
+            pthread_mutex_lock(&g_gpu_lock);
+        atomic_fetch_add(&g_running, 1);
+        rc = lm_sliding_frame(s->rt, a->traj, a->kdata, img, &rep, err);
+        atomic_fetch_sub(&g_running, 1);
+        if (gpu)
+            pthread_mutex_unlock(&g_gpu_lock);
+    }
+    if (rc == LM_OK) {
+        const uint64_t frame = (s->rt_seen - (uint64_t)s->opts.rt_window) / (uint64_t)s->opts.rt_step + 1;
+        char *meta = rt_meta(s, frame, &rep, (int)a->kdata->ncoils, now_s() - s->last_in);
+        rc = meta ? send_image(s, img, g.n, g.fov_mm, &s->ring[s->nring - 1]->acq, (int)(frame - 1), meta, err)
+                  : lm_fail(err, LM_ERR_NOMEM, "out of memory");
+    }
+    free(img);
+    lm_acq_free(a);
+    return rc;
+}
+
+/* Keeps own in the ring of the last WINDOW acquisitions (the oldest goes)
+ * and makes a frame after every STEP-th once WINDOW have arrived. */
+static lm_code rt_acquisition(session *s, lm_mrd_msg *own, lm_error *err)
+{
+    const int w = s->opts.rt_window;
+    if (!s->ring && !(s->ring = calloc((size_t)w, sizeof *s->ring))) {
+        lm_mrd_msg_clear(own);
+        free(own);
+        return lm_fail(err, LM_ERR_NOMEM, "out of memory");
+    }
+    if (s->nring == w) {
+        s->held -= msg_bytes(s->ring[0]);
+        lm_mrd_msg_clear(s->ring[0]);
+        free(s->ring[0]);
+        memmove(s->ring, s->ring + 1, (size_t)(w - 1) * sizeof *s->ring);
+        s->nring--;
+    }
+    s->ring[s->nring++] = own;
+    s->held += msg_bytes(own);
+    s->rt_seen++;
+    if (s->rt_seen < (uint64_t)w || (s->rt_seen - (uint64_t)w) % (uint64_t)s->opts.rt_step)
+        return LM_OK;
+    return rt_frame(s, err);
+}
+
 static lm_code keep(lm_mrd_msg ***list, size_t *n, size_t *cap, lm_mrd_msg *m, lm_error *err)
 {
     if (*n == *cap) {
@@ -353,6 +495,8 @@ static lm_code on_acquisition(session *s, lm_mrd_msg *msg, lm_error *err)
         return lm_fail(err, LM_ERR_NOMEM, "out of memory");
     *own = *msg;
     memset(msg, 0, sizeof *msg); /* the buffers move into own (h points into msg: not used after this) */
+    if (!is_noise && s->opts.rt_window)
+        return rt_acquisition(s, own, err);
     lm_code rc = is_noise ? keep(&s->noise, &s->nnoise, &s->cap_noise, own, err)
                           : keep(&s->pending, &s->npending, &s->cap_pending, own, err);
     if (rc != LM_OK) {

@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "larmor.h"
 #include "recon_dynamic.h"
+#include "recon_realtime.h"
 
 /* Multi-slice 2D ISMRMRD: each slice reconstructed in 2D with the same
  * options, stacked along z in the reader's order (position along the slice
@@ -258,7 +259,11 @@ static void help(void)
          "  temporal Tikhonov, locally low rank [--llr-block 8]); --lambda L|auto the temporal weight\n"
          "  (default 0.03), --lambda-space L the spatial; --iters ADMM iterations (default 8); OUT .cfl (frames in dimension 10) or\n"
          "  .nii/.nii.gz (4D, pixdim[4] the frame duration: --frame-ms MS where the data carry none);\n"
-         "  --truth a 4D NIfTI or cfl");
+         "  --truth a 4D NIfTI or cfl\n"
+         "  --realtime WINDOW:STEP: the frames a real-time MRD stream gives (docs/mrd-server.md): frame f by\n"
+         "  SENSE CG (--iters, default 8, warm-started from frame f-1; --lambda, Tikhonov) from acquisitions\n"
+         "  [f STEP, f STEP + WINDOW), the NUFFT pair per window (cpu-nufft, or --variant gpu-nufft), maps\n"
+         "  from the first window unless --sens; OUT 4D .nii/.nii.gz or .cfl");
 }
 
 int cmd_recon(int argc, char **argv)
@@ -290,7 +295,7 @@ int cmd_recon(int argc, char **argv)
         {"series", required_argument, 0, 1014},
         {"spokes-per-frame", required_argument, 0, 1020}, {"frames", required_argument, 0, 1021},
         {"lambda-space", required_argument, 0, 1022}, {"llr-block", required_argument, 0, 1023},
-        {"frame-ms", required_argument, 0, 1024},
+        {"frame-ms", required_argument, 0, 1024}, {"realtime", required_argument, 0, 1025},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -304,7 +309,7 @@ int cmd_recon(int argc, char **argv)
     cli_dicom_args dcm = {0};
     cli_dyn_args dyn;
     cli_dyn_args_init(&dyn);
-    int iters_given = 0, lambda_given = 0;
+    int iters_given = 0, lambda_given = 0, rt_window = 0, rt_step = 0;
     lm_error err = {0};
     long long iv;
     int c;
@@ -404,6 +409,7 @@ int cmd_recon(int argc, char **argv)
         case 1014: dcm.series = optarg; break;
         case 1020: if (!cli_parse_int("--spokes-per-frame", optarg, 1, 1LL << 40, &dyn.spokes_per_frame)) return 1; break;
         case 1021: if (!cli_parse_int("--frames", optarg, 1, 1LL << 40, &dyn.frames)) return 1; break;
+        case 1025: if (!cli_rt_parse(optarg, &rt_window, &rt_step)) return 1; break;
         case 1022:
             if (!cli_parse_double("--lambda-space", optarg, &dyn.lambda_space) || dyn.lambda_space < 0)
                 return cli_errorf("recon: --lambda-space must be a number >= 0 (got %s)", optarg);
@@ -481,6 +487,20 @@ int cmd_recon(int argc, char **argv)
                     traj ? traj : kspace, (long long)(in->accel > 1 ? in->accel : 1), (long long)in->missing_lines);
         else
             o.method = LM_METHOD_FFT; /* the first method for Cartesian acquisitions */
+    }
+    if (rt_window) { /* a real-time stream's frames: recon_realtime.c */
+        if (o.lambda_auto || (method_given && o.method != LM_METHOD_CG) || o.reg != LM_REG_IDENTITY ||
+            cli_dyn_wanted(&dyn, in) || fieldmap_path || ref_path) {
+            lm_acq_free(in);
+            return cli_errorf("recon: --realtime reconstructs by CG with Tikhonov (identity) and a fixed --lambda: "
+                              "drop --lambda auto, --method, --reg, --fieldmap, --ref and frame binning");
+        }
+        const cli_rt_run run = {.window = rt_window, .step = rt_step, .variant = o.variant, .lambda = o.lambda,
+                                .iters = iters_given ? o.iters : 0, .threads = o.threads,
+                                .name = traj ? traj : kspace, .out = out, .as_complex = as_complex, .json = json};
+        rc = cli_recon_realtime(in, &g, &run);
+        lm_acq_free(in);
+        return rc;
     }
     if (cli_dyn_wanted(&dyn, in)) { /* frames: recon_dynamic.c */
         const char *refused = method_given && o.method != LM_METHOD_CG ? "--method" : ref_path ? "--ref"

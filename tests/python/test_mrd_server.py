@@ -180,6 +180,10 @@ def env(tmp_path_factory):
     run("phantom", "--matrix", "24", "--phantom", "shepp-logan-2d", "--traj", "spiral2d", "--coils", "2",
         "--format", "ismrmrd", "--out", str(d / "sp"), env=e)
     files["radial3d-2rep"] = make_repetitions(files["radial3d"], str(d / "alone" / "radial3d-2rep.h5"))
+    # 2D golden-angle radial, 4 coils, 60 spokes: the real-time case
+    run("phantom", "--matrix", "32", "--phantom", "shepp-logan-2d", "--traj", "radial2d", "--readout", "32",
+        "--samples", str(32 * 60), "--coils", "4", "--format", "ismrmrd", "--out", str(d / "rt"), env=e)
+    files["radial2d"] = shutil.copy(d / "rt" / "data.h5", d / "alone" / "radial2d.h5")
     files["spiral2d-multislice"] = make_multislice(str(d / "sp" / "data.h5"), str(d / "spiral3.h5"))
     if shutil.which("ismrmrd_generate_cartesian_shepp_logan"):
         subprocess.run(["ismrmrd_generate_cartesian_shepp_logan", "-m", "32", "-c", "4", "-C", "-o",
@@ -507,3 +511,39 @@ def test_four_clients_at_once(env, variant):
             by_slice = {h["slice"]: px for h, _, px in images}
             for k in range(3):
                 close_enough(by_slice[k][0], w[k])
+
+
+# Real time: a frame every STEP acquisitions from the last WINDOW, sent while
+# the acquisitions still arrive, each equal to the offline frame
+# (larmor-cli recon --realtime: the same library call on the file).
+def test_realtime_frames(env):
+    W, S = 13, 4
+    opts = "--realtime %d:%d --iters 5 --lambda 0.05" % (W, S)
+    xml, acqs = file_acquisitions(env["files"]["radial2d"])
+    images, closed, error = stream(env["port"], xml, acqs, opts, images_before_close=1)
+    assert error is None and closed, error
+    n = len(acqs)
+    assert len(images) == (n - W) // S + 1
+    base = str(env["dir"] / "rt-offline")
+    run("recon", "--traj", env["files"]["radial2d"], *opts.split(), "--quiet", "--out", base + ".cfl", env=env["env"])
+    want = np.abs(read_cfl(base)).reshape(len(images), 32, 32)
+    for i, (h, attr, px) in enumerate(images):
+        assert "<name>frame</name><value>%d</value>" % (i + 1) in attr, attr
+        latency = float(attr.split("<name>latency_s</name><value>")[1].split("<")[0])
+        assert 0 < latency < 60
+        assert h["repetition"] == i and h["image_index"] == i + 1
+        close_enough(px.reshape(32, 32), want[i])
+    # the frames move: golden-angle windows differ, so consecutive frames are not equal
+    assert np.abs(images[0][2] - images[-1][2]).max() > 0
+
+
+@pytest.mark.parametrize("config,why", [("--realtime 0:8", "WINDOW:STEP"), ("--realtime 8", "WINDOW:STEP"),
+                                        ("--realtime 8:2 --lambda auto", "fixed --lambda")])
+def test_realtime_bad_config(env, config, why):
+    s = socket.create_connection(("127.0.0.1", env["port"]), timeout=30)
+    try:
+        s.sendall(text_msg(CONFIG_TEXT, config))
+        images, closed, error = read_messages(s)  # the configuration alone is refused
+    finally:
+        s.close()
+    assert error is not None and why in error and not images, error
