@@ -405,7 +405,8 @@ static lm_code rt_frame(session *s, lm_error *err)
     if (rc == LM_OK && !s->rt) {
         s->rt_variant = rt_variant(&s->opts.recon);
         lm_sliding_opts so = {.variant = s->rt_variant, .iters = s->opts.iters_given ? s->opts.recon.iters : 0,
-                              .lambda = s->opts.recon.lambda, .threads = s->cfg->threads};
+                              .lambda = s->opts.recon.lambda, .threads = s->cfg->threads,
+                              .compress = s->opts.recon.compress_coils};
         rc = lm_sliding_new(&g, NULL, &so, &s->rt, err);
     }
     lm_cfloat *img = rc == LM_OK ? lm_alloc((size_t)lm_geom_voxels(&g), sizeof *img, err, "real-time frame") : NULL;

@@ -497,7 +497,7 @@ int cmd_recon(int argc, char **argv)
         }
         const cli_rt_run run = {.window = rt_window, .step = rt_step, .variant = o.variant, .lambda = o.lambda,
                                 .iters = iters_given ? o.iters : 0, .threads = o.threads,
-                                .name = traj ? traj : kspace, .out = out, .as_complex = as_complex, .json = json};
+                                .compress = o.compress_coils, .name = traj ? traj : kspace, .out = out, .as_complex = as_complex, .json = json};
         rc = cli_recon_realtime(in, &g, &run);
         lm_acq_free(in);
         return rc;

@@ -35,7 +35,8 @@ int cli_recon_realtime(const lm_acq *in, const lm_geom *g, const cli_rt_run *r)
     if (in->traj->readout < 1)
         return cli_errorf("%s: --realtime needs acquisitions of one length (the file's readouts differ)", name);
     const char *variant = r->variant && !lm_variant_is_auto(r->variant) ? r->variant : "cpu-nufft";
-    lm_sliding_opts so = {.variant = variant, .iters = r->iters, .lambda = r->lambda, .threads = r->threads};
+    lm_sliding_opts so = {.variant = variant, .iters = r->iters, .lambda = r->lambda, .threads = r->threads,
+                          .compress = r->compress};
     lm_cfloat *frames = NULL;
     int64_t nf = 0;
     const double t0 = now_s();

@@ -13,6 +13,7 @@ typedef struct cli_rt_run {
     double lambda;
     int iters;                /* 0: LM_SLIDING_ITERS_DEFAULT */
     int threads;
+    int compress;             /* --coils-compress: virtual coils (-1 auto, 0 none) */
     const char *name;         /* the data, for messages */
     const char *out;
     int as_complex, json;

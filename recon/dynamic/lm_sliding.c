@@ -16,7 +16,8 @@ struct lm_sliding {
     lm_geom g;
     lm_sliding_opts o;
     const lm_sens *given;
-    lm_sens *estimated;
+    lm_sens *estimated;   /* or the given maps compressed */
+    lm_coil_compress *cc; /* virtual coils, planned on the first window */
     lm_cfloat *x;   /* the frame before (host), the next one's start */
     int have_x;
 };
@@ -65,7 +66,7 @@ lm_code lm_sliding_new(const lm_geom *g, const lm_sens *sens, const lm_sliding_o
 
 const lm_sens *lm_sliding_sens(const lm_sliding *s)
 {
-    return s->given ? s->given : s->estimated;
+    return s->estimated ? s->estimated : s->given;
 }
 
 void lm_sliding_free(lm_sliding *s)
@@ -73,6 +74,7 @@ void lm_sliding_free(lm_sliding *s)
     if (!s)
         return;
     lm_sens_free(s->estimated);
+    lm_coil_compress_free(s->cc);
     free(s->x);
     free(s);
 }
@@ -137,6 +139,29 @@ static lm_code solve(lm_sliding *s, lm_encoding *e, const lm_kdata *k, lm_cfloat
     return rc;
 }
 
+/* The first window: the virtual coils' plan (compress), then the maps
+ * (estimated from it, or the given ones compressed). */
+static lm_code first_window(lm_sliding *s, const lm_traj *t, const lm_kdata *k, lm_error *err)
+{
+    lm_code rc = LM_OK;
+    if (s->o.compress && k->ncoils > 1) {
+        const int64_t kv = s->o.compress < 0 ? 0 : s->o.compress;
+        if (kv > k->ncoils)
+            return lm_fail(err, LM_ERR_INVALID, "--coils-compress %lld: the data have only %lld channels",
+                           (long long)kv, (long long)k->ncoils);
+        rc = lm_coil_compress_plan(k, kv, 0, &s->cc, err);
+    }
+    lm_kdata *kc = NULL;
+    if (rc == LM_OK && s->cc)
+        rc = lm_coil_compress_apply_kdata(s->cc, k, &kc, err);
+    if (rc == LM_OK && s->given && s->cc)
+        rc = lm_coil_compress_apply_sens(s->cc, s->given, &s->estimated, err);
+    else if (rc == LM_OK && !s->given && k->ncoils > 1)
+        rc = lm_sens_estimate(&s->g, t, kc ? kc : k, NULL, NULL, &s->estimated, NULL, err);
+    lm_kdata_free(kc);
+    return rc;
+}
+
 lm_code lm_sliding_frame(lm_sliding *s, const lm_traj *t, const lm_kdata *k, lm_cfloat *image,
                          lm_sliding_report *rep, lm_error *err)
 {
@@ -146,23 +171,27 @@ lm_code lm_sliding_frame(lm_sliding *s, const lm_traj *t, const lm_kdata *k, lm_
     if (s->given && s->given->ncoils != k->ncoils)
         return lm_fail(err, LM_ERR_INVALID, "real time: %lld coil maps but %lld channels", (long long)s->given->ncoils,
                        (long long)k->ncoils);
-    if (s->estimated && s->estimated->ncoils != k->ncoils)
+    const int first = !s->estimated && !s->cc;
+    const int64_t channels = first ? k->ncoils : s->cc ? s->cc->ncoils : s->estimated ? s->estimated->ncoils : 1;
+    if (!first && k->ncoils != channels)
         return lm_fail(err, LM_ERR_INVALID, "real time: the channel count changed from %lld to %lld",
-                       (long long)s->estimated->ncoils, (long long)k->ncoils);
-    if (!s->given && !s->estimated && k->ncoils > 1) {
-        lm_code rc = lm_sens_estimate(&s->g, t, k, NULL, NULL, &s->estimated, NULL, err);
-        if (rc != LM_OK)
-            return rc;
-    }
+                       (long long)channels, (long long)k->ncoils);
+    lm_code rc = first ? first_window(s, t, k, err) : LM_OK;
+    lm_kdata *kc = NULL;
+    if (rc == LM_OK && s->cc)
+        rc = lm_coil_compress_apply_kdata(s->cc, k, &kc, err);
     const lm_sens *sens = lm_sliding_sens(s);
-    if (!sens && k->ncoils > 1)
-        return lm_fail(err, LM_ERR_INVALID, "real time: %lld channels and no coil maps", (long long)k->ncoils);
-    lm_encoding_desc d = {.geom = &s->g, .traj = t, .sens = sens, .variant = s->o.variant, .threads = s->o.threads};
+    if (rc == LM_OK && !sens && k->ncoils > 1)
+        rc = lm_fail(err, LM_ERR_INVALID, "real time: %lld channels and no coil maps", (long long)k->ncoils);
     lm_encoding *e = NULL;
-    lm_code rc = lm_encoding_new(&d, &e, err);
+    if (rc == LM_OK) {
+        lm_encoding_desc d = {.geom = &s->g, .traj = t, .sens = sens, .variant = s->o.variant, .threads = s->o.threads};
+        rc = lm_encoding_new(&d, &e, err);
+    }
     if (rc == LM_OK)
-        rc = solve(s, e, k, image, rep, err);
+        rc = solve(s, e, kc ? kc : k, image, rep, err);
     lm_encoding_free(e);
+    lm_kdata_free(kc);
     if (rep)
         rep->time_s = now_s() - t0;
     return rc;

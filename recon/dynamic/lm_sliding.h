@@ -10,7 +10,9 @@
  * cost more than it saves, so E_f^H E_f is applied as the NUFFT pair
  * (E_f then E_f^H, cpu-nufft or gpu-nufft) on a plan made per window.
  * Coil maps are estimated once, from the first window (the time-averaged
- * data of WINDOW spokes), unless given.
+ * data of WINDOW spokes), unless given; with compress the channels are
+ * first reduced to virtual coils planned on that window (every
+ * application costs one NUFFT pair per coil).
  *
  * The same calls serve a stream (api/lm_mrd_server.c: a frame as soon as
  * its STEP-th acquisition arrives) and a file (lm_sliding_run: every frame
@@ -25,6 +27,8 @@ typedef struct lm_sliding_opts {
     int iters;             /* CG iterations per frame (0: LM_SLIDING_ITERS_DEFAULT) */
     double lambda;         /* Tikhonov weight, relative (lm_recon.h) */
     int threads;           /* CPU threads, 0: all cores */
+    int compress;          /* virtual coils (SVD of the first window's data, lm_coils.h):
+                              0 none, K, or -1 the fewest keeping 99 % of the energy */
 } lm_sliding_opts;
 
 #define LM_SLIDING_ITERS_DEFAULT 8
