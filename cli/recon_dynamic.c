@@ -134,11 +134,6 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
     }
     if (lm_acq_regrid(in, g, &err) != LM_OK)
         goto done;
-    if (in->kdata->ncoils > 1 && !in->sens) {
-        lm_fail(&err, LM_ERR_INVALID, "%s: %lld channels: dynamic reconstruction needs their coil maps (--sens)", data,
-                (long long)in->kdata->ncoils);
-        goto done;
-    }
     if (r->truth && load_truth(r->truth, g, in->frames->count, &truth, &err) != LM_OK)
         goto done;
     if (r->out && !cli_has_suffix(r->out, ".cfl") && !cli_has_suffix(r->out, ".nii") &&
@@ -165,7 +160,9 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
     if (lm_dyn_solve(m, &o, &res, &err) != LM_OK)
         goto done;
     const double total = cli_now() - t0;
-    if (truth && lm_metrics_compute(res.x, truth, res.frames * res.nvox, NULL, 0, &met, &err) != LM_OK)
+    const int estimated = lm_dyn_model_sens_estimated(m);
+    if (truth && lm_metrics_compute(res.x, truth, res.frames * res.nvox, NULL,
+                                    lm_metrics_scale_match_for(0, 0, estimated), &met, &err) != LM_OK)
         goto done;
     if (a->frame_ms > 0)
         in->frames->duration_s = 1e-3 * a->frame_ms;
@@ -195,6 +192,7 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         cli_json_num(stdout, "time_total_s", total, 1);
         cli_json_num(stdout, "psnr_db", met.psnr_db, 1);
         cli_json_num(stdout, "percent_error", met.percent_error, 1);
+        cli_json_str(stdout, "sens_source", !lm_dyn_model_sens(m) ? "none" : estimated ? "estimated" : "given", 1);
         cli_json_str(stdout, "out_dicom", r->dicom && r->dicom->dir ? r->dicom->dir : "", 1);
         cli_json_str(stdout, "out", r->out ? r->out : "", 0);
         printf("}\n");
@@ -205,8 +203,12 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         printf(", %d iterations): %lld frames of %lldx%lldx%lld: E^H d and Q %.3f s, solve %.3f s, total %.3f s\n",
                res.iters_done, (long long)res.frames, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2],
                res.time_prep_s, res.time_solve_s, total);
+        if (estimated)
+            printf("%lld channels with coil maps estimated from the time-averaged data (all frames' samples)\n",
+                   (long long)in->kdata->ncoils);
         if (truth)
-            printf("PSNR %.2f dB, error %.2f %% (all frames)\n", met.psnr_db, met.percent_error);
+            printf("PSNR %.2f dB, error %.2f %% (all frames%s)\n", met.psnr_db, met.percent_error,
+                   estimated ? ", magnitudes scale-matched" : "");
         if (r->out)
             printf("wrote %s\n", r->out);
     }

@@ -606,11 +606,6 @@ static void run_dynamic(LarmorReconTask *self, GTask *task, GCancellable *cancel
     GError *error = NULL;
     const lm_sens *sens = self->maps ? larmor_coil_maps_get_sens(self->maps) : NULL;
     const lm_kdata *kdata = larmor_dataset_get_kdata(self->dataset);
-    if (kdata->ncoils > 1 && !sens) {
-        g_task_return_new_error(task, LARMOR_ERROR, LM_ERR_INVALID, "%s: %lld channels: dynamic reconstruction needs "
-                                "their coil maps (Open Coil Maps…)", self->dataset_name, (long long)kdata->ncoils);
-        return;
-    }
     on_progress(self, &(lm_progress){ .stage = LM_STAGE_Q });
     lm_dyn_model_desc md = { .geom = &self->geom, .traj = larmor_dataset_get_traj(self->dataset), .kdata = kdata,
                              .sens = sens, .frames = frames, .variant = p->variant, .use_cache = !p->recompute_q };

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "lm_coils.h"
 #include "lm_dyn_ops.h"
 #include "lm_encoding.h"
 #include "lm_io.h"
@@ -14,6 +15,8 @@ struct lm_dyn_model {
     lm_kdata **kdata;
     lm_encoding **enc;
     lm_linop *op, *normal;
+    lm_sens *estimated;   /* maps from the time-averaged data (no maps given) */
+    const lm_sens *sens;
 };
 
 void lm_dyn_model_free(lm_dyn_model *m)
@@ -22,6 +25,7 @@ void lm_dyn_model_free(lm_dyn_model *m)
         return;
     lm_linop_free(m->op);
     lm_linop_free(m->normal);
+    lm_sens_free(m->estimated);
     for (int64_t t = 0; t < m->T; t++) {
         if (m->enc)
             lm_encoding_free(m->enc[t]);
@@ -55,6 +59,17 @@ lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_erro
         return lm_fail(err, LM_ERR_NOMEM, "dynamic model: out of memory");
     m->geom = *d->geom;
     m->T = d->frames->count;
+    /* No maps for multi-coil data: estimated once from every frame's samples
+     * together (time-averaged: all of the acquisition's k-space coverage). */
+    m->sens = d->sens;
+    if (!m->sens && d->kdata && d->kdata->ncoils > 1) {
+        rc = lm_sens_estimate(d->geom, d->traj, d->kdata, NULL, NULL, &m->estimated, NULL, err);
+        if (rc != LM_OK) {
+            lm_dyn_model_free(m);
+            return rc;
+        }
+        m->sens = m->estimated;
+    }
     m->N = lm_geom_voxels(d->geom);
     m->traj = lm_calloc((size_t)m->T, sizeof *m->traj, err, "dynamic model");
     m->kdata = m->traj ? lm_calloc((size_t)m->T, sizeof *m->kdata, err, "dynamic model") : NULL;
@@ -67,7 +82,7 @@ lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_erro
         rc = lm_frames_extract(d->frames, t, d->traj, d->kdata, &m->traj[t], d->kdata ? &m->kdata[t] : NULL, err);
         if (rc != LM_OK)
             break;
-        lm_encoding_desc ed = {.geom = d->geom, .traj = m->traj[t], .sens = d->sens,
+        lm_encoding_desc ed = {.geom = d->geom, .traj = m->traj[t], .sens = m->sens,
                                .variant = d->variant ? d->variant : "auto", .use_cache = d->use_cache,
                                .threads = d->threads};
         rc = lm_encoding_new(&ed, &m->enc[t], err);
@@ -83,6 +98,8 @@ lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_erro
 }
 
 int64_t lm_dyn_model_frames(const lm_dyn_model *m) { return m->T; }
+const lm_sens *lm_dyn_model_sens(const lm_dyn_model *m) { return m->sens; }
+int lm_dyn_model_sens_estimated(const lm_dyn_model *m) { return m->estimated != NULL; }
 int64_t lm_dyn_model_voxels(const lm_dyn_model *m) { return m->N; }
 const lm_geom *lm_dyn_model_geom(const lm_dyn_model *m) { return &m->geom; }
 lm_backend *lm_dyn_model_backend(const lm_dyn_model *m) { return lm_encoding_backend(m->enc[0]); }

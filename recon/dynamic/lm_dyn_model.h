@@ -26,7 +26,8 @@ typedef struct lm_dyn_model_desc {
     const lm_geom *geom;
     const lm_traj *traj;     /* every frame's samples, in frame order */
     const lm_kdata *kdata;   /* may be NULL (operators only) */
-    const lm_sens *sens;     /* NULL: one coil */
+    const lm_sens *sens;     /* NULL: one coil, or for multi-coil data maps estimated from
+                                every frame's samples together (the time-averaged data) */
     const lm_frames *frames;
     const char *variant;     /* kernel variant (NULL: "auto") */
     int use_cache;
@@ -39,6 +40,10 @@ lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_erro
 void lm_dyn_model_free(lm_dyn_model *m);
 
 int64_t lm_dyn_model_frames(const lm_dyn_model *m);
+/* The coil maps in use (given or estimated; NULL: one coil), and whether
+ * they were estimated. */
+const lm_sens *lm_dyn_model_sens(const lm_dyn_model *m);
+int lm_dyn_model_sens_estimated(const lm_dyn_model *m);
 int64_t lm_dyn_model_voxels(const lm_dyn_model *m); /* per frame */
 const lm_geom *lm_dyn_model_geom(const lm_dyn_model *m);
 lm_backend *lm_dyn_model_backend(const lm_dyn_model *m);
