@@ -145,3 +145,41 @@ lm_code lm_dyn_problem_make(const lm_dyn_problem_def *def, lm_geom *g, lm_traj *
         *truth = tr;
     return LM_OK;
 }
+
+lm_code lm_dyn_truth_averaged(const lm_dyn_problem_def *def, const lm_geom *g, int64_t samples, lm_cfloat **truth,
+                              lm_error *err)
+{
+    *truth = NULL;
+    if (!def || samples < 1)
+        return lm_fail(err, LM_ERR_INVALID, "frame-averaged truth: no problem or fewer than 1 sample per frame");
+    const int64_t N = lm_geom_voxels(g);
+    lm_cfloat *tr = lm_alloc((size_t)(N * def->frames), sizeof *tr, err, "frame-averaged truth");
+    if (!tr)
+        return LM_ERR_NOMEM;
+    double *acc = lm_alloc((size_t)(2 * N), sizeof *acc, err, "frame-averaged truth sums");
+    lm_code rc = acc ? LM_OK : LM_ERR_NOMEM;
+    for (int64_t fr = 0; fr < def->frames && rc == LM_OK; fr++) {
+        memset(acc, 0, (size_t)(2 * N) * sizeof *acc);
+        for (int64_t j = 0; j < samples && rc == LM_OK; j++) {
+            lm_phantom ph;
+            lm_dyn_phantom_at(def->dim, ((double)fr + ((double)j + 0.5) / (double)samples) / (double)def->frames,
+                              &ph);
+            lm_volume *v = NULL;
+            rc = lm_phantom_truth(&ph, g, LM_PROBLEM_TRUTH_SUB, &v, err);
+            for (int64_t i = 0; rc == LM_OK && i < N; i++) {
+                acc[2 * i] += crealf(v->data[i]);
+                acc[2 * i + 1] += cimagf(v->data[i]);
+            }
+            lm_volume_free(v);
+        }
+        for (int64_t i = 0; rc == LM_OK && i < N; i++)
+            tr[fr * N + i] = (float)(acc[2 * i] / (double)samples) + I * (float)(acc[2 * i + 1] / (double)samples);
+    }
+    free(acc);
+    if (rc != LM_OK) {
+        free(tr);
+        return rc;
+    }
+    *truth = tr;
+    return LM_OK;
+}

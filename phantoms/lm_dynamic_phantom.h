@@ -50,4 +50,13 @@ void lm_dyn_phantom_at(int dim, double tau, lm_phantom *out);
 lm_code lm_dyn_problem_make(const lm_dyn_problem_def *def, lm_geom *g, lm_traj **traj, lm_kdata **kdata,
                             lm_sens **sens, lm_cfloat **truth, lm_frames **frames, lm_error *err);
 
+/* The frame-averaged truth (frames x N, frame-major): each frame the mean
+ * of the phantom at `samples` times spread evenly over the frame (midpoints
+ * of equal sub-intervals; samples = spokes per frame gives each spoke's
+ * time in 2D). The data move within a frame, so this is the image the
+ * frame's samples see on average; the centre-time truth above is the other
+ * score. samples >= 1; 1 gives the centre-time truth. */
+lm_code lm_dyn_truth_averaged(const lm_dyn_problem_def *def, const lm_geom *g, int64_t samples, lm_cfloat **truth,
+                              lm_error *err);
+
 #endif

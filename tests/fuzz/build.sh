@@ -51,7 +51,7 @@ fi
 # coverage (fuzzer-no-link) and the sanitizers. DICOM files are dcmtk's to
 # parse: the targets link the build without it (lm_dicom_none.c) and fuzz
 # Larmor's series logic on tag records (fuzz_dicom_series).
-LIBSRC="lm_error.c lm_types.c lm_atomic.c lm_io_cfl.c lm_io_nifti.c lm_gzip_parallel.c lm_io_parboil.c lm_io_load.c lm_fftw.c lm_mrd_units.c lm_mrd_slices.c lm_mrd_header.c lm_mrd_nucleus.c lm_mrd_h5.c lm_mrd_read.c lm_mrd_info.c lm_mrd_write.c lm_mrd_oversampling.c lm_mrd_stream.c lm_dicom_series.c lm_dicom_common.c lm_dicom_none.c"
+LIBSRC="lm_error.c lm_trace.c lm_types.c lm_atomic.c lm_io_cfl.c lm_io_nifti.c lm_gzip_parallel.c lm_io_parboil.c lm_io_load.c lm_fftw.c lm_mrd_units.c lm_mrd_slices.c lm_mrd_header.c lm_mrd_nucleus.c lm_mrd_h5.c lm_mrd_read.c lm_mrd_info.c lm_mrd_write.c lm_mrd_oversampling.c lm_mrd_stream.c lm_dicom_series.c lm_dicom_common.c lm_dicom_none.c"
 objs=""
 for s in $LIBSRC; do
     o="$OUT/obj/${s%.c}.o"
