@@ -154,12 +154,8 @@ static lm_code apply_one(lm_mrd_job_opts *o, const char *name, const char *v, lm
         if (parse_bool("--dirac", v, &o->dirac, err) != LM_OK)
             return err->code;
     } else if (!strcmp(name, "realtime")) {
-        long long w = 0, st = 0;
-        char tail = 0;
-        if (sscanf(v, "%lld:%lld%c", &w, &st, &tail) != 2 || w < 1 || st < 1 || w > 100000 || st > 100000)
-            return lm_fail(err, LM_ERR_INVALID, "--realtime '%s': want WINDOW:STEP, acquisitions (1 to 100000 each)", v);
-        o->rt_window = (int)w;
-        o->rt_step = (int)st;
+        if (lm_sliding_parse(v, &o->rt_window, &o->rt_step, err) != LM_OK)
+            return err->code;
     } else {
         return lm_fail(err, LM_ERR_INVALID, "unknown option --%s (docs/mrd-server.md lists them)", name);
     }

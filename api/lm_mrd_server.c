@@ -170,6 +170,22 @@ static char *image_meta(const lm_recon_opts *o, const lm_recon_result *res, cons
     return x;
 }
 
+/* The grid larmor-cli recon would take for these acquisitions: the
+ * header's, or --matrix over the header's FOV; --dirac's basis. */
+static lm_geom unit_geom(const session *s, const lm_acq *a)
+{
+    lm_geom g = a->geom;
+    if (s->opts.matrix[0]) {
+        lm_geom_init(&g, s->opts.matrix[0], s->opts.matrix[1], s->opts.matrix[2], 0);
+        g.basis = a->geom.basis;
+        for (int k = 0; k < 3; k++)
+            g.fov_mm[k] = a->geom.fov_mm[k];
+    }
+    if (s->opts.dirac)
+        g.basis = LM_BASIS_DIRAC;
+    return g;
+}
+
 /* Sends one image of dims voxels (x fastest) with the geometry of the
  * acquisition first and the attribute XML meta (taken: freed here). */
 static lm_code send_image(session *s, const lm_cfloat *data, const int64_t dims[3], const double fov_mm[3],
@@ -263,15 +279,7 @@ static lm_code recon_group(session *s, lm_mrd_msg **group, size_t n, lm_error *e
     }
     /* The options and geometry larmor-cli recon would take for this file. */
     lm_recon_opts o = s->opts.recon;
-    lm_geom g = a->geom;
-    if (s->opts.matrix[0]) {
-        lm_geom_init(&g, s->opts.matrix[0], s->opts.matrix[1], s->opts.matrix[2], 0);
-        g.basis = a->geom.basis;
-        for (int k = 0; k < 3; k++)
-            g.fov_mm[k] = a->geom.fov_mm[k];
-    }
-    if (s->opts.dirac)
-        g.basis = LM_BASIS_DIRAC;
+    const lm_geom g = unit_geom(s, a);
     if (a->cartesian && !s->opts.method_given && !(a->accel > 1 || a->missing_lines > 0))
         o.method = LM_METHOD_FFT;
     if (o.compress_coils > a->kdata->ncoils) {
@@ -337,16 +345,6 @@ static lm_code flush(session *s, int rep, int slice, lm_error *err)
 
 /* ---- real time (--realtime WINDOW:STEP) ------------------------------------ */
 
-/* The NUFFT variant of the device the options ask for: golden-angle windows
- * never repeat, so frames are solved with the NUFFT pair, not a Q. */
-static const char *rt_variant(const lm_recon_opts *o)
-{
-    const lm_variant *v = lm_variant_resolve(o->variant, NULL);
-    if (v && strstr(v->name, "nufft"))
-        return v->name;
-    return v && v->device == LM_DEVICE_GPU ? "gpu-nufft" : "cpu-nufft";
-}
-
 static char *rt_meta(const session *s, uint64_t frame, const lm_sliding_report *rep, int coils, double latency)
 {
     char *x = NULL;
@@ -393,17 +391,9 @@ static lm_code rt_frame(session *s, lm_error *err)
     }
     if (rc == LM_OK && (a->nslices > 1 || !a->traj))
         rc = lm_fail(err, LM_ERR_INVALID, "--realtime: a window holds several slices; real time takes one slice");
-    lm_geom g = rc == LM_OK ? a->geom : (lm_geom){0};
-    if (rc == LM_OK && s->opts.matrix[0]) {
-        lm_geom_init(&g, s->opts.matrix[0], s->opts.matrix[1], s->opts.matrix[2], 0);
-        g.basis = a->geom.basis;
-        for (int k = 0; k < 3; k++)
-            g.fov_mm[k] = a->geom.fov_mm[k];
-    }
-    if (rc == LM_OK && s->opts.dirac)
-        g.basis = LM_BASIS_DIRAC;
+    const lm_geom g = rc == LM_OK ? unit_geom(s, a) : (lm_geom){0};
     if (rc == LM_OK && !s->rt) {
-        s->rt_variant = rt_variant(&s->opts.recon);
+        s->rt_variant = lm_sliding_variant(s->opts.recon.variant);
         lm_sliding_opts so = {.variant = s->rt_variant, .iters = s->opts.iters_given ? s->opts.recon.iters : 0,
                               .lambda = s->opts.recon.lambda, .threads = s->cfg->threads,
                               .compress = s->opts.recon.compress_coils};

@@ -409,7 +409,10 @@ int cmd_recon(int argc, char **argv)
         case 1014: dcm.series = optarg; break;
         case 1020: if (!cli_parse_int("--spokes-per-frame", optarg, 1, 1LL << 40, &dyn.spokes_per_frame)) return 1; break;
         case 1021: if (!cli_parse_int("--frames", optarg, 1, 1LL << 40, &dyn.frames)) return 1; break;
-        case 1025: if (!cli_rt_parse(optarg, &rt_window, &rt_step)) return 1; break;
+        case 1025:
+            if (lm_sliding_parse(optarg, &rt_window, &rt_step, &err) != LM_OK)
+                return cli_error(&err);
+            break;
         case 1022:
             if (!cli_parse_double("--lambda-space", optarg, &dyn.lambda_space) || dyn.lambda_space < 0)
                 return cli_errorf("recon: --lambda-space must be a number >= 0 (got %s)", optarg);

@@ -8,17 +8,6 @@
 #include "cli_data.h"
 #include "cli_util.h"
 
-int cli_rt_parse(const char *s, int *window, int *step)
-{
-    long long w = 0, st = 0;
-    char tail = 0;
-    if (sscanf(s, "%lld:%lld%c", &w, &st, &tail) != 2 || w < 1 || st < 1 || w > 100000 || st > 100000)
-        return cli_errorf("--realtime '%s': want WINDOW:STEP, acquisitions (1 to 100000 each)", s), 0;
-    *window = (int)w;
-    *step = (int)st;
-    return 1;
-}
-
 static double now_s(void)
 {
     struct timespec ts;
@@ -34,7 +23,7 @@ int cli_recon_realtime(const lm_acq *in, const lm_geom *g, const cli_rt_run *r)
         return cli_errorf("%s: --realtime takes one slice (a 2D or 3D acquisition), not %d slices", name, in->nslices);
     if (in->traj->readout < 1)
         return cli_errorf("%s: --realtime needs acquisitions of one length (the file's readouts differ)", name);
-    const char *variant = r->variant && !lm_variant_is_auto(r->variant) ? r->variant : "cpu-nufft";
+    const char *variant = lm_sliding_variant(r->variant);
     lm_sliding_opts so = {.variant = variant, .iters = r->iters, .lambda = r->lambda, .threads = r->threads,
                           .compress = r->compress};
     lm_cfloat *frames = NULL;

@@ -9,7 +9,7 @@
 
 typedef struct cli_rt_run {
     int window, step;
-    const char *variant;      /* NULL or auto: cpu-nufft */
+    const char *variant;      /* through lm_sliding_variant */
     double lambda;
     int iters;                /* 0: LM_SLIDING_ITERS_DEFAULT */
     int threads;
@@ -19,8 +19,6 @@ typedef struct cli_rt_run {
     int as_complex, json;
 } cli_rt_run;
 
-/* Parses WINDOW:STEP; 0 and a one-line error when it is not that. */
-int cli_rt_parse(const char *s, int *window, int *step);
 /* Prints and returns the exit code. */
 int cli_recon_realtime(const lm_acq *in, const lm_geom *g, const cli_rt_run *r);
 

@@ -2,6 +2,7 @@
 #include "lm_sliding.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +11,7 @@
 #include "lm_coils.h"
 #include "lm_encoding.h"
 #include "lm_frames.h"
+#include "lm_kernels.h"
 #include "lm_solver.h"
 
 struct lm_sliding {
@@ -37,6 +39,26 @@ lm_code lm_sliding_check(int window, int step, lm_error *err)
     return LM_OK;
 }
 
+lm_code lm_sliding_parse(const char *text, int *window, int *step, lm_error *err)
+{
+    long long w = 0, st = 0;
+    char tail = 0;
+    if (!text || sscanf(text, "%lld:%lld%c", &w, &st, &tail) != 2 || w < 1 || st < 1 || w > 100000 || st > 100000)
+        return lm_fail(err, LM_ERR_INVALID, "--realtime '%s': want WINDOW:STEP, acquisitions (1 to 100000 each)",
+                       text ? text : "");
+    *window = (int)w;
+    *step = (int)st;
+    return LM_OK;
+}
+
+const char *lm_sliding_variant(const char *requested)
+{
+    const lm_variant *v = requested && !lm_variant_is_auto(requested) ? lm_variant_find(requested, NULL) : NULL;
+    if (v && strstr(v->name, "nufft"))
+        return v->name;
+    return v && v->device == LM_DEVICE_GPU ? "gpu-nufft" : "cpu-nufft";
+}
+
 lm_code lm_sliding_new(const lm_geom *g, const lm_sens *sens, const lm_sliding_opts *o, lm_sliding **out,
                        lm_error *err)
 {
@@ -50,8 +72,7 @@ lm_code lm_sliding_new(const lm_geom *g, const lm_sens *sens, const lm_sliding_o
         return LM_ERR_NOMEM;
     s->g = *g;
     s->o = *o;
-    if (!s->o.variant)
-        s->o.variant = "cpu-nufft";
+    s->o.variant = lm_sliding_variant(s->o.variant);
     if (s->o.iters <= 0)
         s->o.iters = LM_SLIDING_ITERS_DEFAULT;
     s->given = sens;

@@ -23,7 +23,7 @@
 #include "lm_types.h"
 
 typedef struct lm_sliding_opts {
-    const char *variant;   /* a NUFFT variant (cpu-nufft, gpu-nufft); NULL: cpu-nufft */
+    const char *variant;   /* any variant, through lm_sliding_variant */
     int iters;             /* CG iterations per frame (0: LM_SLIDING_ITERS_DEFAULT) */
     double lambda;         /* Tikhonov weight, relative (lm_recon.h) */
     int threads;           /* CPU threads, 0: all cores */
@@ -65,5 +65,11 @@ lm_code lm_sliding_run(const lm_geom *g, const lm_traj *t, const lm_kdata *k, co
 /* Checks WINDOW:STEP (1 <= step, 1 <= window, step <= window is not
  * required: frames may leave acquisitions out). */
 lm_code lm_sliding_check(int window, int step, lm_error *err);
+/* Parses "WINDOW:STEP" (acquisitions, 1 to 100000 each); one line in err. */
+lm_code lm_sliding_parse(const char *text, int *window, int *step, lm_error *err);
+/* The NUFFT variant frames use for a requested one: itself when it is a
+ * NUFFT, else its device's (gpu-nufft for a GPU variant); cpu-nufft for
+ * NULL or auto. Golden-angle windows never repeat, so no direct sum or Q. */
+const char *lm_sliding_variant(const char *requested);
 
 #endif
