@@ -21,7 +21,7 @@ void lm_tuning_default(lm_tuning *t)
     t->gpu_prewarm = 1;
     t->gpu_cg_fft = 3;
     t->gpu_block_xfuse = 1;
-    t->gpu_nufft_merge = t->gpu_nufft_v4 = t->gpu_nufft_overlap = 1;
+    t->gpu_nufft_merge = t->gpu_nufft_v4 = t->gpu_nufft_overlap = t->gpu_nufft_repro = 1;
     t->nufft_blocks_per_thread = LM_NUFFT_BLOCKS_PER_THREAD;
 }
 
@@ -72,6 +72,8 @@ lm_code lm_tuning_from_env(lm_tuning *t, lm_error *err)
         rc = env_int("LARMOR_GPU_NUFFT_V4", 0, 1, &t->gpu_nufft_v4, err);
     if (rc == LM_OK)
         rc = env_int("LARMOR_GPU_NUFFT_OVERLAP", 0, 1, &t->gpu_nufft_overlap, err);
+    if (rc == LM_OK)
+        rc = env_int("LARMOR_GPU_NUFFT_REPRO", 0, 1, &t->gpu_nufft_repro, err);
     if (rc == LM_OK)
         rc = env_int("LARMOR_GPU_PHASOR_NOSYM", 0, 1 << 30, &t->gpu_phasor_nosym, err);
     v = getenv("LARMOR_MRD_TRAJ_UNITS");

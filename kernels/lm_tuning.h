@@ -37,6 +37,8 @@ typedef struct lm_tuning {
                                     position in a warp */
     int gpu_nufft_v4;            /* LARMOR_GPU_NUFFT_V4: 1 (default) 128-bit atomics for sparse bins */
     int gpu_nufft_overlap;       /* LARMOR_GPU_NUFFT_OVERLAP: 1 (default) sparse bins on a second stream */
+    int gpu_nufft_repro;         /* LARMOR_GPU_NUFFT_REPRO: 1 (default) the spreader sums in 64-bit fixed
+                                    point, so a result is the same run to run; 0 float atomics */
     int gpu_phasor_nosym;        /* LARMOR_GPU_PHASOR_NOSYM (non-zero): gpu-phasor without its
                                     conjugate symmetry for real weights */
     int nufft_blocks_per_thread; /* LARMOR_NUFFT_BLOCKS_PER_THREAD: the CPU spreader's blocks per

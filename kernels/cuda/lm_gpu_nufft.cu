@@ -32,8 +32,17 @@
  * lm_gnufft_type2) make a plan on the device cache's fine grids, exec it
  * and free it.
  *
- * Float atomics make the summation order, and so the last bits, vary from
- * run to run; the error against the exact sum is about 1e-6. */
+ * Spreading adds into the fine grid with atomics, in whatever order the
+ * blocks and warps reach them. Float sums in varying order vary in the
+ * last bits from run to run (about 1e-6), and a CG solve amplifies that
+ * (percents on small ill-conditioned problems), so by default
+ * (lm_tuning.gpu_nufft_repro) every contribution is added as 64-bit fixed
+ * point, whose integer sums do not depend on the order: a plan's results
+ * are identical run to run. A weight set's scale puts the bound no
+ * fine-grid value can pass, m max(|re| + |im|) over its weights (the
+ * kernel is at most 1), at 2^61: the resolution, bound / 2^61, is far
+ * below float's 2^-24 of the largest value. The fixed-point grid is then
+ * converted to floats for the transform. */
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -63,6 +72,8 @@
 struct nu_cache {
     float2 *fine;
     size_t fine_cap;
+    longlong2 *fix;     /* the fixed-point fine grids (reproducible spreading) */
+    size_t fix_cap;
     cufftHandle plan;
     int have_plan;
     long long pdims[3];
@@ -76,6 +87,7 @@ static void nu_cache_clear(nu_cache *c)
     if (c->have_plan)
         (void)cufftDestroy(c->plan);
     lm_gfree(c->fine);
+    lm_gfree(c->fix);
     for (int a = 0; a < 3; a++)
         lm_gfree(c->tw[a]);
     memset(c, 0, sizeof *c);
@@ -245,23 +257,76 @@ struct nu_wts {
 };
 
 /* nc weight sets into the sorted order (the plan's positions stay where
- * its sort put them; only the weights, times the centring phase, change). */
+ * its sort put them; only the weights, times the centring phase, change).
+ * wmax (reproducible spreading; else NULL, cleared before): each set's
+ * largest |re| + |im|, as float bits (non-negative floats order as their
+ * bits, so an integer maximum is exact and order-independent). */
 __global__ void k_nu_weights(int m, int nc, const int *__restrict__ sidx, nu_wts w, const float2 *__restrict__ eph,
-                             float2 *__restrict__ scw)
+                             float2 *__restrict__ scw, unsigned *__restrict__ wmax)
 {
     const int p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= m)
-        return;
-    const int i = sidx[p];
-    const float2 e = eph[i];
-    const float f = w.scale ? w.scale[i] : 1.0f;
+    const bool in = p < m;
+    const int i = in ? sidx[p] : 0;
+    const float2 e = in ? eph[i] : make_float2(0.0f, 0.0f);
+    const float f = in && w.scale ? w.scale[i] : 1.0f;
     for (int c = 0; c < nc; c++) {
-        const size_t q = (size_t)c * m + i;
-        float2 a = w.wc ? w.wc[q] : make_float2(w.wr[q], w.wi ? w.wi[q] : 0.0f);
-        a.x *= f;
-        a.y *= f;
-        scw[(size_t)c * m + p] = make_float2(a.x * e.x - a.y * e.y, a.x * e.y + a.y * e.x);
+        float2 v = make_float2(0.0f, 0.0f);
+        if (in) {
+            const size_t q = (size_t)c * m + i;
+            float2 a = w.wc ? w.wc[q] : make_float2(w.wr[q], w.wi ? w.wi[q] : 0.0f);
+            a.x *= f;
+            a.y *= f;
+            v = make_float2(a.x * e.x - a.y * e.y, a.x * e.y + a.y * e.x);
+            scw[(size_t)c * m + p] = v;
+        }
+        if (wmax) {
+            float a = fabsf(v.x) + fabsf(v.y);
+            for (int o = 16; o > 0; o >>= 1)
+                a = fmaxf(a, __shfl_xor_sync(0xffffffffu, a, o));
+            if ((threadIdx.x & 31) == 0)
+                atomicMax(wmax + c, __float_as_uint(a));
+        }
     }
+}
+
+/* ---- reproducible spreading: 64-bit fixed point ---- */
+
+#define LM_NU_FIX_ONE 2305843009213693952.0 /* 2^61: a set's bound; int64 holds 4x that */
+
+/* Set ch's scale from its bound m max(|re| + |im|) (0 for a set of zeros;
+ * clamped where absurdly small weights would overflow a float). */
+static __device__ __forceinline__ float nu_fix_scale(const unsigned *__restrict__ wmax, int ch, int m)
+{
+    const double b = (double)m * (double)__uint_as_float(wmax[ch]);
+    if (!(b > 0.0))
+        return 0.0f;
+    const double s = LM_NU_FIX_ONE / b;
+    return s < 1e38 ? (float)s : 1e38f;
+}
+
+static __device__ __forceinline__ unsigned long long nu_fix(float v)
+{
+    return (unsigned long long)__float2ll_rn(v);
+}
+
+/* (vx, vy) times the set's scale added to a fixed-point pair: two's-
+ * complement sums wrap alike signed and unsigned, in any order. */
+static __device__ __forceinline__ void fix_add2(unsigned long long *dst, float vx, float vy)
+{
+    atomicAdd(dst, nu_fix(vx));
+    atomicAdd(dst + 1, nu_fix(vy));
+}
+
+/* Set ch's fixed-point fine grid to floats, for the transform. */
+__global__ void k_nu_unfix(long long n, const longlong2 *__restrict__ fix, const unsigned *__restrict__ wmax, int ch,
+                           int m, float2 *__restrict__ fine)
+{
+    const long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (q >= n)
+        return;
+    const float s = nu_fix_scale(wmax, ch, m), inv = s > 0.0f ? 1.0f / s : 0.0f;
+    const longlong2 v = fix[q];
+    fine[q] = make_float2(__ll2float_rn(v.x) * inv, __ll2float_rn(v.y) * inv);
 }
 
 /* The plan's sort by (bin, position): identical positions end up next to
@@ -418,13 +483,17 @@ static __device__ __forceinline__ void smem_add2(float2 *a, float vx, float vy)
     } while (old != assumed);
 }
 
-/* Shared-memory spreading of one subproblem; D3: z is a spread axis. */
-template <bool D3>
+/* Shared-memory spreading of one subproblem; D3: z is a spread axis; FIX:
+ * the tile and the grid in fixed point (fix, wmax), else floats (fine). */
+template <bool D3, bool FIX>
 __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ subs, const float4 *__restrict__ srel,
                                                       const float2 *__restrict__ scw, int m, int nc, nu_geo geo,
-                                                      float2 *__restrict__ fine, long long nfine, int merge)
+                                                      float2 *__restrict__ fine, longlong2 *__restrict__ fix,
+                                                      const unsigned *__restrict__ wmax, long long nfine, int merge)
 {
-    extern __shared__ float2 tile[];
+    extern __shared__ __align__(16) unsigned char nu_smem[];
+    float2 *tile = (float2 *)nu_smem;
+    unsigned long long *tfix = (unsigned long long *)nu_smem; /* FIX: re, im per point */
     const int3 sp = subs[blockIdx.x];
     const int b = sp.x;
     const int bx = b % geo.nb[0], by = (b / geo.nb[0]) % geo.nb[1], bz = b / (geo.nb[0] * geo.nb[1]);
@@ -436,8 +505,16 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
     const int half = LM_NU_W / 2;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = blockDim.x >> 5;
     const int npts = D3 ? LM_NU_PTS : LM_NU_W * LM_NU_W;
-    for (int q = threadIdx.x; q < tsize * nc; q += blockDim.x)
-        tile[q] = make_float2(0.0f, 0.0f);
+    float fs[LM_NU_NCH];
+#pragma unroll
+    for (int ch = 0; ch < LM_NU_NCH; ch++)
+        fs[ch] = FIX && ch < nc ? nu_fix_scale(wmax, ch, m) : 0.0f;
+    for (int q = threadIdx.x; q < tsize * nc; q += blockDim.x) {
+        if (FIX)
+            tfix[2 * q] = tfix[2 * q + 1] = 0ULL;
+        else
+            tile[q] = make_float2(0.0f, 0.0f);
+    }
     __syncthreads();
     /* merge: each warp takes a contiguous run of the subproblem (the plan
      * sorted a bin's samples by position) and spreads the summed weights of
@@ -474,11 +551,15 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
             const float vz = D3 ? __shfl_sync(0xffffffffu, kv, 2 * LM_NU_W + (dz < LM_NU_W ? dz : 0)) : 1.0f;
             if (q < npts) {
                 const float k = vx * vy * vz;
-                float2 *t = tile + ((D3 ? l0z + half + dz : 0) * TY + (l0y + half + dy)) * TX + (l0x + half + dx);
+                const int at = ((D3 ? l0z + half + dz : 0) * TY + (l0y + half + dy)) * TX + (l0x + half + dx);
 #pragma unroll
                 for (int ch = 0; ch < LM_NU_NCH; ch++)
-                    if (ch < nc)
-                        smem_add2(t + ch * tsize, c[ch].x * k, c[ch].y * k);
+                    if (ch < nc) {
+                        if (FIX)
+                            fix_add2(tfix + 2 * (ch * tsize + at), c[ch].x * k * fs[ch], c[ch].y * k * fs[ch]);
+                        else
+                            smem_add2(tile + ch * tsize + at, c[ch].x * k, c[ch].y * k);
+                    }
             }
         }
 #pragma unroll
@@ -502,6 +583,15 @@ __global__ void __launch_bounds__(256) k_nu_spread_sm(const int3 *__restrict__ s
         }
         const size_t at = ((size_t)iz * geo.nf[1] + iy) * geo.nf[0] + ix;
         for (int ch = 0; ch < nc; ch++) {
+            if (FIX) {
+                const unsigned long long a = tfix[2 * (ch * tsize + q)], b = tfix[2 * (ch * tsize + q) + 1];
+                unsigned long long *g = (unsigned long long *)(fix + (size_t)ch * nfine + at);
+                if (a)
+                    atomicAdd(g, a);
+                if (b)
+                    atomicAdd(g + 1, b);
+                continue;
+            }
             const float2 v = tile[ch * tsize + q];
             if (v.x != 0.0f || v.y != 0.0f)
                 atomic_add2(fine + (size_t)ch * nfine + at, v.x, v.y);
@@ -584,13 +674,15 @@ static __device__ __forceinline__ void nu_spread_pairs(const nu_geo &geo, float 
     }
 }
 
-/* Samples of sparse bins: straight into global memory, a warp per sample. */
-template <bool D3>
+/* Samples of sparse bins: straight into global memory, a warp per sample
+ * (FIX: in fixed point, one point at a time). */
+template <bool D3, bool FIX>
 __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, int smmin, const unsigned *__restrict__ skey,
                                                       const int *__restrict__ count,
                                                       const float4 *__restrict__ srel, const float2 *__restrict__ scw,
-                                                      int nc, nu_geo geo, float2 *__restrict__ fine, long long nfine,
-                                                      int v4)
+                                                      int nc, nu_geo geo, float2 *__restrict__ fine,
+                                                      longlong2 *__restrict__ fix, const unsigned *__restrict__ wmax,
+                                                      long long nfine, int v4)
 {
     const int p = (int)(((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5);
     const int lane = threadIdx.x & 31;
@@ -610,10 +702,18 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, int smmin, const un
     l0x += bx * geo.bs[0];
     l0y += by * geo.bs[1];
     l0z += D3 ? bz * geo.bs[2] : 0;
-    if (v4) { /* pairs of x neighbours, one 128-bit atomic each */
+    if (!FIX && v4) { /* pairs of x neighbours, one 128-bit atomic each */
         nu_spread_pairs<D3>(geo, kv, lane, l0x, l0y, l0z, c, nc, fine, nfine);
         return;
     }
+    if (FIX)
+#pragma unroll
+        for (int ch = 0; ch < LM_NU_NCH; ch++)
+            if (ch < nc) {
+                const float s = nu_fix_scale(wmax, ch, m);
+                c[ch].x *= s;
+                c[ch].y *= s;
+            }
 #pragma unroll
     for (int it = 0; it < LM_NU_ITER; it++) {
         float k;
@@ -621,8 +721,12 @@ __global__ void __launch_bounds__(256) k_nu_spread_gm(int m, int smmin, const un
         if (nu_lane_target<D3>(geo, kv, lane, it, l0x, l0y, l0z, &k, &at))
 #pragma unroll
             for (int ch = 0; ch < LM_NU_NCH; ch++)
-                if (ch < nc)
-                    atomic_add2(fine + (size_t)ch * nfine + at, c[ch].x * k, c[ch].y * k);
+                if (ch < nc) {
+                    if (FIX)
+                        fix_add2((unsigned long long *)(fix + (size_t)ch * nfine + at), c[ch].x * k, c[ch].y * k);
+                    else
+                        atomic_add2(fine + (size_t)ch * nfine + at, c[ch].x * k, c[ch].y * k);
+                }
     }
 }
 
@@ -739,6 +843,7 @@ struct nu_bins {
     float4 *rel, *srel;
     float2 *cw, *scw, *eph;
     int *sidx, *count, *bstart, *fill, *nsub, *suboff, *dtotal, *stmp;
+    unsigned *wmax; /* each weight set's largest |re| + |im| (reproducible spreading) */
     int3 *subs;
     float *dec;
     double *dq;
@@ -796,7 +901,8 @@ static lm_code nu_scratch(const char *who, int m, int nch, int maxsub, nu_bins *
                          nbins * sizeof(int),  nbins * sizeof(int),  64,
                          nsubmax * sizeof(int3),       scan_tmp_ints((long long)nbins) * sizeof(int),
                          ((size_t)b->geo.g[0] + b->geo.g[1] + b->geo.g[2]) * sizeof(float),
-                         2 * LM_NU_Q * sizeof(double), (size_t)m * sizeof(int), (size_t)m * sizeof(float2)};
+                         2 * LM_NU_Q * sizeof(double), (size_t)m * sizeof(int), (size_t)m * sizeof(float2),
+                         LM_NU_NCH * sizeof(unsigned)};
     size_t tot = 0, off = 0;
     for (size_t i = 0; i < sizeof sz / sizeof sz[0]; i++)
         tot += (sz[i] + 255) / 256 * 256;
@@ -827,6 +933,7 @@ static lm_code nu_scratch(const char *who, int m, int nch, int maxsub, nu_bins *
     b->dq = (double *)ptrs[15];
     b->sidx = (int *)ptrs[16];
     b->eph = (float2 *)ptrs[17];
+    b->wmax = (unsigned *)ptrs[18];
     return LM_OK;
 }
 
@@ -864,11 +971,19 @@ done:
 /* The per-device fine grids (nch of them) and, for the pruned transforms,
  * the twiddles and shared-memory limits; else the cuFFT plan. The caller
  * holds the device lock. */
-static lm_code nu_cache_ready(const char *who, nu_cache *cache, const nu_bins *b, int nch, int prune,
+static lm_code nu_cache_ready(const char *who, nu_cache *cache, const nu_bins *b, int nch, int prune, int repro,
                               cudaStream_t st, lm_error *err)
 {
     lm_code rc = LM_OK;
     const nu_geo &geo = b->geo;
+    if (repro && cache->fix_cap < (size_t)b->nfine * nch * sizeof(longlong2)) {
+        lm_gfree(cache->fix);
+        cache->fix = NULL;
+        cache->fix_cap = 0;
+        LM_GTRY(lm_gmalloc((void **)&cache->fix, (size_t)b->nfine * nch * sizeof(longlong2), err, who,
+                           "the fixed-point fine grids"));
+        cache->fix_cap = (size_t)b->nfine * nch * sizeof(longlong2);
+    }
     if (cache->fine_cap < (size_t)b->nfine * nch * sizeof(float2)) {
         lm_gfree(cache->fine);
         cache->fine = NULL;
@@ -920,6 +1035,8 @@ struct lm_gnufft_plan {
     int merge;                /* samples sorted by position in their bin; warps merge duplicates */
     int v4;                   /* sparse bins' samples spread by pairs of x points (128-bit atomics) */
     int overlap;              /* the shared-memory spread on a second stream, beside the global one */
+    int repro;                /* spread in 64-bit fixed point: the same result run to run */
+    longlong2 *fix;           /* repro: nch fixed-point fine grids */
     cudaStream_t side;
     cudaEvent_t fork, join;
     float2 *fine;             /* nch fine grids */
@@ -949,6 +1066,7 @@ void lm_gnufft_plan_free(lm_gnufft_plan *p)
         (void)cudaStreamDestroy(p->side);
     if (p->own) {
         lm_gfree(p->fine);
+        lm_gfree(p->fix);
         for (int a = 0; a < 3; a++)
             lm_gfree(p->tw[a]);
         if (p->have_fft)
@@ -964,6 +1082,9 @@ static lm_code plan_own_grids(const char *who, lm_gnufft_plan *p, lm_error *err)
     lm_code rc = LM_OK;
     const nu_geo &geo = p->bn.geo;
     LM_GTRY(lm_gmalloc((void **)&p->fine, (size_t)p->bn.nfine * p->nch * sizeof(float2), err, who, "the fine grids"));
+    if (p->repro)
+        LM_GTRY(lm_gmalloc((void **)&p->fix, (size_t)p->bn.nfine * p->nch * sizeof(longlong2), err, who,
+                           "the fixed-point fine grids"));
     if (p->prune) {
         for (int a = 0; a < 3; a++)
             if (geo.nf[a] > 1) {
@@ -1046,6 +1167,19 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         p->merge = tu->gpu_nufft_merge;
         p->v4 = tu->gpu_nufft_v4;
         p->overlap = tu->gpu_nufft_overlap;
+        p->repro = tu->gpu_nufft_repro;
+        int fix_sets = LM_NU_NCH; /* fixed-point tiles are twice as large: the sets a block's shared memory holds */
+        if (p->repro) {
+            int dev = 0, optin = 48 * 1024;
+            if (cudaGetDevice(&dev) == cudaSuccess)
+                (void)cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+            while (fix_sets > 1 && 2 * bn.tile_bytes * (size_t)fix_sets > (size_t)optin)
+                fix_sets--;
+            if (2 * bn.tile_bytes > (size_t)optin)
+                p->repro = 0; /* (no such device: a 3D tile is 44 KB) */
+            else if (p->nch > fix_sets)
+                p->nch = fix_sets;
+        }
         if (p->overlap) {
             LM_GCHECK(cudaStreamCreateWithFlags(&p->side, cudaStreamNonBlocking), who, "stream");
             LM_GCHECK(cudaEventCreateWithFlags(&p->fork, cudaEventDisableTiming), who, "events");
@@ -1058,8 +1192,9 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
             goto made;
         LM_GTRY(nu_scratch(who, m, p->nch, p->maxsub, &bn, err));
         if (cache) {
-            LM_GTRY(nu_cache_ready(who, cache, &bn, p->nch, p->prune, st, err));
+            LM_GTRY(nu_cache_ready(who, cache, &bn, p->nch, p->prune, p->repro, st, err));
             p->fine = cache->fine;
+            p->fix = cache->fix;
             for (int a = 0; a < 3; a++)
                 p->tw[a] = cache->tw[a];
             p->fftp = &cache->plan;
@@ -1067,8 +1202,15 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
             LM_GTRY(plan_own_grids(who, p, err));
         }
         /* the largest tile any plan launches (never lowered: plans share the kernels) */
-        if (bn.tile_bytes * LM_NU_NCH > 48 * 1024)
-            LM_GCHECK(cudaFuncSetAttribute(bn.d3 ? (const void *)k_nu_spread_sm<true> : (const void *)k_nu_spread_sm<false>,
+        if (p->repro && 2 * bn.tile_bytes * fix_sets > 48 * 1024)
+            LM_GCHECK(cudaFuncSetAttribute(bn.d3 ? (const void *)k_nu_spread_sm<true, true>
+                                                 : (const void *)k_nu_spread_sm<false, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                           (int)(2 * bn.tile_bytes * fix_sets)),
+                      who, "shared memory");
+        else if (!p->repro && bn.tile_bytes * LM_NU_NCH > 48 * 1024)
+            LM_GCHECK(cudaFuncSetAttribute(bn.d3 ? (const void *)k_nu_spread_sm<true, false>
+                                                 : (const void *)k_nu_spread_sm<false, false>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)(bn.tile_bytes * LM_NU_NCH)),
                       who, "shared memory");
         lm_gsamples unit = *s;
@@ -1142,6 +1284,40 @@ int lm_gnufft_plan_stages(lm_gnufft_plan *p, const char **names, double *secs, i
     return k;
 }
 
+/* The two spreads of a group of nc weight sets (kernel instances by
+ * dimension and accumulation). */
+template <bool D3, bool FIX>
+static void spread_sm(const lm_gnufft_plan *p, int nc, cudaStream_t ss)
+{
+    const nu_bins &bn = p->bn;
+    k_nu_spread_sm<D3, FIX><<<p->nsubs, 256, (FIX ? 2 : 1) * bn.tile_bytes * nc, ss>>>(
+        bn.subs, bn.srel, bn.scw, p->m, nc, bn.geo, p->fine, p->fix, bn.wmax, bn.nfine, p->merge);
+}
+
+static void launch_spread_sm(const lm_gnufft_plan *p, int nc, cudaStream_t ss)
+{
+    if (p->bn.d3)
+        p->repro ? spread_sm<true, true>(p, nc, ss) : spread_sm<true, false>(p, nc, ss);
+    else
+        p->repro ? spread_sm<false, true>(p, nc, ss) : spread_sm<false, false>(p, nc, ss);
+}
+
+template <bool D3, bool FIX>
+static void spread_gm(const lm_gnufft_plan *p, int nc, cudaStream_t st)
+{
+    const nu_bins &bn = p->bn;
+    k_nu_spread_gm<D3, FIX><<<(unsigned)(((long long)p->m * 32 + 255) / 256), 256, 0, st>>>(
+        p->m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, bn.geo, p->fine, p->fix, bn.wmax, bn.nfine, p->v4);
+}
+
+static void launch_spread_gm(const lm_gnufft_plan *p, int nc, cudaStream_t st)
+{
+    if (p->bn.d3)
+        p->repro ? spread_gm<true, true>(p, nc, st) : spread_gm<true, false>(p, nc, st);
+    else
+        p->repro ? spread_gm<false, true>(p, nc, st) : spread_gm<false, false>(p, nc, st);
+}
+
 lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts *wt, long long nsets, float *d_re,
                         float *d_im, float2 *d_c, cudaStream_t st, const lm_ctl *ctl, lm_error *err)
 {
@@ -1173,9 +1349,15 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
         w.wi = wt->wi ? wt->wi + set0 * m : NULL;
         w.wc = wt->wc ? wt->wc + set0 * m : NULL;
         w.scale = wt->scale;
-        k_nu_weights<<<(m + 255) / 256, 256, 0, st>>>(m, nc, bn.sidx, w, bn.eph, bn.scw);
+        unsigned *wmax = p->repro ? bn.wmax : NULL;
+        if (wmax)
+            LM_GCHECK(cudaMemsetAsync(wmax, 0, LM_NU_NCH * sizeof(unsigned), st), who, "clear");
+        k_nu_weights<<<(m + 255) / 256, 256, 0, st>>>(m, nc, bn.sidx, w, bn.eph, bn.scw, wmax);
         LM_GLAUNCH(who, "weights");
-        LM_GCHECK(cudaMemsetAsync(p->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
+        if (p->repro)
+            LM_GCHECK(cudaMemsetAsync(p->fix, 0, (size_t)nfine * nc * sizeof(longlong2), st), who, "clear fine grid");
+        else
+            LM_GCHECK(cudaMemsetAsync(p->fine, 0, (size_t)nfine * nc * sizeof(float2), st), who, "clear fine grid");
         if (set0 == 0)
             plan_mark(p, 1, st);
         /* dense bins in shared memory (on the side stream when overlapping:
@@ -1187,22 +1369,12 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
             LM_GCHECK(cudaStreamWaitEvent(ss, p->fork, 0), who, "fork");
         }
         if (p->nsubs > 0) {
-            if (bn.d3)
-                k_nu_spread_sm<true><<<p->nsubs, 256, bn.tile_bytes * nc, ss>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
-                                                                                p->fine, nfine, p->merge);
-            else
-                k_nu_spread_sm<false><<<p->nsubs, 256, bn.tile_bytes * nc, ss>>>(bn.subs, bn.srel, bn.scw, m, nc, geo,
-                                                                                 p->fine, nfine, p->merge);
+            launch_spread_sm(p, nc, ss);
             LM_GLAUNCH(who, "spread");
         }
         if (set0 == 0)
             plan_mark(p, 2, st); /* overlapping: only the launch */
-        if (bn.d3)
-            k_nu_spread_gm<true><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine, p->v4);
-        else
-            k_nu_spread_gm<false><<<(unsigned)(((long long)m * 32 + 255) / 256), 256, 0, st>>>(
-                m, p->smmin, bn.skey, bn.count, bn.srel, bn.scw, nc, geo, p->fine, nfine, p->v4);
+        launch_spread_gm(p, nc, st);
         LM_GLAUNCH(who, "spread");
         if (p->overlap) {
             LM_GCHECK(cudaEventRecord(p->join, ss), who, "join");
@@ -1216,6 +1388,11 @@ lm_code lm_gnufft_exec1(lm_gnufft_plan *p, const char *who, const lm_gnufft_wts 
         }
         for (int c = 0; c < nc; c++) {
             float2 *fc = p->fine + (size_t)c * nfine;
+            if (p->repro) {
+                k_nu_unfix<<<(unsigned)((nfine + 255) / 256), 256, 0, st>>>(nfine, p->fix + (size_t)c * nfine, bn.wmax,
+                                                                           c, m, fc);
+                LM_GLAUNCH(who, "fixed point");
+            }
             float *ore = d_c ? NULL : d_re + (set0 + c) * n, *oim = d_c ? NULL : d_im + (set0 + c) * n;
             float2 *oc = d_c ? d_c + (set0 + c) * n : NULL;
             if (p->prune) {

@@ -4,14 +4,17 @@
  * double-precision direct sum (relative error over 400 voxels / 300
  * samples at most TOL), adjoint to each other (<F^H w, x> = <w, F x>
  * within TOL), warm calls equal the cold first call and a second plan's
- * (float atomics: within SAME), and the encoding's E^H d and E x of 5
- * channels (groups of 4 + 1) through the plan equal the one-shot
- * lm_gpu_adjoint / lm_gpu_forward within SAME. */
+ * (reproducible spreading, the default: bit for bit; float atomics,
+ * lm_tuning.gpu_nufft_repro 0: within SAME), and the encoding's E^H d and
+ * E x of 5 channels (groups of 4 + 1) through the plan equal the one-shot
+ * lm_gpu_adjoint / lm_gpu_forward within SAME. Both accumulations are
+ * checked against the direct sums. */
 #include <complex.h>
 #include <string.h>
 
 #include "gpu_util.h"
 #include "lm_metrics.h"
+#include "lm_tuning.h"
 
 #define TOL 2e-5
 #define SAME 1e-6
@@ -82,7 +85,7 @@ static void random_c(lm_cfloat *a, int64_t n)
         a[i] = (float)(2 * gu_uniform() - 1) + I * (float)(2 * gu_uniform() - 1);
 }
 
-static void check_case(const char *name, int64_t n, int d3)
+static void check_case(const char *name, int64_t n, int d3, int repro)
 {
     lm_error err = {0};
     lm_geom g;
@@ -129,6 +132,9 @@ static void check_case(const char *name, int64_t n, int d3)
     const double other = lm_rel_error_c(y1b, y1, nv);
     CHECK_MSG(warm1 < SAME && warm2 < SAME && other < SAME, "%s: warm vs cold %.3g (type 1) %.3g (type 2), second plan %.3g",
               name, warm1, warm2, other);
+    if (repro) /* fixed-point sums: the same bits whatever order the atomics land in */
+        CHECK_MSG(memcmp(y1w, y1, (size_t)nv * sizeof *y1) == 0 && memcmp(y1b, y1, (size_t)nv * sizeof *y1) == 0,
+                  "%s: reproducible type 1 differs run to run (warm %.3g, second plan %.3g)", name, warm1, other);
 
     /* against the direct sums */
     enum { NV1 = 400, NS2 = 300 };
@@ -198,8 +204,14 @@ out:
 int main(void)
 {
     gpu_require();
-    gu_seed(14);
-    check_case("3D 32^3", 32, 1);
-    check_case("2D 64^2", 64, 0);
+    for (int repro = 1; repro >= 0; repro--) {
+        lm_tuning tu;
+        lm_tuning_default(&tu);
+        tu.gpu_nufft_repro = repro;
+        lm_tuning_set(&tu);
+        gu_seed(14);
+        check_case(repro ? "3D 32^3 fixed point" : "3D 32^3 float atomics", 32, 1, repro);
+        check_case(repro ? "2D 64^2 fixed point" : "2D 64^2 float atomics", 64, 0, repro);
+    }
     return lm_test_finish("gpu-nufft_plan");
 }

@@ -6,7 +6,9 @@
  * against the centre-time truth and, after "avg", the frame-averaged truth
  * (the mean of the phantom over the frame's spoke times).
  *   bench_dyn [PROBLEM [ITERS [REG [LAMBDA...]]]]   REG: ttv ttik llr ttv+tv
- * LM_BENCH_VARIANT picks the kernel variant (default auto). */
+ * LM_BENCH_VARIANT picks the kernel variant (default auto); LM_BENCH_CG_ITERS
+ * the CG steps per ADMM iteration and LM_BENCH_RHO the initial penalty
+ * (lm_dyn_opts.cg_iters, rho; default theirs). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +85,8 @@ int main(int argc, char **argv)
     lm_dyn_opts o;
     lm_dyn_opts_init(&o);
     o.iters = iters;
+    o.cg_iters = getenv("LM_BENCH_CG_ITERS") ? atoi(getenv("LM_BENCH_CG_ITERS")) : 0;
+    o.rho = getenv("LM_BENCH_RHO") ? atof(getenv("LM_BENCH_RHO")) : 0;
     o.time = !strcmp(reg, "ttik") ? LM_DYN_TIME_TIKHONOV : !strcmp(reg, "llr") ? LM_DYN_TIME_LLR : LM_DYN_TIME_TV;
     o.space_tv = !strcmp(reg, "ttv+tv");
     o.lambda_s = o.space_tv ? 0.002 : 0;
