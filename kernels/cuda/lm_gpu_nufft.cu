@@ -63,6 +63,11 @@
  * least SM_MIN samples take the shared-memory path. */
 #define LM_NU_MAXSUB 128
 #define LM_NU_SM_MIN 48
+/* Reproducible spreading: a sparse bin's fixed-point atomics cost twice
+ * the float ones per point (two 64-bit reds, no 128-bit pairs) while the
+ * shared-memory path costs about the same, so more bins go to shared
+ * memory (B128 on an H200: 0.86 ms at 8, 0.97 ms at 48). */
+#define LM_NU_SM_MIN_FIX 8
 /* Weight sets (channels) spread together: the kernel values and target
  * indices of a sample are worked out once for all of them. */
 #define LM_NU_NCH 4
@@ -1163,11 +1168,11 @@ static lm_code plan_make(const char *who, const lm_gsamples *s, const lm_points 
         p->prune = lm_gnu_prunable(geo);
         const lm_tuning *tu = lm_tuning_get();
         p->maxsub = tu->gpu_nufft_maxsub ? tu->gpu_nufft_maxsub : LM_NU_MAXSUB;
-        p->smmin = tu->gpu_nufft_smmin ? tu->gpu_nufft_smmin : LM_NU_SM_MIN;
+        p->repro = tu->gpu_nufft_repro;
+        p->smmin = tu->gpu_nufft_smmin ? tu->gpu_nufft_smmin : p->repro ? LM_NU_SM_MIN_FIX : LM_NU_SM_MIN;
         p->merge = tu->gpu_nufft_merge;
         p->v4 = tu->gpu_nufft_v4;
         p->overlap = tu->gpu_nufft_overlap;
-        p->repro = tu->gpu_nufft_repro;
         int fix_sets = LM_NU_NCH; /* fixed-point tiles are twice as large: the sets a block's shared memory holds */
         if (p->repro) {
             int dev = 0, optin = 48 * 1024;
