@@ -3,7 +3,9 @@
  * listening on 127.0.0.1 port 0, a real-time stream from `larmor-cli send`
  * (2D golden-angle radial, 4 coils, 60 spokes, --realtime 13:4) shown as a
  * cine that follows the newest frame, each frame equal to `larmor-cli
- * recon --realtime`'s offline frame (1e-4 of the maximum), the status line,
+ * recon --realtime`'s offline frame (1e-4 of the maximum), the first to the
+ * image send received, the view's pixels changing with the frame, the
+ * status line,
  * then Save Received Data: the file holds the acquisitions sent, bit for
  * bit, and opens as the window's data set. */
 #include "gui-test.h"
@@ -199,6 +201,33 @@ static void test_stream(void)
     g_assert_cmpfloat(diff, <=, 1e-4 * scale);
     g_assert_cmpfloat(moved, >, 0); /* golden-angle windows differ: the frames are not one image */
     free(want);
+
+    /* the image the protocol delivered to the client: send writes frame 1 (repetition 0) */
+    lm_volume *sent = NULL;
+    g_assert_cmpint(lm_nifti_read(out, &sent, &err), ==, LM_OK);
+    g_assert_cmpint(lm_volume_count(sent), ==, n);
+    const lm_volume *f0 = larmor_volume_get_frame_data(frames, 0);
+    for (int64_t i = 0; i < n; i++)
+        g_assert_cmpfloat(fabs(cabsf(sent->data[i]) - cabsf(f0->data[i])), <=, 1e-6 * scale);
+    lm_volume_free(sent);
+
+    /* the view draws the frame the time bar is at: the first and the last differ on screen */
+    LarmorOrthoView *ov = larmor_window_get_ortho_view(w);
+    GtkWidget *axial = GTK_WIDGET(larmor_ortho_view_get_slice_view(ov, LARMOR_ORIENT_AXIAL));
+    GuiTestImage last, first;
+    gtk_test_widget_wait_for_draw(axial);
+    g_assert_true(gui_test_capture(axial, &last));
+    larmor_view_state_set_frame(larmor_ortho_view_get_state(ov), 0);
+    gtk_test_widget_wait_for_draw(axial);
+    g_assert_true(gui_test_capture(axial, &first));
+    g_assert_cmpint(first.w, ==, last.w);
+    g_assert_cmpint(first.h, ==, last.h);
+    size_t differ = 0;
+    for (size_t i = 0; i < (size_t)first.w * first.h; i++)
+        differ += (first.px[i] & 0xffffffu) != (last.px[i] & 0xffffffu);
+    g_assert_cmpuint(differ, >, 0);
+    gui_test_image_clear(&first);
+    gui_test_image_clear(&last);
     gui_test_save_shot(GTK_WIDGET(w), "listen.png");
 
     /* stopping keeps what was received */
