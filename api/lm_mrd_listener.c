@@ -180,7 +180,11 @@ static void *serve_connection(void *arg)
     lm_mrd_listener_end e = {.id = c->id, .peer = c->peer};
     lm_error err = {0};
     e.rc = lm_mrd_conn_serve(&l->cfg.conn, &io, &l->stopping, &e.stats, &err);
-    if (e.rc != LM_OK && c->read_timed_out)
+    /* ended by the stop: between messages, or a read or send cut by its shutdown */
+    const int stopped = e.stats.stopped || (e.rc != LM_OK && l->stopping);
+    if (stopped)
+        e.rc = lm_fail(&err, LM_ERR_CANCELLED, "the server stopped");
+    else if (e.rc != LM_OK && c->read_timed_out)
         lm_fail(&err, LM_ERR_IO, "no data for %.0f s: dropped", l->cfg.idle_timeout_s);
     e.seconds = now_s() - t0;
     if (e.rc != LM_OK) {
@@ -188,7 +192,7 @@ static void *serve_connection(void *arg)
         if (!e.stats.closed)
             lm_mrd_conn_send_error(&io, err.msg);
     }
-    if (e.rc != LM_OK && !e.stats.closed)
+    if (e.rc != LM_OK && (!e.stats.closed || stopped))
         logf_(l, "MRD connection %lu (%s): error: %s", c->id, c->peer, err.msg);
     else if (e.rc != LM_OK)
         logf_(l, "MRD connection %lu (%s): the client left without CLOSE (%llu acquisitions, %u images)", c->id,

@@ -29,7 +29,7 @@ typedef struct lm_mrd_listener lm_mrd_listener;
 typedef struct lm_mrd_listener_end {
     unsigned long id;        /* 1, 2, ... in the order accepted */
     const char *peer;        /* "ADDR:PORT" of the client */
-    lm_code rc;              /* LM_OK: served to CLOSE */
+    lm_code rc;              /* LM_OK: served to CLOSE; LM_ERR_CANCELLED: the listener stopped */
     const char *error;       /* the one line sent as ERROR (or why the client was lost); NULL when LM_OK */
     lm_mrd_conn_stats stats; /* acquisitions received, images sent, closed by the client */
     double seconds;          /* accepted to ended */

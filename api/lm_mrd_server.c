@@ -588,6 +588,7 @@ lm_code lm_mrd_conn_serve(const lm_mrd_conn_cfg *cfg, const lm_mrd_conn_io *io, 
     stats->received = s.received;
     stats->images = s.images;
     stats->closed = closed;
+    stats->stopped = rc == LM_OK && !done;
     session_clear(&s);
     return rc;
 }

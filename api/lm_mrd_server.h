@@ -59,6 +59,7 @@ typedef struct lm_mrd_conn_stats {
     uint64_t received;  /* acquisitions */
     unsigned images;    /* sent */
     int closed;         /* the client closed the stream (no ERROR can reach it) */
+    int stopped;        /* ended by *stop, between messages (LM_OK, no CLOSE) */
 } lm_mrd_conn_stats;
 
 /* Serves one connection until the client's CLOSE (answered, LM_OK), the

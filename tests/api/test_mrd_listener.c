@@ -194,7 +194,9 @@ static void test_stop_with_silent_client(void)
         usleep(1000);
     }
     lm_mrd_listener_stop(l, LM_MRD_LISTENER_WAIT);
+    /* ended by the stop between messages, or its read cut by the shutdown */
     CHECK(s.ended == 1 && s.end.rc != LM_OK && s.end.stats.received == 0);
+    CHECK(strstr(s.log, "MRD connection 1 (127.0.0.1:") && strstr(s.log, "error: "));
     close(fd);
     pthread_mutex_destroy(&s.lock);
 }
