@@ -109,12 +109,7 @@ static void take_frame(LarmorListen *self, Frame *f)
     self->latency = f->latency;
     const gboolean same = self->frames && self->frames_conn == f->conn;
     if (same && self->frame_bytes + b > self->keep) {
-        if (!self->frames_over) {
-            self->frames_over = TRUE;
-            g_free(self->note);
-            self->note = g_strdup_printf("Frames beyond %" G_GUINT64_FORMAT " MiB are not shown (the keep limit)",
-                                         self->keep >> 20);
-        }
+        self->frames_over = TRUE; /* the status line says so */
         return;
     }
     lm_volume *v = f->vol;
@@ -247,10 +242,7 @@ static void on_received(void *user, unsigned long id, const lm_mrd_msg *m)
                 g_ptr_array_add(s->acqs, c);
                 self->stream_bytes += b;
             } else {
-                self->stream_over = TRUE;
-                g_free(self->t_note);
-                self->t_note = g_strdup_printf("The stream is past the %" G_GUINT64_FORMAT " MiB kept: its data "
-                                               "are not kept (frames still come)", self->keep >> 20);
+                self->stream_over = TRUE; /* the status line says so */
             }
         }
     }
@@ -409,6 +401,14 @@ char *larmor_listen_get_status(LarmorListen *self)
         g_string_append_printf(s, " · frame %" G_GINT64_FORMAT, self->frame_number);
     if (self->frames && self->latency >= 0)
         g_string_append_printf(s, " · latency %.0f ms", 1e3 * self->latency);
+    if (self->over || self->frames_over) {
+        char *lim = g_format_size_full(self->keep, G_FORMAT_SIZE_IEC_UNITS);
+        g_string_append_printf(s, " · past %s kept: %s", lim,
+                               self->over && self->frames_over ? "the stream's data and later frames are not kept"
+                               : self->over                    ? "the stream's data are not kept (not to be saved)"
+                                                               : "later frames are not shown");
+        g_free(lim);
+    }
     return g_string_free(s, FALSE);
 }
 

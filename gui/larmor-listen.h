@@ -10,8 +10,8 @@
  *
  * What is kept is bounded by `keep` bytes: the newest stream's
  * acquisitions (a new stream's HEADER starts over) and, separately, the
- * frames of the volume shown. Beyond it nothing more is kept and the note
- * says so; the counts go on. */
+ * frames of the volume shown. Beyond it nothing more is kept and the status
+ * line says so; the counts go on. */
 #ifndef LARMOR_LISTEN_H
 #define LARMOR_LISTEN_H
 
@@ -47,10 +47,11 @@ guint64 larmor_listen_get_kept(LarmorListen *self);         /* acquisitions kept
 LarmorVolume *larmor_listen_get_frames(LarmorListen *self);
 gint64 larmor_listen_get_frame_number(LarmorListen *self);  /* the last image's "frame" attribute (0: none) */
 double larmor_listen_get_latency(LarmorListen *self);       /* its latency_s (negative: none) */
-/* The last connection's end or the keep limit, one line (NULL: none). */
+/* The last connection's end as the listener logs it, one line (NULL: none). */
 const char *larmor_listen_get_note(LarmorListen *self);
 /* "Listening on 127.0.0.1:9002 · 1 connection · 240 acquisitions · frame
- * 57 · latency 12 ms" (g_free). */
+ * 57 · latency 12 ms", then "· past 4.0 GiB kept: …" once a limit was
+ * reached (g_free). */
 char *larmor_listen_get_status(LarmorListen *self);
 /* A stream (header and at least one acquisition) is kept whole. */
 gboolean larmor_listen_has_data(LarmorListen *self);

@@ -7,7 +7,8 @@
  * image send received, the view's pixels changing with the frame, the
  * status line,
  * then Save Received Data: the file holds the acquisitions sent, bit for
- * bit, and opens as the window's data set. */
+ * bit, and opens as the window's data set. The keep limit (counted, not
+ * kept, said); stopping with a silent client connected. */
 #include "gui-test.h"
 
 #include <complex.h>
@@ -77,28 +78,28 @@ static void test_dialog(void)
 }
 
 typedef struct {
-    LarmorWindow *w;
+    LarmorListen *l;
     gboolean sent;   /* larmor-cli send ended */
     gboolean ok;
 } Stream;
 
 static void on_send_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-    Stream *s = data;
+    void **st = data;
     GError *error = NULL;
-    s->ok = g_subprocess_wait_check_finish(G_SUBPROCESS(source), res, &error);
+    *(gboolean *)st[1] = g_subprocess_wait_check_finish(G_SUBPROCESS(source), res, &error);
     if (error)
         printf("# send: %s\n", error->message);
     g_clear_error(&error);
-    s->sent = TRUE;
+    *(gboolean *)st[0] = TRUE;
+    g_free(st);
 }
 
-/* send has ended and the window has heard the connection's end. */
+/* send has ended and the listener's owner has heard the connection's end. */
 static gboolean stream_over(gpointer data)
 {
     Stream *s = data;
-    LarmorListen *l = larmor_window_get_listen(s->w);
-    return s->sent && larmor_listen_get_connections(l) == 1 && larmor_listen_get_active(l) == 0;
+    return s->sent && larmor_listen_get_connections(s->l) == 1 && larmor_listen_get_active(s->l) == 0;
 }
 
 static gboolean message_has(gpointer data)
@@ -115,20 +116,50 @@ static gboolean data_from(gpointer data)
     return ds && ds != p[1] && !larmor_window_is_busy(p[0]);
 }
 
-static void test_stream(void)
+/* The real-time case of tests/python/test_mrd_server.py, alone in a folder
+ * (made once). */
+static const char *rt_file(void)
 {
-    /* the real-time case of tests/python/test_mrd_server.py, alone in a folder */
+    static char *h5;
+    if (h5)
+        return h5;
     char *gen = g_build_filename(tmp, "rt", NULL), *alone = g_build_filename(tmp, "alone", NULL);
     run_cli("phantom", "--matrix", "32", "--phantom", "shepp-logan-2d", "--traj", "radial2d", "--readout", "32",
             "--samples", "1920", "--coils", "4", "--format", "ismrmrd", "--out", gen, NULL);
     g_assert_cmpint(g_mkdir(alone, 0700), ==, 0);
-    char *src = g_build_filename(gen, "data.h5", NULL), *h5 = g_build_filename(alone, "rt.h5", NULL);
-    char *bytes;
+    char *src = g_build_filename(gen, "data.h5", NULL), *bytes;
     gsize nb;
+    h5 = g_build_filename(alone, "rt.h5", NULL);
     g_assert_true(g_file_get_contents(src, &bytes, &nb, NULL));
     g_assert_true(g_file_set_contents(h5, bytes, (gssize)nb, NULL));
     g_free(bytes);
+    g_free(src);
+    g_free(gen);
+    g_free(alone);
+    return h5;
+}
 
+/* Starts larmor-cli send of the real-time file to port; *done once it ended (ok: exit 0). */
+static GSubprocess *send_rt(int port, gboolean *done, gboolean *ok)
+{
+    char *to = g_strdup_printf("127.0.0.1:%d", port), *out = g_build_filename(tmp, "sent.nii.gz", NULL);
+    GError *error = NULL;
+    GSubprocess *p = g_subprocess_new(G_SUBPROCESS_FLAGS_NONE, &error, cli(), "send", rt_file(), "--to", to,
+                                      "--config", RT_OPTS, "--out", out, NULL);
+    g_assert_no_error(error);
+    *done = *ok = FALSE;
+    void **st = g_new(void *, 2);
+    st[0] = done;
+    st[1] = ok;
+    g_subprocess_wait_check_async(p, NULL, on_send_done, st);
+    g_free(to);
+    g_free(out);
+    return p;
+}
+
+static void test_stream(void)
+{
+    const char *h5 = rt_file();
     LarmorWindow *w = gui_test_open_data(GTK_APPLICATION(app), NULL);
     GtkWindow *d = larmor_listen_dialog_new(w);
     larmor_listen_dialog_set(d, "127.0.0.1", 0);
@@ -145,12 +176,9 @@ static void test_stream(void)
     g_assert_error(error, G_IO_ERROR, G_IO_ERROR_BUSY);
     g_clear_error(&error);
 
-    char *to = g_strdup_printf("127.0.0.1:%d", port), *out = g_build_filename(tmp, "sent.nii.gz", NULL);
-    GSubprocess *p = g_subprocess_new(G_SUBPROCESS_FLAGS_NONE, &error, cli(), "send", h5, "--to", to, "--config",
-                                      RT_OPTS, "--out", out, NULL);
-    g_assert_no_error(error);
-    Stream st = {w, FALSE, FALSE};
-    g_subprocess_wait_check_async(p, NULL, on_send_done, &st);
+    char *out = g_build_filename(tmp, "sent.nii.gz", NULL);
+    Stream st = {l, FALSE, FALSE};
+    GSubprocess *p = send_rt(port, &st.sent, &st.ok);
     g_assert_true(gui_test_wait(stream_over, &st, 600));
     g_assert_true(st.ok);
     g_object_unref(p);
@@ -268,13 +296,76 @@ static void test_stream(void)
     g_free(loaded);
     g_free(saved);
     g_free(off);
-    g_free(to);
     g_free(out);
     g_free(where);
-    g_free(gen);
-    g_free(alone);
-    g_free(src);
-    g_free(h5);
+}
+
+/* A listener that keeps 64 KiB: the 60 acquisitions (about 95 KiB) are
+ * counted but not kept whole, so there is nothing to save, and frames
+ * stop being added at the limit; the status line says so. */
+static void test_limit(void)
+{
+    GError *error = NULL;
+    LarmorListen *l = larmor_listen_new("127.0.0.1:0", 64 << 10, &error);
+    g_assert_no_error(error);
+    Stream st = {l, FALSE, FALSE};
+    GSubprocess *p = send_rt(larmor_listen_get_port(l), &st.sent, &st.ok);
+    g_assert_true(gui_test_wait(stream_over, &st, 600));
+    g_assert_true(st.ok); /* the client is served all the same */
+    g_object_unref(p);
+    g_assert_cmpuint(larmor_listen_get_received(l), ==, SPOKES);
+    g_assert_cmpuint(larmor_listen_get_kept(l), <, SPOKES);
+    g_assert_false(larmor_listen_has_data(l));
+    /* 8 KiB frames: 8 fit */
+    g_assert_nonnull(larmor_listen_get_frames(l));
+    g_assert_cmpint(larmor_volume_get_n_frames(larmor_listen_get_frames(l)), ==, 8);
+    g_assert_cmpint(larmor_listen_get_frame_number(l), ==, NFRAMES); /* the counter goes on */
+    char *status = larmor_listen_get_status(l);
+    g_assert_nonnull(strstr(status, "past 64.0")); /* g_format_size: a no-break space before the unit */
+    g_assert_nonnull(strstr(status, "KiB kept: the stream's data and later frames are not kept"));
+    g_free(status);
+    larmor_listen_stop(l);
+    g_object_unref(l);
+}
+
+static gboolean one_open(gpointer data)
+{
+    return larmor_listen_get_active(data) == 1;
+}
+
+/* Stopping with a client connected and silent: the stop ends it (its
+ * blocked read returns), the window hears the end, nothing is left running. */
+static void test_stop_open(void)
+{
+    LarmorWindow *w = gui_test_open_data(GTK_APPLICATION(app), NULL);
+    GError *error = NULL;
+    g_assert_true(larmor_window_listen(w, "127.0.0.1:0", &error));
+    LarmorListen *l = larmor_window_get_listen(w);
+    GSocketClient *sc = g_socket_client_new();
+    GSocketConnection *c = g_socket_client_connect_to_host(sc, "127.0.0.1", larmor_listen_get_port(l), NULL, &error);
+    g_assert_no_error(error);
+    char *b;
+    size_t n;
+    lm_error err = {0};
+    lm_mrd_msg m = {.id = LM_MRD_MSG_CONFIG_TEXT, .text = (char *)"", .text_len = 0};
+    g_assert_cmpint(lm_mrd_msg_write(&m, &b, &n, &err), ==, LM_OK);
+    g_assert_true(g_output_stream_write_all(g_io_stream_get_output_stream(G_IO_STREAM(c)), b, n, NULL, NULL, &error));
+    free(b);
+    g_assert_true(gui_test_wait(one_open, l, 120));
+    larmor_window_stop_listening(w);
+    g_assert_false(larmor_listen_is_listening(l));
+    g_assert_cmpuint(larmor_listen_get_active(l), ==, 0);
+    g_assert_nonnull(larmor_listen_get_note(l));
+    g_assert_nonnull(strstr(larmor_listen_get_note(l), "MRD connection 1 (127.0.0.1:"));
+    g_assert_nonnull(strstr(larmor_listen_get_note(l), "error: the server stopped"));
+    g_assert_nonnull(strstr(larmor_window_get_listen_status(w), "Stopped · 1 connection · 0 acquisitions"));
+    g_assert_false(larmor_listen_has_data(l));
+    /* listening again in the same window, on another port */
+    g_assert_true(larmor_window_listen(w, "127.0.0.1:0", &error));
+    g_assert_true(larmor_window_get_listen(w) != l);
+    g_object_unref(c);
+    g_object_unref(sc);
+    gui_test_close_window(w); /* stops the second listener */
 }
 
 int main(int argc, char **argv)
@@ -284,6 +375,8 @@ int main(int argc, char **argv)
     tmp = gui_test_tmp_dir("listen");
     g_test_add_func("/listen/dialog", test_dialog);
     g_test_add_func("/listen/stream", test_stream);
+    g_test_add_func("/listen/limit", test_limit);
+    g_test_add_func("/listen/stop", test_stop_open);
     int rc = gui_test_app_run(app);
     gui_test_remove_tree(tmp);
     g_free(tmp);
