@@ -85,14 +85,11 @@ static void logf_(lm_mrd_listener *l, const char *fmt, ...)
     l->cfg.log(l->cfg.user, line);
 }
 
-/* Drops one reference; the last frees the listener. */
-static void unref(lm_mrd_listener *l)
+/* The last reference is gone: released, then freed. */
+static void destroy(lm_mrd_listener *l)
 {
-    pthread_mutex_lock(&l->lock);
-    const int left = --l->refs;
-    pthread_mutex_unlock(&l->lock);
-    if (left)
-        return;
+    if (l->cfg.released)
+        l->cfg.released(l->cfg.user);
     pthread_mutex_destroy(&l->lock);
     pthread_cond_destroy(&l->idle);
     free(l->presets);
@@ -202,15 +199,19 @@ static void *serve_connection(void *arg)
               (unsigned long long)e.stats.received, e.stats.images, e.seconds);
     if (l->cfg.ended)
         l->cfg.ended(l->cfg.user, &e);
+    /* the thread's reference goes under the lock, so that a waiting stop
+     * knows when no thread touches l any more */
     pthread_mutex_lock(&l->lock);
     conn_unlink(l, c);
     shutdown(c->fd, SHUT_RDWR);
     close(c->fd);
     l->active--;
+    const int left = --l->refs;
     pthread_cond_broadcast(&l->idle);
     pthread_mutex_unlock(&l->lock);
     free(c);
-    unref(l);
+    if (!left)
+        destroy(l);
     return NULL;
 }
 
@@ -409,15 +410,19 @@ void lm_mrd_listener_stop(lm_mrd_listener *l, int how)
     close(l->fd);
     close(l->wake[0]);
     close(l->wake[1]);
-    if (how == LM_MRD_LISTENER_WAIT) {
+    if (how != LM_MRD_LISTENER_DETACH) {
         pthread_mutex_lock(&l->lock);
         for (conn *c = l->conns; c; c = c->next)
             shutdown(c->fd, SHUT_RDWR); /* blocked reads and sends return */
-        while (l->active > 0)
+        while (how == LM_MRD_LISTENER_WAIT && l->refs > 1)
             pthread_cond_wait(&l->idle, &l->lock);
         pthread_mutex_unlock(&l->lock);
     }
-    unref(l);
+    pthread_mutex_lock(&l->lock);
+    const int left = --l->refs;
+    pthread_mutex_unlock(&l->lock);
+    if (!left)
+        destroy(l);
 }
 
 #else

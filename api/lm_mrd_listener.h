@@ -53,6 +53,11 @@ typedef struct lm_mrd_listener_cfg {
     void (*image_sent)(void *user, unsigned long id, const lm_mrd_msg *image);
     /* The connection is over (after its log line). */
     void (*ended)(void *user, const lm_mrd_listener_end *end);
+    /* The listener is gone: called once, after every other callback, on
+     * the thread that let go of it last (lm_mrd_listener_stop's caller, or
+     * the last connection's thread after an ENDING or DETACH stop). What
+     * user points to may be freed from here on. Not called when start fails. */
+    void (*released)(void *user);
 } lm_mrd_listener_cfg;
 
 /* Timeouts 10 s (send) and 300 s (idle), 8 connections, the connection
@@ -87,7 +92,11 @@ enum {
     /* Stop accepting and return: connections go on to their end and may
      * still call back; l is freed by the last of them (a process about to
      * exit). */
-    LM_MRD_LISTENER_DETACH = 1
+    LM_MRD_LISTENER_DETACH = 1,
+    /* As WAIT without the waiting: the connections are ended (sockets shut
+     * down) and return on their own, calling back until `released` (a
+     * GUI, whose thread must not wait for a reconstruction). */
+    LM_MRD_LISTENER_ENDING = 2
 };
 /* Stops l (NULL: nothing) as how says; l is not to be used after. Not to
  * be called from a callback. */

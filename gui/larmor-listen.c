@@ -291,6 +291,19 @@ static void on_image(void *user, unsigned long id, const lm_mrd_msg *m)
     g_mutex_unlock(&self->lock);
 }
 
+static gboolean release_idle(gpointer data)
+{
+    g_object_unref(data); /* the listener's reference, on the main thread */
+    return G_SOURCE_REMOVE;
+}
+
+/* The listener is gone (after every other callback): its reference goes
+ * after the idle sources queued before. */
+static void on_released(void *user)
+{
+    g_idle_add_full(G_PRIORITY_DEFAULT, release_idle, user, NULL);
+}
+
 /* ---- the object ----------------------------------------------------------- */
 
 LarmorListen *larmor_listen_new(const char *spec, guint64 keep, GError **error)
@@ -305,9 +318,14 @@ LarmorListen *larmor_listen_new(const char *spec, guint64 keep, GError **error)
     cfg.ended = on_ended;
     cfg.received = on_received;
     cfg.image_sent = on_image;
+    cfg.released = on_released;
     lm_error err = {0};
+    /* the listener's own reference: its threads may call back after a stop,
+     * until `released` */
+    g_object_ref(self);
     if (lm_mrd_listener_start(spec, &cfg, &self->l, &err) != LM_OK) {
         larmor_set_error(error, &err);
+        g_object_unref(self);
         g_object_unref(self);
         return NULL;
     }
@@ -320,10 +338,11 @@ void larmor_listen_stop(LarmorListen *self)
 {
     if (!self->l)
         return;
-    lm_mrd_listener_stop(self->l, LM_MRD_LISTENER_WAIT); /* every callback has returned */
+    /* never waits for a reconstruction: the connections end on their own and
+     * their last callbacks arrive as ever */
+    lm_mrd_listener_stop(self->l, LM_MRD_LISTENER_ENDING);
     self->l = NULL;
-    dispatch(g_object_ref(self)); /* the last counts and frames, now */
-    g_object_unref(self);
+    dispatch(self); /* "Stopped" and what has arrived, now */
 }
 
 gboolean larmor_listen_is_listening(LarmorListen *self)
@@ -477,10 +496,7 @@ guint64 larmor_listen_save_finish(LarmorListen *self, GAsyncResult *res, GError 
 static void larmor_listen_dispose(GObject *object)
 {
     LarmorListen *self = LARMOR_LISTEN(object);
-    if (self->l) {
-        lm_mrd_listener_stop(self->l, LM_MRD_LISTENER_WAIT);
-        self->l = NULL;
-    }
+    g_warn_if_fail(self->l == NULL); /* a listener holds a reference until released */
     g_clear_object(&self->frames);
     G_OBJECT_CLASS(larmor_listen_parent_class)->dispose(object);
 }

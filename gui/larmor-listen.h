@@ -31,8 +31,10 @@ G_DECLARE_FINAL_TYPE(LarmorListen, larmor_listen, LARMOR, LISTEN, GObject)
 /* Listens on spec ("PORT" or "ADDR:PORT"; port 0: one the system picks).
  * NULL with the one-line reason. */
 LarmorListen *larmor_listen_new(const char *spec, guint64 keep, GError **error);
-/* Stops accepting and ends the connections (a frame being reconstructed
- * finishes first); what was received stays. Main thread. */
+/* Stops accepting and ends the connections without waiting for them (a
+ * frame being reconstructed finishes first, on its thread): their last
+ * counts and frames still arrive. What was received stays. The listener
+ * holds a reference to self until its last callback. Main thread. */
 void larmor_listen_stop(LarmorListen *self);
 gboolean larmor_listen_is_listening(LarmorListen *self);
 int larmor_listen_get_port(LarmorListen *self);

@@ -4,7 +4,9 @@
  * connection start, the header once, every acquisition, every image and
  * the end with its counts, and the log line the CLI prints. A waiting stop
  * ends a connection that sends nothing (its blocked read returns) and
- * returns after its callbacks; bad specs are refused with the line. */
+ * returns after its callbacks; an ending stop returns at once and the
+ * connection ends all the same, `released` last; bad specs are refused
+ * with the line. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -23,7 +25,8 @@
 
 typedef struct seen {
     pthread_mutex_t lock;
-    int started, headers, acqs, images, ended;
+    int started, headers, acqs, images, ended, released;
+    int ended_before_released;
     lm_mrd_listener_end end;
     char log[1024];
 } seen;
@@ -78,6 +81,23 @@ static void on_ended(void *user, const lm_mrd_listener_end *e)
     pthread_mutex_unlock(&s->lock);
 }
 
+static void on_released(void *user)
+{
+    seen *s = user;
+    pthread_mutex_lock(&s->lock);
+    s->released++;
+    s->ended_before_released = s->ended;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static int get(seen *s, const int *field)
+{
+    pthread_mutex_lock(&s->lock);
+    const int v = *field;
+    pthread_mutex_unlock(&s->lock);
+    return v;
+}
+
 static int send_all(int fd, const lm_mrd_msg *m)
 {
     char *w;
@@ -124,6 +144,7 @@ static void start(seen *s, lm_mrd_listener **l)
     cfg.received = on_received;
     cfg.image_sent = on_image;
     cfg.ended = on_ended;
+    cfg.released = on_released;
     lm_error err = {0};
     CHECK(lm_mrd_listener_start("127.0.0.1:0", &cfg, l, &err) == LM_OK);
     CHECK(*l && lm_mrd_listener_port(*l) > 0 && lm_mrd_listener_is_loopback(*l));
@@ -169,14 +190,16 @@ static void test_stream(void)
     /* the waiting stop returns after the connection's last callback */
     lm_mrd_listener_stop(l, LM_MRD_LISTENER_WAIT);
     CHECK(s.started == 1 && s.headers == 1 && s.acqs == SL_NACQ && s.images == SL_NSL && s.ended == 1);
+    CHECK(s.released == 1 && s.ended_before_released == 1);
     CHECK(s.end.rc == LM_OK && s.end.stats.received == SL_NACQ && s.end.stats.images == SL_NSL);
     CHECK(strstr(s.log, "MRD connection 1 (127.0.0.1:") && strstr(s.log, "36 acquisitions, 3 images in"));
     pthread_mutex_destroy(&s.lock);
 }
 
 /* A client that connects, configures and then says nothing: the waiting
- * stop shuts its socket, its read returns, it ends (no CLOSE). */
-static void test_stop_with_silent_client(void)
+ * stop shuts its socket, its read returns, it ends (no CLOSE); `released`
+ * comes last, before a waiting stop returns or after an ending one did. */
+static void test_stop_with_silent_client(int how)
 {
     seen s;
     lm_mrd_listener *l = NULL;
@@ -185,18 +208,16 @@ static void test_stop_with_silent_client(void)
     lm_mrd_msg c = {.id = LM_MRD_MSG_CONFIG_TEXT, .text = (char *)"", .text_len = 0};
     CHECK(send_all(fd, &c) == 0);
     /* the connection is being served once its thread has started */
-    for (;;) {
-        pthread_mutex_lock(&s.lock);
-        const int st = s.started;
-        pthread_mutex_unlock(&s.lock);
-        if (st)
-            break;
+    while (!get(&s, &s.started))
         usleep(1000);
-    }
-    lm_mrd_listener_stop(l, LM_MRD_LISTENER_WAIT);
+    lm_mrd_listener_stop(l, how);
+    if (how == LM_MRD_LISTENER_ENDING) /* returns at once; the connection ends on its own */
+        while (!get(&s, &s.released))
+            usleep(1000);
     /* ended by the stop between messages, or its read cut by the shutdown */
-    CHECK(s.ended == 1 && s.end.rc != LM_OK && s.end.stats.received == 0);
-    CHECK(strstr(s.log, "MRD connection 1 (127.0.0.1:") && strstr(s.log, "error: "));
+    CHECK(s.ended == 1 && s.end.rc == LM_ERR_CANCELLED && s.end.stats.received == 0);
+    CHECK(strstr(s.log, "MRD connection 1 (127.0.0.1:") && strstr(s.log, "error: the server stopped"));
+    CHECK(s.released == 1 && s.ended_before_released == 1);
     close(fd);
     pthread_mutex_destroy(&s.lock);
 }
@@ -227,14 +248,15 @@ static void test_bad_specs(void)
     snprintf(spec, sizeof spec, "127.0.0.1:%d", lm_mrd_listener_port(a));
     CHECK(lm_mrd_listener_start(spec, &cfg, &b, &err) == LM_ERR_IO && b == NULL && strstr(err.msg, spec));
     lm_mrd_listener_stop(a, LM_MRD_LISTENER_WAIT);
-    CHECK(s.started == 0 && s.ended == 0);
+    CHECK(s.started == 0 && s.ended == 0 && s.released == 1);
     pthread_mutex_destroy(&s.lock);
 }
 
 int main(void)
 {
     test_stream();
-    test_stop_with_silent_client();
+    test_stop_with_silent_client(LM_MRD_LISTENER_WAIT);
+    test_stop_with_silent_client(LM_MRD_LISTENER_ENDING);
     test_bad_specs();
     return lm_test_finish("api-mrd_listener");
 }
