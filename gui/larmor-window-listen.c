@@ -234,13 +234,13 @@ GtkWindow *larmor_listen_dialog_new(LarmorWindow *self)
     gtk_label_set_wrap(GTK_LABEL(warn), TRUE);
     gtk_label_set_max_width_chars(GTK_LABEL(warn), 48);
     gtk_label_set_xalign(GTK_LABEL(warn), 0);
-    gtk_widget_add_css_class(warn, "warning");
+    gtk_widget_add_css_class(warn, "listen-warning");
     gtk_widget_set_visible(warn, FALSE);
     gtk_box_append(GTK_BOX(box), warn);
     GtkWidget *errl = gtk_label_new(NULL);
     gtk_label_set_wrap(GTK_LABEL(errl), TRUE);
     gtk_label_set_xalign(GTK_LABEL(errl), 0);
-    gtk_widget_add_css_class(errl, "error");
+    gtk_widget_add_css_class(errl, "listen-error");
     gtk_widget_set_visible(errl, FALSE);
     gtk_box_append(GTK_BOX(box), errl);
 

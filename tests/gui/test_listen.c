@@ -66,6 +66,7 @@ static void test_dialog(void)
     g_assert_false(larmor_listen_dialog_warns(d)); /* 127.0.0.1 by default */
     larmor_listen_dialog_set(d, "0.0.0.0", 9002);
     g_assert_true(larmor_listen_dialog_warns(d));
+    gui_test_save_shot(GTK_WIDGET(d), "listen-dialog.png");
     larmor_listen_dialog_set(d, "127.0.0.1", 9002);
     g_assert_false(larmor_listen_dialog_warns(d));
     larmor_listen_dialog_set(d, "scanner", 9002);
