@@ -15,8 +15,8 @@
  *                                        lm_q.h (Parboil's mri-q, mri-fhd)
  *   tracing                              lm_trace.h
  *   the GPUs a command lets CUDA see     lm_device_visibility.h
- *   the MRD streaming server's           lm_mrd_server.h, lm_mrd_config.h
- *   connections (transport left to the front end)
+ *   the MRD streaming server's           lm_mrd_server.h, lm_mrd_config.h;
+ *   connections, and its listener        lm_mrd_listener.h
  * and, below, the process-wide services a front end calls that live in
  * kernels/ (tuning, fault hooks, the GPU context, the autotuner). */
 #ifndef LARMOR_H
@@ -66,6 +66,7 @@
 #include "lm_q.h"
 #include "lm_mrd_config.h"
 #include "lm_mrd_server.h"
+#include "lm_mrd_listener.h"
 
 /* ---- process-wide services (api/larmor_runtime.c) ---- */
 

@@ -529,6 +529,8 @@ static lm_code on_message(session *s, lm_mrd_msg *m, int *done, lm_error *err)
         lm_mrd_header hdr;
         if (lm_mrd_header_parse(m->text, m->text_len, "MRD stream header", &hdr, err) != LM_OK)
             return err->code;
+        if (s->io->received)
+            s->io->received(s->io->received_user, m);
         s->xml = m->text;
         s->xml_len = m->text_len;
         m->text = NULL;
@@ -538,6 +540,8 @@ static lm_code on_message(session *s, lm_mrd_msg *m, int *done, lm_error *err)
     case LM_MRD_MSG_ACQUISITION:
         if (s->state != WANT_DATA)
             return lm_fail(err, LM_ERR_FORMAT, "ACQUISITION before %s", s->state == WANT_CONFIG ? "CONFIG" : "HEADER");
+        if (s->io->received)
+            s->io->received(s->io->received_user, m);
         return on_acquisition(s, m, err);
     case LM_MRD_MSG_WAVEFORM:
     case LM_MRD_MSG_TEXT:
@@ -584,6 +588,7 @@ lm_code lm_mrd_conn_serve(const lm_mrd_conn_cfg *cfg, const lm_mrd_conn_io *io, 
     stats->received = s.received;
     stats->images = s.images;
     stats->closed = closed;
+    stats->stopped = rc == LM_OK && !done;
     session_clear(&s);
     return rc;
 }

@@ -48,12 +48,18 @@ typedef struct lm_mrd_conn_io {
     /* Optional: called with each image just sent (the workbench shows it). */
     void (*image_sent)(void *user, const lm_mrd_msg *image);
     void *image_user;
+    /* Optional: called with the HEADER once it parsed (m->text) and with
+     * each ACQUISITION as it arrives, before it is acted on (the workbench
+     * keeps the stream as a data set); m is valid during the call only. */
+    void (*received)(void *user, const lm_mrd_msg *m);
+    void *received_user;
 } lm_mrd_conn_io;
 
 typedef struct lm_mrd_conn_stats {
     uint64_t received;  /* acquisitions */
     unsigned images;    /* sent */
     int closed;         /* the client closed the stream (no ERROR can reach it) */
+    int stopped;        /* ended by *stop, between messages (LM_OK, no CLOSE) */
 } lm_mrd_conn_stats;
 
 /* Serves one connection until the client's CLOSE (answered, LM_OK), the

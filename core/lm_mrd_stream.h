@@ -102,6 +102,14 @@ lm_code lm_mrd_msg_write(const lm_mrd_msg *m, char **buf, size_t *len, lm_error 
 lm_code lm_mrd_from_messages(const char *what, const char *xml, size_t xml_len, const lm_mrd_msg *const *acqs,
                              size_t n, const lm_mrd_opts *opts, lm_mrd *out, lm_error *err);
 
+/* Writes a received stream as an MRD file: the header XML as received and
+ * acqs[0..n) (ACQUISITION messages) as received, headers, trajectories and
+ * data unchanged, in their order. Atomic (a temporary file renamed over
+ * path when complete). Reading it back gives the acquisitions a server
+ * would have read from the stream. */
+lm_code lm_mrd_write_stream(const char *path, const char *xml, const lm_mrd_msg *const *acqs, size_t n,
+                            lm_error *err);
+
 /* Reader over a memory buffer (tests, fuzzing): user points to this. */
 typedef struct lm_mrd_membuf {
     const unsigned char *p;

@@ -38,6 +38,7 @@ lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *traj
 #include <ismrmrd/ismrmrd.h>
 
 #include "lm_atomic.h"
+#include "lm_mrd_stream.h"
 
 /* Writing                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -373,6 +374,52 @@ lm_code lm_mrd_write_dataset(const char *path, const lm_mrd *m, const char *traj
         parts[i] = (wpart){m->slices[i].traj, m->slices[i].kdata, m->slices[i].index, &m->slices[i]};
     lm_code rc = mrd_write_parts(path, &m->geom, parts, m->nslices, m->noise, rep, con, trajectory, &ex, err);
     free(parts);
+    return rc;
+}
+
+lm_code lm_mrd_write_stream(const char *path, const char *xml, const lm_mrd_msg *const *acqs, size_t n,
+                            lm_error *err)
+{
+    if (!xml)
+        return lm_fail(err, LM_ERR_INVALID, "%s: no MRD header to write", path ? path : "");
+    for (size_t i = 0; i < n; i++)
+        if (acqs[i]->id != LM_MRD_MSG_ACQUISITION)
+            return lm_fail(err, LM_ERR_INVALID, "%s: message %zu is not an acquisition", path, i);
+    lm_atomic at;
+    lm_code rc = lm_atomic_begin(&at, path, 0, err);
+    if (rc != LM_OK)
+        return rc;
+    lm_h5_quiet q;
+    lm_h5_quiet_begin(&q);
+    mrd_last_error[0] = '\0';
+    ismrmrd_set_error_handler(mrd_error_handler);
+    ISMRMRD_Dataset d;
+    memset(&d, 0, sizeof d);
+    int opened = 0;
+    if (ismrmrd_init_dataset(&d, at.tmp_path, "/dataset") != ISMRMRD_NOERROR)
+        rc = mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
+    else if (ismrmrd_open_dataset(&d, true) != ISMRMRD_NOERROR)
+        rc = mrd_fail_lib(err, path, "cannot create the ISMRMRD file");
+    else if ((opened = 1, ismrmrd_write_header(&d, xml) != ISMRMRD_NOERROR))
+        rc = mrd_fail_lib(err, path, "cannot write the XML header");
+    for (size_t i = 0; i < n && rc == LM_OK; i++) {
+        /* the message's buffers lent to a libismrmrd acquisition, not copied */
+        ISMRMRD_Acquisition a;
+        memset(&a, 0, sizeof a);
+        a.head = acqs[i]->acq;
+        a.traj = acqs[i]->traj;
+        a.data = (complex_float_t *)acqs[i]->data;
+        if (ismrmrd_append_acquisition(&d, &a) != ISMRMRD_NOERROR)
+            rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
+    }
+    if (opened && ismrmrd_close_dataset(&d) != ISMRMRD_NOERROR && rc == LM_OK)
+        rc = mrd_fail_lib(err, path, "cannot close the ISMRMRD file");
+    free(d.filename);
+    free(d.groupname);
+    lm_h5_quiet_end(&q);
+    if (rc == LM_OK)
+        return lm_atomic_commit(&at, err);
+    lm_atomic_abort(&at);
     return rc;
 }
 

@@ -5,11 +5,13 @@
  *   larmor-window-runs.c     the runs: which belong to the data, metrics, comparison, delete and Undo
  *   larmor-window-export.c   NIfTI, PNG and CSV
  *   larmor-window-session.c  sessions saved and opened
+ *   larmor-window-listen.c   listening for MRD streams, the received frames and data
  * Not installed: only the window's own files include it. */
 #ifndef LARMOR_WINDOW_PRIVATE_H
 #define LARMOR_WINDOW_PRIVATE_H
 
 #include "larmor-file-chooser.h"
+#include "larmor-listen.h"
 #include "larmor-estimate.h"
 #include "larmor-recon-task.h"
 #include "larmor-runs-view.h"
@@ -94,6 +96,12 @@ struct _LarmorWindow {
     gboolean fm_compare;       /* corrected against uncorrected: runs still to make */
     LarmorReconParams fm_compare_params; /* the corrected run's settings */
     lm_estimate_rates rates;   /* this machine's measured speeds (lm_estimate.h), for the estimate */
+    LarmorListen *listen;      /* File -> Listen for data…: the listener and what it received */
+    LarmorVolume *listen_shown; /* its frames as the image list holds them */
+    int64_t listen_frames_seen;
+    int listen_saves;          /* Save Received Data writes in progress */
+    GtkWidget *listen_box, *listen_stop; /* the sidebar's status line */
+    GtkLabel *listen_label, *listen_note;
 };
 
 /* larmor-window.c */

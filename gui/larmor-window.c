@@ -301,6 +301,7 @@ void larmor_window_update_actions(LarmorWindow *self)
     gtk_widget_action_set_enabled(w, "win.undo", self->undo_run != NULL && !running);
     gtk_widget_action_set_enabled(w, "win.save-session", self->dataset || any);
     gtk_widget_action_set_enabled(w, "win.open-session", !running && self->session_jobs == 0);
+    larmor_window_listen_update_actions(self);
 }
 
 int larmor_window_count_unexported(LarmorWindow *self)
@@ -428,6 +429,7 @@ static void larmor_window_dispose(GObject *object)
         }
     }
     g_clear_object(&self->live_image);
+    larmor_window_listen_dispose(self);
     g_queue_clear(&self->compare_order);
     gtk_widget_dispose_template(GTK_WIDGET(object), LARMOR_TYPE_WINDOW);
     g_clear_object(&self->load_cancellable);
@@ -509,6 +511,7 @@ static void larmor_window_class_init(LarmorWindowClass *klass)
     larmor_window_runs_class_init(wc);
     larmor_window_export_class_init(wc);
     larmor_window_session_class_init(wc);
+    larmor_window_listen_class_init(wc);
     static const char *pages[] = { "viewer", "compare", "runs", "sweep", "coils" };
     for (int i = 0; i < 5; i++)
         gtk_widget_class_add_binding_action(wc, GDK_KEY_1 + i, GDK_ALT_MASK, "win.page", "s", pages[i]);
@@ -528,6 +531,7 @@ static void larmor_window_init(LarmorWindow *self)
     g_signal_connect(self->toast_close, "clicked", G_CALLBACK(on_toast_close), self);
     larmor_window_runs_init(self);
     larmor_window_files_init(self);
+    larmor_window_listen_init(self);
     larmor_window_recon_init(self);
     g_signal_connect_swapped(self->recon_panel, "changed", G_CALLBACK(larmor_window_update_actions), self);
     g_signal_connect(self, "close-request", G_CALLBACK(on_close_request), NULL);

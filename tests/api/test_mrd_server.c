@@ -1,6 +1,7 @@
 /* The library's MRD connection without sockets: a client's bytes (CONFIG,
  * HEADER, a three-slice radial stream, CLOSE) through a memory reader give
- * one IMAGE per slice, each reported to image_sent, then CLOSE; each image
+ * one IMAGE per slice, each reported to image_sent, then CLOSE (the header
+ * and every acquisition reported to received); each image
  * equals lm_recon_run on that slice's acquisitions (1e-5 relative); the
  * protocol's order is enforced and CONFIG_FILE is refused when the front
  * end gave no preset folder. */
@@ -50,6 +51,17 @@ static void count_image(void *user, const lm_mrd_msg *im)
     ++*(int *)user;
 }
 
+/* received: the HEADER once (counted in [0]), then each ACQUISITION ([1]) */
+static int g_received[2];
+
+static void count_received(void *user, const lm_mrd_msg *m)
+{
+    (void)user;
+    if (m->id == LM_MRD_MSG_HEADER)
+        CHECK(g_received[1] == 0 && m->text && strstr(m->text, "ismrmrdHeader"));
+    g_received[m->id == LM_MRD_MSG_ACQUISITION] += m->id == LM_MRD_MSG_HEADER || m->id == LM_MRD_MSG_ACQUISITION;
+}
+
 static lm_code serve(const bytes *in, const char *presets, bytes *out, int *images_seen, lm_error *err)
 {
     lm_mrd_membuf mb = {(const unsigned char *)in->p, in->n, 0};
@@ -57,7 +69,8 @@ static lm_code serve(const bytes *in, const char *presets, bytes *out, int *imag
     lm_mrd_conn_cfg_init(&cfg);
     cfg.presets = presets;
     const lm_mrd_conn_io io = {.reader = {lm_mrd_membuf_read, &mb}, .write = sink, .write_user = out,
-                               .image_sent = count_image, .image_user = images_seen};
+                               .image_sent = count_image, .image_user = images_seen,
+                               .received = count_received};
     lm_mrd_conn_stats st = {0};
     return lm_mrd_conn_serve(&cfg, &io, NULL, &st, err);
 }
@@ -90,6 +103,7 @@ static void test_stream(void)
     lm_error err = {0};
     CHECK(serve(&in, NULL, &out, &seen, &err) == LM_OK);
     CHECK(seen == SL_NSL);
+    CHECK(g_received[0] == 1 && g_received[1] == SL_NACQ);
     /* what came back: SL_NSL images, then CLOSE */
     lm_mrd_membuf mb = {(const unsigned char *)out.p, out.n, 0};
     lm_mrd_reader r = {lm_mrd_membuf_read, &mb};
