@@ -416,10 +416,14 @@ char *larmor_listen_get_status(LarmorListen *self)
     if (self->active)
         g_string_append_printf(s, " (%u open)", self->active);
     g_string_append_printf(s, " · %" G_GUINT64_FORMAT " acquisitions", self->received);
-    if (self->frames)
-        g_string_append_printf(s, " · frame %" G_GINT64_FORMAT, self->frame_number);
+    /* frames counted as the time bar counts them (the protocol's frame
+     * number starts at 1, the bar at 0: one count for both) */
+    if (self->frames) {
+        const int64_t n = larmor_volume_get_n_frames(self->frames);
+        g_string_append_printf(s, " · %" G_GINT64_FORMAT " frame%s", (gint64)n, n == 1 ? "" : "s");
+    }
     if (self->frames && self->latency >= 0)
-        g_string_append_printf(s, " · latency %.0f ms", 1e3 * self->latency);
+        g_string_append_printf(s, " · last latency %.0f ms", 1e3 * self->latency);
     if (self->over || self->frames_over) {
         char *lim = g_format_size_full(self->keep, G_FORMAT_SIZE_IEC_UNITS);
         g_string_append_printf(s, " · past %s kept: %s", lim,

@@ -196,7 +196,7 @@ static void test_stream(void)
     g_assert_cmpfloat(larmor_listen_get_latency(l), >=, 0);
     g_assert_cmpuint(larmor_listen_get_received(l), ==, SPOKES);
     g_assert_cmpuint(larmor_listen_get_kept(l), ==, SPOKES);
-    char *fr = g_strdup_printf("frame %d · latency", NFRAMES);
+    char *fr = g_strdup_printf("%d frames · last latency", NFRAMES);
     g_assert_nonnull(strstr(larmor_window_get_listen_status(w), fr));
     g_assert_nonnull(strstr(larmor_window_get_listen_status(w), "1 connection · 60 acquisitions"));
     g_free(fr);
