@@ -3,7 +3,8 @@
 # with its true maps, BART `pics -S -R T:1024:0:LAMBDA -i 30` (temporal TV
 # over dimension 10) against Larmor's temporal TV (bench_dyn: the error after
 # every ADMM iteration with the solve's time, one model for the whole sweep;
-# frame-by-frame SENSE; the automatic lambda). Errors over all frames, BART's
+# frame-by-frame SENSE; the automatic lambda), then Larmor again with the
+# Dirac voxel basis, BART's model. Errors over all frames, BART's
 # scale-matched (its output needs a scale factor), by bench/dyn_error.py.
 # Usage: bench/bench-bart-dynamic.sh [ITERS] [BART_LAMBDAS] [LARMOR_LAMBDAS]
 set -euo pipefail
@@ -24,3 +25,6 @@ for L in $BL; do
 done
 # shellcheck disable=SC2086
 LM_BENCH_AUTO=1 taskset -c 0,1 build/tests/recon/bench_dyn D128c8 "$IT" ttv $LL
+# and with BART's voxel model (Dirac basis, recon --dirac; docs/dynamic.md, "Voxel basis")
+# shellcheck disable=SC2086
+LM_BENCH_DIRAC=1 taskset -c 0,1 build/tests/recon/bench_dyn D128c8 "$IT" ttv $LL

@@ -41,9 +41,11 @@ typedef struct lm_dyn_opts {
     void *watch_user;
 } lm_dyn_opts;
 
-/* The temporal weight and ADMM iterations of least error on D128c8
- * (BENCHMARKS.md, "Dynamic"): past about 8 iterations the error rises again
- * at every weight swept (0.03 to 3). */
+/* The temporal weight and ADMM iterations of least error on D128c8 with
+ * the box voxel basis (BENCHMARKS.md, "Dynamic"): past about 8 iterations
+ * the error rises again at every weight swept (0.03 to 3), towards the box
+ * basis's exact fit of the data, the truth sharpened by 1 / phi^2; with the
+ * Dirac basis it barely rises (docs/dynamic.md, "Voxel basis"). */
 #define LM_DYN_LAMBDA_DEFAULT 0.03
 #define LM_DYN_ITERS_DEFAULT 8
 #define LM_DYN_CG_ITERS_DEFAULT 4

@@ -8,7 +8,8 @@
  *   bench_dyn [PROBLEM [ITERS [REG [LAMBDA...]]]]   REG: ttv ttik llr ttv+tv
  * LM_BENCH_VARIANT picks the kernel variant (default auto); LM_BENCH_CG_ITERS
  * the CG steps per ADMM iteration and LM_BENCH_RHO the initial penalty
- * (lm_dyn_opts.cg_iters, rho; default theirs). */
+ * (lm_dyn_opts.cg_iters, rho; default theirs); LM_BENCH_DIRAC=1 the Dirac
+ * voxel basis (phi = 1, BART's model; recon --dirac) instead of the box. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,7 +71,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
         return 1;
     }
-    printf("%s: %lld frames, made in %.1f s\n", name, (long long)f->count, now_s() - t0);
+    const int dirac = getenv("LM_BENCH_DIRAC") && atoi(getenv("LM_BENCH_DIRAC"));
+    if (dirac)
+        g.basis = LM_BASIS_DIRAC;
+    printf("%s: %lld frames, made in %.1f s%s\n", name, (long long)f->count, now_s() - t0,
+           dirac ? ", Dirac basis" : "");
     const char *variant = getenv("LM_BENCH_VARIANT");
     lm_dyn_model_desc md = {.geom = &g, .traj = t, .kdata = k, .sens = s, .frames = f,
                             .variant = variant ? variant : "auto"};
