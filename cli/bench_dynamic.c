@@ -24,6 +24,7 @@ int bench_dynamic(const lm_dyn_problem_def *def, const char *const *names, int n
     fprintf(stderr, "bench: building %s...\n", def->name);
     if (lm_dyn_problem_make(def, &g, &t, &k, &s, &truth, &f, &err) != LM_OK)
         goto done;
+    g.basis = LM_DYN_BASIS_DEFAULT; /* as recon's dynamic runs */
     const int64_t n = f->count * lm_geom_voxels(&g);
     if (!json)
         printf("\n%s: %lld frames, ttv lambda %g, %d iterations (times in s; error over all frames)\n", def->name,

@@ -198,7 +198,7 @@ static void help(void)
          "        [--variant NAME|auto] [--fallback none|cpu] [--lambda L] [--reg identity|gradient|tv|wavelet|anatomical|anatomical-edges\n"
          "        --ref R.nii.gz [--edge 0.05] [--no-register | --ref-transform RX,RY,RZ,TX,TY,TZ]\n"
          "        [--data-edge K] [--data-edge-sigma V]] [--prior-influence-out F] [--lesion-mask M]\n"
-         "        [--iters 60] [--tol 0] [--fov MM] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
+         "        [--iters 60] [--tol 0] [--fov MM] [--basis box|dirac] [--dirac] [--truth TRUTH.nii.gz] [--complex]\n"
          "        [--no-cache] [--json] [--sens S] [--sens-out S] [--coil-combine auto|sense|rss]\n"
          "        [--noise N] [--coils-compress K|auto] [--coil-images OUT] [--repetition R] [--contrast C]\n"
          "        [--fieldmap FM] [--times T] [--segments auto|L|0]\n"
@@ -257,7 +257,8 @@ static void help(void)
          "  dynamic data (docs/dynamic.md): cfl with frames in dimension 10, or binned by\n"
          "  --spokes-per-frame N or --frames F; --reg ttv|ttv+tv|ttik|llr (temporal TV, with spatial TV,\n"
          "  temporal Tikhonov, locally low rank [--llr-block 8]); --lambda L|auto the temporal weight\n"
-         "  (default 0.03), --lambda-space L the spatial; --iters ADMM iterations (default 8); OUT .cfl (frames in dimension 10) or\n"
+         "  (default 0.02), --lambda-space L the spatial; --iters ADMM iterations (default 25, 2 CG steps each);\n"
+         "  the Dirac voxel basis unless --basis box; OUT .cfl (frames in dimension 10) or\n"
          "  .nii/.nii.gz (4D, pixdim[4] the frame duration: --frame-ms MS where the data carry none);\n"
          "  --truth a 4D NIfTI or cfl\n"
          "  --realtime WINDOW:STEP: the frames a real-time MRD stream gives (docs/mrd-server.md): frame f by\n"
@@ -296,6 +297,7 @@ int cmd_recon(int argc, char **argv)
         {"spokes-per-frame", required_argument, 0, 1020}, {"frames", required_argument, 0, 1021},
         {"lambda-space", required_argument, 0, 1022}, {"llr-block", required_argument, 0, 1023},
         {"frame-ms", required_argument, 0, 1024}, {"realtime", required_argument, 0, 1025},
+        {"basis", required_argument, 0, 1026},
         {0, 0, 0, 0}};
     const char *lesion_path = NULL, *influence_path = NULL;
     const char *traj = NULL, *kspace = NULL, *truth_path = NULL, *out = NULL, *ref_path = NULL;
@@ -363,6 +365,11 @@ int cmd_recon(int argc, char **argv)
             }
             break;
         case 'd': dirac = 1; break;
+        case 1026:
+            if (strcmp(optarg, "box") && strcmp(optarg, "dirac"))
+                return cli_errorf("recon: --basis %s: box or dirac", optarg);
+            dirac = strcmp(optarg, "dirac") == 0 ? 1 : -1;
+            break;
         case 'e': if (!cli_parse_double("--edge", optarg, &o.edge_frac)) return 1; break;
         case 'c': as_complex = 1; break;
         case 'S': sens_path = optarg; break;
@@ -481,7 +488,7 @@ int cmd_recon(int argc, char **argv)
     }
     for (int a = 0; a < 3; a++)
         g.fov_mm[a] = in->fov_known ? in->geom.fov_mm[a] : fov[a];
-    if (dirac)
+    if (dirac > 0)
         g.basis = LM_BASIS_DIRAC;
     if (in->cartesian && !method_given) {
         if (in->accel > 1 || in->missing_lines > 0) /* an FFT would alias: SENSE */
@@ -513,7 +520,7 @@ int cmd_recon(int argc, char **argv)
         const cli_dyn_run run = {.variant = o.variant, .lambda = lambda_given ? o.lambda : -1, .lambda_auto = o.lambda_auto,
                                  .iters = iters_given ? o.iters : 0, .use_cache = o.use_cache, .truth = truth_path,
                                  .out = out, .dicom = &dcm, .as_complex = as_complex, .json = json,
-                                 .refused = refused};
+                                 .refused = refused, .basis_given = dirac != 0};
         rc = cli_recon_dynamic(in, &g, &dyn, &run);
         lm_acq_free(in);
         return rc;

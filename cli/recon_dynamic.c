@@ -143,7 +143,10 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         goto done;
     }
     const double t0 = cli_now();
-    lm_dyn_model_desc md = {.geom = g, .traj = in->traj, .kdata = in->kdata, .sens = in->sens, .frames = in->frames,
+    lm_geom gd = *g;
+    if (!r->basis_given)
+        gd.basis = LM_DYN_BASIS_DEFAULT;
+    lm_dyn_model_desc md = {.geom = &gd, .traj = in->traj, .kdata = in->kdata, .sens = in->sens, .frames = in->frames,
                             .variant = r->variant, .use_cache = r->use_cache};
     if (lm_dyn_model_new(&md, &m, &err) != LM_OK)
         goto done;
@@ -186,6 +189,7 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         cli_json_bool(stdout, "lambda_auto", r->lambda_auto, 1);
         cli_json_num(stdout, "lambda_space", res.lambda_s, 1);
         cli_json_int(stdout, "iters", res.iters_done, 1);
+        cli_json_str(stdout, "basis", gd.basis == LM_BASIS_DIRAC ? "dirac" : "box", 1);
         cli_json_int(stdout, "solves", res.solves, 1);
         cli_json_num(stdout, "time_prep_s", res.time_prep_s, 1);
         cli_json_num(stdout, "time_solve_s", res.time_solve_s, 1);
@@ -200,8 +204,8 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         printf("dynamic (%s, lambda %.4g%s", reg, res.lambda_t, r->lambda_auto ? " auto" : "");
         if (a->space_tv)
             printf(", lambda-space %.4g", res.lambda_s);
-        printf(", %d iterations): %lld frames of %lldx%lldx%lld: E^H d and Q %.3f s, solve %.3f s, total %.3f s\n",
-               res.iters_done, (long long)res.frames, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2],
+        printf(", %d iterations, %s basis): %lld frames of %lldx%lldx%lld: E^H d and Q %.3f s, solve %.3f s, total %.3f s\n",
+               res.iters_done, gd.basis == LM_BASIS_DIRAC ? "Dirac" : "box", (long long)res.frames, (long long)g->n[0], (long long)g->n[1], (long long)g->n[2],
                res.time_prep_s, res.time_solve_s, total);
         if (estimated)
             printf("%lld channels with coil maps estimated from the time-averaged data (all frames' samples)\n",

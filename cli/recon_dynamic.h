@@ -34,6 +34,7 @@ typedef struct cli_dyn_run {
     const cli_dicom_args *dicom; /* --out-dicom and friends (NULL: none) */
     int as_complex, json;
     const char *refused;      /* a static-only option given, or NULL */
+    int basis_given;          /* --basis or --dirac given (else LM_DYN_BASIS_DEFAULT) */
 } cli_dyn_run;
 
 /* The whole dynamic reconstruction of in on g; prints and returns the exit code. */

@@ -142,6 +142,54 @@ typedef struct wextra {
     const lm_mrd_parallel *par;
 } wextra;
 
+/* An MRD file being written: a temporary beside path (renamed over it by
+ * mrd_out_end on success), HDF5's own messages silenced, the XML header
+ * written. */
+typedef struct mrd_out {
+    const char *path;
+    lm_atomic at;
+    lm_h5_quiet q;
+    ISMRMRD_Dataset d;
+    int begun, opened; /* the temporary made; the dataset open */
+} mrd_out;
+
+static lm_code mrd_out_begin(mrd_out *o, const char *path, const char *xml, lm_error *err)
+{
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    lm_code rc = lm_atomic_begin(&o->at, path, 0, err);
+    if (rc != LM_OK)
+        return rc;
+    o->begun = 1;
+    lm_h5_quiet_begin(&o->q);
+    mrd_last_error[0] = '\0';
+    ismrmrd_set_error_handler(mrd_error_handler);
+    if (ismrmrd_init_dataset(&o->d, o->at.tmp_path, "/dataset") != ISMRMRD_NOERROR)
+        return mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
+    if (ismrmrd_open_dataset(&o->d, true) != ISMRMRD_NOERROR)
+        return mrd_fail_lib(err, path, "cannot create the ISMRMRD file");
+    o->opened = 1;
+    if (ismrmrd_write_header(&o->d, xml) != ISMRMRD_NOERROR)
+        return mrd_fail_lib(err, path, "cannot write the XML header");
+    return LM_OK;
+}
+
+/* Closes the file; renamed into place when rc (the writing's result) and
+ * the close succeeded, else removed. Call after every mrd_out_begin that
+ * set o->begun, whatever it returned. */
+static lm_code mrd_out_end(mrd_out *o, lm_code rc, lm_error *err)
+{
+    if (o->opened && ismrmrd_close_dataset(&o->d) != ISMRMRD_NOERROR && rc == LM_OK)
+        rc = mrd_fail_lib(err, o->path, "cannot close the ISMRMRD file");
+    free(o->d.filename);
+    free(o->d.groupname);
+    lm_h5_quiet_end(&o->q);
+    if (rc == LM_OK)
+        return lm_atomic_commit(&o->at, err);
+    lm_atomic_abort(&o->at);
+    return rc;
+}
+
 static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *parts, int nparts,
                                const lm_kdata *noise, int rep, int con, const char *trajectory, const wextra *ex,
                                lm_error *err)
@@ -213,36 +261,18 @@ static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *
     if (!xml)
         return lm_fail(err, LM_ERR_NOMEM, "%s: out of memory for the XML header", path);
 
-    lm_atomic at;
-    lm_code rc = lm_atomic_begin(&at, path, 0, err);
-    if (rc != LM_OK) {
+    mrd_out o;
+    lm_code rc = mrd_out_begin(&o, path, xml, err);
+    if (rc != LM_OK && !o.begun) { /* (nothing begun) */
         free(xml);
         return rc;
     }
-
-    lm_h5_quiet q;
-    lm_h5_quiet_begin(&q);
-    mrd_last_error[0] = '\0';
-    ismrmrd_set_error_handler(mrd_error_handler);
-    ISMRMRD_Dataset d;
-    memset(&d, 0, sizeof d);
-    int opened = 0;
+    ISMRMRD_Dataset *const d = &o.d;
     ISMRMRD_Acquisition acq;
     int acq_init = 0;
     uint32_t counter = 0;
-    if (ismrmrd_init_dataset(&d, at.tmp_path, "/dataset") != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
+    if (rc != LM_OK)
         goto out;
-    }
-    if (ismrmrd_open_dataset(&d, true) != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot create the ISMRMRD file");
-        goto out;
-    }
-    opened = 1;
-    if (ismrmrd_write_header(&d, xml) != ISMRMRD_NOERROR) {
-        rc = mrd_fail_lib(err, path, "cannot write the XML header");
-        goto out;
-    }
     if (ismrmrd_init_acquisition(&acq) != ISMRMRD_NOERROR) {
         rc = mrd_fail_lib(err, path, "cannot make an acquisition");
         goto out;
@@ -267,7 +297,7 @@ static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *
         for (int64_t c = 0; c < nc; c++)
             memcpy(acq.data + c * ns, noise->d + (size_t)c * (size_t)noise->m + (size_t)s0,
                    (size_t)ns * sizeof(lm_cfloat));
-        if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
+        if (ismrmrd_append_acquisition(d, &acq) != ISMRMRD_NOERROR) {
             rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
             goto out;
         }
@@ -321,7 +351,7 @@ static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *
             for (int64_t c = 0; c < nc; c++)
                 memcpy(acq.data + c * ns, k->d + (size_t)c * (size_t)k->m + (size_t)s0,
                        (size_t)ns * sizeof(lm_cfloat));
-            if (ismrmrd_append_acquisition(&d, &acq) != ISMRMRD_NOERROR) {
+            if (ismrmrd_append_acquisition(d, &acq) != ISMRMRD_NOERROR) {
                 rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
                 goto out;
             }
@@ -330,16 +360,8 @@ static lm_code mrd_write_parts(const char *path, const lm_geom *g, const wpart *
 out:
     if (acq_init)
         ismrmrd_cleanup_acquisition(&acq);
-    if (opened && ismrmrd_close_dataset(&d) != ISMRMRD_NOERROR && rc == LM_OK)
-        rc = mrd_fail_lib(err, path, "cannot close the ISMRMRD file");
-    free(d.filename);
-    free(d.groupname);
-    lm_h5_quiet_end(&q);
     free(xml);
-    if (rc == LM_OK)
-        return lm_atomic_commit(&at, err);
-    lm_atomic_abort(&at);
-    return rc;
+    return mrd_out_end(&o, rc, err);
 }
 
 lm_code lm_mrd_write_named(const char *path, const lm_geom *g, const lm_traj *t, const lm_kdata *k,
@@ -385,23 +407,10 @@ lm_code lm_mrd_write_stream(const char *path, const char *xml, const lm_mrd_msg 
     for (size_t i = 0; i < n; i++)
         if (acqs[i]->id != LM_MRD_MSG_ACQUISITION)
             return lm_fail(err, LM_ERR_INVALID, "%s: message %zu is not an acquisition", path, i);
-    lm_atomic at;
-    lm_code rc = lm_atomic_begin(&at, path, 0, err);
-    if (rc != LM_OK)
+    mrd_out o;
+    lm_code rc = mrd_out_begin(&o, path, xml, err);
+    if (rc != LM_OK && !o.begun) /* (nothing begun) */
         return rc;
-    lm_h5_quiet q;
-    lm_h5_quiet_begin(&q);
-    mrd_last_error[0] = '\0';
-    ismrmrd_set_error_handler(mrd_error_handler);
-    ISMRMRD_Dataset d;
-    memset(&d, 0, sizeof d);
-    int opened = 0;
-    if (ismrmrd_init_dataset(&d, at.tmp_path, "/dataset") != ISMRMRD_NOERROR)
-        rc = mrd_fail_lib(err, path, "cannot start the ISMRMRD file");
-    else if (ismrmrd_open_dataset(&d, true) != ISMRMRD_NOERROR)
-        rc = mrd_fail_lib(err, path, "cannot create the ISMRMRD file");
-    else if ((opened = 1, ismrmrd_write_header(&d, xml) != ISMRMRD_NOERROR))
-        rc = mrd_fail_lib(err, path, "cannot write the XML header");
     for (size_t i = 0; i < n && rc == LM_OK; i++) {
         /* the message's buffers lent to a libismrmrd acquisition, not copied */
         ISMRMRD_Acquisition a;
@@ -409,18 +418,10 @@ lm_code lm_mrd_write_stream(const char *path, const char *xml, const lm_mrd_msg 
         a.head = acqs[i]->acq;
         a.traj = acqs[i]->traj;
         a.data = (complex_float_t *)acqs[i]->data;
-        if (ismrmrd_append_acquisition(&d, &a) != ISMRMRD_NOERROR)
+        if (ismrmrd_append_acquisition(&o.d, &a) != ISMRMRD_NOERROR)
             rc = mrd_fail_lib(err, path, "cannot write an acquisition (disk full?)");
     }
-    if (opened && ismrmrd_close_dataset(&d) != ISMRMRD_NOERROR && rc == LM_OK)
-        rc = mrd_fail_lib(err, path, "cannot close the ISMRMRD file");
-    free(d.filename);
-    free(d.groupname);
-    lm_h5_quiet_end(&q);
-    if (rc == LM_OK)
-        return lm_atomic_commit(&at, err);
-    lm_atomic_abort(&at);
-    return rc;
+    return mrd_out_end(&o, rc, err);
 }
 
 #endif /* LM_HAVE_ISMRMRD */

@@ -159,7 +159,7 @@ static void larmor_dyn_controls_init(LarmorDynControls *self)
                                                          "operators); frame by frame solves each frame alone by CG");
     self->lambda_t = spin(0, 10, 0.005, 4, LM_DYN_LAMBDA_DEFAULT, "Temporal weight λt (relative, as --lambda)");
     self->lambda_s = spin(0, 10, 0.001, 4, 0.01, "Spatial TV weight λs (relative, as --lambda-space)");
-    self->iters = spin(1, 200, 1, 0, LM_DYN_ITERS_DEFAULT, "ADMM iterations (4 CG steps each); CG steps frame by frame");
+    self->iters = spin(1, 200, 1, 0, LM_DYN_ITERS_DEFAULT, "ADMM iterations (" G_STRINGIFY(LM_DYN_CG_ITERS_DEFAULT) " CG steps each); CG steps frame by frame");
     self->live = GTK_TOGGLE_BUTTON(gtk_toggle_button_new_with_mnemonic("Li_ve"));
     gtk_widget_set_valign(GTK_WIDGET(self->live), GTK_ALIGN_CENTER);
     gtk_widget_set_sensitive(GTK_WIDGET(self->live), FALSE);

@@ -607,7 +607,9 @@ static void run_dynamic(LarmorReconTask *self, GTask *task, GCancellable *cancel
     const lm_sens *sens = self->maps ? larmor_coil_maps_get_sens(self->maps) : NULL;
     const lm_kdata *kdata = larmor_dataset_get_kdata(self->dataset);
     on_progress(self, &(lm_progress){ .stage = LM_STAGE_Q });
-    lm_dyn_model_desc md = { .geom = &self->geom, .traj = larmor_dataset_get_traj(self->dataset), .kdata = kdata,
+    lm_geom geom = self->geom; /* frames in the dynamic runs' basis (lm_dyn_recon.h) */
+    geom.basis = LM_DYN_BASIS_DEFAULT;
+    lm_dyn_model_desc md = { .geom = &geom, .traj = larmor_dataset_get_traj(self->dataset), .kdata = kdata,
                              .sens = sens, .frames = frames, .variant = p->variant, .use_cache = !p->recompute_q };
     lm_dyn_opts o;
     lm_dyn_opts_init(&o);

@@ -93,7 +93,7 @@ static lm_code solve_at(lm_dyn_model *m, lm_linop *normal, const lm_cfloat *b, l
         return rc;
     watch_ctx wc = {.o = o, .x = x};
     lm_admm_params ap = {.iters = o->iters, .cg_iters = o->cg_iters > 0 ? o->cg_iters : LM_DYN_CG_ITERS_DEFAULT,
-                         .lambda = 1, .rho = (o->rho > 0 ? o->rho : 1.0) * normal->diag, .adaptive = 1,
+                         .lambda = 1, .rho = (o->rho > 0 ? o->rho : LM_DYN_RHO_DEFAULT) * normal->diag, .adaptive = 1,
                          .rho_span = LM_DYN_RHO_SPAN,
                          .warm_start = warm, .monitor = watch_monitor, .monitor_user = &wc};
     lm_admm_report ar = {0};
