@@ -10,20 +10,13 @@ divided by phi^2 or by phi. This prints the error of those two images
 against the truth, on the whole grid and with the filter only inside the
 disc |k| <= n/2 that full radial spokes measure (outside it the truth kept).
 Usage: dyn_basis_floor.py TRUTH.nii.gz [NX NY]   (default 128 128, 2D frames)"""
-import gzip
-import struct
+import os
 import sys
 
 import numpy as np
 
-
-def read_nifti(path):
-    raw = gzip.open(path).read() if path.endswith(".gz") else open(path, "rb").read()
-    dtype = struct.unpack("<h", raw[70:72])[0]
-    off = int(struct.unpack("<f", raw[108:112])[0])
-    dt = {16: np.float32, 32: np.complex64}[dtype]
-    return np.frombuffer(raw[off:], dt).astype(np.complex128)
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dyn_error import read_nifti  # noqa: E402  (the bench folder's own reader)
 
 nx, ny = (int(sys.argv[2]), int(sys.argv[3])) if len(sys.argv) > 3 else (128, 128)
 t = read_nifti(sys.argv[1]).reshape(-1, ny, nx)  # frames, y, x (x fastest)

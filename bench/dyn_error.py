@@ -25,9 +25,10 @@ def read_nifti(path):
     return np.frombuffer(raw[off:], dt).astype(np.complex128)
 
 
-truth = read_nifti(sys.argv[1])
-img = read_cfl(sys.argv[2]).astype(np.complex128) if sys.argv[2].endswith(".cfl") else read_nifti(sys.argv[2])
-plain = 100 * np.linalg.norm(img - truth) / np.linalg.norm(truth)
-alpha = np.vdot(img, truth) / np.vdot(img, img)
-matched = 100 * np.linalg.norm(alpha * img - truth) / np.linalg.norm(truth)
-print(f"{plain:.2f} {matched:.2f}")
+if __name__ == "__main__":
+    truth = read_nifti(sys.argv[1])
+    img = read_cfl(sys.argv[2]).astype(np.complex128) if sys.argv[2].endswith(".cfl") else read_nifti(sys.argv[2])
+    plain = 100 * np.linalg.norm(img - truth) / np.linalg.norm(truth)
+    alpha = np.vdot(img, truth) / np.vdot(img, img)
+    matched = 100 * np.linalg.norm(alpha * img - truth) / np.linalg.norm(truth)
+    print(f"{plain:.2f} {matched:.2f}")
