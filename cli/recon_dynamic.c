@@ -187,6 +187,8 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         cli_json_num(stdout, "frame_s", in->frames->duration_s, 1);
         cli_json_num(stdout, "lambda", res.lambda_t, 1);
         cli_json_bool(stdout, "lambda_auto", r->lambda_auto, 1);
+        if (r->lambda_auto)
+            cli_json_num(stdout, "heldout_error", res.cv_score, 1);
         cli_json_num(stdout, "lambda_space", res.lambda_s, 1);
         cli_json_int(stdout, "iters", res.iters_done, 1);
         cli_json_str(stdout, "basis", gd.basis == LM_BASIS_DIRAC ? "dirac" : "box", 1);
@@ -201,7 +203,7 @@ int cli_recon_dynamic(lm_acq *in, const lm_geom *g, const cli_dyn_args *a, const
         cli_json_str(stdout, "out", r->out ? r->out : "", 0);
         printf("}\n");
     } else {
-        printf("dynamic (%s, lambda %.4g%s", reg, res.lambda_t, r->lambda_auto ? " auto" : "");
+        printf("dynamic (%s, lambda %.4g%s", reg, res.lambda_t, r->lambda_auto ? " auto by cross-validation" : "");
         if (a->space_tv)
             printf(", lambda-space %.4g", res.lambda_s);
         printf(", %d iterations, %s basis): %lld frames of %lldx%lldx%lld: E^H d and Q %.3f s, solve %.3f s, total %.3f s\n",

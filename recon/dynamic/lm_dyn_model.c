@@ -2,6 +2,7 @@
 #include "lm_dyn_model.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "lm_coils.h"
 #include "lm_dyn_ops.h"
@@ -17,6 +18,8 @@ struct lm_dyn_model {
     lm_linop *op, *normal;
     lm_sens *estimated;   /* maps from the time-averaged data (no maps given) */
     const lm_sens *sens;
+    char *variant;        /* the desc's, kept for lm_dyn_model_subset */
+    int use_cache, threads;
 };
 
 void lm_dyn_model_free(lm_dyn_model *m)
@@ -37,6 +40,7 @@ void lm_dyn_model_free(lm_dyn_model *m)
     free(m->enc);
     free(m->traj);
     free(m->kdata);
+    free(m->variant);
     free(m);
 }
 
@@ -59,6 +63,12 @@ lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_erro
         return lm_fail(err, LM_ERR_NOMEM, "dynamic model: out of memory");
     m->geom = *d->geom;
     m->T = d->frames->count;
+    m->use_cache = d->use_cache;
+    m->threads = d->threads;
+    if (d->variant && !(m->variant = strdup(d->variant))) {
+        free(m);
+        return lm_fail(err, LM_ERR_NOMEM, "dynamic model: out of memory");
+    }
     /* No maps for multi-coil data: estimated once from every frame's samples
      * together (time-averaged: all of the acquisition's k-space coverage). */
     m->sens = d->sens;
@@ -165,4 +175,93 @@ double lm_dyn_model_diag(const lm_dyn_model *m)
     for (int64_t t = 0; t < m->T; t++)
         s += lm_encoding_diag(m->enc[t]);
     return s / (double)m->T;
+}
+
+/* Readouts of frame t: its readout length when it divides the frame, else
+ * LM_DYN_SUBSET_CHUNKS equal runs of samples (the last one longer). */
+#define LM_DYN_SUBSET_CHUNKS 16
+
+static int64_t frame_readout(const lm_traj *t)
+{
+    if (t->readout > 0 && t->m % t->readout == 0)
+        return t->readout;
+    return t->m >= LM_DYN_SUBSET_CHUNKS ? t->m / LM_DYN_SUBSET_CHUNKS : t->m;
+}
+
+/* Samples of frame t that keep() selects; copied into traj/kdata at offset
+ * `at` when they are given. */
+static int64_t subset_frame(const lm_dyn_model *m, int64_t t, lm_dyn_keep_fn keep, void *user, lm_traj *traj,
+                            lm_kdata *kd, int64_t at)
+{
+    const lm_traj *src = m->traj[t];
+    const lm_kdata *ks = m->kdata[t];
+    const int64_t len = frame_readout(src), nr = src->m / len;
+    int64_t n = 0;
+    for (int64_t r = 0; r < nr; r++) {
+        if (!keep(user, t, r))
+            continue;
+        const int64_t a = r * len, cnt = r == nr - 1 ? src->m - a : len;
+        if (traj) {
+            memcpy(traj->k + 3 * (at + n), src->k + 3 * a, (size_t)cnt * 3 * sizeof *traj->k);
+            if (src->w)
+                memcpy(traj->w + at + n, src->w + a, (size_t)cnt * sizeof *traj->w);
+            if (src->t)
+                memcpy(traj->t + at + n, src->t + a, (size_t)cnt * sizeof *traj->t);
+        }
+        if (kd)
+            for (int64_t c = 0; c < ks->ncoils; c++)
+                memcpy(kd->d + c * kd->m + at + n, ks->d + c * ks->m + a, (size_t)cnt * sizeof *kd->d);
+        n += cnt;
+    }
+    return n;
+}
+
+int64_t lm_dyn_model_readouts(const lm_dyn_model *m, int64_t t)
+{
+    return m->traj[t]->m / frame_readout(m->traj[t]);
+}
+
+lm_code lm_dyn_model_subset(const lm_dyn_model *m, lm_dyn_keep_fn keep, void *user, lm_dyn_model **out, lm_error *err)
+{
+    *out = NULL;
+    if (!m->kdata[0])
+        return lm_fail(err, LM_ERR_INVALID, "dynamic model: made without k-space");
+    lm_frames f = {.count = m->T, .duration_s = 0};
+    f.start = lm_calloc((size_t)m->T + 1, sizeof *f.start, err, "dynamic subset");
+    if (!f.start)
+        return LM_ERR_NOMEM;
+    for (int64_t t = 0; t < m->T; t++) {
+        const int64_t n = subset_frame(m, t, keep, user, NULL, NULL, 0);
+        if (n == 0) {
+            free(f.start);
+            return lm_fail(err, LM_ERR_INVALID, "dynamic subset: frame %lld keeps no samples", (long long)t);
+        }
+        f.start[t + 1] = f.start[t] + n;
+    }
+    const int64_t total = f.start[m->T];
+    lm_traj *traj = lm_traj_new(total, m->traj[0]->ndim, err);
+    lm_kdata *kd = traj ? lm_kdata_new(total, m->kdata[0]->ncoils, err) : NULL;
+    lm_code rc = kd ? LM_OK : LM_ERR_NOMEM;
+    if (rc == LM_OK && m->traj[0]->w && !(traj->w = lm_alloc((size_t)total, sizeof *traj->w, err, "subset weights")))
+        rc = LM_ERR_NOMEM;
+    if (rc == LM_OK && m->traj[0]->t)
+        rc = lm_traj_alloc_times(traj, err);
+    if (rc == LM_OK) {
+        /* readouts stay whole, so the subset keeps the readout length when
+         * every frame has one */
+        traj->readout = m->traj[0]->readout;
+        for (int64_t t = 0; t < m->T; t++) {
+            subset_frame(m, t, keep, user, traj, kd, f.start[t]);
+            if (m->traj[t]->readout != traj->readout || frame_readout(m->traj[t]) != traj->readout)
+                traj->readout = 0;
+        }
+        lm_dyn_model_desc d = {.geom = &m->geom, .traj = traj, .kdata = kd, .sens = m->sens, .frames = &f,
+                               .variant = m->variant, .use_cache = m->use_cache, .threads = m->threads};
+        rc = lm_dyn_model_new(&d, out, err);
+    }
+    /* the new model copied every frame's samples */
+    lm_traj_free(traj);
+    lm_kdata_free(kd);
+    free(f.start);
+    return rc;
 }

@@ -52,6 +52,18 @@ lm_encoding *lm_dyn_model_encoding(const lm_dyn_model *m, int64_t t);
 const lm_traj *lm_dyn_model_traj(const lm_dyn_model *m, int64_t t);
 const lm_kdata *lm_dyn_model_kdata(const lm_dyn_model *m, int64_t t);
 
+/* A model over some of every frame's readouts (whole readouts: spokes,
+ * interleaves; a frame without a readout length is cut into equal runs):
+ * those r of frame t for which keep(user, t, r) is non-zero. Same geometry,
+ * coil maps (borrowed from m: free the subset first) and kernel variant.
+ * Refuses a frame that keeps nothing. For cross-validation
+ * (lm_dyn_lambda.h). */
+typedef int (*lm_dyn_keep_fn)(void *user, int64_t frame, int64_t readout);
+/* The readouts of frame t as lm_dyn_model_subset counts them. */
+int64_t lm_dyn_model_readouts(const lm_dyn_model *m, int64_t t);
+lm_code lm_dyn_model_subset(const lm_dyn_model *m, lm_dyn_keep_fn keep, void *user, lm_dyn_model **out,
+                            lm_error *err);
+
 /* E and E^H E as operators (borrowed: freed with m); the normal operator
  * makes every frame's Q on first use. */
 lm_code lm_dyn_model_op(lm_dyn_model *m, lm_linop **out, lm_error *err);

@@ -8,7 +8,8 @@
 #include <time.h>
 
 #include "lm_admm.h"
-#include "lm_lambda.h"
+#include "lm_dyn_lambda.h"
+#include "lm_encoding.h"
 
 static double now_s(void)
 {
@@ -135,25 +136,6 @@ lm_code lm_dyn_residual(lm_dyn_model *m, const lm_cfloat *x, double *resid, lm_e
     return rc;
 }
 
-/* The noise power sum_t sum_c M_t sigma_c^2 from every frame's outer k-space. */
-static lm_code noise_power(lm_dyn_model *m, double *power, double *sigma, lm_error *err)
-{
-    double p = 0, n = 0;
-    for (int64_t t = 0; t < lm_dyn_model_frames(m); t++) {
-        lm_lambda_noise ln;
-        const lm_kdata *k = lm_dyn_model_kdata(m, t);
-        lm_code rc = lm_lambda_noise_outer(lm_dyn_model_geom(m), lm_dyn_model_traj(m, t), k, LM_LAMBDA_OUTER_FRAC,
-                                           &ln, err);
-        if (rc != LM_OK)
-            return rc;
-        p += ln.sigma2_sum * (double)k->m;
-        n += (double)k->m * (double)k->ncoils;
-    }
-    *power = LM_LAMBDA_TAU * p;
-    *sigma = n > 0 ? sqrt(p / n) : 0;
-    return LM_OK;
-}
-
 lm_code lm_dyn_solve(lm_dyn_model *m, const lm_dyn_opts *o, lm_dyn_result *r, lm_error *err)
 {
     *r = (lm_dyn_result){0};
@@ -194,29 +176,12 @@ lm_code lm_dyn_solve(lm_dyn_model *m, const lm_dyn_opts *o, lm_dyn_result *r, lm
     r->lambda_s = o->lambda_s;
     r->time_prep_s = now_s() - t0;
     if (o->lambda_auto) {
-        /* the residual grows with lambda: bisect log lambda for the
-         * discrepancy, each trial warm-started from the last */
-        double power;
-        if ((rc = noise_power(m, &power, &r->sigma, err)) != LM_OK)
+        lm_dyn_cv_report cv;
+        if ((rc = lm_dyn_lambda_cv(m, o, &cv, err)) != LM_OK)
             goto done;
-        double lo = log(LM_DYN_AUTO_LO), hi = log(LM_DYN_AUTO_HI);
-        be->zero(be, T * N, x);
-        for (int s = 0; s < LM_DYN_AUTO_STEPS; s++) {
-            const double mid = 0.5 * (lo + hi);
-            double resid;
-            if ((rc = solve_at(m, normal, b, x, o, exp(mid), o->lambda_s, r, s > 0, &r->iters_done, err)) != LM_OK)
-                goto done;
-            r->solves++;
-            be->download(be, r->x, x, (size_t)(T * N) * sizeof *r->x);
-            if ((rc = lm_dyn_residual(m, r->x, &resid, err)) != LM_OK)
-                goto done;
-            if (resid > power)
-                hi = mid;
-            else
-                lo = mid;
-        }
-        r->lambda_t = exp(0.5 * (lo + hi));
-        be->zero(be, T * N, x);
+        r->lambda_t = cv.lambda;
+        r->cv_score = cv.score;
+        r->solves += cv.trials;
     }
     rc = solve_at(m, normal, b, x, o, r->lambda_t, r->lambda_s, r, 0, &r->iters_done, err);
     r->solves++;

@@ -12,10 +12,8 @@
  * diagonal of E^H E and s = RMS(E^H d) / d, the absolute weight is
  * lambda d s for the terms of degree 1 (ttv, llr, tv) and lambda d for
  * temporal Tikhonov, so one lambda means the same whatever the data's
- * scale. lambda_auto chooses lambda_t by the discrepancy principle
- * (lm_lambda.h): ||E x - d||^2 = LM_LAMBDA_TAU M sigma^2 over all frames'
- * M samples and channels, sigma from the outer k-space
- * (lm_lambda_noise_outer), by bisection on log lambda. */
+ * scale. lambda_auto chooses lambda_t by k-space cross-validation
+ * (lm_dyn_lambda.h). */
 #ifndef LM_DYN_RECON_H
 #define LM_DYN_RECON_H
 
@@ -32,7 +30,7 @@ typedef struct lm_dyn_opts {
     int cg_iters;         /* CG steps per ADMM x-update (0: LM_DYN_CG_ITERS_DEFAULT) */
     double rho;           /* initial ADMM penalty relative to d (0: LM_DYN_RHO_DEFAULT) */
     int llr_block;        /* llr block edge (0: LM_DYN_LLR_BLOCK_DEFAULT) */
-    int lambda_auto;      /* choose lambda_t (discrepancy) */
+    int lambda_auto;      /* choose lambda_t (cross-validation, lm_dyn_lambda.h) */
     lm_cg_monitor_fn monitor;  /* ADMM's (or each frame's CG) */
     void *monitor_user;
     /* Optional, for benchmarks: after every ADMM iteration, the current
@@ -60,10 +58,6 @@ typedef struct lm_dyn_opts {
  * unbounded, it doubled every iteration while the prox held z at 0 and
  * ADMM stalled; tests/recon/test_dyn_converge.c) */
 #define LM_DYN_RHO_SPAN 4.0
-/* lambda_auto: the search's bracket and bisection steps. */
-#define LM_DYN_AUTO_LO 1e-4
-#define LM_DYN_AUTO_HI 10.0
-#define LM_DYN_AUTO_STEPS 8
 
 void lm_dyn_opts_init(lm_dyn_opts *o);
 const char *lm_dyn_time_name(lm_dyn_time t);
@@ -75,7 +69,7 @@ typedef struct lm_dyn_result {
     double scale_t, scale_s;   /* the absolute weight per unit of each */
     int iters_done;
     int solves;            /* full solves (lambda_auto: its trials and the last) */
-    double sigma;          /* lambda_auto: the noise sigma used */
+    double cv_score;       /* lambda_auto: the held-out relative prediction error at the weight chosen */
     double time_prep_s;    /* E^H d and every frame's Q */
     double time_solve_s;
 } lm_dyn_result;

@@ -52,6 +52,12 @@ S="--traj $T/s/traj.cfl --kspace $T/s/kspace.cfl --sens $T/s/sens.cfl --matrix 3
 check "--spokes-per-frame 30 of 100 spokes: 3 frames" [ "$(json "$T/b.json" frames)" = 3 ]
 "$CLI" recon $S --frames 4 --reg ttv --lambda 0.01 --iters 2 --out "$T/b.cfl" --json >"$T/b.json" 2>/dev/null
 check "--frames 4: 4 frames" [ "$(json "$T/b.json" frames)" = 4 ]
+"$CLI" recon $S --frames 4 --reg ttv --lambda auto --iters 4 --out "$T/a.cfl" --json >"$T/a.json" 2>/dev/null
+check "--lambda auto: cross-validation trials, a held-out error and the final solve" $PY -c "
+import json, sys
+j = json.load(open(sys.argv[1]))
+print(j['lambda'], j['solves'], j['heldout_error'])
+sys.exit(not (j['lambda_auto'] and j['solves'] >= 4 and 0 < j['heldout_error'] < 1 and 1e-5 <= j['lambda'] <= 100))" "$T/a.json"
 
 # bad input: exit 1, one line naming the file, nothing written
 refused() { # description, file the message names, then recon's arguments

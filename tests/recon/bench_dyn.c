@@ -9,7 +9,8 @@
  * LM_BENCH_VARIANT picks the kernel variant (default auto); LM_BENCH_CG_ITERS
  * the CG steps per ADMM iteration and LM_BENCH_RHO the initial penalty
  * (lm_dyn_opts.cg_iters, rho; default theirs); LM_BENCH_BASIS=box or dirac
- * the voxel basis (default the dynamic runs', LM_DYN_BASIS_DEFAULT). */
+ * the voxel basis (default the dynamic runs', LM_DYN_BASIS_DEFAULT);
+ * LM_BENCH_NOISE=LEVEL adds noise as `phantom --noise LEVEL` does. */
 #include <complex.h>
 #include <math.h>
 #include <stdio.h>
@@ -17,9 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "lm_dyn_recon.h"
+#include "lm_dyn_lambda.h"
 #include "lm_dynamic_phantom.h"
 #include "lm_metrics.h"
+#include "lm_trajgen.h"
 
 static double now_s(void)
 {
@@ -88,6 +90,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
         return 1;
     }
+    const double noise = getenv("LM_BENCH_NOISE") ? atof(getenv("LM_BENCH_NOISE")) : 0;
+    if (noise > 0 && lm_noise_add(k, noise, LM_PROBLEM_NOISE_SEED, &err) != LM_OK) {
+        fprintf(stderr, "bench_dyn: %s\n", err.msg);
+        return 1;
+    }
     lm_cfloat *truth_avg = NULL;
     if (lm_dyn_truth_averaged(def, &g, def->spokes_per_frame, &truth_avg, &err) != LM_OK) {
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
@@ -143,14 +150,21 @@ int main(int argc, char **argv)
     }
     if (argc <= 4 || getenv("LM_BENCH_AUTO")) {
         o.watch = NULL;
+        lm_dyn_cv_report cv;
+        if (lm_dyn_lambda_cv(m, &o, &cv, &err) != LM_OK) {
+            fprintf(stderr, "bench_dyn: %s\n", err.msg);
+            return 1;
+        }
+        for (int i = 0; i < cv.trials; i++)
+            printf("  cross-validation trial lambda %-8.4g held-out error %.5g\n", cv.lambdas[i], cv.scores[i]);
         o.lambda_auto = 1;
         if (lm_dyn_solve(m, &o, &r, &err) != LM_OK) {
             fprintf(stderr, "bench_dyn: %s\n", err.msg);
             return 1;
         }
-        printf("%s lambda auto: %.4g (sigma %.3g, %d solves, %.1f s): error %.2f %% avg %.2f %%\n", reg, r.lambda_t,
-               r.sigma, r.solves, r.time_solve_s, 100 * lm_rel_error_c(r.x, truth, n),
-               100 * lm_rel_error_c(r.x, truth_avg, n));
+        printf("%s lambda auto: %.4g (held-out error %.4g, %d solves, %.1f s): error %.2f %% avg %.2f %% matched %.2f %%\n",
+               reg, r.lambda_t, r.cv_score, r.solves, r.time_solve_s, 100 * lm_rel_error_c(r.x, truth, n),
+               100 * lm_rel_error_c(r.x, truth_avg, n), 100 * matched_error(r.x, truth, n));
         lm_dyn_result_clear(&r);
     }
     free(w.host);
