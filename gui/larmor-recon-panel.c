@@ -683,7 +683,8 @@ static void update_sensitivity(LarmorReconPanel *self)
     gtk_widget_set_sensitive(GTK_WIDGET(self->criterion_button), cg);
     gtk_widget_set_tooltip_text(self->auto_button,
                                 cg ? "Reconstruct with λ chosen from the data (docs/lambda.md) and set the slider "
-                                     "to it (tv and wavelet: the discrepancy principle)"
+                                     "to it (tv and wavelet: the discrepancy principle; dynamic data: λ time by "
+                                     "k-space cross-validation)"
                                    : "The automatic λ needs the CG method");
     update_fieldmap(self);
 }

@@ -618,6 +618,7 @@ static void run_dynamic(LarmorReconTask *self, GTask *task, GCancellable *cancel
     o.space_tv = p->dyn_space_tv;
     o.lambda_s = p->dyn_space_tv ? p->lambda_space : 0;
     o.iters = p->iters;
+    o.lambda_auto = p->lambda_auto; /* cross-validation (lm_dyn_lambda.h) */
     o.monitor = dyn_monitor;
     o.monitor_user = self;
     lm_code code = lm_dyn_model_new(&md, &m, &err);
@@ -664,6 +665,7 @@ static void run_dynamic(LarmorReconTask *self, GTask *task, GCancellable *cancel
     lm_dyn_result_clear(&res);
     /* The model stays with a run of a temporal prior for live lambda_t (its Q's and E^H d). */
     if (o.time != LM_DYN_TIME_NONE) {
+        o.lambda_auto = 0; /* Live re-solves at the weight the slider gives */
         LarmorLive *live = live_new_dynamic(m, &o, &grid, frames->duration_s, run, self->truth);
         larmor_run_set_live(run, G_OBJECT(live));
         g_object_unref(live);

@@ -43,7 +43,7 @@ struct _LarmorRun {
     int live_from;             /* the index of the finished run it was forked from */
     gboolean uncorrected;      /* the data had a field map this run did not correct for */
     double lambda_used, lambda_sigma;
-    char lambda_criterion[16];
+    char lambda_criterion[24];
     char lambda_note[160];
     char fallback_note[400]; /* lm_recon_result.fallback_note: the GPU failed, the CPU twin ran */
     int segments;              /* -1: no field map */
@@ -378,6 +378,12 @@ LarmorRun *larmor_run_new_dynamic(const LarmorReconParams *params, const char *d
     self->time_cg = res->time_solve_s;
     self->time_total = res->time_prep_s + res->time_solve_s;
     self->coils = self->coils_in = coils;
+    if (params->lambda_auto) {
+        self->lambda_used = res->lambda_t;
+        g_strlcpy(self->lambda_criterion, "cross-validation", sizeof self->lambda_criterion);
+        g_snprintf(self->lambda_note, sizeof self->lambda_note,
+                   "cross-validation: held-out k-space error %.3g, %d trial solves", res->cv_score, res->solves - 1);
+    }
     self->combine = coils > 1 ? LM_COMBINE_SENSE : LM_COMBINE_AUTO;
     self->sens_source = coils > 1 ? LM_SENS_GIVEN : self->sens_source;
     update_label(self);

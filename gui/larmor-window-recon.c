@@ -328,8 +328,12 @@ static void on_task_done(GObject *source, GAsyncResult *result, gpointer data)
         set_status(self, "done");
         const LarmorReconParams *ap = larmor_run_get_params(run);
         if (ap->lambda_auto) {
-            /* The slider takes the lambda the data chose. */
-            larmor_recon_panel_set_lambda(self->recon_panel, larmor_run_get_lambda_used(run));
+            /* The slider (dynamic data: lambda time) takes the lambda the data chose. */
+            if (ap->dynamic)
+                larmor_dyn_controls_set_lambda(larmor_recon_panel_get_dyn_controls(self->recon_panel),
+                                               larmor_run_get_lambda_used(run), ap->lambda_space);
+            else
+                larmor_recon_panel_set_lambda(self->recon_panel, larmor_run_get_lambda_used(run));
             char *m = g_strdup_printf("#%d: λ = %.3g chosen (%s)", larmor_run_get_index(run),
                                       larmor_run_get_lambda_used(run), larmor_run_get_lambda_note(run));
             larmor_window_show_message(self, m, FALSE);

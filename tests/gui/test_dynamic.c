@@ -2,7 +2,8 @@
  * appended while shown, the time bar (frame slider, play/pause, fps, loop)
  * and [ / ] under real widgets, D128c8 from New Phantom and from the
  * folder larmor-cli phantom writes (cfl frames in dimension 10), a
- * temporally regularised run in the worker (and its cancel), the read-out
+ * temporally regularised run in the worker (and its cancel), its Auto
+ * (lambda_t by cross-validation), the read-out
  * naming the frame, ROI time-intensity curves with their CSV, frame by
  * frame against ttv side by side, and the 4D NIfTI export. */
 #include <complex.h>
@@ -545,6 +546,29 @@ static void test_d128c8_problem(void)
     g_assert_nonnull(strstr(larmor_run_get_label(fbf), "frame by frame"));
     check_compare(w, run, fbf);
 
+    /* Auto: lambda_t by cross-validation; the run and the panel's lambda
+     * time take the weight chosen, and the image is lm_dyn_solve's at it. */
+    dyn_params(w, LARMOR_DYN_TTV, 0.5, 8, &p);
+    g_assert_true(larmor_window_auto_lambda(w, &error));
+    g_assert_no_error(error);
+    g_assert_true(gui_test_wait(has_runs, w, 300));
+    g_assert_true(gui_test_wait(gui_test_idle, w, 300));
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 4);
+    LarmorRun *ar = gui_test_last_run(w);
+    const double chosen = larmor_run_get_lambda_used(ar);
+    g_assert_true(larmor_run_get_params(ar)->lambda_auto);
+    g_assert_cmpfloat(chosen, >=, 1e-5);
+    g_assert_cmpfloat(chosen, <=, 100);
+    g_assert_cmpfloat(chosen, !=, 0.5);
+    g_assert_cmpfloat(larmor_run_get_params(ar)->lambda, ==, chosen);
+    g_assert_cmpstr(larmor_run_get_lambda_criterion(ar), ==, "cross-validation");
+    char *details = larmor_run_get_details(ar);
+    g_assert_nonnull(strstr(details, "(cross-validation)"));
+    g_free(details);
+    g_assert_cmpfloat(fabs(larmor_dyn_controls_get_lambda_t(dc) - chosen), <=, 0.5e-4); /* the spin's 4 digits */
+    g_assert_nonnull(strstr(larmor_window_get_message(w), "chosen (cross-validation: held-out"));
+    check_against_library(larmor_window_get_dataset(w), ar);
+
     /* Cancel: many ADMM iterations, cancelled; no run is added. */
     dyn_params(w, LARMOR_DYN_LLR, 0.03, 100000, &p);
     g_assert_true(larmor_window_reconstruct(w, &p, &error));
@@ -553,7 +577,7 @@ static void test_d128c8_problem(void)
     larmor_window_cancel(w);
     g_assert_true(gui_test_wait(gui_test_idle, w, 300));
     g_assert_cmpstr(larmor_window_get_last_status(w), ==, "cancelled");
-    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 3);
+    g_assert_cmpuint(g_list_model_get_n_items(larmor_window_get_runs(w)), ==, 4);
     gui_test_close_window(w);
 }
 
