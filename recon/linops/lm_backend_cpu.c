@@ -88,21 +88,44 @@ static void cpu_xpay(lm_backend *b, int64_t n, lm_cfloat *y, float a, const lm_c
         y[j] = x[j] + a * y[j];
 }
 
-static double cpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfloat *y)
+/* Sums of long vectors are made of fixed chunks added in chunk order: the
+ * same bits whatever the thread count and whichever thread finishes first.
+ * (OpenMP's reduction clause adds the threads' partial sums in the order
+ * they finish, so the same CG or ADMM could differ in its last bits, and
+ * its percent error in the second decimal, from run to run.) */
+#define SUM_CHUNK 16384
+
+static int64_t sum_chunks(int64_t n) { return (n + SUM_CHUNK - 1) / SUM_CHUNK; }
+
+static double dot_range(int64_t lo, int64_t hi, const lm_cfloat *x, const lm_cfloat *y)
 {
     double s = 0;
-#pragma omp parallel for num_threads(b->threads) reduction(+ : s) schedule(static) if (n >= PAR_MIN)
-    for (int64_t j = 0; j < n; j++)
+    for (int64_t j = lo; j < hi; j++)
         s += (double)crealf(x[j]) * crealf(y[j]) + (double)cimagf(x[j]) * cimagf(y[j]);
     return s;
 }
 
-static void cpu_cg_update(lm_backend *b, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
-                          const lm_cfloat *q, const lm_cfloat *bv, double out[3])
+static double cpu_dot(lm_backend *b, int64_t n, const lm_cfloat *x, const lm_cfloat *y)
+{
+    const int64_t nc = sum_chunks(n);
+    double *part = n >= PAR_MIN ? malloc((size_t)nc * sizeof *part) : NULL;
+    if (!part)
+        return dot_range(0, n, x, y);
+#pragma omp parallel for num_threads(b->threads) schedule(static)
+    for (int64_t c = 0; c < nc; c++)
+        part[c] = dot_range(c * SUM_CHUNK, c == nc - 1 ? n : (c + 1) * SUM_CHUNK, x, y);
+    double s = 0;
+    for (int64_t c = 0; c < nc; c++)
+        s += part[c];
+    free(part);
+    return s;
+}
+
+static void cg_update_range(int64_t lo, int64_t hi, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                            const lm_cfloat *q, const lm_cfloat *bv, double out[3])
 {
     double rr = 0, xr = 0, xb = 0;
-#pragma omp parallel for num_threads(b->threads) reduction(+ : rr, xr, xb) schedule(static) if (n >= PAR_MIN)
-    for (int64_t j = 0; j < n; j++) {
+    for (int64_t j = lo; j < hi; j++) {
         const lm_cfloat xj = x[j] + a * p[j], rj = r[j] - a * q[j];
         x[j] = xj;
         r[j] = rj;
@@ -113,6 +136,25 @@ static void cpu_cg_update(lm_backend *b, int64_t n, float a, lm_cfloat *x, const
     out[0] = rr;
     out[1] = xr;
     out[2] = xb;
+}
+
+static void cpu_cg_update(lm_backend *b, int64_t n, float a, lm_cfloat *x, const lm_cfloat *p, lm_cfloat *r,
+                          const lm_cfloat *q, const lm_cfloat *bv, double out[3])
+{
+    const int64_t nc = sum_chunks(n);
+    double *part = n >= PAR_MIN ? malloc((size_t)nc * 3 * sizeof *part) : NULL;
+    if (!part) {
+        cg_update_range(0, n, a, x, p, r, q, bv, out);
+        return;
+    }
+#pragma omp parallel for num_threads(b->threads) schedule(static)
+    for (int64_t c = 0; c < nc; c++)
+        cg_update_range(c * SUM_CHUNK, c == nc - 1 ? n : (c + 1) * SUM_CHUNK, a, x, p, r, q, bv, part + 3 * c);
+    out[0] = out[1] = out[2] = 0;
+    for (int64_t c = 0; c < nc; c++)
+        for (int i = 0; i < 3; i++)
+            out[i] += part[3 * c + i];
+    free(part);
 }
 
 static void cpu_mul(lm_backend *b, int64_t n, lm_cfloat *y, const lm_cfloat *s, const lm_cfloat *x)
@@ -211,11 +253,10 @@ static void cpu_shrink(lm_backend *b, int64_t n, int groups, lm_cfloat *z, const
     }
 }
 
-static double cpu_group_norm(lm_backend *b, int64_t n, int groups, const lm_cfloat *v)
+static double group_norm_range(int64_t lo, int64_t hi, int64_t n, int groups, const lm_cfloat *v)
 {
     double sum = 0;
-#pragma omp parallel for num_threads(b->threads) reduction(+ : sum) schedule(static) if (n >= PAR_MIN)
-    for (int64_t j = 0; j < n; j++) {
+    for (int64_t j = lo; j < hi; j++) {
         double s = 0;
         for (int g = 0; g < groups; g++) {
             const lm_cfloat a = v[g * n + j];
@@ -223,6 +264,22 @@ static double cpu_group_norm(lm_backend *b, int64_t n, int groups, const lm_cflo
         }
         sum += sqrt(s);
     }
+    return sum;
+}
+
+static double cpu_group_norm(lm_backend *b, int64_t n, int groups, const lm_cfloat *v)
+{
+    const int64_t nc = sum_chunks(n);
+    double *part = n >= PAR_MIN ? malloc((size_t)nc * sizeof *part) : NULL;
+    if (!part)
+        return group_norm_range(0, n, n, groups, v);
+#pragma omp parallel for num_threads(b->threads) schedule(static)
+    for (int64_t c = 0; c < nc; c++)
+        part[c] = group_norm_range(c * SUM_CHUNK, c == nc - 1 ? n : (c + 1) * SUM_CHUNK, n, groups, v);
+    double sum = 0;
+    for (int64_t c = 0; c < nc; c++)
+        sum += part[c];
+    free(part);
     return sum;
 }
 

@@ -3,10 +3,13 @@
  * Re <x, b> of the new vectors, on the CPU with one and two threads and
  * with a GPU when there is one (skipped without). The vectors are 1e-6
  * relative (float steps); the sums 1e-9 relative (float inputs summed in
- * double: the order is the only difference). */
+ * double: the order is the only difference). And the CPU's sums (dot,
+ * cg_update, group_norm) are the same bits with 1, 2, 3 and 7 threads:
+ * they add fixed chunks in a fixed order. */
 #include <complex.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lm_backend.h"
 #include "lm_test.h"
@@ -70,6 +73,42 @@ static void check_backend(lm_backend *be, const char *name)
     free(xe), free(re), free(got);
 }
 
+/* The CPU back end's sums on the same vectors with `threads` threads. */
+static void cpu_sums(int threads, lm_cfloat *const h[5], double out[5])
+{
+    lm_error err = {0};
+    lm_backend *be = NULL;
+    CHECK_OK(lm_backend_cpu_new(threads, &be, &err), &err);
+    if (!be)
+        return;
+    lm_cfloat *x = malloc(sizeof *x * N), *r = malloc(sizeof *r * N);
+    memcpy(x, h[0], sizeof *x * N);
+    memcpy(r, h[2], sizeof *r * N);
+    out[0] = be->dot(be, N, h[1], h[3]);
+    be->cg_update(be, N, 0.37f, x, h[1], r, h[3], h[4], out + 1);
+    out[4] = be->group_norm(be, N / 3, 3, h[4]);
+    free(x), free(r);
+    lm_backend_free(be);
+}
+
+static void check_reproducible(void)
+{
+    lm_cfloat *h[5];
+    for (int i = 0; i < 5; i++) {
+        h[i] = malloc(sizeof(lm_cfloat) * N);
+        fill(h[i], N);
+    }
+    double one[5], other[5];
+    cpu_sums(1, h, one);
+    const int counts[] = {2, 3, 7};
+    for (int k = 0; k < 3; k++) {
+        cpu_sums(counts[k], h, other);
+        CHECK_MSG(memcmp(one, other, sizeof one) == 0, "cpu sums with %d threads differ from 1 thread's", counts[k]);
+    }
+    for (int i = 0; i < 5; i++)
+        free(h[i]);
+}
+
 int main(void)
 {
     lm_error err = {0};
@@ -81,6 +120,7 @@ int main(void)
         check_backend(be, threads == 1 ? "cpu, 1 thread" : "cpu, 2 threads");
         lm_backend_free(be);
     }
+    check_reproducible();
     lm_backend *g = NULL;
     if (lm_backend_gpu_new(&g, &err) == LM_OK) {
         check_backend(g, "gpu");
