@@ -185,6 +185,14 @@ void lm_gpu_last_stats(lm_gpu_stats *s);
 
 lm_code lm_gpu_mem_alloc(void **p, size_t bytes, const char *what, lm_error *err);
 void lm_gpu_mem_free(void *p);
+/* The calling thread's device: bytes allocated from its memory pool now
+ * and at most since the last reset (cuFFT's plan workspaces are not in the
+ * pool), and the device's free and total memory. Zeros without CUDA. */
+typedef struct lm_gpu_mem_usage {
+    int64_t pool_used, pool_peak, dev_free, dev_total;
+} lm_gpu_mem_usage;
+lm_code lm_gpu_mem_usage_get(lm_gpu_mem_usage *u, lm_error *err);
+void lm_gpu_mem_peak_reset(void);
 lm_code lm_gpu_mem_upload(void *dst, const void *host, size_t bytes, lm_error *err);
 lm_code lm_gpu_mem_download(void *host, const void *src, size_t bytes, lm_error *err);
 
@@ -235,6 +243,26 @@ lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const
                                    int accumulate, lm_error *err);
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t);
 void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t);
+
+/* Operators of one shape that are applied in turn on one thread (the
+ * frames of a dynamic model) need one padded grid, coil product, plan set
+ * and twiddles between them: t drops its own and shares with's
+ * (reference-counted; with may be freed first). A no-op when the two
+ * differ in shape, device or FFT mode. */
+lm_code lm_gpu_toeplitz_share(lm_gpu_toeplitz *t, lm_gpu_toeplitz *with, lm_error *err);
+
+/* Streamed FFT(Q) (docs/gpu-design.md): the members' FFT(Q) in pinned host
+ * memory, two device slots, the next member's upload on a copy stream
+ * while this one computes. lm_gpu_toeplitz_park moves t's FFT(Q) there as
+ * member `frame` and frees it on the device; its products then read the
+ * slot (bit-identical results). The operators of one stream are applied
+ * by one thread. Reference-counted: free after parking is allowed. */
+typedef struct lm_gpu_qstream lm_gpu_qstream;
+lm_code lm_gpu_qstream_new(int frames, lm_gpu_qstream **out, lm_error *err);
+void lm_gpu_qstream_free(lm_gpu_qstream *q);
+/* Uploads into the slots so far (a test's proof that it streamed). */
+long long lm_gpu_qstream_uploads(const lm_gpu_qstream *q);
+lm_code lm_gpu_toeplitz_park(lm_gpu_toeplitz *t, lm_gpu_qstream *qs, int frame, lm_error *err);
 
 /* SENSE's normal operator sum_c conj(s_c) F^H F (s_c x) with the coils
  * split across devices (issue 14): devs[0] must be the current device,

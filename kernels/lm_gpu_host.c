@@ -208,6 +208,28 @@ lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat 
 lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloat *x, const lm_cfloat *s, lm_cfloat *y,
                                    int accumulate, lm_error *err)
     LM_NO_CUDA_CALL((void)t, (void)x, (void)s, (void)y, (void)accumulate)
+lm_code lm_gpu_toeplitz_share(lm_gpu_toeplitz *t, lm_gpu_toeplitz *with, lm_error *err)
+    LM_NO_CUDA_CALL((void)t, (void)with)
+lm_code lm_gpu_qstream_new(int frames, lm_gpu_qstream **out, lm_error *err)
+    LM_NO_CUDA_CALL((void)frames, *out = NULL)
+void lm_gpu_qstream_free(lm_gpu_qstream *q)
+{
+    (void)q;
+}
+long long lm_gpu_qstream_uploads(const lm_gpu_qstream *q)
+{
+    (void)q;
+    return 0;
+}
+lm_code lm_gpu_toeplitz_park(lm_gpu_toeplitz *t, lm_gpu_qstream *qs, int frame, lm_error *err)
+    LM_NO_CUDA_CALL((void)t, (void)qs, (void)frame)
+lm_code lm_gpu_mem_usage_get(lm_gpu_mem_usage *u, lm_error *err)
+{
+    (void)err;
+    memset(u, 0, sizeof *u);
+    return LM_OK;
+}
+void lm_gpu_mem_peak_reset(void) {}
 double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t)
 {
     (void)t;

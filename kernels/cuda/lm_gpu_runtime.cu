@@ -207,6 +207,37 @@ void lm_gfree(void *p)
         (void)cudaFreeAsync(p, cudaStreamPerThread);
 }
 
+extern "C" lm_code lm_gpu_mem_usage_get(lm_gpu_mem_usage *u, lm_error *err)
+{
+    memset(u, 0, sizeof *u);
+    int dev = 0;
+    cudaMemPool_t pool;
+    unsigned long long used = 0, high = 0;
+    size_t fr = 0, tot = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetDefaultMemPool(&pool, dev) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess ||
+        cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &high) != cudaSuccess ||
+        cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return lm_fail(err, LM_ERR_GPU, "gpu: cannot read the memory use");
+    }
+    u->pool_used = (int64_t)used;
+    u->pool_peak = (int64_t)high;
+    u->dev_free = (int64_t)fr;
+    u->dev_total = (int64_t)tot;
+    return LM_OK;
+}
+
+extern "C" void lm_gpu_mem_peak_reset(void)
+{
+    int dev = 0;
+    cudaMemPool_t pool;
+    unsigned long long zero = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, dev) == cudaSuccess)
+        (void)cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero);
+    (void)cudaGetLastError();
+}
+
 double lm_gnow(void)
 {
     struct timespec ts;
