@@ -77,6 +77,12 @@ void lm_gfree(void *p);
             goto done;                                                    \
     } while (0)
 
+/* ---- streamed FFT(Q) (lm_gpu_qstream.cu) ---- */
+lm_gpu_qstream *lm_gpu_qstream_ref(lm_gpu_qstream *q);
+lm_code lm_gpu_qstream_put(lm_gpu_qstream *q, int frame, const float *dev, long long P, lm_error *err);
+/* Member frame's FFT(Q) readable on st (*out: a device slot). */
+lm_code lm_gpu_qstream_acquire(lm_gpu_qstream *q, int frame, cudaStream_t st, const float **out, lm_error *err);
+
 /* ---- devices ---- */
 
 /* Availability plus the caller's current device (checks its capability). */

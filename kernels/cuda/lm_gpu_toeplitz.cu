@@ -383,8 +383,13 @@ static int pow2_in(long long p, long long lo, long long hi)
 
 /* ---- the operator ---- */
 
-struct lm_gpu_toeplitz {
-    long long n[3], p[3], N, P;
+/* What the operator needs besides FFT(Q): the padded grid, the coil
+ * product, the plans and twiddles. One per operator, or shared by a group
+ * of operators of one shape (lm_gpu_toeplitz_share: the frames of a
+ * dynamic model), which are applied in turn on one thread's stream, so one
+ * scratch serves them all without a synchronisation. Reference-counted. */
+struct tp_scratch {
+    int refs;          /* atomic */
     cg_plans plans;
     int fused;         /* the z axis in k_tp_zfused (mode 2) */
     int own;           /* every axis in shared memory (mode 3) */
@@ -393,23 +398,80 @@ struct lm_gpu_toeplitz {
     float2 *twa[3];    /* mode 3: p[a] twiddles per padded axis */
     float2 *tmp;       /* coil product for modes 0-2 (N values), made on first use */
     float2 *buf;       /* the padded grid */
-    float *qhat;       /* FFT(Qs) / (N^2 P), real */
+};
+
+struct lm_gpu_toeplitz {
+    long long n[3], p[3], N, P;
+    tp_scratch *sc;
+    float *qhat;       /* FFT(Qs) / (N^2 P), real; NULL once parked */
+    const float *qcur; /* the FFT(Q) the products read: qhat, or a streamed slot */
+    lm_gpu_qstream *qs; /* parked: FFT(Q) in the stream's host memory as frame `frame` */
+    int frame;
     double diag;
     int device;
 };
+
+static void scratch_release(tp_scratch *c)
+{
+    if (!c || __atomic_sub_fetch(&c->refs, 1, __ATOMIC_ACQ_REL) > 0)
+        return;
+    plans_clear(&c->plans);
+    lm_gfree(c->tw);
+    for (int a = 0; a < 3; a++)
+        lm_gfree(c->twa[a]);
+    lm_gfree(c->tmp);
+    lm_gfree(c->buf);
+    free(c);
+}
 
 extern "C" void lm_gpu_toeplitz_free(lm_gpu_toeplitz *t)
 {
     if (!t)
         return;
-    plans_clear(&t->plans);
-    lm_gfree(t->tw);
-    for (int a = 0; a < 3; a++)
-        lm_gfree(t->twa[a]);
-    lm_gfree(t->tmp);
-    lm_gfree(t->buf);
+    scratch_release(t->sc);
     lm_gfree(t->qhat);
+    lm_gpu_qstream_free(t->qs);
     free(t);
+}
+
+extern "C" lm_code lm_gpu_toeplitz_share(lm_gpu_toeplitz *t, lm_gpu_toeplitz *with, lm_error *err)
+{
+    (void)err;
+    if (!t || !with || t == with || t->sc == with->sc)
+        return LM_OK;
+    const tp_scratch *a = t->sc, *b = with->sc;
+    /* another shape, device or FFT mode (the tuning changed between the
+     * two): each keeps its own */
+    if (t->device != with->device || t->n[0] != with->n[0] || t->n[1] != with->n[1] || t->n[2] != with->n[2] ||
+        a->own != b->own || a->fused != b->fused || a->plans.mode != b->plans.mode)
+        return LM_OK;
+    __atomic_add_fetch(&with->sc->refs, 1, __ATOMIC_ACQ_REL);
+    scratch_release(t->sc);
+    t->sc = with->sc;
+    return LM_OK;
+}
+
+extern "C" lm_code lm_gpu_toeplitz_park(lm_gpu_toeplitz *t, lm_gpu_qstream *qs, int frame, lm_error *err)
+{
+    if (t->qs)
+        return lm_fail(err, LM_ERR_INVALID, "toeplitz (gpu): FFT(Q) is parked already");
+    lm_code rc = lm_gpu_qstream_put(qs, frame, t->qhat, t->P, err);
+    if (rc != LM_OK)
+        return rc;
+    lm_gfree(t->qhat);
+    t->qhat = NULL;
+    t->qcur = NULL;
+    t->qs = lm_gpu_qstream_ref(qs);
+    t->frame = frame;
+    return LM_OK;
+}
+
+/* The FFT(Q) of this product on the calling thread's stream. */
+static lm_code q_ready(lm_gpu_toeplitz *t, lm_error *err)
+{
+    if (!t->qs)
+        return LM_OK;
+    return lm_gpu_qstream_acquire(t->qs, t->frame, cudaStreamPerThread, &t->qcur, err);
 }
 
 extern "C" double lm_gpu_toeplitz_diag(const lm_gpu_toeplitz *t)
@@ -431,6 +493,12 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
     t = (lm_gpu_toeplitz *)lm_calloc(1, sizeof *t, err, "Toeplitz operator");
     if (!t)
         return LM_ERR_NOMEM;
+    t->sc = (tp_scratch *)lm_calloc(1, sizeof *t->sc, err, "Toeplitz operator");
+    if (!t->sc) {
+        free(t);
+        return LM_ERR_NOMEM;
+    }
+    t->sc->refs = 1;
     for (int a = 0; a < 3; a++) {
         if (n_[a] <= 0 || n_[a] > 4096) {
             rc = lm_fail(err, LM_ERR_INVALID, "%s: matrix %lldx%lldx%lld is out of range", who, (long long)n_[0],
@@ -447,7 +515,7 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
         goto done;
     }
     LM_GTRY(lm_gdevice_begin(who, &t->device, err));
-    LM_GTRY(lm_gmalloc((void **)&t->buf, (size_t)t->P * sizeof(float2), err, who, "the padded FFT grid"));
+    LM_GTRY(lm_gmalloc((void **)&t->sc->buf, (size_t)t->P * sizeof(float2), err, who, "the padded FFT grid"));
     LM_GTRY(lm_gmalloc((void **)&t->qhat, (size_t)t->P * sizeof(float), err, who, "FFT(Q)"));
     {
         const int mode = fft_mode();
@@ -457,17 +525,17 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
         if (mode == 3 && pow2_in(p[0], 16, 512) && pow2_in(p[1], 16, 512) && (p[2] == 1 || pow2_in(p[2], 16, 512))) {
             for (int a = 0; a < 3; a++)
                 if (p[a] > 1) {
-                    LM_GTRY(upload_twiddles(p[a], p[a], &t->twa[a], who, err));
+                    LM_GTRY(upload_twiddles(p[a], p[a], &t->sc->twa[a], who, err));
                     LM_GCHECK(f4_setup_len(p[a]), who, "shared memory");
                 }
-            t->own = 1;
+            t->sc->own = 1;
         }
         /* FFT(Q) needs the full plan in every mode */
-        LM_GTRY(plans_get(&t->plans, t->n, t->p, mode > 0 ? 1 : 0, who, err));
+        LM_GTRY(plans_get(&t->sc->plans, t->n, t->p, mode > 0 ? 1 : 0, who, err));
         const long long p2 = t->p[2];
         /* fused z: 3D with pruned plans and a power-of-two third axis whose
          * shared-memory tile fits (512 x 33 x 8 bytes = 135 KB on sm_80+) */
-        if (!t->own && mode >= 2 && t->plans.mode == 1 && p2 >= 16 && p2 <= 512 && (p2 & (p2 - 1)) == 0) {
+        if (!t->sc->own && mode >= 2 && t->sc->plans.mode == 1 && p2 >= 16 && p2 <= 512 && (p2 & (p2 - 1)) == 0) {
             const size_t smem = (size_t)p2 * (TP_LINES + 1) * sizeof(float2);
             float2 *htw = (float2 *)lm_alloc((size_t)p2 / 2, sizeof(float2), err, "twiddles");
             if (!htw) {
@@ -479,8 +547,8 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
                 sincospi(-2.0 * (double)k / (double)p2, &sn, &cs);
                 htw[k] = make_float2((float)cs, (float)sn);
             }
-            rc = lm_gmalloc((void **)&t->tw, (size_t)p2 / 2 * sizeof(float2), err, who, "twiddles");
-            if (rc == LM_OK && cudaMemcpy(t->tw, htw, (size_t)p2 / 2 * sizeof(float2), cudaMemcpyHostToDevice) != cudaSuccess)
+            rc = lm_gmalloc((void **)&t->sc->tw, (size_t)p2 / 2 * sizeof(float2), err, who, "twiddles");
+            if (rc == LM_OK && cudaMemcpy(t->sc->tw, htw, (size_t)p2 / 2 * sizeof(float2), cudaMemcpyHostToDevice) != cudaSuccess)
                 rc = lm_fail(err, LM_ERR_GPU, "%s: cannot upload the twiddles", who);
             free(htw);
             if (rc != LM_OK)
@@ -489,9 +557,9 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
                 LM_GCHECK(cudaFuncSetAttribute((const void *)k_tp_zfused, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)smem),
                           who, "shared memory");
-            t->fused = 1;
-            while ((1LL << t->zbits) < p2)
-                t->zbits++;
+            t->sc->fused = 1;
+            while ((1LL << t->sc->zbits) < p2)
+                t->sc->zbits++;
         }
     }
     {
@@ -508,18 +576,19 @@ extern "C" lm_code lm_gpu_toeplitz_new(const int64_t n_[3], const lm_cfloat *q_h
             src = stage;
         }
         LM_GCHECK(cudaMemcpyAsync(&qc, src + c0, sizeof qc, cudaMemcpyDeviceToHost, st), who, "Q centre");
-        k_cg_shift_q<<<blocks, LM_TP_T, 0, st>>>(t->P, p[0], p[1], p[2], n[0], n[1], n[2], src, NULL, NULL, t->buf);
+        k_cg_shift_q<<<blocks, LM_TP_T, 0, st>>>(t->P, p[0], p[1], p[2], n[0], n[1], n[2], src, NULL, NULL, t->sc->buf);
         LM_GLAUNCH(who, "shift Q");
         /* a full transform: Q fills the whole padded grid */
-        LM_GFFT(cufftSetStream(t->plans.full, st), who, "FFT stream");
-        LM_GFFT(cufftExecC2C(t->plans.full, (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_FORWARD), who,
+        LM_GFFT(cufftSetStream(t->sc->plans.full, st), who, "FFT stream");
+        LM_GFFT(cufftExecC2C(t->sc->plans.full, (cufftComplex *)t->sc->buf, (cufftComplex *)t->sc->buf, CUFFT_FORWARD), who,
                 "FFT(Q)");
-        k_cg_qhat<<<blocks, LM_TP_T, 0, st>>>(t->P, t->buf, 1.0 / ((double)t->N * (double)t->N * (double)t->P),
+        k_cg_qhat<<<blocks, LM_TP_T, 0, st>>>(t->P, t->sc->buf, 1.0 / ((double)t->N * (double)t->N * (double)t->P),
                                               t->qhat);
         LM_GLAUNCH(who, "FFT(Q)");
         LM_GCHECK(cudaStreamSynchronize(st), who, "FFT(Q)");
         t->diag = (double)qc.x / ((double)t->N * (double)t->N);
     }
+    t->qcur = t->qhat;
     *out = t;
     t = NULL;
 done:
@@ -539,24 +608,24 @@ static lm_code apply_own(lm_gpu_toeplitz *t, const float2 *x, const float2 *s, f
     const long long rows = n[1] * n[2];
     const unsigned xblocks = (unsigned)((rows + 31) / 32);
     const unsigned lx = (unsigned)((p[0] + 31) / 32);
-    f4_rows_len(p[0], 0, xblocks, st, rows, n[0], n[1], p[1], x, s, t->buf, NULL, 0, t->twa[0]);
+    f4_rows_len(p[0], 0, xblocks, st, rows, n[0], n[1], p[1], x, s, t->sc->buf, NULL, 0, t->sc->twa[0]);
     LM_GLAUNCH(who, "x axis");
     if (p[2] > 1) {
-        f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2]), st, p[0], p[0], p[0] * p[1], (int)n[1], (int)p[1], t->buf,
-                     t->qhat, t->twa[1]);
+        f4_lines_len(p[1], F4_FWD, dim3(lx, (unsigned)n[2]), st, p[0], p[0], p[0] * p[1], (int)n[1], (int)p[1], t->sc->buf,
+                     t->qcur, t->sc->twa[1]);
         LM_GLAUNCH(who, "y axis");
         f4_lines_len(p[2], F4_FWD | F4_MUL | F4_INV, dim3(lx, (unsigned)p[1]), st, p[0], p[0] * p[1], p[0], (int)n[2],
-                     (int)n[2], t->buf, t->qhat, t->twa[2]);
+                     (int)n[2], t->sc->buf, t->qcur, t->sc->twa[2]);
         LM_GLAUNCH(who, "z axis");
-        f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2]), st, p[0], p[0], p[0] * p[1], (int)p[1], (int)n[1], t->buf,
-                     t->qhat, t->twa[1]);
+        f4_lines_len(p[1], F4_INV, dim3(lx, (unsigned)n[2]), st, p[0], p[0], p[0] * p[1], (int)p[1], (int)n[1], t->sc->buf,
+                     t->qcur, t->sc->twa[1]);
         LM_GLAUNCH(who, "y axis");
     } else {
-        f4_lines_len(p[1], F4_FWD | F4_MUL | F4_INV, dim3(lx, 1), st, p[0], p[0], 0, (int)n[1], (int)n[1], t->buf,
-                     t->qhat, t->twa[1]);
+        f4_lines_len(p[1], F4_FWD | F4_MUL | F4_INV, dim3(lx, 1), st, p[0], p[0], 0, (int)n[1], (int)n[1], t->sc->buf,
+                     t->qcur, t->sc->twa[1]);
         LM_GLAUNCH(who, "y axis");
     }
-    f4_rows_len(p[0], 1, xblocks, st, rows, n[0], n[1], p[1], NULL, s, t->buf, y, acc, t->twa[0]);
+    f4_rows_len(p[0], 1, xblocks, st, rows, n[0], n[1], p[1], NULL, s, t->sc->buf, y, acc, t->sc->twa[0]);
     LM_GLAUNCH(who, "x axis");
 done:
     return rc;
@@ -571,31 +640,31 @@ static lm_code apply_cufft(lm_gpu_toeplitz *t, const float2 *x, float2 *y, lm_er
     const unsigned pblocks = (unsigned)((t->P + LM_TP_T - 1) / LM_TP_T);
     const unsigned nblocks = (unsigned)((t->N + LM_TP_T - 1) / LM_TP_T < 65535 * 16 ? (t->N + LM_TP_T - 1) / LM_TP_T
                                                                                        : 65535 * 16);
-    if (t->fused) {
+    if (t->sc->fused) {
         /* 2D transforms of the n2 data planes (the pruned plan's first
          * stage), the z axis fused with FFT(Q), then the 2D inverse */
         const long long half = t->p[0] * t->p[1] * t->n[2];
         k_tp_pad_planes<<<(unsigned)((half + LM_TP_T - 1) / LM_TP_T), LM_TP_T, 0, st>>>(
-            half, t->p[0], t->p[1], t->n[0], t->n[1], x, t->buf);
+            half, t->p[0], t->p[1], t->n[0], t->n[1], x, t->sc->buf);
         LM_GLAUNCH(who, "pad");
-        LM_GFFT(cufftSetStream(t->plans.h[0], st), who, "FFT stream");
-        LM_GFFT(cufftExecC2C(t->plans.h[0], (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_FORWARD), who, "FFT");
+        LM_GFFT(cufftSetStream(t->sc->plans.h[0], st), who, "FFT stream");
+        LM_GFFT(cufftExecC2C(t->sc->plans.h[0], (cufftComplex *)t->sc->buf, (cufftComplex *)t->sc->buf, CUFFT_FORWARD), who, "FFT");
         const dim3 zg((unsigned)((t->p[0] + TP_LINES - 1) / TP_LINES), (unsigned)t->p[1]);
         const size_t smem = (size_t)t->p[2] * (TP_LINES + 1) * sizeof(float2);
-        k_tp_zfused<<<zg, TP_ZT, smem, st>>>((int)t->p[2], t->zbits, t->p[0], t->p[1], t->n[2], t->buf, t->qhat, t->tw);
+        k_tp_zfused<<<zg, TP_ZT, smem, st>>>((int)t->p[2], t->sc->zbits, t->p[0], t->p[1], t->n[2], t->sc->buf, t->qcur, t->sc->tw);
         LM_GLAUNCH(who, "z axis");
-        LM_GFFT(cufftExecC2C(t->plans.h[0], (cufftComplex *)t->buf, (cufftComplex *)t->buf, CUFFT_INVERSE), who, "FFT");
-        k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, y);
+        LM_GFFT(cufftExecC2C(t->sc->plans.h[0], (cufftComplex *)t->sc->buf, (cufftComplex *)t->sc->buf, CUFFT_INVERSE), who, "FFT");
+        k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->sc->buf, y);
         LM_GLAUNCH(who, "crop");
         return LM_OK;
     }
-    k_tp_pad<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->p[0], t->p[1], t->n[0], t->n[1], t->n[2], x, t->buf);
+    k_tp_pad<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->p[0], t->p[1], t->n[0], t->n[1], t->n[2], x, t->sc->buf);
     LM_GLAUNCH(who, "pad");
-    LM_GTRY(fft_fwd(&t->plans, t->buf, st, who, err));
-    k_cg_mul<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->buf, t->qhat);
+    LM_GTRY(fft_fwd(&t->sc->plans, t->sc->buf, st, who, err));
+    k_cg_mul<<<pblocks, LM_TP_T, 0, st>>>(t->P, t->sc->buf, t->qcur);
     LM_GLAUNCH(who, "multiply");
-    LM_GTRY(fft_inv(&t->plans, t->buf, st, who, err));
-    k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->buf, y);
+    LM_GTRY(fft_inv(&t->sc->plans, t->sc->buf, st, who, err));
+    k_tp_crop<<<nblocks, LM_TP_T, 0, st>>>(t->N, t->n[0], t->n[1], t->p[0], t->p[1], t->sc->buf, y);
     LM_GLAUNCH(who, "crop");
 done:
     return rc;
@@ -604,9 +673,9 @@ done:
 extern "C" lm_code lm_gpu_toeplitz_apply(lm_gpu_toeplitz *t, const lm_cfloat *x, lm_cfloat *y, lm_error *err)
 {
     lm_code rc = lm_gpu_fault_check(LM_GFAULT_SITE_APPLY, "toeplitz (gpu)", err);
-    if (rc != LM_OK)
+    if (rc != LM_OK || (rc = q_ready(t, err)) != LM_OK)
         return rc;
-    if (t->own)
+    if (t->sc->own)
         return apply_own(t, (const float2 *)x, NULL, (float2 *)y, 0, err);
     return apply_cufft(t, (const float2 *)x, (float2 *)y, err);
 }
@@ -618,23 +687,24 @@ extern "C" lm_code lm_gpu_toeplitz_apply_coil(lm_gpu_toeplitz *t, const lm_cfloa
     lm_code rc = LM_OK;
     const cudaStream_t st = cudaStreamPerThread;
     LM_GTRY(lm_gpu_fault_check(LM_GFAULT_SITE_APPLY, who, err));
-    if (t->own)
+    LM_GTRY(q_ready(t, err));
+    if (t->sc->own)
         return apply_own(t, (const float2 *)x, (const float2 *)s, (float2 *)y, accumulate, err);
     if (!s && !accumulate)
         return apply_cufft(t, (const float2 *)x, (float2 *)y, err);
     {
         const unsigned blocks = (unsigned)((t->N + LM_TP_T - 1) / LM_TP_T < 65535 * 16 ? (t->N + LM_TP_T - 1) / LM_TP_T
                                                                                         : 65535 * 16);
-        if (!t->tmp)
-            LM_GTRY(lm_gmalloc((void **)&t->tmp, (size_t)t->N * sizeof(float2), err, who, "coil product"));
+        if (!t->sc->tmp)
+            LM_GTRY(lm_gmalloc((void **)&t->sc->tmp, (size_t)t->N * sizeof(float2), err, who, "coil product"));
         if (s) {
-            k_tp_coil_mul<<<blocks, LM_TP_T, 0, st>>>(t->N, (const float2 *)x, (const float2 *)s, t->tmp);
+            k_tp_coil_mul<<<blocks, LM_TP_T, 0, st>>>(t->N, (const float2 *)x, (const float2 *)s, t->sc->tmp);
             LM_GLAUNCH(who, "coil product");
         } else
-            LM_GCHECK(cudaMemcpyAsync(t->tmp, x, (size_t)t->N * sizeof(float2), cudaMemcpyDeviceToDevice, st), who,
+            LM_GCHECK(cudaMemcpyAsync(t->sc->tmp, x, (size_t)t->N * sizeof(float2), cudaMemcpyDeviceToDevice, st), who,
                       "copy");
-        LM_GTRY(apply_cufft(t, t->tmp, t->tmp, err));
-        k_tp_coil_acc<<<blocks, LM_TP_T, 0, st>>>(t->N, t->tmp, (const float2 *)s, (float2 *)y, accumulate);
+        LM_GTRY(apply_cufft(t, t->sc->tmp, t->sc->tmp, err));
+        k_tp_coil_acc<<<blocks, LM_TP_T, 0, st>>>(t->N, t->sc->tmp, (const float2 *)s, (float2 *)y, accumulate);
         LM_GLAUNCH(who, "coil product");
     }
 done:

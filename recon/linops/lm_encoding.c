@@ -27,6 +27,8 @@ struct lm_encoding {
     int64_t nvox, ncoils;
     lm_cfloat *s;            /* coil maps on the back end (N x coils), NULL without maps */
     const lm_cfloat *s_host; /* the caller's maps (borrowed, as the trajectory) */
+    int trim_plan;           /* gpu-nufft's plan freed after each E^H d and E x (lm_encoding_desc) */
+    int s_borrowed;          /* s is another encoding's (lm_encoding_desc.sens_on_backend) */
     double map_mean;         /* mean sum_c |s_c|^2 over covered voxels; 1 without maps */
     int use_cache, threads;
     lm_linop *fhf;           /* F^H F through Q, on the back end */
@@ -84,7 +86,7 @@ void lm_encoding_free(lm_encoding *e)
         e->be->release(e->be, e->b_dev);
         if (e->c != e->c_host)
             e->be->release(e->be, e->c);
-        if (e->s != e->s_host)
+        if (e->s != e->s_host && !e->s_borrowed)
             e->be->release(e->be, e->s);
         lm_backend_free(e->be);
     }
@@ -230,6 +232,7 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
     e->map_mean = 1;
     e->use_cache = d->use_cache;
     e->threads = d->threads;
+    e->trim_plan = d->trim_plan;
     if (d->sens && (rc = check_sens(d->sens, d->geom, &e->map_mean, err)) != LM_OK)
         goto fail;
     if ((rc = lm_backend_for_variant(v, d->threads, &e->be, err)) != LM_OK)
@@ -237,8 +240,11 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
     if (d->sens) {
         const size_t count = (size_t)(e->nvox * e->ncoils);
         e->s_host = d->sens->s;
-        e->s = e->be->device == LM_DEVICE_CPU ? (lm_cfloat *)d->sens->s : e->be->alloc(e->be, (int64_t)count, "coil maps");
-        if (e->s && e->s != e->s_host)
+        e->s_borrowed = e->be->device != LM_DEVICE_CPU && d->sens_on_backend;
+        e->s = e->be->device == LM_DEVICE_CPU ? (lm_cfloat *)d->sens->s
+               : e->s_borrowed                ? (lm_cfloat *)d->sens_on_backend
+                                              : e->be->alloc(e->be, (int64_t)count, "coil maps");
+        if (e->s && e->s != e->s_host && !e->s_borrowed)
             e->be->upload(e->be, e->s, e->s_host, count * sizeof(lm_cfloat));
         if ((rc = e->be->check(e->be, err)) != LM_OK)
             goto fail;
@@ -251,6 +257,19 @@ lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *
 fail:
     lm_encoding_free(e);
     return rc;
+}
+
+const lm_cfloat *lm_encoding_maps(const lm_encoding *e) { return e->s; }
+
+struct lm_gpu_toeplitz *lm_encoding_gpu_toeplitz(const lm_encoding *e)
+{
+    return e->split || e->be->device != LM_DEVICE_GPU ? NULL : lm_linop_toeplitz_gpu(e->fhf);
+}
+
+void lm_encoding_trim(lm_encoding *e)
+{
+    lm_gpu_nufft_free(e->nu);
+    e->nu = NULL;
 }
 
 int lm_encoding_gpu_workers(const lm_encoding *e)
@@ -516,8 +535,12 @@ lm_code lm_encoding_adjoint(lm_encoding *e, const lm_kdata *d, lm_cfloat *x, con
         free(xh);
         return rc;
     }
-    if (e->be->device == LM_DEVICE_GPU)
-        return e->ts ? adjoint_segmented_gpu(e, d, x, ctl, err) : adjoint_gpu(e, d, x, ctl, err);
+    if (e->be->device == LM_DEVICE_GPU) {
+        const lm_code rc = e->ts ? adjoint_segmented_gpu(e, d, x, ctl, err) : adjoint_gpu(e, d, x, ctl, err);
+        if (e->trim_plan)
+            lm_encoding_trim(e);
+        return rc;
+    }
 
     /* Channels (times segments) go to the kernel together as weight sets
      * (one sin/cos per pair for all of them), in groups when N x sets would
@@ -623,6 +646,8 @@ lm_code lm_encoding_forward(lm_encoding *e, const lm_cfloat *x, lm_kdata *d, lm_
     if (e->be->device == LM_DEVICE_GPU && !(e->f && !e->ts)) {
         lm_error e2 = {0};
         lm_code rc = forward_gpu(e, x, d, &e2);
+        if (e->trim_plan)
+            lm_encoding_trim(e);
         if (rc != LM_ERR_UNSUPPORTED) {
             if (rc != LM_OK && err)
                 *err = e2;

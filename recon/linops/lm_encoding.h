@@ -47,6 +47,12 @@ typedef struct lm_encoding_desc {
                                instead of least squares over its histogram (lm_timeseg.h) */
     int use_cache;          /* Q from / to the disk cache (lm_qcache.h) */
     int threads;            /* CPU threads, 0: all cores */
+    const lm_cfloat *sens_on_backend; /* sens's maps already in the back end's memory (another
+                               encoding's lm_encoding_maps on the same device, borrowed: must
+                               outlive this one): not uploaded again. NULL: uploaded here */
+    int trim_plan;          /* 1: gpu-nufft's plan (fine grids, trajectory) is freed after each
+                               E^H d and E x and made again by the next: for models of many
+                               encodings, whose normal operator runs through Q alone */
 } lm_encoding_desc;
 
 lm_code lm_encoding_new(const lm_encoding_desc *d, lm_encoding **out, lm_error *err);
@@ -68,6 +74,17 @@ int lm_encoding_gpu_workers(const lm_encoding *e);
  * exact sums (the chosen one, or its device's best direct variant when the
  * chosen one is a NUFFT); NULL otherwise. */
 const lm_variant *lm_encoding_exact_variant(const lm_encoding *e);
+
+/* The coil maps in the back end's memory (N x coils), NULL without maps. */
+const lm_cfloat *lm_encoding_maps(const lm_encoding *e);
+/* The device Toeplitz product of the normal operator (lm_gpu.h; borrowed),
+ * NULL before Q, off a GPU, time-segmented or with coils split across
+ * devices: the dynamic model shares its scratch and streams its FFT(Q). */
+struct lm_gpu_toeplitz *lm_encoding_gpu_toeplitz(const lm_encoding *e);
+/* Frees the gpu-nufft plan's device memory (fine grids, trajectory); the
+ * next E^H d or E x makes it again (lm_encoding_desc.trim_plan: after
+ * each). */
+void lm_encoding_trim(lm_encoding *e);
 
 /* Makes Q (from the cache when allowed) and the Toeplitz operator; called
  * once, before the first normal application (which calls it otherwise).

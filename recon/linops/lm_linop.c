@@ -233,6 +233,13 @@ static void toep_destroy(lm_linop *op)
     }
 }
 
+lm_gpu_toeplitz *lm_linop_toeplitz_gpu(const lm_linop *op)
+{
+    if (!op || op->kind != LM_LINOP_TOEPLITZ || op->destroy != toep_destroy)
+        return NULL;
+    return ((const toep_state *)op->state)->gpu;
+}
+
 lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q, int q_on_backend,
                           lm_linop **out, lm_error *err)
 {

@@ -131,6 +131,10 @@ lm_code lm_linop_reg(lm_backend *be, const int64_t n[3], lm_reg_kind kind, const
  * memory when q_on_backend. diag = Re Q(0) / N^2. */
 lm_code lm_linop_toeplitz(lm_backend *be, const int64_t n[3], const lm_cfloat *q, int q_on_backend,
                           lm_linop **out, lm_error *err);
+/* The device operator inside an F^H F of lm_linop_toeplitz on a GPU
+ * (borrowed), NULL for any other operator: for sharing its scratch and
+ * streaming its FFT(Q) (lm_gpu.h). */
+struct lm_gpu_toeplitz *lm_linop_toeplitz_gpu(const lm_linop *op);
 
 /* The time-segmented normal operator's core (lm_toeplitz_block.h on the
  * CPU, lm_gpu_toeplitz_block on a GPU): L segments, q the L(L+1)/2 blocks
