@@ -39,6 +39,20 @@ static lm_code env_int(const char *name, long lo, long hi, int *out, lm_error *e
     return LM_OK;
 }
 
+static lm_code env_bytes(const char *name, long long *out, lm_error *err)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return LM_OK;
+    char *end = NULL;
+    errno = 0;
+    const long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < 0)
+        return lm_fail(err, LM_ERR_INVALID, "%s=%s: not a byte count (a whole number, 0 or more)", name, v);
+    *out = x;
+    return LM_OK;
+}
+
 lm_code lm_tuning_from_env(lm_tuning *t, lm_error *err)
 {
     lm_tuning_default(t);
@@ -76,6 +90,8 @@ lm_code lm_tuning_from_env(lm_tuning *t, lm_error *err)
         rc = env_int("LARMOR_GPU_NUFFT_REPRO", 0, 1, &t->gpu_nufft_repro, err);
     if (rc == LM_OK)
         rc = env_int("LARMOR_GPU_PHASOR_NOSYM", 0, 1 << 30, &t->gpu_phasor_nosym, err);
+    if (rc == LM_OK)
+        rc = env_bytes("LARMOR_GPU_DYN_BUDGET", &t->gpu_dyn_budget, err);
     v = getenv("LARMOR_MRD_TRAJ_UNITS");
     if (rc == LM_OK && v && *v) {
         lm_mrd_units u;

@@ -41,6 +41,10 @@ typedef struct lm_tuning {
                                     point, so a result is the same run to run; 0 float atomics */
     int gpu_phasor_nosym;        /* LARMOR_GPU_PHASOR_NOSYM (non-zero): gpu-phasor without its
                                     conjugate symmetry for real weights */
+    long long gpu_dyn_budget;    /* LARMOR_GPU_DYN_BUDGET: bytes of GPU memory a dynamic model's frames'
+                                    FFT(Q) may take resident; beyond it they stream from pinned host
+                                    memory through two device slots (docs/gpu-design.md). 0 (default):
+                                    half the device's free memory when the model makes its Q */
     int nufft_blocks_per_thread; /* LARMOR_NUFFT_BLOCKS_PER_THREAD: the CPU spreader's blocks per
                                     thread and colour (default 4; 0: fixed slabs) */
     int trace;                   /* LARMOR_TRACE (any value): the GPU products time their phases

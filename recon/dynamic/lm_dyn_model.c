@@ -5,9 +5,13 @@
 #include <string.h>
 
 #include "lm_coils.h"
+#include "lm_dyn_budget.h"
 #include "lm_dyn_ops.h"
 #include "lm_encoding.h"
+#include "lm_gpu.h"
 #include "lm_io.h"
+#include "lm_trace.h"
+#include "lm_tuning.h"
 
 struct lm_dyn_model {
     lm_geom geom;
@@ -20,6 +24,8 @@ struct lm_dyn_model {
     const lm_sens *sens;
     char *variant;        /* the desc's, kept for lm_dyn_model_subset */
     int use_cache, threads;
+    lm_gpu_qstream *qs;   /* GPU, streamed: the frames' FFT(Q) (lm_dyn_budget.h) */
+    lm_dyn_qplan qplan;
 };
 
 void lm_dyn_model_free(lm_dyn_model *m)
@@ -28,8 +34,9 @@ void lm_dyn_model_free(lm_dyn_model *m)
         return;
     lm_linop_free(m->op);
     lm_linop_free(m->normal);
-    lm_sens_free(m->estimated);
-    for (int64_t t = 0; t < m->T; t++) {
+    lm_gpu_qstream_free(m->qs);
+    /* the last first: frame 0's encoding holds the device maps the others borrow */
+    for (int64_t t = m->T - 1; t >= 0; t--) {
         if (m->enc)
             lm_encoding_free(m->enc[t]);
         if (m->traj)
@@ -37,6 +44,7 @@ void lm_dyn_model_free(lm_dyn_model *m)
         if (m->kdata)
             lm_kdata_free(m->kdata[t]);
     }
+    lm_sens_free(m->estimated);
     free(m->enc);
     free(m->traj);
     free(m->kdata);
@@ -92,9 +100,13 @@ lm_code lm_dyn_model_new(const lm_dyn_model_desc *d, lm_dyn_model **out, lm_erro
         rc = lm_frames_extract(d->frames, t, d->traj, d->kdata, &m->traj[t], d->kdata ? &m->kdata[t] : NULL, err);
         if (rc != LM_OK)
             break;
+        /* on a GPU the frames share frame 0's device maps, and each frame's
+         * NUFFT plan lives only for its E^H d or E x: the normal operator
+         * runs through Q */
         lm_encoding_desc ed = {.geom = d->geom, .traj = m->traj[t], .sens = m->sens,
                                .variant = d->variant ? d->variant : "auto", .use_cache = d->use_cache,
-                               .threads = d->threads};
+                               .threads = d->threads, .trim_plan = m->T > 1,
+                               .sens_on_backend = t > 0 ? lm_encoding_maps(m->enc[0]) : NULL};
         rc = lm_encoding_new(&ed, &m->enc[t], err);
         if (rc == LM_OK && lm_encoding_backend(m->enc[t])->device != lm_encoding_backend(m->enc[0])->device)
             rc = lm_fail(err, LM_ERR_INVALID, "dynamic model: frames on different devices");
@@ -144,10 +156,48 @@ lm_code lm_dyn_model_op(lm_dyn_model *m, lm_linop **out, lm_error *err)
     return LM_OK;
 }
 
+/* GPU: every frame's Q in turn; the frames' Toeplitz products share frame
+ * 0's scratch (grid, plans), and their FFT(Q) stay resident or stream
+ * (lm_dyn_budget.h). */
+static lm_code prepare_gpu(lm_dyn_model *m, lm_error *err)
+{
+    lm_gpu_mem_usage u = {0};
+    (void)lm_gpu_mem_usage_get(&u, NULL);
+    lm_dyn_qplan_make(m->T, m->geom.n, lm_tuning_get()->gpu_dyn_budget, u.dev_free, &m->qplan);
+    lm_code rc = LM_OK;
+    struct lm_gpu_toeplitz *first = NULL;
+    for (int64_t t = 0; t < m->T && rc == LM_OK; t++) {
+        if ((rc = lm_encoding_prepare_normal(m->enc[t], NULL, NULL, err)) != LM_OK)
+            break;
+        struct lm_gpu_toeplitz *tp = lm_encoding_gpu_toeplitz(m->enc[t]);
+        if (!tp)
+            continue; /* segmented or split across devices: as it is */
+        if (!first)
+            first = tp;
+        else
+            rc = lm_gpu_toeplitz_share(tp, first, err);
+        if (rc == LM_OK && m->qplan.stream) {
+            if (!m->qs)
+                rc = lm_gpu_qstream_new((int)m->T, &m->qs, err);
+            if (rc == LM_OK)
+                rc = lm_gpu_toeplitz_park(tp, m->qs, (int)t, err);
+        }
+    }
+    if (rc == LM_OK && m->qs)
+        lm_trace("dynamic model: the frames' FFT(Q) stream (over the GPU budget)");
+    return rc;
+}
+
+int lm_dyn_model_q_streamed(const lm_dyn_model *m) { return m->qs != NULL; }
+long long lm_dyn_model_q_uploads(const lm_dyn_model *m) { return lm_gpu_qstream_uploads(m->qs); }
+
 lm_code lm_dyn_model_normal(lm_dyn_model *m, lm_linop **out, lm_error *err)
 {
     if (!m->normal) {
-        lm_code rc = frames_blockdiag(m, lm_encoding_normal_op, &m->normal, err);
+        lm_code rc = LM_OK;
+        if (lm_dyn_model_backend(m)->device == LM_DEVICE_GPU && m->T > 1 && (rc = prepare_gpu(m, err)) != LM_OK)
+            return rc;
+        rc = frames_blockdiag(m, lm_encoding_normal_op, &m->normal, err);
         if (rc != LM_OK)
             return rc;
         m->normal->name = "dynamic E^H E";

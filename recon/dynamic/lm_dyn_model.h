@@ -68,6 +68,11 @@ lm_code lm_dyn_model_subset(const lm_dyn_model *m, lm_dyn_keep_fn keep, void *us
  * makes every frame's Q on first use. */
 lm_code lm_dyn_model_op(lm_dyn_model *m, lm_linop **out, lm_error *err);
 lm_code lm_dyn_model_normal(lm_dyn_model *m, lm_linop **out, lm_error *err);
+/* GPU: whether the frames' FFT(Q) stream through two device slots instead
+ * of staying resident (lm_dyn_budget.h; decided by lm_dyn_model_normal),
+ * and the uploads into the slots so far. 0 on the CPU. */
+int lm_dyn_model_q_streamed(const lm_dyn_model *m);
+long long lm_dyn_model_q_uploads(const lm_dyn_model *m);
 /* b = E^H d (T N values on the back end): every frame's adjoint. */
 lm_code lm_dyn_model_adjoint(lm_dyn_model *m, lm_cfloat *b, lm_error *err);
 /* The mean over frames of the encodings' mean diagonals (lm_encoding_diag). */
