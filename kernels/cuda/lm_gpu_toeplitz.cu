@@ -453,8 +453,10 @@ extern "C" lm_code lm_gpu_toeplitz_share(lm_gpu_toeplitz *t, lm_gpu_toeplitz *wi
 
 extern "C" lm_code lm_gpu_toeplitz_park(lm_gpu_toeplitz *t, lm_gpu_qstream *qs, int frame, lm_error *err)
 {
+    if (t->qs && t->qs == qs && t->frame == frame)
+        return LM_OK; /* again (a model's set-up retried after an error) */
     if (t->qs)
-        return lm_fail(err, LM_ERR_INVALID, "toeplitz (gpu): FFT(Q) is parked already");
+        return lm_fail(err, LM_ERR_INVALID, "toeplitz (gpu): FFT(Q) is parked in another stream already");
     lm_code rc = lm_gpu_qstream_put(qs, frame, t->qhat, t->P, err);
     if (rc != LM_OK)
         return rc;

@@ -65,7 +65,9 @@ lm_code lm_dyn_model_subset(const lm_dyn_model *m, lm_dyn_keep_fn keep, void *us
                             lm_error *err);
 
 /* E and E^H E as operators (borrowed: freed with m); the normal operator
- * makes every frame's Q on first use. */
+ * makes every frame's Q on first use (on a GPU when it is made: the frames
+ * then share one Toeplitz scratch, and their FFT(Q) stay resident or
+ * stream, lm_dyn_budget.h). */
 lm_code lm_dyn_model_op(lm_dyn_model *m, lm_linop **out, lm_error *err);
 lm_code lm_dyn_model_normal(lm_dyn_model *m, lm_linop **out, lm_error *err);
 /* GPU: whether the frames' FFT(Q) stream through two device slots instead
