@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dyn_problem.h"
 #include "gpu_util.h"
 #include "lm_dyn_budget.h"
 #include "lm_dyn_recon.h"
@@ -60,21 +61,16 @@ int main(void)
     lm_error err = {0};
     const lm_dyn_problem_def def = {.name = "S32", .dim = 3, .n = 32, .coils = 4, .readout = 32,
                                     .spokes_per_frame = 13, .frames = 6, .tr_ms = 4.0};
-    lm_geom g;
-    lm_traj *t = NULL;
-    lm_kdata *k = NULL;
-    lm_sens *s = NULL;
-    lm_cfloat *truth = NULL;
-    lm_frames *f = NULL;
-    CHECK_OK(lm_dyn_problem_make(&def, &g, &t, &k, &s, &truth, &f, &err), &err);
-    if (!t)
+    dyn_problem P;
+    CHECK_OK(dyn_problem_make(&def, &P, &err), &err);
+    if (!P.t)
         return lm_test_finish("gpu-dyn-stream");
-    lm_dyn_model_desc d = {.geom = &g, .traj = t, .kdata = k, .sens = s, .frames = f, .variant = "gpu-nufft"};
+    lm_dyn_model_desc d = {.geom = &P.g, .traj = P.t, .kdata = P.k, .sens = P.s, .frames = P.f, .variant = "gpu-nufft"};
     run first = {0}, res = {0}, str = {0};
     CHECK_OK(solve(&d, 0, &first, &err), &err);
     CHECK_OK(solve(&d, 1, &str, &err), &err);
     CHECK_OK(solve(&d, 0, &res, &err), &err);
-    const int64_t q = lm_dyn_q_bytes(g.n), T = f->count, n = T * lm_geom_voxels(&g);
+    const int64_t q = lm_dyn_q_bytes(P.g.n), T = P.f->count, n = T * lm_geom_voxels(&P.g);
     printf("resident: streamed %d, pool peak %.1f MB, solve %.3f s; streamed: streamed %d (%lld uploads), pool "
            "peak %.1f MB, solve %.3f s; FFT(Q) %.1f MB a frame\n",
            res.streamed, (double)res.peak / 1e6, res.r.time_solve_s, str.streamed, str.uploads,
@@ -97,10 +93,6 @@ int main(void)
     lm_dyn_result_clear(&first.r);
     lm_dyn_result_clear(&res.r);
     lm_dyn_result_clear(&str.r);
-    lm_traj_free(t);
-    lm_kdata_free(k);
-    lm_sens_free(s);
-    free(truth);
-    lm_frames_free(f);
+    dyn_problem_free(&P);
     return lm_test_finish("gpu-dyn-stream");
 }

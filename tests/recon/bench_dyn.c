@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "dyn_problem.h"
 #include "lm_dyn_lambda.h"
 #include "lm_dynamic_phantom.h"
 #include "lm_metrics.h"
@@ -79,34 +80,29 @@ int main(int argc, char **argv)
         return 1;
     }
     lm_error err = {0};
-    lm_geom g;
-    lm_traj *t = NULL;
-    lm_kdata *k = NULL;
-    lm_sens *s = NULL;
-    lm_cfloat *truth = NULL;
-    lm_frames *f = NULL;
+    dyn_problem P;
     double t0 = now_s();
-    if (lm_dyn_problem_make(def, &g, &t, &k, &s, &truth, &f, &err) != LM_OK) {
+    if (dyn_problem_make(def, &P, &err) != LM_OK) {
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
         return 1;
     }
     const double noise = getenv("LM_BENCH_NOISE") ? atof(getenv("LM_BENCH_NOISE")) : 0;
-    if (noise > 0 && lm_noise_add(k, noise, LM_PROBLEM_NOISE_SEED, &err) != LM_OK) {
+    if (noise > 0 && lm_noise_add(P.k, noise, LM_PROBLEM_NOISE_SEED, &err) != LM_OK) {
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
         return 1;
     }
     lm_cfloat *truth_avg = NULL;
-    if (lm_dyn_truth_averaged(def, &g, def->spokes_per_frame, &truth_avg, &err) != LM_OK) {
+    if (lm_dyn_truth_averaged(def, &P.g, def->spokes_per_frame, &truth_avg, &err) != LM_OK) {
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
         return 1;
     }
     const char *basis = getenv("LM_BENCH_BASIS");
-    g.basis = basis && !strcmp(basis, "box") ? LM_BASIS_BOX : basis && !strcmp(basis, "dirac") ? LM_BASIS_DIRAC
+    P.g.basis = basis && !strcmp(basis, "box") ? LM_BASIS_BOX : basis && !strcmp(basis, "dirac") ? LM_BASIS_DIRAC
                                                                                                : LM_DYN_BASIS_DEFAULT;
-    printf("%s: %lld frames, made in %.1f s, %s basis\n", name, (long long)f->count, now_s() - t0,
-           g.basis == LM_BASIS_DIRAC ? "Dirac" : "box");
+    printf("%s: %lld frames, made in %.1f s, %s basis\n", name, (long long)P.f->count, now_s() - t0,
+           P.g.basis == LM_BASIS_DIRAC ? "Dirac" : "box");
     const char *variant = getenv("LM_BENCH_VARIANT");
-    lm_dyn_model_desc md = {.geom = &g, .traj = t, .kdata = k, .sens = s, .frames = f,
+    lm_dyn_model_desc md = {.geom = &P.g, .traj = P.t, .kdata = P.k, .sens = P.s, .frames = P.f,
                             .variant = variant ? variant : "auto"};
     lm_dyn_model *m = NULL;
     t0 = now_s();
@@ -114,8 +110,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_dyn: %s\n", err.msg);
         return 1;
     }
-    const int64_t n = f->count * lm_geom_voxels(&g);
-    watch w = {.be = lm_dyn_model_backend(m), .truth = truth, .truth_avg = truth_avg, .host = malloc(sizeof(lm_cfloat) * (size_t)n), .n = n};
+    const int64_t n = P.f->count * lm_geom_voxels(&P.g);
+    watch w = {.be = lm_dyn_model_backend(m), .truth = P.truth, .truth_avg = truth_avg, .host = malloc(sizeof(lm_cfloat) * (size_t)n), .n = n};
     lm_dyn_opts o;
     lm_dyn_opts_init(&o);
     o.iters = iters;
@@ -133,7 +129,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("frame-by-frame SENSE, %d CG iterations: error %.2f %% avg %.2f %% (set-up with every Q %.2f s, solve %.2f s)\n",
-           iters, 100 * lm_rel_error_c(r.x, truth, n), 100 * lm_rel_error_c(r.x, truth_avg, n),
+           iters, 100 * lm_rel_error_c(r.x, P.truth, n), 100 * lm_rel_error_c(r.x, truth_avg, n),
            now_s() - t0 - r.time_solve_s, r.time_solve_s);
     lm_dyn_result_clear(&r);
     o.watch = show;
@@ -163,17 +159,13 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("%s lambda auto: %.4g (held-out error %.4g, %d solves, %.1f s): error %.2f %% avg %.2f %% matched %.2f %%\n",
-               reg, r.lambda_t, r.cv_score, r.solves, r.time_solve_s, 100 * lm_rel_error_c(r.x, truth, n),
-               100 * lm_rel_error_c(r.x, truth_avg, n), 100 * matched_error(r.x, truth, n));
+               reg, r.lambda_t, r.cv_score, r.solves, r.time_solve_s, 100 * lm_rel_error_c(r.x, P.truth, n),
+               100 * lm_rel_error_c(r.x, truth_avg, n), 100 * matched_error(r.x, P.truth, n));
         lm_dyn_result_clear(&r);
     }
     free(w.host);
     lm_dyn_model_free(m);
-    lm_traj_free(t);
-    lm_kdata_free(k);
-    lm_sens_free(s);
-    free(truth);
     free(truth_avg);
-    lm_frames_free(f);
+    dyn_problem_free(&P);
     return 0;
 }

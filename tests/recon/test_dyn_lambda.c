@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "lm_dyn_lambda.h"
+#include "dyn_problem.h"
 #include "lm_dynamic_phantom.h"
 #include "lm_metrics.h"
 #include "lm_test.h"
@@ -65,19 +66,14 @@ int main(void)
     /* 2D 48^2, 4 coils, 12 golden-angle spokes in each of 8 frames, 5 % noise */
     const lm_dyn_problem_def def = {.name = "D48c4", .dim = 2, .n = 48, .coils = 4, .readout = 48,
                                     .spokes_per_frame = 12, .frames = 8, .tr_ms = 4.0};
-    lm_geom g;
-    lm_traj *t = NULL;
-    lm_kdata *k = NULL;
-    lm_sens *s = NULL;
-    lm_cfloat *truth = NULL;
-    lm_frames *f = NULL;
-    CHECK_OK(lm_dyn_problem_make(&def, &g, &t, &k, &s, &truth, &f, &err), &err);
-    if (!t)
+    dyn_problem P;
+    CHECK_OK(dyn_problem_make(&def, &P, &err), &err);
+    if (!P.t)
         return lm_test_finish("test_dyn_lambda");
-    CHECK_OK(lm_noise_add(k, 0.05, 7, &err), &err);
-    g.basis = LM_DYN_BASIS_DEFAULT;
+    CHECK_OK(lm_noise_add(P.k, 0.05, 7, &err), &err);
+    P.g.basis = LM_DYN_BASIS_DEFAULT;
     lm_dyn_model *m = NULL;
-    lm_dyn_model_desc d = {.geom = &g, .traj = t, .kdata = k, .sens = s, .frames = f, .variant = "cpu-nufft"};
+    lm_dyn_model_desc d = {.geom = &P.g, .traj = P.t, .kdata = P.k, .sens = P.s, .frames = P.f, .variant = "cpu-nufft"};
     CHECK_OK(lm_dyn_model_new(&d, &m, &err), &err);
     if (!m)
         return lm_test_finish("test_dyn_lambda");
@@ -103,18 +99,18 @@ int main(void)
         lm_frames *f1 = NULL;
         /* 8 frames of one 48-sample readout each */
         CHECK_OK(lm_frames_equal(8 * 48, 8, &f1, &err), &err);
-        lm_traj tt = *t;
+        lm_traj tt = *P.t;
         tt.m = 8 * 48;
-        lm_kdata kk = *k;
+        lm_kdata kk = *P.k;
         lm_dyn_model_desc d1 = d;
         d1.traj = &tt;
         d1.frames = f1;
         d1.kdata = NULL;
         lm_dyn_model *m1 = NULL;
         /* the k-space's channels are m samples apart: copy the first 384 of each */
-        lm_kdata *k1 = lm_kdata_new(tt.m, k->ncoils, &err);
-        for (int64_t c = 0; k1 && c < k->ncoils; c++)
-            memcpy(k1->d + c * tt.m, kk.d + c * k->m, (size_t)tt.m * sizeof *k1->d);
+        lm_kdata *k1 = lm_kdata_new(tt.m, P.k->ncoils, &err);
+        for (int64_t c = 0; k1 && c < P.k->ncoils; c++)
+            memcpy(k1->d + c * tt.m, kk.d + c * P.k->m, (size_t)tt.m * sizeof *k1->d);
         d1.kdata = k1;
         CHECK_OK(lm_dyn_model_new(&d1, &m1, &err), &err);
         lm_dyn_opts o1;
@@ -133,13 +129,13 @@ int main(void)
     lm_dyn_opts_init(&o);
     lm_dyn_cv_report rep;
     CHECK_OK(lm_dyn_lambda_cv(m, &o, &rep, &err), &err);
-    const int64_t n = def.frames * lm_geom_voxels(&g);
+    const int64_t n = def.frames * lm_geom_voxels(&P.g);
     double best = INFINITY, smin = INFINITY, smax = 0;
     for (int i = 0; i < rep.trials; i++) {
         lm_dyn_result r = {0};
         o.lambda_t = rep.lambdas[i];
         CHECK_OK(lm_dyn_solve(m, &o, &r, &err), &err);
-        const double e = r.x ? lm_rel_error_c(r.x, truth, n) : INFINITY;
+        const double e = r.x ? lm_rel_error_c(r.x, P.truth, n) : INFINITY;
         fprintf(stderr, "trial lambda %-8.4g held-out %.4g  error %.2f %%\n", rep.lambdas[i], rep.scores[i], 100 * e);
         best = fmin(best, e);
         smin = fmin(smin, rep.scores[i]);
@@ -153,17 +149,13 @@ int main(void)
     CHECK_OK(lm_dyn_solve(m, &o, &r, &err), &err);
     CHECK_NEAR(r.lambda_t, rep.lambda, 1e-12 * rep.lambda);
     CHECK(r.solves == rep.trials + 1);
-    const double e = r.x ? lm_rel_error_c(r.x, truth, n) : INFINITY;
+    const double e = r.x ? lm_rel_error_c(r.x, P.truth, n) : INFINITY;
     fprintf(stderr, "auto lambda %.4g: error %.2f %% (least over the trials %.2f %%)\n", r.lambda_t, 100 * e,
             100 * best);
     CHECK(e <= 1.1 * best);
     lm_dyn_result_clear(&r);
 
     lm_dyn_model_free(m);
-    lm_traj_free(t);
-    lm_kdata_free(k);
-    lm_sens_free(s);
-    free(truth);
-    lm_frames_free(f);
+    dyn_problem_free(&P);
     return lm_test_finish("test_dyn_lambda");
 }
