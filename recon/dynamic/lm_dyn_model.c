@@ -26,6 +26,7 @@ struct lm_dyn_model {
     int use_cache, threads;
     lm_gpu_qstream *qs;   /* GPU, streamed: the frames' FFT(Q) (lm_dyn_budget.h) */
     lm_dyn_qplan qplan;
+    lm_cfloat *ehd;       /* E^H d on the back end, made by the first lm_dyn_model_ehd */
 };
 
 void lm_dyn_model_free(lm_dyn_model *m)
@@ -35,6 +36,8 @@ void lm_dyn_model_free(lm_dyn_model *m)
     lm_linop_free(m->op);
     lm_linop_free(m->normal);
     lm_gpu_qstream_free(m->qs);
+    if (m->ehd)
+        lm_dyn_model_backend(m)->release(lm_dyn_model_backend(m), m->ehd);
     /* the last first: frame 0's encoding holds the device maps the others borrow */
     for (int64_t t = m->T - 1; t >= 0; t--) {
         if (m->enc)
@@ -216,6 +219,25 @@ lm_code lm_dyn_model_adjoint(lm_dyn_model *m, lm_cfloat *b, lm_error *err)
         if (rc != LM_OK)
             return rc;
     }
+    return LM_OK;
+}
+
+lm_code lm_dyn_model_ehd(lm_dyn_model *m, const lm_cfloat **out, lm_error *err)
+{
+    *out = NULL;
+    if (!m->ehd) {
+        lm_backend *be = lm_dyn_model_backend(m);
+        lm_cfloat *b = be->alloc(be, m->T * m->N, "dynamic E^H d");
+        lm_code rc = be->check(be, err);
+        if (rc == LM_OK)
+            rc = lm_dyn_model_adjoint(m, b, err);
+        if (rc != LM_OK) {
+            be->release(be, b);
+            return rc;
+        }
+        m->ehd = b;
+    }
+    *out = m->ehd;
     return LM_OK;
 }
 

@@ -77,6 +77,9 @@ int lm_dyn_model_q_streamed(const lm_dyn_model *m);
 long long lm_dyn_model_q_uploads(const lm_dyn_model *m);
 /* b = E^H d (T N values on the back end): every frame's adjoint. */
 lm_code lm_dyn_model_adjoint(lm_dyn_model *m, lm_cfloat *b, lm_error *err);
+/* The same, made once and kept by the model (borrowed): every solve on a
+ * model starts from it (cross-validation trials, live re-solves). */
+lm_code lm_dyn_model_ehd(lm_dyn_model *m, const lm_cfloat **out, lm_error *err);
 /* The mean over frames of the encodings' mean diagonals (lm_encoding_diag). */
 double lm_dyn_model_diag(const lm_dyn_model *m);
 

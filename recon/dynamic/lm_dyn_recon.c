@@ -161,12 +161,12 @@ lm_code lm_dyn_solve(lm_dyn_model *m, const lm_dyn_opts *o, lm_dyn_result *r, lm
         return rc;
     normal->diag = lm_dyn_model_diag(m);
     lm_backend *be = normal->be;
-    lm_cfloat *b = be->alloc(be, T * N, "dynamic E^H d");
+    const lm_cfloat *b = NULL;
     lm_cfloat *x = be->alloc(be, T * N, "dynamic image");
     r->x = lm_alloc((size_t)(T * N), sizeof *r->x, err, "dynamic image");
     if ((rc = be->check(be, err)) != LM_OK || !r->x)
         goto done;
-    if ((rc = lm_dyn_model_adjoint(m, b, err)) != LM_OK)
+    if ((rc = lm_dyn_model_ehd(m, &b, err)) != LM_OK)
         goto done;
     const double d = normal->diag > 0 ? normal->diag : 1;
     const double rms = sqrt(be->dot(be, T * N, b, b) / (double)(T * N));
@@ -190,7 +190,6 @@ lm_code lm_dyn_solve(lm_dyn_model *m, const lm_dyn_opts *o, lm_dyn_result *r, lm
         rc = be->check(be, err);
     }
 done:
-    be->release(be, b);
     be->release(be, x);
     r->time_solve_s = now_s() - t0 - r->time_prep_s;
     if (rc != LM_OK)
